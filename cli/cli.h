@@ -1,0 +1,152 @@
+/*
+ * cli.h — what the files of the `sked` program share.
+ *
+ * Layer: the command-line program, a client of <sked.h> only (never of
+ * anything under src/). main.c parses the global flags and dispatches;
+ * config.c reads the INI file; out.c turns library status codes into
+ * sysexits(3) codes and prints tables and JSON; each cmd_*.c implements
+ * a family of commands. The scheduling itself is left to the library.
+ */
+#ifndef SKED_CLI_H
+#define SKED_CLI_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+#include <sked.h>
+
+#define CLI_DEFAULT_URL "sqlite:sked.db"
+
+/* One [handler.KIND] section of the config file, or one --handler flag. */
+struct cli_handler {
+	char *kind;
+	char *command;      /* split on blanks into argv; no shell */
+	int64_t timeout_ms; /* 0: the worker's default */
+	int line;           /* where it was defined in the file; 0: a flag */
+};
+
+/* The config file, as read. Unset strings are NULL, unset numbers 0 (which
+ * the library reads as "its default"). */
+struct cli_config {
+	const char *path;
+	char *database, *strategy, *prefix; /* [sked] */
+	char *node_id, *queues;             /* [worker] */
+	int concurrency;
+	int64_t lease_ms, poll_ms, grace_ms, timeout_ms;
+	int64_t retry_base_ms, retry_max_ms;
+	struct cli_handler *handlers; /* [handler.KIND] */
+	size_t nhandlers;
+};
+
+/* The state of one invocation. */
+struct cli {
+	const char *url;      /* resolved: flag, env, config, default */
+	const char *strategy; /* resolved, or NULL for "auto" */
+	const char *prefix;   /* from the config, or NULL */
+	int json;             /* --json */
+	struct cli_config cfg;
+	sked *h; /* opened on demand by cli_open() */
+};
+
+/* Options every command accepts. */
+#define CLI_OPT_HELP 'h'
+#define CLI_OPT_JSON 0x100
+#define CLI_COMMON_OPTIONS                                                     \
+	{"help", no_argument, NULL, CLI_OPT_HELP},                             \
+	{                                                                      \
+		"json", no_argument, NULL, CLI_OPT_JSON                        \
+	}
+
+typedef int (*cli_cmd_fn)(struct cli *c, int argc, char **argv);
+
+/* ---- main.c ---- */
+
+/* Open c->h (once) on the resolved URL, creating or upgrading the schema
+ * when needed. Returns 0, or a sysexits code after printing one line. */
+int cli_open(struct cli *c);
+/* Print the usage of a command ("enqueue", "cron next") to f. */
+void cli_help(FILE *f, const char *name);
+
+/* ---- out.c ---- */
+
+/* "sked: " + message + newline on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The sysexits(3) code for a library status code. */
+int cli_exit_code(int rc);
+/* Report a library failure: "sked: WHAT: DETAIL", where DETAIL is
+ * sked_errmsg(h) when there is a handle and it says something, else the
+ * code's description. Returns cli_exit_code(rc). */
+int cli_fail(const sked *h, int rc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* A usage error: prints the line, then a hint; returns EX_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+/* Report getopt_long()'s '?' or ':' for command cmd; returns EX_USAGE. */
+int cli_opt_error(const char *cmd, int ch, char **argv);
+
+/* Strict parsers for flag values: on failure they print
+ * "sked: FLAG: 'VALUE' is not …" and return EX_USAGE; else 0. */
+int cli_parse_int(const char *flag, const char *s, long long min, long long max,
+                  long long *out);
+int cli_parse_duration(const char *flag, const char *s, int64_t *ms);
+int cli_parse_time(const char *flag, const char *s, int64_t *ms);
+/* A positive task id given as a positional argument. */
+int cli_parse_id(const char *cmd, const char *s, int64_t *id);
+
+/* Time as ISO-8601 UTC, or "-" for 0. buf needs 32 bytes. */
+const char *cli_time(int64_t ms, char *buf, size_t len);
+
+/* JSON values: a time (null for 0), a string (null for NULL; bytes that are
+ * not UTF-8 become U+FFFD). cli_json_print writes v to stdout, one
+ * document and a newline, and releases it; returns 0 or EX_IOERR. */
+json_t *cli_json_time(int64_t ms);
+json_t *cli_json_str(const char *s, size_t len);
+json_t *cli_json_cstr(const char *s);
+int cli_json_print(json_t *v);
+
+/* A text table: add rows of ncols strings, print with aligned columns. */
+struct cli_table;
+struct cli_table *cli_table_new(size_t ncols, const char *const *headers);
+void cli_table_add(struct cli_table *t, const char *const *cells);
+void cli_table_print(const struct cli_table *t, FILE *f);
+void cli_table_free(struct cli_table *t);
+
+/* Read a whole file ("-": stdin) up to max bytes; *len gets the size (at
+ * most max + 1, so the caller can tell it was too big). Returns 0, or
+ * EX_NOINPUT after printing one line. */
+int cli_read_file(const char *flag, const char *path, size_t max, char **out,
+                  size_t *len);
+
+/* Split a command on spaces and tabs into a NULL-terminated argv (no
+ * quoting, no shell). Free with cli_argv_free. NULL when empty or out of
+ * memory (errno tells which: 0 empty, ENOMEM). */
+char **cli_split_argv(const char *command);
+void cli_argv_free(char **argv);
+
+/* ---- config.c ---- */
+
+/* Read the INI file at path into cfg. Returns 0, or EX_CONFIG after
+ * printing "sked: FILE:LINE: problem". */
+int cli_config_load(const char *path, struct cli_config *cfg);
+void cli_config_free(struct cli_config *cfg);
+
+/* ---- the commands ---- */
+
+int cmd_init(struct cli *c, int argc, char **argv);
+int cmd_info(struct cli *c, int argc, char **argv);
+int cmd_enqueue(struct cli *c, int argc, char **argv);
+int cmd_list(struct cli *c, int argc, char **argv);
+int cmd_show(struct cli *c, int argc, char **argv);
+int cmd_cancel(struct cli *c, int argc, char **argv);
+int cmd_retry(struct cli *c, int argc, char **argv);
+int cmd_nodes(struct cli *c, int argc, char **argv);
+int cmd_stats(struct cli *c, int argc, char **argv);
+int cmd_worker(struct cli *c, int argc, char **argv);
+int cmd_cron_next(struct cli *c, int argc, char **argv);
+int cmd_demo(struct cli *c, int argc, char **argv);
+int cmd_demo_handler(struct cli *c, int argc, char **argv);
+
+#endif /* SKED_CLI_H */

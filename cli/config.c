@@ -1,0 +1,289 @@
+/*
+ * config.c — the `sked` program's INI config file, read with inih.
+ *
+ * Layer: the command-line program. This file only reads and checks the
+ * file into struct cli_config; main.c applies the precedence (flag,
+ * environment, file, default) and cmd_worker.c turns the [worker] and
+ * [handler.KIND] settings into sked_worker_options. Values the library
+ * validates itself (URLs, strategies, prefixes, queue lists) are passed on
+ * as written and reported by the library when wrong.
+ *
+ * Sections and keys:
+ *   [sked]          database, strategy, prefix
+ *   [worker]        node_id, queues, concurrency, lease, poll, grace,
+ *                   timeout, retry_base, retry_max
+ *   [handler.KIND]  command, timeout
+ *   [schedule.NAME] reserved for cron schedules: accepted and ignored
+ *                   until the library's schedule API exists.
+ * Anything else is an error naming the file and line.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+/* inih does not pass line numbers to the handler (INI_HANDLER_LINENO is
+ * off in the packaged build), so the reader counts lines itself. */
+struct parse {
+	FILE *f;
+	int line;
+	int too_long;  /* line number of the first over-long line */
+	int err_line;  /* line of the first error found by the handler */
+	char err[256]; /* that error */
+	struct cli_config *cfg;
+};
+
+static char *
+reader(char *str, int num, void *stream)
+{
+	struct parse *p = stream;
+	size_t n;
+	int ch;
+
+	if (fgets(str, num, p->f) == NULL)
+		return NULL;
+	p->line++;
+	n = strlen(str);
+	if (n > 0 && str[n - 1] != '\n' && !feof(p->f)) {
+		/* Longer than inih's buffer: refuse it rather than let the
+		 * rest be parsed as a line of its own. */
+		if (p->too_long == 0)
+			p->too_long = p->line;
+		while ((ch = fgetc(p->f)) != EOF && ch != '\n')
+			;
+		str[0] = '\0';
+	}
+	return str;
+}
+
+static int fail(struct parse *p, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* Keep the first error; returning 0 tells inih this line was bad. */
+static int
+fail(struct parse *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->err_line == 0) {
+		p->err_line = p->line;
+		va_start(ap, fmt);
+		vsnprintf(p->err, sizeof p->err, fmt, ap);
+		va_end(ap);
+	}
+	return 0;
+}
+
+static int
+set_str(struct parse *p, char **dst, const char *value)
+{
+	char *s = strdup(value);
+
+	if (s == NULL)
+		return fail(p, "out of memory");
+	free(*dst);
+	*dst = s;
+	return 1;
+}
+
+static int
+set_duration(struct parse *p, int64_t *dst, const char *name, const char *value)
+{
+	int64_t ms;
+
+	if (sked_parse_duration(value, &ms) != SKED_OK || ms < 0)
+		return fail(p,
+		            "%s: '%s' is not a duration (like 500ms, 30s, "
+		            "10m, 2h, 1d)",
+		            name, value);
+	*dst = ms;
+	return 1;
+}
+
+static struct cli_handler *
+handler_for(struct parse *p, const char *kind)
+{
+	struct cli_config *cfg = p->cfg;
+	struct cli_handler *hs;
+	size_t i;
+
+	for (i = 0; i < cfg->nhandlers; i++)
+		if (strcmp(cfg->handlers[i].kind, kind) == 0)
+			return &cfg->handlers[i];
+	hs = realloc(cfg->handlers, (cfg->nhandlers + 1) * sizeof *hs);
+	if (hs == NULL)
+		return NULL;
+	cfg->handlers = hs;
+	hs = &cfg->handlers[cfg->nhandlers];
+	memset(hs, 0, sizeof *hs);
+	hs->kind = strdup(kind);
+	if (hs->kind == NULL)
+		return NULL;
+	hs->line = p->line;
+	cfg->nhandlers++;
+	return hs;
+}
+
+static int
+on_sked(struct parse *p, const char *name, const char *value)
+{
+	struct cli_config *cfg = p->cfg;
+
+	if (strcmp(name, "database") == 0)
+		return set_str(p, &cfg->database, value);
+	if (strcmp(name, "strategy") == 0)
+		return set_str(p, &cfg->strategy, value);
+	if (strcmp(name, "prefix") == 0)
+		return set_str(p, &cfg->prefix, value);
+	return fail(p, "unknown key '%s' in [%s]", name, "sked");
+}
+
+static int
+on_worker(struct parse *p, const char *name, const char *value)
+{
+	struct cli_config *cfg = p->cfg;
+
+	if (strcmp(name, "node_id") == 0)
+		return set_str(p, &cfg->node_id, value);
+	if (strcmp(name, "queues") == 0)
+		return set_str(p, &cfg->queues, value);
+	if (strcmp(name, "concurrency") == 0) {
+		char *end;
+		long v;
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (value[0] < '0' || value[0] > '9' || *end != '\0' ||
+		    errno != 0 || v < 1 || v > 4096)
+			return fail(p,
+			            "%s: '%s' is not an integer from 1 to 4096",
+			            name, value);
+		cfg->concurrency = (int)v;
+		return 1;
+	}
+	if (strcmp(name, "lease") == 0)
+		return set_duration(p, &cfg->lease_ms, name, value);
+	if (strcmp(name, "poll") == 0)
+		return set_duration(p, &cfg->poll_ms, name, value);
+	if (strcmp(name, "grace") == 0)
+		return set_duration(p, &cfg->grace_ms, name, value);
+	if (strcmp(name, "timeout") == 0)
+		return set_duration(p, &cfg->timeout_ms, name, value);
+	if (strcmp(name, "retry_base") == 0)
+		return set_duration(p, &cfg->retry_base_ms, name, value);
+	if (strcmp(name, "retry_max") == 0)
+		return set_duration(p, &cfg->retry_max_ms, name, value);
+	return fail(p, "unknown key '%s' in [%s]", name, "worker");
+}
+
+static int
+on_handler(struct parse *p, const char *section, const char *kind,
+           const char *name, const char *value)
+{
+	struct cli_handler *hd;
+
+	if (!sked_name_valid(kind))
+		return fail(p, "[%s]: '%s' is not a valid task kind", section,
+		            kind);
+	hd = handler_for(p, kind);
+	if (hd == NULL)
+		return fail(p, "out of memory");
+	if (strcmp(name, "command") == 0) {
+		if (strspn(value, " \t") == strlen(value))
+			return fail(p, "[%s]: %s is empty", section, name);
+		return set_str(p, &hd->command, value);
+	}
+	if (strcmp(name, "timeout") == 0)
+		return set_duration(p, &hd->timeout_ms, name, value);
+	return fail(p, "unknown key '%s' in [%s]", name, section);
+}
+
+static int
+on_entry(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse *p = user;
+
+	if (strcmp(section, "sked") == 0)
+		return on_sked(p, name, value);
+	if (strcmp(section, "worker") == 0)
+		return on_worker(p, name, value);
+	if (strncmp(section, "handler.", 8) == 0)
+		return on_handler(p, section, section + 8, name, value);
+	/* Reserved for named cron schedules; the library's schedule API
+	 * is not there yet, so their keys are accepted unread. */
+	if (strncmp(section, "schedule.", 9) == 0 && section[9] != '\0')
+		return 1;
+	if (section[0] == '\0')
+		return fail(p, "key '%s' outside any section", name);
+	return fail(p, "unknown section [%s]", section);
+}
+
+int
+cli_config_load(const char *path, struct cli_config *cfg)
+{
+	struct parse p;
+	size_t i;
+	int rc;
+
+	memset(&p, 0, sizeof p);
+	cfg->path = path;
+	p.cfg = cfg;
+	p.f = fopen(path, "re");
+	if (p.f == NULL) {
+		cli_err("%s: cannot read config: %s", path, strerror(errno));
+		return EX_CONFIG;
+	}
+	rc = ini_parse_stream(reader, &p, on_entry, &p);
+	if (ferror(p.f)) {
+		cli_err("%s: cannot read config: %s", path, strerror(errno));
+		fclose(p.f);
+		return EX_CONFIG;
+	}
+	fclose(p.f);
+	if (p.too_long != 0 && (p.err_line == 0 || p.too_long < p.err_line)) {
+		cli_err("%s:%d: line too long (at most %d characters)", path,
+		        p.too_long, INI_MAX_LINE - 2);
+		return EX_CONFIG;
+	}
+	if (p.err_line != 0) {
+		cli_err("%s:%d: %s", path, p.err_line, p.err);
+		return EX_CONFIG;
+	}
+	if (rc > 0) {
+		cli_err("%s:%d: not a section, key = value or comment", path,
+		        rc);
+		return EX_CONFIG;
+	}
+	if (rc < 0) {
+		cli_err("%s: cannot parse config (out of memory)", path);
+		return EX_CONFIG;
+	}
+	for (i = 0; i < cfg->nhandlers; i++)
+		if (cfg->handlers[i].command == NULL) {
+			cli_err("%s:%d: [handler.%s] has no command", path,
+			        cfg->handlers[i].line, cfg->handlers[i].kind);
+			return EX_CONFIG;
+		}
+	return 0;
+}
+
+void
+cli_config_free(struct cli_config *cfg)
+{
+	size_t i;
+
+	free(cfg->database);
+	free(cfg->strategy);
+	free(cfg->prefix);
+	free(cfg->node_id);
+	free(cfg->queues);
+	for (i = 0; i < cfg->nhandlers; i++) {
+		free(cfg->handlers[i].kind);
+		free(cfg->handlers[i].command);
+	}
+	free(cfg->handlers);
+	memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,411 @@
+/*
+ * main.c — the `sked` program's entry: global flags, the precedence of
+ * settings, the command table, help, and opening the database.
+ *
+ * Layer: the command-line program, a client of <sked.h> only. Global
+ * flags come before the command name:
+ *   sked [--db URL] [--config FILE] [--strategy S] [--json] COMMAND …
+ * Each setting is taken from the flag, else the environment
+ * (SKED_DATABASE_URL, SKED_CONFIG, SKED_STRATEGY), else the config file,
+ * else the default. Commands live in cmd_*.c and parse their own flags;
+ * the library does the work. A command not written yet is an entry with
+ * no function: it answers "not available yet" with EX_UNAVAILABLE, so
+ * adding it later is one function and one line here.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+enum { CMD_HIDDEN = 1, CMD_NOCONFIG = 2 };
+
+struct cmd {
+	const char *name;
+	cli_cmd_fn fn;         /* NULL: not available yet */
+	const struct cmd *sub; /* subcommands, ended by a NULL name */
+	const char *usage;     /* what follows "sked " */
+	const char *summary;   /* one line for the command list */
+	const char *details;   /* the flags, for `sked help COMMAND` */
+	unsigned flags;
+};
+
+static const struct cmd cron_cmds[] = {
+        {"next", cmd_cron_next, NULL,
+         "cron next EXPR [--tz TZ] [--from TIME] [--count N]",
+         "print the next fire instants of a cron expression",
+         "  EXPR          5 fields, 6 with leading seconds, or an @alias;\n"
+         "                put -- before an expression starting with '-'\n"
+         "  --tz TZ       IANA time zone of the expression (default UTC)\n"
+         "  --from TIME   start after this ISO-8601 time (default: now)\n"
+         "  --count N     how many instants, 1 to 1000 (default 5)\n",
+         0},
+        {"add", NULL, NULL,
+         "cron add NAME EXPR KIND [--tz TZ] [--payload …] [--queue Q] "
+         "[--misfire …] [--overlap …]",
+         "add a named schedule (not available yet)", NULL, 0},
+        {"ls", NULL, NULL, "cron ls", "list schedules (not available yet)",
+         NULL, 0},
+        {"rm", NULL, NULL, "cron rm NAME",
+         "remove a schedule (not available yet)", NULL, 0},
+        {"pause", NULL, NULL, "cron pause NAME",
+         "pause a schedule (not available yet)", NULL, 0},
+        {"resume", NULL, NULL, "cron resume NAME",
+         "resume a schedule (not available yet)", NULL, 0},
+        {NULL, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+static const struct cmd lock_cmds[] = {
+        {"run", NULL, NULL,
+         "lock run NAME --ttl DURATION [--wait DURATION] -- PROGRAM [ARG…]",
+         "run a program while holding a cluster lock (not available yet)", NULL,
+         0},
+        {NULL, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+static const struct cmd commands[] = {
+        {"init", cmd_init, NULL, "init", "create or upgrade the schema",
+         "  Every command that uses the database creates or upgrades the\n"
+         "  schema on first use; init does only that, explicitly.\n",
+         0},
+        {"info", cmd_info, NULL, "info",
+         "database product, version, claim strategy and why, schema version",
+         NULL, 0},
+        {"enqueue", cmd_enqueue, NULL,
+         "enqueue KIND [--payload TEXT|@FILE|-] [--queue Q] [--priority N]\n"
+         "             [--at TIME|--in DURATION] [--max-attempts N] "
+         "[--unique KEY]\n"
+         "       sked enqueue KIND --lines FILE|- [--queue Q] [--priority N] "
+         "[…]",
+         "add a task (or one per input line); prints the id(s)",
+         "  --payload P       the payload: TEXT, @FILE for a file's bytes, or\n"
+         "                    - for stdin (at most 1 MiB)\n"
+         "  --lines F         one task per line of F (- for stdin), all in "
+         "one\n"
+         "                    transaction; the newline is not part of it\n"
+         "  --queue Q         queue name (default 'default')\n"
+         "  --priority N      higher runs first (default 0)\n"
+         "  --at TIME         run at this ISO-8601 time\n"
+         "  --in DURATION     run this long from now (database clock)\n"
+         "  --max-attempts N  attempts before the task is dead (default 5)\n"
+         "  --unique KEY      if a task with KEY exists, print its id "
+         "instead\n",
+         0},
+        {"list", cmd_list, NULL,
+         "list [--status S] [--queue Q] [--kind K] [--limit N]",
+         "list tasks, newest first",
+         "  --status S  pending, running, succeeded, dead, retry or cancelled\n"
+         "  --limit N   at most N tasks (default 100)\n",
+         0},
+        {"show", cmd_show, NULL, "show ID", "a task and all its attempts", NULL,
+         0},
+        {"cancel", cmd_cancel, NULL, "cancel ID",
+         "cancel a pending, retrying or running task", NULL, 0},
+        {"retry", cmd_retry, NULL, "retry ID",
+         "run a dead, cancelled or waiting task again now", NULL, 0},
+        {"worker", cmd_worker, NULL,
+         "worker [--queues Q[:N],…] [--concurrency N] "
+         "[--handler KIND=PROGRAM]…\n"
+         "            [--node-id ID] [--lease D] [--poll D] [--grace D] "
+         "[--timeout D]\n"
+         "            [--retry-base D] [--retry-max D] [--until-empty]",
+         "run tasks with handler programs until stopped",
+         "  --queues Q[:N],…      queues to serve; N caps the slots for Q\n"
+         "  --concurrency N       handler slots (default 4)\n"
+         "  --handler KIND=PROG   run PROG for tasks of KIND: split on "
+         "blanks,\n"
+         "                        no shell; payload on stdin (repeatable)\n"
+         "  --node-id ID          this node's name (default HOST-PID-RANDOM)\n"
+         "  --lease D             lease length (default 30s)\n"
+         "  --poll D              idle poll interval (default 1s)\n"
+         "  --grace D             on stop, time for running tasks (default "
+         "30s)\n"
+         "  --timeout D           default handler timeout (default none)\n"
+         "  --retry-base D        retry backoff base (default 1s)\n"
+         "  --retry-max D         retry backoff cap (default 1h)\n"
+         "  --until-empty         exit once nothing is due or running\n"
+         "  SIGTERM/SIGINT: stop claiming and let running tasks finish;\n"
+         "  a second signal gives them back at once.\n",
+         0},
+        {"nodes", cmd_nodes, NULL, "nodes", "the worker nodes and their health",
+         NULL, 0},
+        {"stats", cmd_stats, NULL, "stats", "task counts per queue and status",
+         NULL, 0},
+        {"cron", NULL, cron_cmds, "cron SUBCOMMAND …", "recurring schedules",
+         NULL, 0},
+        {"lock", NULL, lock_cmds, "lock SUBCOMMAND …", "cluster locks", NULL,
+         0},
+        {"bench", NULL, NULL, "bench …",
+         "measure throughput and latency (not available yet)", NULL, 0},
+        {"demo", cmd_demo, NULL, "demo",
+         "the showcase: 4 worker processes on a fresh SQLite database",
+         "  Ignores --db, --config and --strategy: it always makes a new\n"
+         "  SQLite database in a new temporary folder and prints its path.\n",
+         CMD_NOCONFIG},
+        {"help", NULL, NULL, "help [COMMAND]", "describe a command", NULL,
+         CMD_NOCONFIG},
+        {"__demo-handler", cmd_demo_handler, NULL, "__demo-handler LOG",
+         "the demo's handler program", NULL, CMD_HIDDEN | CMD_NOCONFIG},
+        {NULL, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+static const struct cmd *
+find(const struct cmd *table, const char *name)
+{
+	for (; table->name != NULL; table++)
+		if (strcmp(table->name, name) == 0)
+			return table;
+	return NULL;
+}
+
+static void
+print_overview(FILE *f)
+{
+	const struct cmd *t;
+
+	fprintf(f,
+	        "usage: sked [--db URL] [--config FILE] [--strategy S] "
+	        "[--json] COMMAND …\n"
+	        "\n"
+	        "A distributed task scheduler on the database you already "
+	        "run.\n"
+	        "\n"
+	        "Global flags (before the command):\n"
+	        "  --db URL         sqlite:PATH, postgres://…, mysql://…, "
+	        "mariadb://…,\n"
+	        "                   odbc:CONNECTION-STRING (default %s)\n"
+	        "  --config FILE    an INI file (see docs/cli.md)\n"
+	        "  --strategy S     auto, skip-locked, readpast, optimistic "
+	        "or sqlite\n"
+	        "  --json           machine-readable output\n"
+	        "  -h, --help       this help;  --version  the version\n"
+	        "Environment: SKED_DATABASE_URL, SKED_CONFIG, SKED_STRATEGY "
+	        "stand for the\n"
+	        "flags. Precedence: flag, environment, config file, "
+	        "default.\n"
+	        "\n"
+	        "Commands:\n",
+	        CLI_DEFAULT_URL);
+	for (t = commands; t->name != NULL; t++) {
+		const struct cmd *s;
+		if (t->flags & CMD_HIDDEN)
+			continue;
+		if (t->sub == NULL) {
+			fprintf(f, "  %-10s %s\n", t->name, t->summary);
+			continue;
+		}
+		for (s = t->sub; s->name != NULL; s++) {
+			char name[32];
+			snprintf(name, sizeof name, "%s %s", t->name, s->name);
+			fprintf(f, "  %-12s %s\n", name, s->summary);
+		}
+	}
+	fprintf(f, "\nRun 'sked help COMMAND' for a command's flags.\n");
+}
+
+static void
+print_one(FILE *f, const struct cmd *t)
+{
+	const struct cmd *s;
+
+	if (t->sub != NULL) {
+		fprintf(f, "%s:\n", t->summary);
+		for (s = t->sub; s->name != NULL; s++)
+			fprintf(f, "  sked %s\n", s->usage);
+		return;
+	}
+	fprintf(f, "usage: sked %s\n\n%s.\n", t->usage, t->summary);
+	if (t->details != NULL)
+		fprintf(f, "\n%s", t->details);
+}
+
+void
+cli_help(FILE *f, const char *name)
+{
+	char first[64];
+	const char *sp = strchr(name, ' ');
+	const struct cmd *t;
+
+	snprintf(first, sizeof first, "%.*s",
+	         (int)(sp ? (size_t)(sp - name) : strlen(name)), name);
+	t = find(commands, first);
+	if (t != NULL && sp != NULL && t->sub != NULL) {
+		const struct cmd *s = find(t->sub, sp + 1);
+		if (s != NULL)
+			t = s;
+	}
+	if (t == NULL)
+		print_overview(f);
+	else
+		print_one(f, t);
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct cmd *t;
+	char name[128];
+
+	if (argc < 2) {
+		print_overview(stdout);
+		return EX_OK;
+	}
+	t = find(commands, argv[1]);
+	if (t == NULL || (t->flags & CMD_HIDDEN))
+		return cli_usage("help", "unknown command '%s'", argv[1]);
+	if (argc > 2 && t->sub != NULL) {
+		if (find(t->sub, argv[2]) == NULL)
+			return cli_usage("help", "unknown command '%s %s'",
+			                 argv[1], argv[2]);
+		snprintf(name, sizeof name, "%s %s", argv[1], argv[2]);
+		cli_help(stdout, name);
+	} else {
+		cli_help(stdout, argv[1]);
+	}
+	return EX_OK;
+}
+
+int
+cli_open(struct cli *c)
+{
+	sked_options o;
+	char red[512];
+	int rc, ex;
+
+	if (c->h != NULL)
+		return 0;
+	memset(&o, 0, sizeof o);
+	o.strategy = c->strategy;
+	o.prefix = c->prefix;
+	o.migrate = 1;
+	rc = sked_open(c->url, &o, &c->h);
+	if (rc == SKED_OK)
+		return 0;
+	ex = cli_fail(c->h, rc, "cannot open %s",
+	              sked_redact_url(c->url, red, sizeof red));
+	sked_close(c->h);
+	c->h = NULL;
+	return ex;
+}
+
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+static int
+dispatch(struct cli *c, const struct cmd *t, int argc, char **argv)
+{
+	const struct cmd *s;
+
+	if (t->sub != NULL) {
+		if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
+		    strcmp(argv[1], "--help") == 0) {
+			print_one(argc < 2 ? stderr : stdout, t);
+			return argc < 2 ? EX_USAGE : EX_OK;
+		}
+		s = find(t->sub, argv[1]);
+		if (s == NULL)
+			return cli_usage(t->name, "unknown subcommand '%s'",
+			                 argv[1]);
+		if (s->fn == NULL) {
+			cli_err("'%s %s' is not available yet", t->name,
+			        s->name);
+			return EX_UNAVAILABLE;
+		}
+		return s->fn(c, argc - 1, argv + 1);
+	}
+	if (t->fn == NULL) {
+		cli_err("'%s' is not available yet", t->name);
+		return EX_UNAVAILABLE;
+	}
+	return t->fn(c, argc, argv);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	        {"db", required_argument, NULL, 'd'},
+	        {"config", required_argument, NULL, 'c'},
+	        {"strategy", required_argument, NULL, 's'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"help", no_argument, NULL, 'h'},
+	        {"version", no_argument, NULL, 'V'},
+	        {NULL, 0, NULL, 0},
+	};
+	const char *db = NULL, *config = NULL, *strategy = NULL;
+	const struct cmd *t;
+	struct cli c;
+	int ch, ex;
+
+	memset(&c, 0, sizeof c);
+	opterr = 0;
+	/* '+': stop at the command name; its flags are its own. */
+	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 's':
+			strategy = optarg;
+			break;
+		case 'j':
+			c.json = 1;
+			break;
+		case 'h':
+			print_overview(stdout);
+			return EX_OK;
+		case 'V':
+			printf("sked %s (schema version %d)\n", SKED_VERSION,
+			       SKED_SCHEMA_VERSION);
+			return EX_OK;
+		default:
+			return cli_opt_error(NULL, ch, argv);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		print_overview(stderr);
+		return EX_USAGE;
+	}
+	t = find(commands, argv[0]);
+	if (t == NULL)
+		return cli_usage(NULL, "unknown command '%s'", argv[0]);
+	if (strcmp(t->name, "help") == 0)
+		return cmd_help(argc, argv);
+
+	if (!(t->flags & CMD_NOCONFIG)) {
+		if (config == NULL)
+			config = env("SKED_CONFIG");
+		if (config != NULL &&
+		    (ex = cli_config_load(config, &c.cfg)) != 0) {
+			cli_config_free(&c.cfg);
+			return ex;
+		}
+	}
+	c.url = db ? db : env("SKED_DATABASE_URL");
+	if (c.url == NULL)
+		c.url = c.cfg.database ? c.cfg.database : CLI_DEFAULT_URL;
+	c.strategy = strategy ? strategy : env("SKED_STRATEGY");
+	if (c.strategy == NULL)
+		c.strategy = c.cfg.strategy;
+	c.prefix = c.cfg.prefix;
+
+	ex = dispatch(&c, t, argc, argv);
+
+	sked_close(c.h);
+	cli_config_free(&c.cfg);
+	if (fflush(stdout) != 0 && ex == EX_OK) {
+		cli_err("cannot write to stdout");
+		ex = EX_IOERR;
+	}
+	return ex;
+}

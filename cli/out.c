@@ -1,0 +1,471 @@
+/*
+ * out.c — how the `sked` program talks back: error lines, exit codes,
+ * strict parsing of flag values, tables and JSON.
+ *
+ * Layer: the command-line program. Every failure becomes exactly one line
+ * on stderr prefixed "sked: " and a sysexits(3) code chosen here, in one
+ * table, so that every command maps library status codes the same way.
+ * What a status means is the library's business (sked_errmsg and
+ * sked_strerror); this file only chooses the words around it.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+void
+cli_err(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	fprintf(stderr, "sked: %s\n", line);
+}
+
+int
+cli_exit_code(int rc)
+{
+	switch (rc) {
+	case SKED_OK:
+		return EX_OK;
+	case SKED_EURL:
+		return EX_USAGE;
+	case SKED_EINVAL:
+	case SKED_ETOOBIG:
+	case SKED_ECRON:
+	case SKED_ETZ:
+	case SKED_ENOTFOUND:
+	case SKED_ESTATE:
+		return EX_DATAERR;
+	case SKED_EUNAVAILABLE:
+	case SKED_EUNSUPPORTED:
+		return EX_UNAVAILABLE;
+	case SKED_ENOMEM:
+		return EX_OSERR;
+	case SKED_EREADONLY:
+		return EX_CANTCREAT;
+	case SKED_EIO:
+		return EX_IOERR;
+	case SKED_EBUSY:
+	case SKED_ETIMEOUT:
+	case SKED_ELOCKED:
+	case SKED_ELOST:
+		return EX_TEMPFAIL;
+	case SKED_ESCHEMA:
+	case SKED_ESTRATEGY:
+		return EX_CONFIG;
+	case SKED_EDB:
+	case SKED_EERROR:
+	default:
+		return EX_SOFTWARE;
+	}
+}
+
+int
+cli_fail(const sked *h, int rc, const char *fmt, ...)
+{
+	char what[1024];
+	const char *detail = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	if (h != NULL)
+		detail = sked_errmsg(h);
+	if (detail == NULL || detail[0] == '\0')
+		detail = sked_strerror(rc);
+	cli_err("%s: %s", what, detail);
+	return cli_exit_code(rc);
+}
+
+int
+cli_usage(const char *cmd, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (cmd != NULL)
+		cli_err("%s: %s (see 'sked help %s')", cmd, line, cmd);
+	else
+		cli_err("%s (see 'sked --help')", line);
+	return EX_USAGE;
+}
+
+int
+cli_opt_error(const char *cmd, int ch, char **argv)
+{
+	const char *opt = optind > 0 ? argv[optind - 1] : "?";
+	char shortopt[3] = {'-', (char)optopt, '\0'};
+
+	/* An unknown letter inside a cluster such as -xv: name the letter. */
+	if (optopt != 0 && optopt < 0x100 && strncmp(opt, "--", 2) != 0)
+		opt = shortopt;
+	if (ch == ':')
+		return cli_usage(cmd, "option '%s' needs a value", opt);
+	return cli_usage(cmd, "unknown option '%s'", opt);
+}
+
+int
+cli_parse_int(const char *flag, const char *s, long long min, long long max,
+              long long *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (s[0] == '\0' || *end != '\0' || errno == ERANGE ||
+	    (s[0] != '-' && s[0] != '+' && (s[0] < '0' || s[0] > '9'))) {
+		cli_err("%s: '%s' is not an integer", flag, s);
+		return EX_USAGE;
+	}
+	if (v < min || v > max) {
+		cli_err("%s: %s is out of range (%lld to %lld)", flag, s, min,
+		        max);
+		return EX_USAGE;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+cli_parse_duration(const char *flag, const char *s, int64_t *ms)
+{
+	if (sked_parse_duration(s, ms) != SKED_OK || *ms < 0) {
+		cli_err("%s: '%s' is not a duration (like 500ms, 30s, 10m, "
+		        "2h, 1d)",
+		        flag, s);
+		return EX_USAGE;
+	}
+	return 0;
+}
+
+int
+cli_parse_time(const char *flag, const char *s, int64_t *ms)
+{
+	if (sked_parse_time(s, ms) != SKED_OK) {
+		cli_err("%s: '%s' is not an ISO-8601 time (like "
+		        "2026-03-08T07:30:00Z)",
+		        flag, s);
+		return EX_USAGE;
+	}
+	return 0;
+}
+
+int
+cli_parse_id(const char *cmd, const char *s, int64_t *id)
+{
+	long long v;
+	char what[64];
+
+	snprintf(what, sizeof what, "%s: task id", cmd);
+	if (cli_parse_int(what, s, 1, LLONG_MAX, &v) != 0)
+		return EX_USAGE;
+	*id = v;
+	return 0;
+}
+
+const char *
+cli_time(int64_t ms, char *buf, size_t len)
+{
+	if (ms == 0) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	return sked_format_time(ms, buf, len);
+}
+
+/* ---- JSON ---- */
+
+json_t *
+cli_json_time(int64_t ms)
+{
+	char buf[32];
+
+	if (ms == 0)
+		return json_null();
+	return json_string(sked_format_time(ms, buf, sizeof buf));
+}
+
+/* Length of the valid UTF-8 sequence at s (of n bytes left), or 0. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t need, i;
+	unsigned int cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		need = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		need = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		need = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n < need)
+		return 0;
+	for (i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return need;
+}
+
+json_t *
+cli_json_str(const char *s, size_t len)
+{
+	json_t *v;
+	char *clean;
+	size_t i = 0, o = 0, k;
+
+	if (s == NULL)
+		return json_null();
+	v = json_stringn(s, len);
+	if (v != NULL)
+		return v;
+	/* Not UTF-8: replace each bad byte with U+FFFD. */
+	clean = malloc(len * 3 + 1);
+	if (clean == NULL)
+		return NULL;
+	while (i < len) {
+		k = utf8_len((const unsigned char *)s + i, len - i);
+		if (k == 0) {
+			memcpy(clean + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		} else {
+			memcpy(clean + o, s + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	v = json_stringn(clean, o);
+	free(clean);
+	return v;
+}
+
+json_t *
+cli_json_cstr(const char *s)
+{
+	return s == NULL ? json_null() : cli_json_str(s, strlen(s));
+}
+
+int
+cli_json_print(json_t *v)
+{
+	int rc = 0;
+
+	if (v == NULL) {
+		cli_err("out of memory building JSON");
+		return EX_OSERR;
+	}
+	if (json_dumpf(v, stdout, JSON_INDENT(2)) != 0 ||
+	    fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+		cli_err("cannot write JSON to stdout: %s", strerror(errno));
+		rc = EX_IOERR;
+	}
+	json_decref(v);
+	return rc;
+}
+
+/* ---- tables ---- */
+
+struct cli_table {
+	size_t ncols, nrows, cap;
+	char **cells; /* (nrows + 1) * ncols; row 0 is the header */
+};
+
+struct cli_table *
+cli_table_new(size_t ncols, const char *const *headers)
+{
+	struct cli_table *t = calloc(1, sizeof *t);
+
+	if (t == NULL)
+		return NULL;
+	t->ncols = ncols;
+	cli_table_add(t, headers);
+	return t;
+}
+
+void
+cli_table_add(struct cli_table *t, const char *const *cells)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		char **p = realloc(t->cells, cap * t->ncols * sizeof *p);
+		if (p == NULL)
+			return;
+		t->cells = p;
+		t->cap = cap;
+	}
+	for (i = 0; i < t->ncols; i++)
+		t->cells[t->nrows * t->ncols + i] =
+		        strdup(cells[i] != NULL ? cells[i] : "-");
+	t->nrows++;
+}
+
+void
+cli_table_print(const struct cli_table *t, FILE *f)
+{
+	size_t r, i, *w;
+
+	if (t == NULL)
+		return;
+	w = calloc(t->ncols, sizeof *w);
+	if (w == NULL)
+		return;
+	for (r = 0; r < t->nrows; r++)
+		for (i = 0; i < t->ncols; i++) {
+			const char *s = t->cells[r * t->ncols + i];
+			size_t n = s ? strlen(s) : 0;
+			if (n > w[i])
+				w[i] = n;
+		}
+	for (r = 0; r < t->nrows; r++) {
+		for (i = 0; i < t->ncols; i++) {
+			const char *s = t->cells[r * t->ncols + i];
+			if (i + 1 == t->ncols)
+				fprintf(f, "%s\n", s ? s : "");
+			else
+				fprintf(f, "%-*s  ", (int)w[i], s ? s : "");
+		}
+	}
+	free(w);
+}
+
+void
+cli_table_free(struct cli_table *t)
+{
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t);
+}
+
+/* ---- input ---- */
+
+int
+cli_read_file(const char *flag, const char *path, size_t max, char **out,
+              size_t *len)
+{
+	int fd = 0;
+	char *buf;
+	size_t n = 0;
+	ssize_t got;
+
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			cli_err("%s: cannot read %s: %s", flag, path,
+			        strerror(errno));
+			return EX_NOINPUT;
+		}
+	}
+	buf = malloc(max + 2);
+	if (buf == NULL) {
+		if (fd != 0)
+			close(fd);
+		cli_err("%s: out of memory", flag);
+		return EX_OSERR;
+	}
+	/* Read at most max + 1 bytes: enough to know it is too big. */
+	while (n < max + 1) {
+		got = read(fd, buf + n, max + 1 - n);
+		if (got == 0)
+			break;
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			cli_err("%s: cannot read %s: %s", flag,
+			        fd == 0 ? "stdin" : path, strerror(errno));
+			free(buf);
+			if (fd != 0)
+				close(fd);
+			return EX_NOINPUT;
+		}
+		n += (size_t)got;
+	}
+	if (fd != 0)
+		close(fd);
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+char **
+cli_split_argv(const char *command)
+{
+	size_t n = 0, i = 0;
+	const char *p = command;
+	char **argv;
+
+	errno = 0;
+	while (*p != '\0') {
+		p += strspn(p, " \t");
+		if (*p == '\0')
+			break;
+		n++;
+		p += strcspn(p, " \t");
+	}
+	if (n == 0)
+		return NULL;
+	argv = calloc(n + 1, sizeof *argv);
+	if (argv == NULL)
+		return NULL;
+	p = command;
+	while (i < n) {
+		size_t k;
+		p += strspn(p, " \t");
+		k = strcspn(p, " \t");
+		argv[i] = strndup(p, k);
+		if (argv[i] == NULL) {
+			cli_argv_free(argv);
+			errno = ENOMEM;
+			return NULL;
+		}
+		i++;
+		p += k;
+	}
+	return argv;
+}
+
+void
+cli_argv_free(char **argv)
+{
+	size_t i;
+
+	if (argv == NULL)
+		return;
+	for (i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
