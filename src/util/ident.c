@@ -1,0 +1,60 @@
+/*
+ * ident.c — validation of names and of the table prefix.
+ *
+ * Layer: util (pure). Written with explicit ASCII ranges rather than
+ * <ctype.h> so that the locale cannot widen what is accepted. Also
+ * defines the public sked_name_valid.
+ */
+#include "util/ident.h"
+
+#include <stddef.h>
+
+#include "sked.h"
+
+static int
+alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9');
+}
+
+int
+sked__name_valid(const char *s)
+{
+	size_t n;
+
+	if (s == NULL || !alnum(s[0]))
+		return 0;
+	for (n = 1; s[n] != '\0'; n++) {
+		char c = s[n];
+		if (n >= SKED_MAX_NAME)
+			return 0;
+		if (!alnum(c) && c != '_' && c != '.' && c != ':' && c != '-')
+			return 0;
+	}
+	return 1;
+}
+
+int
+sked__prefix_valid(const char *s)
+{
+	size_t n;
+
+	if (s == NULL || !((s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return 0;
+	for (n = 1; s[n] != '\0'; n++) {
+		char c = s[n];
+		if (n >= 31)
+			return 0;
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+SKED_API int
+sked_name_valid(const char *s)
+{
+	return sked__name_valid(s);
+}

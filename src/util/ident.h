@@ -1,0 +1,19 @@
+/*
+ * ident.h — the strict patterns names must match before they go near SQL.
+ *
+ * Layer: util (pure). Names (queues, kinds, nodes, locks) are always bound
+ * as parameters; the table prefix is the one identifier spliced into SQL
+ * text, which is why its pattern is the narrowest. Quoting is the
+ * dialects' business.
+ */
+#ifndef SKED_UTIL_IDENT_H
+#define SKED_UTIL_IDENT_H
+
+/* 1 when s matches [A-Za-z0-9][A-Za-z0-9_.:-]* and is 1..SKED_MAX_NAME
+ * bytes long; 0 otherwise (NULL included). */
+int sked__name_valid(const char *s);
+
+/* 1 when s matches [a-z_][a-z0-9_]{0,30}; 0 otherwise (NULL included). */
+int sked__prefix_valid(const char *s);
+
+#endif /* SKED_UTIL_IDENT_H */
