@@ -1,0 +1,849 @@
+/*
+ * cmd_task.c — the commands that inspect and steer the queue: init, info,
+ * enqueue, list, show, cancel, retry, nodes, stats.
+ *
+ * Layer: the command-line program. Each command parses its own flags
+ * strictly (a bad value is a usage error before the database is touched),
+ * opens the database through cli_open() (which creates or upgrades the
+ * schema on first use), makes one or two library calls and prints a table
+ * or, with --json, one JSON document. Validation of names, sizes and
+ * states is the library's; its one-line messages are passed on.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+/* Parse only the common flags (--help, --json) and expect exactly
+ * nargs positional arguments. Returns -1 to go on, else an exit code. */
+static int
+simple_args(struct cli *c, const char *cmd, int argc, char **argv, int nargs,
+            const char *what)
+{
+	static const struct option opts[] = {CLI_COMMON_OPTIONS,
+	                                     {NULL, 0, NULL, 0}};
+	int ch;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case CLI_OPT_HELP:
+			cli_help(stdout, cmd);
+			return EX_OK;
+		case CLI_OPT_JSON:
+			c->json = 1;
+			break;
+		default:
+			return cli_opt_error(cmd, ch, argv);
+		}
+	}
+	if (argc - optind < nargs)
+		return cli_usage(cmd, "missing %s", what);
+	if (argc - optind > nargs)
+		return cli_usage(cmd, "unexpected argument '%s'",
+		                 argv[optind + nargs]);
+	return -1;
+}
+
+/* Print s with control bytes escaped; keep newlines (each new line
+ * starts with indent) and tabs when multiline is set. */
+static void
+print_text(FILE *f, const char *s, size_t len, const char *indent,
+           int multiline)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\n' && multiline) {
+			if (i + 1 < len)
+				fprintf(f, "\n%s", indent);
+		} else if (ch == '\t' && multiline) {
+			fputc('\t', f);
+		} else if (ch == '\n') {
+			fputs("\\n", f);
+		} else if (ch < 0x20 || ch == 0x7f) {
+			fprintf(f, "\\x%02x", ch);
+		} else {
+			fputc(ch, f);
+		}
+	}
+	fputc('\n', f);
+}
+
+/* ---- init, info ---- */
+
+int
+cmd_init(struct cli *c, int argc, char **argv)
+{
+	sked_info info;
+	int ex, rc;
+
+	if ((ex = simple_args(c, "init", argc, argv, 0, "")) >= 0)
+		return ex;
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_migrate(c->h)) != SKED_OK)
+		return cli_fail(c->h, rc, "init");
+	if ((rc = sked_get_info(c->h, &info)) != SKED_OK)
+		return cli_fail(c->h, rc, "init");
+	if (c->json)
+		return cli_json_print(json_pack("{s:i, s:s}", "schema_version",
+		                                info.schema_version, "url",
+		                                info.url));
+	printf("schema at version %d\n", info.schema_version);
+	return EX_OK;
+}
+
+int
+cmd_info(struct cli *c, int argc, char **argv)
+{
+	sked_info i;
+	int ex, rc;
+
+	if ((ex = simple_args(c, "info", argc, argv, 0, "")) >= 0)
+		return ex;
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_get_info(c->h, &i)) != SKED_OK)
+		return cli_fail(c->h, rc, "info");
+	if (c->json)
+		return cli_json_print(json_pack(
+		        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:s}",
+		        "url", cli_json_cstr(i.url), "driver",
+		        cli_json_cstr(i.driver), "dialect",
+		        cli_json_cstr(i.dialect), "product",
+		        cli_json_cstr(i.product), "version",
+		        cli_json_cstr(i.version), "strategy",
+		        cli_json_cstr(i.strategy), "reason",
+		        cli_json_cstr(i.reason), "schema_version",
+		        i.schema_version, "schema_expected", i.schema_expected,
+		        "sked_version", SKED_VERSION));
+	printf("url       %s\n", i.url);
+	printf("driver    %s (dialect %s)\n", i.driver, i.dialect);
+	printf("product   %s %s\n", i.product, i.version);
+	printf("strategy  %s\n", i.strategy);
+	printf("  why     %s\n", i.reason);
+	printf("schema    version %d (this sked expects %d)\n",
+	       i.schema_version, i.schema_expected);
+	printf("sked      %s\n", SKED_VERSION);
+	return EX_OK;
+}
+
+/* ---- enqueue ---- */
+
+/* Split buf into lines; a final newline does not make an empty line. */
+static int
+split_lines(char *buf, size_t len, char ***lines, size_t **lens, size_t *n)
+{
+	size_t cap = 0, i = 0, start = 0;
+
+	*n = 0;
+	*lines = NULL;
+	*lens = NULL;
+	while (start < len) {
+		char *nl = memchr(buf + start, '\n', len - start);
+		size_t end = nl ? (size_t)(nl - buf) : len;
+		if (i == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			char **l = realloc(*lines, ncap * sizeof *l);
+			size_t *s;
+			if (l == NULL)
+				return -1;
+			*lines = l;
+			s = realloc(*lens, ncap * sizeof *s);
+			if (s == NULL)
+				return -1;
+			*lens = s;
+			cap = ncap;
+		}
+		buf[end] = '\0';
+		(*lines)[i] = buf + start;
+		(*lens)[i] = end - start;
+		i++;
+		start = end + 1;
+	}
+	*n = i;
+	return 0;
+}
+
+/* The whole lines input: no size limit but memory (each line is checked
+ * by the library against SKED_MAX_PAYLOAD). */
+static int
+read_all(const char *path, char **out, size_t *len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, got;
+
+	if (f == NULL) {
+		cli_err("--lines: cannot read %s: %s", path, strerror(errno));
+		return EX_NOINPUT;
+	}
+	for (;;) {
+		if (cap - n < 65536) {
+			char *b = realloc(buf, cap ? cap * 2 : 131072);
+			if (b == NULL) {
+				free(buf);
+				if (f != stdin)
+					fclose(f);
+				cli_err("--lines: out of memory");
+				return EX_OSERR;
+			}
+			buf = b;
+			cap = cap ? cap * 2 : 131072;
+		}
+		got = fread(buf + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		cli_err("--lines: cannot read %s: %s",
+		        f == stdin ? "stdin" : path, strerror(errno));
+		free(buf);
+		if (f != stdin)
+			fclose(f);
+		return EX_NOINPUT;
+	}
+	if (f != stdin)
+		fclose(f);
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static int
+enqueue_lines(struct cli *c, const char *kind, const char *path,
+              const sked_enqueue_opts *eo)
+{
+	char *buf = NULL, **lines = NULL;
+	size_t len = 0, *lens = NULL, n = 0, i;
+	int64_t *ids = NULL;
+	int ex, rc;
+
+	if ((ex = read_all(path, &buf, &len)) != 0)
+		return ex;
+	if (split_lines(buf, len, &lines, &lens, &n) != 0 ||
+	    (n > 0 && (ids = calloc(n, sizeof *ids)) == NULL)) {
+		cli_err("--lines: out of memory");
+		ex = EX_OSERR;
+		goto out;
+	}
+	if ((ex = cli_open(c)) != 0)
+		goto out;
+	if (n > 0) {
+		rc = sked_enqueue_many(c->h, kind, n,
+		                       (const char *const *)lines, lens, eo,
+		                       ids);
+		if (rc != SKED_OK) {
+			ex = cli_fail(c->h, rc, "enqueue %s (%zu tasks)", kind,
+			              n);
+			goto out;
+		}
+	}
+	if (c->json) {
+		json_t *arr = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, json_integer(ids[i]));
+		ex = cli_json_print(json_pack("{s:o}", "ids", arr));
+	} else {
+		for (i = 0; i < n; i++)
+			printf("%" PRId64 "\n", ids[i]);
+	}
+out:
+	free(ids);
+	free(lines);
+	free(lens);
+	free(buf);
+	return ex;
+}
+
+int
+cmd_enqueue(struct cli *c, int argc, char **argv)
+{
+	enum {
+		O_PAYLOAD = 1,
+		O_LINES,
+		O_QUEUE,
+		O_PRIO,
+		O_AT,
+		O_IN,
+		O_MAX,
+		O_UNIQUE
+	};
+	static const struct option opts[] = {
+	        {"payload", required_argument, NULL, O_PAYLOAD},
+	        {"lines", required_argument, NULL, O_LINES},
+	        {"queue", required_argument, NULL, O_QUEUE},
+	        {"priority", required_argument, NULL, O_PRIO},
+	        {"at", required_argument, NULL, O_AT},
+	        {"in", required_argument, NULL, O_IN},
+	        {"max-attempts", required_argument, NULL, O_MAX},
+	        {"unique", required_argument, NULL, O_UNIQUE},
+	        CLI_COMMON_OPTIONS,
+	        {NULL, 0, NULL, 0},
+	};
+	const char *payload_arg = NULL, *lines = NULL, *kind;
+	sked_enqueue_opts eo;
+	char *payload = NULL;
+	size_t payload_len = 0;
+	long long v;
+	int64_t id = 0;
+	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0;
+
+	memset(&eo, 0, sizeof eo);
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case O_PAYLOAD:
+			payload_arg = optarg;
+			break;
+		case O_LINES:
+			lines = optarg;
+			break;
+		case O_QUEUE:
+			eo.queue = optarg;
+			break;
+		case O_PRIO:
+			if ((ex = cli_parse_int("--priority", optarg, INT_MIN,
+			                        INT_MAX, &v)) != 0)
+				return ex;
+			eo.priority = (int)v;
+			break;
+		case O_AT:
+			if ((ex = cli_parse_time("--at", optarg,
+			                         &eo.run_at_ms)) != 0)
+				return ex;
+			have_at = 1;
+			break;
+		case O_IN:
+			if ((ex = cli_parse_duration("--in", optarg,
+			                             &eo.delay_ms)) != 0)
+				return ex;
+			have_in = 1;
+			break;
+		case O_MAX:
+			if ((ex = cli_parse_int("--max-attempts", optarg, 1,
+			                        INT_MAX, &v)) != 0)
+				return ex;
+			eo.max_attempts = (int)v;
+			break;
+		case O_UNIQUE:
+			eo.unique_key = optarg;
+			break;
+		case CLI_OPT_HELP:
+			cli_help(stdout, "enqueue");
+			return EX_OK;
+		case CLI_OPT_JSON:
+			c->json = 1;
+			break;
+		default:
+			return cli_opt_error("enqueue", ch, argv);
+		}
+	}
+	if (argc - optind < 1)
+		return cli_usage("enqueue", "missing the task KIND");
+	if (argc - optind > 1)
+		return cli_usage("enqueue", "unexpected argument '%s'",
+		                 argv[optind + 1]);
+	kind = argv[optind];
+	if (have_at && have_in)
+		return cli_usage("enqueue", "--at and --in conflict");
+	if (lines != NULL && payload_arg != NULL)
+		return cli_usage("enqueue", "--lines and --payload conflict");
+	if (lines != NULL && eo.unique_key != NULL)
+		return cli_usage("enqueue", "--lines and --unique conflict");
+	if (lines != NULL)
+		return enqueue_lines(c, kind, lines, &eo);
+
+	if (payload_arg != NULL && payload_arg[0] == '@') {
+		if ((ex = cli_read_file("--payload", payload_arg + 1,
+		                        SKED_MAX_PAYLOAD, &payload,
+		                        &payload_len)) != 0)
+			return ex;
+	} else if (payload_arg != NULL && strcmp(payload_arg, "-") == 0) {
+		if ((ex = cli_read_file("--payload", "-", SKED_MAX_PAYLOAD,
+		                        &payload, &payload_len)) != 0)
+			return ex;
+	} else if (payload_arg != NULL) {
+		payload_len = strlen(payload_arg);
+	}
+	if ((ex = cli_open(c)) != 0)
+		goto out;
+	rc = sked_enqueue(c->h, kind, payload ? payload : payload_arg,
+	                  payload_len, &eo, &id, &existed);
+	if (rc != SKED_OK) {
+		ex = cli_fail(c->h, rc, "enqueue %s", kind);
+		goto out;
+	}
+	if (c->json) {
+		ex = cli_json_print(json_pack("{s:I, s:b}", "id",
+		                              (json_int_t)id, "existed",
+		                              existed));
+	} else {
+		printf("%" PRId64 "\n", id);
+		if (existed) {
+			fflush(stdout);
+			fprintf(stderr,
+			        "note: a task with unique key '%s' already "
+			        "existed: %" PRId64 " (nothing enqueued)\n",
+			        eo.unique_key, id);
+		}
+	}
+out:
+	free(payload);
+	return ex;
+}
+
+/* ---- list, show ---- */
+
+static json_t *
+task_json(const sked_task *t)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "id", json_integer(t->id));
+	json_object_set_new(o, "queue", cli_json_cstr(t->queue));
+	json_object_set_new(o, "kind", cli_json_cstr(t->kind));
+	json_object_set_new(o, "status",
+	                    json_string(sked_status_name(t->status)));
+	json_object_set_new(o, "priority", json_integer(t->priority));
+	json_object_set_new(o, "run_at", cli_json_time(t->run_at_ms));
+	json_object_set_new(o, "attempts", json_integer(t->attempts));
+	json_object_set_new(o, "max_attempts", json_integer(t->max_attempts));
+	json_object_set_new(o, "node_id", cli_json_cstr(t->node_id));
+	json_object_set_new(o, "lease_until", cli_json_time(t->lease_until_ms));
+	json_object_set_new(o, "unique_key", cli_json_cstr(t->unique_key));
+	json_object_set_new(o, "schedule_name",
+	                    cli_json_cstr(t->schedule_name));
+	json_object_set_new(o, "fire_time", cli_json_time(t->fire_time_ms));
+	json_object_set_new(o, "last_error", cli_json_cstr(t->last_error));
+	json_object_set_new(o, "payload",
+	                    cli_json_str(t->payload, t->payload_len));
+	json_object_set_new(o, "created_at", cli_json_time(t->created_ms));
+	json_object_set_new(o, "updated_at", cli_json_time(t->updated_ms));
+	json_object_set_new(o, "finished_at", cli_json_time(t->finished_ms));
+	return o;
+}
+
+static int
+status_arg(const char *s, int *out)
+{
+	char names[128] = "";
+	int i;
+
+	*out = sked_status_parse(s);
+	if (*out >= 0)
+		return 0;
+	for (i = 0; i <= SKED_CANCELLED; i++) {
+		strcat(names, i ? ", " : "");
+		strncat(names, sked_status_name(i), 20);
+	}
+	return cli_usage("list", "--status: '%s' is not one of %s", s, names);
+}
+
+int
+cmd_list(struct cli *c, int argc, char **argv)
+{
+	enum { O_STATUS = 1, O_QUEUE, O_KIND, O_LIMIT };
+	static const struct option opts[] = {
+	        {"status", required_argument, NULL, O_STATUS},
+	        {"queue", required_argument, NULL, O_QUEUE},
+	        {"kind", required_argument, NULL, O_KIND},
+	        {"limit", required_argument, NULL, O_LIMIT},
+	        CLI_COMMON_OPTIONS,
+	        {NULL, 0, NULL, 0},
+	};
+	static const char *const head[] = {"ID",     "QUEUE", "KIND",
+	                                   "STATUS", "PRIO",  "ATTEMPTS",
+	                                   "RUN_AT", "NODE"};
+	sked_list_filter f;
+	sked_task *ts = NULL;
+	size_t n = 0, i;
+	long long v;
+	int ch, ex, rc;
+
+	memset(&f, 0, sizeof f);
+	f.status = -1;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case O_STATUS:
+			if ((ex = status_arg(optarg, &f.status)) != 0)
+				return ex;
+			break;
+		case O_QUEUE:
+			f.queue = optarg;
+			break;
+		case O_KIND:
+			f.kind = optarg;
+			break;
+		case O_LIMIT:
+			if ((ex = cli_parse_int("--limit", optarg, 1, 1000000,
+			                        &v)) != 0)
+				return ex;
+			f.limit = (int)v;
+			break;
+		case CLI_OPT_HELP:
+			cli_help(stdout, "list");
+			return EX_OK;
+		case CLI_OPT_JSON:
+			c->json = 1;
+			break;
+		default:
+			return cli_opt_error("list", ch, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage("list", "unexpected argument '%s'",
+		                 argv[optind]);
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_task_list(c->h, &f, &ts, &n)) != SKED_OK)
+		return cli_fail(c->h, rc, "list");
+	if (c->json) {
+		json_t *arr = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, task_json(&ts[i]));
+		ex = cli_json_print(arr);
+	} else {
+		struct cli_table *t = cli_table_new(8, head);
+		for (i = 0; i < n; i++) {
+			char id[24], prio[16], att[32], at[32];
+			const char *row[8];
+			snprintf(id, sizeof id, "%" PRId64, ts[i].id);
+			snprintf(prio, sizeof prio, "%d", ts[i].priority);
+			snprintf(att, sizeof att, "%d/%d", ts[i].attempts,
+			         ts[i].max_attempts);
+			row[0] = id;
+			row[1] = ts[i].queue;
+			row[2] = ts[i].kind;
+			row[3] = sked_status_name(ts[i].status);
+			row[4] = prio;
+			row[5] = att;
+			row[6] = cli_time(ts[i].run_at_ms, at, sizeof at);
+			row[7] = ts[i].node_id;
+			cli_table_add(t, row);
+		}
+		if (n > 0)
+			cli_table_print(t, stdout);
+		else
+			fprintf(stderr, "no tasks\n");
+		cli_table_free(t);
+	}
+	sked_tasks_free(ts, n);
+	return ex;
+}
+
+static json_t *
+run_json(const sked_run *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "attempt", json_integer(r->attempt));
+	json_object_set_new(o, "node_id", cli_json_cstr(r->node_id));
+	json_object_set_new(o, "started_at", cli_json_time(r->started_ms));
+	json_object_set_new(o, "finished_at", cli_json_time(r->finished_ms));
+	json_object_set_new(o, "outcome", cli_json_cstr(r->outcome));
+	json_object_set_new(o, "exit_code",
+	                    r->exit_code < 0 ? json_null()
+	                                     : json_integer(r->exit_code));
+	json_object_set_new(o, "error", cli_json_cstr(r->error));
+	json_object_set_new(o, "output", cli_json_cstr(r->output));
+	return o;
+}
+
+static void
+show_text(const sked_task *t, const sked_run *runs, size_t n)
+{
+	char a[32], b[32];
+	size_t i;
+
+	printf("task %" PRId64 "\n", t->id);
+	printf("  kind         %s\n", t->kind);
+	printf("  queue        %s\n", t->queue);
+	printf("  status       %s\n", sked_status_name(t->status));
+	printf("  priority     %d\n", t->priority);
+	printf("  attempts     %d of %d\n", t->attempts, t->max_attempts);
+	printf("  run at       %s\n", cli_time(t->run_at_ms, a, sizeof a));
+	if (t->node_id != NULL)
+		printf("  node         %s\n", t->node_id);
+	if (t->lease_until_ms != 0)
+		printf("  lease until  %s\n",
+		       cli_time(t->lease_until_ms, a, sizeof a));
+	if (t->unique_key != NULL)
+		printf("  unique key   %s\n", t->unique_key);
+	if (t->schedule_name != NULL)
+		printf("  schedule     %s (fire time %s)\n", t->schedule_name,
+		       cli_time(t->fire_time_ms, a, sizeof a));
+	printf("  created      %s\n", cli_time(t->created_ms, a, sizeof a));
+	printf("  updated      %s\n", cli_time(t->updated_ms, a, sizeof a));
+	if (t->finished_ms != 0)
+		printf("  finished     %s\n",
+		       cli_time(t->finished_ms, a, sizeof a));
+	if (t->last_error != NULL) {
+		printf("  last error   ");
+		print_text(stdout, t->last_error, strlen(t->last_error), "", 0);
+	}
+	printf("  payload      (%zu bytes) ", t->payload_len);
+	print_text(stdout, t->payload ? t->payload : "",
+	           t->payload_len > 400 ? 400 : t->payload_len, "", 0);
+	if (n == 0) {
+		printf("runs: none yet\n");
+		return;
+	}
+	printf("runs:\n");
+	for (i = 0; i < n; i++) {
+		const sked_run *r = &runs[i];
+		printf("  #%d  %s  %s .. %s  %s", r->attempt,
+		       r->node_id ? r->node_id : "-",
+		       cli_time(r->started_ms, a, sizeof a),
+		       cli_time(r->finished_ms, b, sizeof b),
+		       r->outcome ? r->outcome : "running");
+		if (r->exit_code >= 0)
+			printf("  exit %d", r->exit_code);
+		printf("\n");
+		if (r->error != NULL) {
+			printf("      error: ");
+			print_text(stdout, r->error, strlen(r->error), "", 0);
+		}
+		if (r->output != NULL && r->output[0] != '\0') {
+			printf("      output:\n        ");
+			print_text(stdout, r->output, strlen(r->output),
+			           "        ", 1);
+		}
+	}
+}
+
+int
+cmd_show(struct cli *c, int argc, char **argv)
+{
+	sked_task *t = NULL;
+	sked_run *runs = NULL;
+	size_t n = 0;
+	int64_t id;
+	int ex, rc;
+
+	if ((ex = simple_args(c, "show", argc, argv, 1, "the task ID")) >= 0)
+		return ex;
+	if ((ex = cli_parse_id("show", argv[optind], &id)) != 0)
+		return ex;
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_task_get(c->h, id, &t)) != SKED_OK)
+		return cli_fail(c->h, rc, "task %" PRId64, id);
+	if ((rc = sked_runs_get(c->h, id, &runs, &n)) != SKED_OK) {
+		sked_tasks_free(t, 1);
+		return cli_fail(c->h, rc, "runs of task %" PRId64, id);
+	}
+	if (c->json) {
+		json_t *o = task_json(t), *arr = json_array();
+		size_t i;
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, run_json(&runs[i]));
+		json_object_set_new(o, "runs", arr);
+		ex = cli_json_print(o);
+	} else {
+		show_text(t, runs, n);
+	}
+	sked_runs_free(runs, n);
+	sked_tasks_free(t, 1);
+	return ex;
+}
+
+/* ---- cancel, retry ---- */
+
+static int
+steer(struct cli *c, const char *cmd, int argc, char **argv,
+      int (*fn)(sked *, int64_t), const char *done)
+{
+	int64_t id;
+	int ex, rc;
+
+	if ((ex = simple_args(c, cmd, argc, argv, 1, "the task ID")) >= 0)
+		return ex;
+	if ((ex = cli_parse_id(cmd, argv[optind], &id)) != 0)
+		return ex;
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = fn(c->h, id)) != SKED_OK)
+		return cli_fail(c->h, rc, "%s task %" PRId64, cmd, id);
+	if (c->json)
+		return cli_json_print(json_pack(
+		        "{s:I, s:s}", "id", (json_int_t)id, "result", done));
+	printf("task %" PRId64 " %s\n", id, done);
+	return EX_OK;
+}
+
+int
+cmd_cancel(struct cli *c, int argc, char **argv)
+{
+	return steer(c, "cancel", argc, argv, sked_cancel, "cancelled");
+}
+
+int
+cmd_retry(struct cli *c, int argc, char **argv)
+{
+	return steer(c, "retry", argc, argv, sked_retry, "will run again");
+}
+
+/* ---- nodes, stats ---- */
+
+int
+cmd_nodes(struct cli *c, int argc, char **argv)
+{
+	static const char *const head[] = {"NODE",      "HOST",     "PID",
+	                                   "ALIVE",     "RUNNING",  "STARTED",
+	                                   "HEARTBEAT", "STRATEGY", "VERSION"};
+	sked_node *ns = NULL;
+	size_t n = 0, i;
+	int ex, rc;
+
+	if ((ex = simple_args(c, "nodes", argc, argv, 0, "")) >= 0)
+		return ex;
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_nodes(c->h, &ns, &n)) != SKED_OK)
+		return cli_fail(c->h, rc, "nodes");
+	if (c->json) {
+		json_t *arr = json_array();
+		for (i = 0; i < n; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "id", cli_json_cstr(ns[i].id));
+			json_object_set_new(o, "host",
+			                    cli_json_cstr(ns[i].host));
+			json_object_set_new(o, "pid", json_integer(ns[i].pid));
+			json_object_set_new(o, "alive",
+			                    json_boolean(ns[i].alive));
+			json_object_set_new(o, "running",
+			                    json_integer(ns[i].running));
+			json_object_set_new(o, "started_at",
+			                    cli_json_time(ns[i].started_ms));
+			json_object_set_new(o, "heartbeat_at",
+			                    cli_json_time(ns[i].heartbeat_ms));
+			json_object_set_new(o, "strategy",
+			                    cli_json_cstr(ns[i].strategy));
+			json_object_set_new(o, "version",
+			                    cli_json_cstr(ns[i].version));
+			json_array_append_new(arr, o);
+		}
+		ex = cli_json_print(arr);
+	} else if (n == 0) {
+		fprintf(stderr, "no nodes have registered yet\n");
+	} else {
+		struct cli_table *t = cli_table_new(9, head);
+		for (i = 0; i < n; i++) {
+			char pid[16], run[24], st[32], hb[32];
+			const char *row[9];
+			snprintf(pid, sizeof pid, "%d", ns[i].pid);
+			snprintf(run, sizeof run, "%" PRId64, ns[i].running);
+			row[0] = ns[i].id;
+			row[1] = ns[i].host;
+			row[2] = pid;
+			row[3] = ns[i].alive ? "yes" : "no";
+			row[4] = run;
+			row[5] = cli_time(ns[i].started_ms, st, sizeof st);
+			row[6] = cli_time(ns[i].heartbeat_ms, hb, sizeof hb);
+			row[7] = ns[i].strategy;
+			row[8] = ns[i].version;
+			cli_table_add(t, row);
+		}
+		cli_table_print(t, stdout);
+		cli_table_free(t);
+	}
+	sked_nodes_free(ns, n);
+	return ex;
+}
+
+/* The columns of `stats`, in order, and where each count lives. */
+static const struct {
+	const char *name;
+	int status; /* -1: the due count */
+} stat_cols[] = {
+        {"pending", SKED_PENDING},     {"running", SKED_RUNNING},
+        {"retry", SKED_RETRY},         {"due", -1},
+        {"succeeded", SKED_SUCCEEDED}, {"dead", SKED_DEAD},
+        {"cancelled", SKED_CANCELLED},
+};
+#define NSTAT (sizeof stat_cols / sizeof stat_cols[0])
+
+static int64_t
+stat_of(const sked_queue_stats *q, size_t col)
+{
+	return stat_cols[col].status < 0 ? q->due
+	                                 : q->count[stat_cols[col].status];
+}
+
+int
+cmd_stats(struct cli *c, int argc, char **argv)
+{
+	sked_queue_stats *qs = NULL, total;
+	size_t n = 0, i, k;
+	int ex, rc;
+
+	if ((ex = simple_args(c, "stats", argc, argv, 0, "")) >= 0)
+		return ex;
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_stats(c->h, &qs, &n)) != SKED_OK)
+		return cli_fail(c->h, rc, "stats");
+	memset(&total, 0, sizeof total);
+	snprintf(total.queue, sizeof total.queue, "(total)");
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < 6; k++)
+			total.count[k] += qs[i].count[k];
+		total.due += qs[i].due;
+	}
+	if (c->json) {
+		json_t *arr = json_array(), *tot = json_object();
+		for (i = 0; i < n; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "queue",
+			                    cli_json_cstr(qs[i].queue));
+			for (k = 0; k < NSTAT; k++)
+				json_object_set_new(
+				        o, stat_cols[k].name,
+				        json_integer(stat_of(&qs[i], k)));
+			json_array_append_new(arr, o);
+		}
+		for (k = 0; k < NSTAT; k++)
+			json_object_set_new(tot, stat_cols[k].name,
+			                    json_integer(stat_of(&total, k)));
+		ex = cli_json_print(
+		        json_pack("{s:o, s:o}", "queues", arr, "total", tot));
+	} else {
+		const char *head[NSTAT + 1];
+		struct cli_table *t;
+		head[0] = "QUEUE";
+		for (k = 0; k < NSTAT; k++)
+			head[k + 1] = stat_cols[k].name;
+		t = cli_table_new(NSTAT + 1, head);
+		for (i = 0; i <= n; i++) {
+			const sked_queue_stats *q = i < n ? &qs[i] : &total;
+			char cells[NSTAT][24];
+			const char *row[NSTAT + 1];
+			if (i == n && n == 1)
+				break;
+			row[0] = q->queue;
+			for (k = 0; k < NSTAT; k++) {
+				snprintf(cells[k], sizeof cells[k], "%" PRId64,
+				         stat_of(q, k));
+				row[k + 1] = cells[k];
+			}
+			cli_table_add(t, row);
+		}
+		if (n > 0)
+			cli_table_print(t, stdout);
+		else
+			fprintf(stderr, "no tasks\n");
+		cli_table_free(t);
+	}
+	free(qs);
+	return ex;
+}
