@@ -1,0 +1,1006 @@
+/*
+ * cmd_demo.c — `sked demo`, the showcase, and its hidden handler program
+ * `sked __demo-handler LOG`.
+ *
+ * Layer: the command-line program. The demo makes a fresh SQLite database
+ * in a new temporary folder, enqueues a few hundred tasks (some fail and
+ * are retried, a few end dead, some are delayed, some jump the queue),
+ * starts four worker processes of this very binary as if they were four
+ * hosts, shows live counts, and then proves from two independent records
+ * (the handler's own append-only log and the database's run records) that
+ * every attempt ran exactly once and no task ran twice at the same time.
+ * All scheduling is the library's, reached through the same `sked worker`
+ * command a user would run; this file only drives it and checks the
+ * result.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DEMO_WORKERS      4
+#define DEMO_MAX_ATTEMPTS 3
+#define DEMO_DELAY_MS     2000
+#define DEMO_DEADLINE_MS  120000
+#define DEMO_TICK_MS      300
+
+/* What the demo enqueues. The payload tells the handler how to behave:
+ * "fail-until=N" fails attempts 1..N, "fail-always" fails every one. */
+static const struct plan {
+	const char *kind;
+	const char *payload;
+	int count;
+	int priority;
+	int64_t delay_ms;
+	const char *what;
+} plans[] = {
+        {"email", "ok", 170, 0, 0, "succeed on the first attempt"},
+        {"resize", "fail-until=1", 40, 0, 0, "fail once, then succeed"},
+        {"resize", "fail-until=2", 15, 0, 0,
+         "fail twice, succeed on attempt 3"},
+        {"report", "fail-always", 5, 0, 0,
+         "always fail: dead after 3 attempts"},
+        {"email", "ok", 50, 0, DEMO_DELAY_MS, "delayed by 2 s"},
+        {"urgent", "ok", 20, 10, 0, "priority 10: run before the rest"},
+};
+#define NPLANS (sizeof plans / sizeof plans[0])
+static const char *const kinds[] = {"email", "resize", "report", "urgent"};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* How many attempts fail for a payload (INT_MAX: all of them). */
+static int
+fails_until(const char *payload)
+{
+	if (strncmp(payload, "fail-until=", 11) == 0)
+		return atoi(payload + 11);
+	if (strcmp(payload, "fail-always") == 0)
+		return INT_MAX;
+	return 0;
+}
+
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+sleep_ms(int64_t ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* ------------------------------------------------------------------ */
+/* The handler program                                                */
+/* ------------------------------------------------------------------ */
+
+/* Reads the payload on stdin, works a few ms, appends one line
+ *   TASK ATTEMPT NODE PPID START_MS END_MS
+ * to LOG (O_APPEND, one write, so lines from concurrent processes never
+ * mix), and fails when the payload says so for this attempt. */
+int
+cmd_demo_handler(struct cli *c, int argc, char **argv)
+{
+	const char *log = argc > 1 ? argv[1] : getenv("SKED_DEMO_LOG");
+	const char *id_s = getenv("SKED_TASK_ID");
+	const char *att_s = getenv("SKED_TASK_ATTEMPT");
+	const char *node = getenv("SKED_DEMO_NODE");
+	char payload[256], line[512];
+	size_t n = 0;
+	ssize_t got;
+	int64_t start = wall_ms(), id;
+	int attempt, fd, len, fail;
+
+	if (log == NULL || id_s == NULL || att_s == NULL) {
+		fprintf(stderr,
+		        "__demo-handler: needs LOG, SKED_TASK_ID and "
+		        "SKED_TASK_ATTEMPT (it is run by `sked demo`)\n");
+		return EX_USAGE;
+	}
+	id = strtoll(id_s, NULL, 10);
+	attempt = atoi(att_s);
+	while (n < sizeof payload - 1 &&
+	       (got = read(0, payload + n, sizeof payload - 1 - n)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			break;
+		n += (size_t)got;
+	}
+	payload[n] = '\0';
+	fail = attempt <= fails_until(payload);
+
+	sleep_ms(5 + (id * 7) % 20); /* the "work" */
+
+	len = snprintf(line, sizeof line,
+	               "%" PRId64 " %d %s %ld %" PRId64 " %" PRId64 "\n", id,
+	               attempt, node && node[0] ? node : "-", (long)getppid(),
+	               start, wall_ms());
+	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, line, (size_t)len) != len) {
+		fprintf(stderr, "__demo-handler: cannot append to %s: %s\n",
+		        log, strerror(errno));
+		return EX_IOERR;
+	}
+	close(fd);
+	if (fail) {
+		fprintf(stderr, "simulated failure on attempt %d (%s)\n",
+		        attempt, payload);
+		return 1;
+	}
+	printf("task %" PRId64 " done on attempt %d by %s\n", id, attempt,
+	       node && node[0] ? node : "-");
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The demo                                                           */
+/* ------------------------------------------------------------------ */
+
+struct worker_proc {
+	char node[32];
+	char logpath[PATH_MAX];
+	pid_t pid; /* 0: not running */
+	int status;
+	int ok; /* every exit so far was 0 */
+};
+
+struct demo {
+	char dir[PATH_MAX - 64];
+	char url[PATH_MAX];
+	char log[PATH_MAX];
+	char self[PATH_MAX];
+	char handler[PATH_MAX]; /* the handler program, no blanks */
+	sked *h;
+	sked_info info;
+	size_t ntasks;
+	int64_t *ids;  /* the tasks, in enqueue order */
+	int *plan;     /* ids[i] was made from plans[plan[i]] */
+	size_t *by_id; /* indexes into ids, sorted by id */
+	struct worker_proc w[DEMO_WORKERS];
+	pid_t pids_seen[64]; /* every worker pid, for PPID → node */
+	char nodes_seen[64][32];
+	size_t npids;
+	int checks_failed;
+};
+
+static const struct demo *sort_demo;
+
+static int
+cmp_by_id(const void *a, const void *b)
+{
+	int64_t x = sort_demo->ids[*(const size_t *)a];
+	int64_t y = sort_demo->ids[*(const size_t *)b];
+
+	return x < y ? -1 : x > y;
+}
+
+/* The index of task id, or -1. */
+static long
+task_index(const struct demo *d, int64_t id)
+{
+	size_t lo = 0, hi = d->ntasks;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int64_t v = d->ids[d->by_id[mid]];
+		if (v == id)
+			return (long)d->by_id[mid];
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static void check(struct demo *d, int ok, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void
+check(struct demo *d, int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("  [%s] ", ok ? " ok " : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (!ok)
+		d->checks_failed++;
+}
+
+static int
+has_blank(const char *s)
+{
+	return strpbrk(s, " \t\n") != NULL;
+}
+
+static int
+setup(struct demo *d)
+{
+	const char *tmp = getenv("TMPDIR");
+	char link[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	if (tmp == NULL || tmp[0] == '\0')
+		tmp = "/tmp";
+	snprintf(d->dir, sizeof d->dir, "%s/sked-demo-XXXXXX", tmp);
+	if (has_blank(d->dir)) {
+		cli_err("demo: the temporary folder '%s' has blanks in its "
+		        "path; set TMPDIR to one without",
+		        tmp);
+		return EX_CANTCREAT;
+	}
+	if (mkdtemp(d->dir) == NULL) {
+		cli_err("demo: cannot create a folder in %s: %s", tmp,
+		        strerror(errno));
+		return EX_CANTCREAT;
+	}
+	snprintf(d->url, sizeof d->url, "sqlite:%s/sked.db", d->dir);
+	snprintf(d->log, sizeof d->log, "%s/handler.log", d->dir);
+	fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		cli_err("demo: cannot create %s: %s", d->log, strerror(errno));
+		return EX_CANTCREAT;
+	}
+	close(fd);
+	n = readlink("/proc/self/exe", d->self, sizeof d->self - 1);
+	if (n <= 0) {
+		cli_err("demo: cannot find this program (/proc/self/exe): %s",
+		        strerror(errno));
+		return EX_OSERR;
+	}
+	d->self[n] = '\0';
+	/* Handler commands are split on blanks: reach this binary through
+	 * a link in the demo folder if its own path has any. */
+	snprintf(d->handler, sizeof d->handler, "%s", d->self);
+	if (has_blank(d->self)) {
+		snprintf(link, sizeof link, "%s/sked", d->dir);
+		if (symlink(d->self, link) != 0) {
+			cli_err("demo: cannot link %s: %s", link,
+			        strerror(errno));
+			return EX_CANTCREAT;
+		}
+		snprintf(d->handler, sizeof d->handler, "%s", link);
+	}
+	return 0;
+}
+
+static int
+enqueue_all(struct demo *d)
+{
+	size_t p, i, k = 0, total = 0;
+	const char **payloads;
+	int rc;
+
+	for (p = 0; p < NPLANS; p++)
+		total += (size_t)plans[p].count;
+	d->ids = calloc(total, sizeof *d->ids);
+	d->plan = calloc(total, sizeof *d->plan);
+	d->by_id = calloc(total, sizeof *d->by_id);
+	payloads = calloc(total, sizeof *payloads);
+	if (!d->ids || !d->plan || !d->by_id || !payloads) {
+		free(payloads);
+		cli_err("demo: out of memory");
+		return EX_OSERR;
+	}
+	printf("Enqueuing %zu tasks, one transaction per batch "
+	       "(sked_enqueue_many):\n",
+	       total);
+	for (p = 0; p < NPLANS; p++) {
+		sked_enqueue_opts eo;
+		memset(&eo, 0, sizeof eo);
+		eo.priority = plans[p].priority;
+		eo.delay_ms = plans[p].delay_ms;
+		eo.max_attempts = DEMO_MAX_ATTEMPTS;
+		for (i = 0; i < (size_t)plans[p].count; i++) {
+			payloads[i] = plans[p].payload;
+			d->plan[k + i] = (int)p;
+		}
+		rc = sked_enqueue_many(d->h, plans[p].kind,
+		                       (size_t)plans[p].count, payloads, NULL,
+		                       &eo, d->ids + k);
+		if (rc != SKED_OK) {
+			free(payloads);
+			return cli_fail(d->h, rc, "demo: enqueue %s",
+			                plans[p].kind);
+		}
+		printf("  %4d x %-7s %-13s %s\n", plans[p].count, plans[p].kind,
+		       plans[p].payload, plans[p].what);
+		k += (size_t)plans[p].count;
+	}
+	free(payloads);
+	d->ntasks = total;
+	for (i = 0; i < total; i++)
+		d->by_id[i] = i;
+	sort_demo = d;
+	qsort(d->by_id, total, sizeof *d->by_id, cmp_by_id);
+	return 0;
+}
+
+/* The environment of a worker: ours minus the settings that would
+ * point it elsewhere, plus its node name for the handler's log. */
+static char **
+worker_env(const char *node)
+{
+	static const char *const drop[] = {
+	        "SKED_CONFIG=", "SKED_STRATEGY=", "SKED_DATABASE_URL=",
+	        "SKED_DEMO_NODE="};
+	size_t n = 0, k = 0, i, j;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	env = calloc(n + 2, sizeof *env);
+	if (env == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		int keep = 1;
+		for (j = 0; j < sizeof drop / sizeof drop[0]; j++)
+			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
+				keep = 0;
+		if (keep)
+			env[k++] = environ[i];
+	}
+	if (asprintf(&env[k], "SKED_DEMO_NODE=%s", node) < 0) {
+		free(env);
+		return NULL;
+	}
+	return env;
+}
+
+static int
+spawn_worker(struct demo *d, struct worker_proc *w)
+{
+	char hv[NKINDS][PATH_MAX * 2 + 64];
+	const char *argv[32];
+	posix_spawn_file_actions_t fa;
+	char **env;
+	size_t k, a = 0;
+	int rc;
+
+	argv[a++] = d->self;
+	argv[a++] = "--db";
+	argv[a++] = d->url;
+	argv[a++] = "worker";
+	argv[a++] = "--node-id";
+	argv[a++] = w->node;
+	argv[a++] = "--concurrency";
+	argv[a++] = "4";
+	argv[a++] = "--lease";
+	argv[a++] = "5s";
+	argv[a++] = "--poll";
+	argv[a++] = "200ms";
+	argv[a++] = "--retry-base";
+	argv[a++] = "200ms";
+	argv[a++] = "--retry-max";
+	argv[a++] = "1s";
+	argv[a++] = "--grace";
+	argv[a++] = "5s";
+	argv[a++] = "--until-empty";
+	for (k = 0; k < NKINDS; k++) {
+		snprintf(hv[k], sizeof hv[k], "%s=%s __demo-handler %s",
+		         kinds[k], d->handler, d->log);
+		argv[a++] = "--handler";
+		argv[a++] = hv[k];
+	}
+	argv[a] = NULL;
+
+	env = worker_env(w->node);
+	if (env == NULL)
+		return ENOMEM;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, w->logpath,
+	                                 O_WRONLY | O_CREAT | O_APPEND, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	rc = posix_spawn(&w->pid, d->self, &fa, NULL, (char *const *)argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	for (k = 0; env[k] != NULL; k++)
+		;
+	free(env[k - 1]); /* our SKED_DEMO_NODE=; the rest is borrowed */
+	free(env);
+	if (rc == 0 &&
+	    d->npids < sizeof d->pids_seen / sizeof d->pids_seen[0]) {
+		d->pids_seen[d->npids] = w->pid;
+		snprintf(d->nodes_seen[d->npids], sizeof d->nodes_seen[0], "%s",
+		         w->node);
+		d->npids++;
+	}
+	return rc;
+}
+
+/* Reap the workers that have exited; returns how many still run. */
+static int
+reap(struct demo *d)
+{
+	int alive = 0, st;
+	size_t i;
+
+	for (i = 0; i < DEMO_WORKERS; i++) {
+		struct worker_proc *w = &d->w[i];
+		if (w->pid == 0)
+			continue;
+		if (waitpid(w->pid, &st, WNOHANG) == w->pid) {
+			w->pid = 0;
+			w->status = st;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				w->ok = 0;
+		} else {
+			alive++;
+		}
+	}
+	return alive;
+}
+
+static int
+totals(struct demo *d, int64_t count[6], int64_t *due)
+{
+	sked_queue_stats *qs = NULL;
+	size_t n = 0, i, k;
+	int rc = sked_stats(d->h, &qs, &n);
+
+	memset(count, 0, 6 * sizeof *count);
+	*due = 0;
+	for (i = 0; rc == SKED_OK && i < n; i++) {
+		for (k = 0; k < 6; k++)
+			count[k] += qs[i].count[k];
+		*due += qs[i].due;
+	}
+	free(qs);
+	return rc;
+}
+
+static int
+spawn_all(struct demo *d)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < DEMO_WORKERS; i++) {
+		if (d->w[i].pid != 0)
+			continue;
+		rc = spawn_worker(d, &d->w[i]);
+		if (rc != 0) {
+			cli_err("demo: cannot start %s: %s", d->self,
+			        strerror(rc));
+			return EX_OSERR;
+		}
+	}
+	return 0;
+}
+
+static void
+stop_all(struct demo *d)
+{
+	int64_t until = mono_ms() + 10000;
+	size_t i;
+
+	for (i = 0; i < DEMO_WORKERS; i++)
+		if (d->w[i].pid != 0)
+			kill(d->w[i].pid, SIGTERM);
+	while (reap(d) > 0 && mono_ms() < until)
+		sleep_ms(100);
+	for (i = 0; i < DEMO_WORKERS; i++)
+		if (d->w[i].pid != 0) {
+			kill(d->w[i].pid, SIGKILL);
+			waitpid(d->w[i].pid, &d->w[i].status, 0);
+			d->w[i].pid = 0;
+			d->w[i].ok = 0;
+		}
+}
+
+/* Run the workers to completion, showing counts every DEMO_TICK_MS. */
+static int
+run_workers(struct demo *d, int64_t *elapsed_ms)
+{
+	int tty = isatty(1), alive, rc, rounds = 1;
+	int64_t t0 = mono_ms(), last_line = 0, count[6], due, unfinished;
+	size_t i;
+	int ex;
+
+	printf("\nStarting %d worker processes (this binary, posix_spawn), "
+	       "4 slots each,\nas if on %d hosts; their logs are in the demo "
+	       "folder:\n",
+	       DEMO_WORKERS, DEMO_WORKERS);
+	for (i = 0; i < DEMO_WORKERS; i++) {
+		struct worker_proc *w = &d->w[i];
+		snprintf(w->node, sizeof w->node, "demo-node-%zu", i + 1);
+		snprintf(w->logpath, sizeof w->logpath, "%s/%s.log", d->dir,
+		         w->node);
+		w->ok = 1;
+	}
+	if ((ex = spawn_all(d)) != 0)
+		return ex;
+	for (i = 0; i < DEMO_WORKERS; i++)
+		printf("  %s  pid %ld\n", d->w[i].node, (long)d->w[i].pid);
+	printf("\n");
+	fflush(stdout);
+
+	for (;;) {
+		sleep_ms(DEMO_TICK_MS);
+		alive = reap(d);
+		rc = totals(d, count, &due);
+		unfinished = count[SKED_PENDING] + count[SKED_RUNNING] +
+		             count[SKED_RETRY];
+		if (rc == SKED_OK && (tty || mono_ms() - last_line >= 1000)) {
+			printf("%s  [%5.1fs] pending %3" PRId64
+			       "  running %2" PRId64 "  retry %3" PRId64
+			       "  succeeded %3" PRId64 "  dead %" PRId64
+			       "   workers %d%s",
+			       tty ? "\r\033[K" : "",
+			       (double)(mono_ms() - t0) / 1000.0,
+			       count[SKED_PENDING], count[SKED_RUNNING],
+			       count[SKED_RETRY], count[SKED_SUCCEEDED],
+			       count[SKED_DEAD], alive, tty ? "" : "\n");
+			fflush(stdout);
+			last_line = mono_ms();
+		}
+		if (alive == 0 && rc == SKED_OK && unfinished == 0)
+			break;
+		/* --until-empty lets a worker leave while tasks wait for
+		 * their time (a delay, a retry backoff): start them again
+		 * once something is due. */
+		if (alive == 0 && rc == SKED_OK && due > 0 && rounds < 20) {
+			printf("%s  (workers left with %" PRId64
+			       " tasks still waiting for their time; "
+			       "starting them again)\n",
+			       tty ? "\n" : "", unfinished);
+			rounds++;
+			if ((ex = spawn_all(d)) != 0)
+				return ex;
+		}
+		if (mono_ms() - t0 > DEMO_DEADLINE_MS) {
+			printf("\n");
+			cli_err("demo: not finished after %d s; stopping the "
+			        "workers",
+			        DEMO_DEADLINE_MS / 1000);
+			stop_all(d);
+			d->checks_failed++;
+			break;
+		}
+	}
+	if (tty)
+		printf("\n");
+	*elapsed_ms = mono_ms() - t0;
+	return 0;
+}
+
+/* ---- the report ---- */
+
+struct entry {
+	int64_t task;
+	int attempt;
+	char node[32];
+	long ppid;
+	int64_t start, end;
+};
+
+static int
+cmp_task_attempt(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	if (x->attempt != y->attempt)
+		return x->attempt < y->attempt ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int
+cmp_task_start(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int
+cmp_start(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Read the handler log; lines that do not parse are counted in *bad. */
+static struct entry *
+read_log(struct demo *d, size_t *n, size_t *bad)
+{
+	FILE *f = fopen(d->log, "re");
+	struct entry *es = NULL, e;
+	char *line = NULL;
+	size_t cap = 0, lcap = 0, i;
+
+	*n = 0;
+	*bad = 0;
+	if (f == NULL)
+		return NULL;
+	while (getline(&line, &lcap, f) > 0) {
+		memset(&e, 0, sizeof e);
+		if (sscanf(line, "%" SCNd64 " %d %31s %ld %" SCNd64 " %" SCNd64,
+		           &e.task, &e.attempt, e.node, &e.ppid, &e.start,
+		           &e.end) != 6) {
+			(*bad)++;
+			continue;
+		}
+		if (strcmp(e.node, "-") == 0) /* no node name: use the pid */
+			for (i = 0; i < d->npids; i++)
+				if ((long)d->pids_seen[i] == e.ppid)
+					snprintf(e.node, sizeof e.node, "%s",
+					         d->nodes_seen[i]);
+		if (*n == cap) {
+			struct entry *p;
+			cap = cap ? cap * 2 : 512;
+			p = realloc(es, cap * sizeof *p);
+			if (p == NULL)
+				break;
+			es = p;
+		}
+		es[(*n)++] = e;
+	}
+	free(line);
+	fclose(f);
+	return es;
+}
+
+struct node_count {
+	char node[64];
+	int runs, ok;
+};
+
+static void
+count_node(struct node_count *nc, size_t *nn, const char *node, int ok)
+{
+	size_t i;
+
+	for (i = 0; i < *nn; i++)
+		if (strcmp(nc[i].node, node) == 0)
+			break;
+	if (i == *nn) {
+		if (*nn == 16)
+			return;
+		snprintf(nc[i].node, sizeof nc[i].node, "%s", node);
+		nc[i].runs = nc[i].ok = 0;
+		(*nn)++;
+	}
+	nc[i].runs++;
+	nc[i].ok += ok;
+}
+
+static void
+print_tail(const char *path)
+{
+	char buf[1024];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	off_t size;
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	lseek(fd,
+	      size > (off_t)sizeof buf - 1 ? size - (off_t)sizeof buf + 1 : 0,
+	      SEEK_SET);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		printf("    --- the end of %s ---\n%s\n", path, buf);
+	}
+}
+
+static void
+report(struct demo *d, int64_t elapsed_ms)
+{
+	struct entry *es;
+	size_t nes, bad, i, j, nn = 0, unknown = 0, dups = 0, gaps = 0;
+	size_t overlaps = 0, final = 0, as_planned = 0, agree = 0;
+	size_t nruns_total = 0, by_attempt[DEMO_MAX_ATTEMPTS + 2] = {0};
+	size_t ndead = 0, nsucc = 0, db_errors = 0, rank = 0, nfirst = 0;
+	struct node_count nc[16];
+	int64_t min_wait = INT64_MAX, retried_example = 0;
+	size_t *log_count = calloc(d->ntasks, sizeof *log_count);
+	sked_task **tasks = calloc(d->ntasks, sizeof *tasks);
+	int rc;
+
+	printf("\nReport (workers took %.1f s)\n\n", (double)elapsed_ms / 1000);
+	es = read_log(d, &nes, &bad);
+	if (log_count == NULL || tasks == NULL) {
+		cli_err("demo: out of memory");
+		d->checks_failed++;
+		goto out;
+	}
+
+	/* 1. The handler's own log: each (task, attempt) exactly once,
+	 *    attempts 1..k with no gap, never two at once. */
+	qsort(es, nes, sizeof *es, cmp_task_attempt);
+	for (i = 0; i < nes; i++) {
+		long ti = task_index(d, es[i].task);
+		if (ti < 0) {
+			unknown++;
+			continue;
+		}
+		log_count[ti]++;
+		if (i > 0 && es[i - 1].task == es[i].task &&
+		    es[i - 1].attempt == es[i].attempt)
+			dups++;
+		else if (es[i].attempt !=
+		         ((i > 0 && es[i - 1].task == es[i].task)
+		                  ? es[i - 1].attempt + 1
+		                  : 1))
+			gaps++;
+	}
+	qsort(es, nes, sizeof *es, cmp_task_start);
+	for (i = 1; i < nes; i++)
+		if (es[i - 1].task == es[i].task && es[i].start < es[i - 1].end)
+			overlaps++;
+	check(d, bad == 0 && unknown == 0,
+	      "handler log: %zu lines, all naming demo tasks", nes);
+	check(d, dups == 0 && gaps == 0,
+	      "every (task, attempt) ran exactly once: %zu duplicates, %zu "
+	      "gaps",
+	      dups, gaps);
+	check(d, overlaps == 0,
+	      "no task ran twice at the same time: %zu overlapping attempts",
+	      overlaps);
+
+	/* 2. The database: final states, as planned, runs agree with the
+	 *    log. */
+	qsort(es, nes, sizeof *es, cmp_task_attempt);
+	memset(nc, 0, sizeof nc);
+	for (i = 0; i < d->ntasks; i++) {
+		const struct plan *p = &plans[d->plan[i]];
+		int fu = fails_until(p->payload);
+		int want_dead = fu >= DEMO_MAX_ATTEMPTS;
+		int want_attempts = want_dead ? DEMO_MAX_ATTEMPTS : fu + 1;
+		sked_run *runs = NULL;
+		size_t nr = 0, k, match = 0;
+
+		rc = sked_task_get(d->h, d->ids[i], &tasks[i]);
+		if (rc == SKED_OK)
+			rc = sked_runs_get(d->h, d->ids[i], &runs, &nr);
+		if (rc != SKED_OK) {
+			if (db_errors++ == 0)
+				cli_fail(d->h, rc, "demo: task %" PRId64,
+				         d->ids[i]);
+			continue;
+		}
+		if (tasks[i]->status == SKED_SUCCEEDED ||
+		    tasks[i]->status == SKED_DEAD)
+			final++;
+		if (tasks[i]->status ==
+		            (want_dead ? SKED_DEAD : SKED_SUCCEEDED) &&
+		    tasks[i]->attempts == want_attempts)
+			as_planned++;
+		if (tasks[i]->status == SKED_SUCCEEDED) {
+			nsucc++;
+			if (tasks[i]->attempts <= DEMO_MAX_ATTEMPTS + 1)
+				by_attempt[tasks[i]->attempts]++;
+			if (tasks[i]->attempts > 1 && retried_example == 0)
+				retried_example = tasks[i]->id;
+		} else if (tasks[i]->status == SKED_DEAD) {
+			ndead++;
+		}
+		nruns_total += nr;
+		/* Each run record has its log line, on the same node. */
+		for (k = 0; k < nr; k++) {
+			int ok = runs[k].outcome != NULL &&
+			         strcmp(runs[k].outcome, "succeeded") == 0;
+			count_node(nc, &nn,
+			           runs[k].node_id ? runs[k].node_id : "?", ok);
+			for (j = 0; j < nes; j++)
+				if (es[j].task == d->ids[i] &&
+				    es[j].attempt == runs[k].attempt &&
+				    runs[k].node_id != NULL &&
+				    strcmp(es[j].node, runs[k].node_id) == 0) {
+					match++;
+					break;
+				}
+		}
+		if (match == nr && nr == log_count[i] &&
+		    nr == (size_t)tasks[i]->attempts)
+			agree++;
+		if (p->delay_ms > 0 && nr > 0 &&
+		    runs[0].started_ms - tasks[i]->created_ms < min_wait)
+			min_wait = runs[0].started_ms - tasks[i]->created_ms;
+		sked_runs_free(runs, nr);
+	}
+	check(d, db_errors == 0 && final == d->ntasks,
+	      "every task reached a final state: %zu of %zu (%zu succeeded, "
+	      "%zu dead)",
+	      final, d->ntasks, nsucc, ndead);
+	check(d, as_planned == d->ntasks,
+	      "every task ended as its payload planned (status and "
+	      "attempts): %zu of %zu",
+	      as_planned, d->ntasks);
+	check(d, agree == d->ntasks,
+	      "database and handler log agree on every attempt and its node: "
+	      "%zu run records, %zu log lines",
+	      nruns_total, nes);
+	check(d, min_wait != INT64_MAX && min_wait >= DEMO_DELAY_MS - 10,
+	      "delayed tasks waited their 2 s: the first started %.2f s after "
+	      "enqueue",
+	      min_wait == INT64_MAX ? 0.0 : (double)min_wait / 1000);
+	for (i = 0, j = 0; i < DEMO_WORKERS; i++)
+		j += d->w[i].ok;
+	check(d, j == DEMO_WORKERS, "all %d worker processes exited cleanly",
+	      DEMO_WORKERS);
+	for (i = 0; i < DEMO_WORKERS; i++)
+		if (!d->w[i].ok)
+			print_tail(d->w[i].logpath);
+
+	/* 3. What happened, for the reader. */
+	printf("\nRuns per node (from the database):\n");
+	for (i = 0; i < nn; i++)
+		printf("  %-12s %4d runs  (%d succeeded, %d failed)\n",
+		       nc[i].node, nc[i].runs, nc[i].ok, nc[i].runs - nc[i].ok);
+	printf("\nRetried, then succeeded:");
+	for (i = 2; i <= DEMO_MAX_ATTEMPTS; i++)
+		printf("%s %zu on attempt %zu", i > 2 ? "," : "", by_attempt[i],
+		       i);
+	printf("\n");
+	if (retried_example != 0)
+		printf("  e.g. task %" PRId64 "\n", retried_example);
+	printf("\nDead after %d attempts:\n", DEMO_MAX_ATTEMPTS);
+	for (i = 0; i < d->ntasks; i++)
+		if (tasks[i] != NULL && tasks[i]->status == SKED_DEAD)
+			printf("  task %-5" PRId64 " %-7s last error: %s\n",
+			       tasks[i]->id, tasks[i]->kind,
+			       tasks[i]->last_error ? tasks[i]->last_error
+			                            : "-");
+
+	/* Priority: where the urgent tasks' first attempts fell among all
+	 * first attempts of the tasks that were due at once. */
+	qsort(es, nes, sizeof *es, cmp_start);
+	for (i = 0; i < nes; i++) {
+		long ti = task_index(d, es[i].task);
+		if (ti < 0 || es[i].attempt != 1 ||
+		    plans[d->plan[ti]].delay_ms > 0)
+			continue;
+		nfirst++;
+		if (plans[d->plan[ti]].priority > 0)
+			rank = nfirst;
+	}
+	printf("\nPriority: every priority-10 task started among the first "
+	       "%zu of %zu tasks due at once.\n",
+	       rank, nfirst);
+	printf("Strategy: %s (%s)\n", d->info.strategy, d->info.reason);
+
+	printf("\nWhat to try next:\n");
+	printf("  sked --db %s stats\n", d->url);
+	printf("  sked --db %s list --status dead\n", d->url);
+	for (i = 0; i < d->ntasks; i++)
+		if (tasks[i] != NULL && tasks[i]->status == SKED_DEAD) {
+			printf("  sked --db %s show %" PRId64 "\n", d->url,
+			       tasks[i]->id);
+			printf("  sked --db %s retry %" PRId64 "\n", d->url,
+			       tasks[i]->id);
+			break;
+		}
+	printf("  sked --db %s nodes\n", d->url);
+	printf("  sked cron next '30 7 * * mon-fri' --tz Europe/Paris "
+	       "--count 3\n");
+	printf("  (the handler log is %s)\n", d->log);
+out:
+	for (i = 0; tasks != NULL && i < d->ntasks; i++)
+		sked_tasks_free(tasks[i], tasks[i] ? 1 : 0);
+	free(tasks);
+	free(log_count);
+	free(es);
+}
+
+int
+cmd_demo(struct cli *c, int argc, char **argv)
+{
+	static const struct option opts[] = {CLI_COMMON_OPTIONS,
+	                                     {NULL, 0, NULL, 0}};
+	struct demo *d;
+	sked_options o;
+	int64_t elapsed = 0;
+	int ch, ex, rc;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (ch == CLI_OPT_HELP) {
+			cli_help(stdout, "demo");
+			return EX_OK;
+		}
+		if (ch != CLI_OPT_JSON)
+			return cli_opt_error("demo", ch, argv);
+	}
+	if (optind < argc)
+		return cli_usage("demo", "unexpected argument '%s'",
+		                 argv[optind]);
+	d = calloc(1, sizeof *d);
+	if (d == NULL) {
+		cli_err("demo: out of memory");
+		return EX_OSERR;
+	}
+	if ((ex = setup(d)) != 0)
+		goto out;
+
+	/* 1. The database, and what sked made of it. */
+	memset(&o, 0, sizeof o);
+	o.migrate = 1;
+	rc = sked_open(d->url, &o, &d->h);
+	if (rc == SKED_OK)
+		rc = sked_get_info(d->h, &d->info);
+	if (rc != SKED_OK) {
+		ex = cli_fail(d->h, rc, "demo: cannot open %s", d->url);
+		goto out;
+	}
+	printf("sked demo: %d worker processes share one database; the "
+	       "database decides who runs what.\n\n",
+	       DEMO_WORKERS);
+	printf("  folder    %s\n", d->dir);
+	printf("  database  %s (%s %s)\n", d->info.url, d->info.product,
+	       d->info.version);
+	printf("  strategy  %s: %s\n", d->info.strategy, d->info.reason);
+	printf("  schema    version %d\n\n", d->info.schema_version);
+
+	/* 2. The work. */
+	if ((ex = enqueue_all(d)) != 0)
+		goto out;
+	fflush(stdout);
+
+	/* 3, 4. The workers, with live counts. */
+	if ((ex = run_workers(d, &elapsed)) != 0) {
+		stop_all(d);
+		goto out;
+	}
+
+	/* 5. The proof. */
+	report(d, elapsed);
+	if (d->checks_failed == 0) {
+		printf("\nPASS: every check passed.\n");
+		ex = EX_OK;
+	} else {
+		printf("\nFAIL: %d check(s) failed; the folder %s keeps the "
+		       "evidence.\n",
+		       d->checks_failed, d->dir);
+		ex = EX_SOFTWARE;
+	}
+out:
+	sked_close(d->h);
+	free(d->ids);
+	free(d->plan);
+	free(d->by_id);
+	free(d);
+	return ex;
+}
