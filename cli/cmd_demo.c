@@ -466,6 +466,17 @@ reap(struct demo *d)
 }
 
 static int
+all_ok(const struct demo *d)
+{
+	size_t i;
+
+	for (i = 0; i < DEMO_WORKERS; i++)
+		if (!d->w[i].ok)
+			return 0;
+	return 1;
+}
+
+static int
 totals(struct demo *d, int64_t count[6], int64_t *due)
 {
 	sked_queue_stats *qs = NULL;
@@ -538,8 +549,8 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 	for (i = 0; i < DEMO_WORKERS; i++) {
 		struct worker_proc *w = &d->w[i];
 		snprintf(w->node, sizeof w->node, "demo-node-%zu", i + 1);
-		snprintf(w->logpath, sizeof w->logpath, "%s/%s.log", d->dir,
-		         w->node);
+		snprintf(w->logpath, sizeof w->logpath, "%s/demo-node-%zu.log",
+		         d->dir, i + 1);
 		w->ok = 1;
 	}
 	if ((ex = spawn_all(d)) != 0)
@@ -570,6 +581,11 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 		}
 		if (alive == 0 && rc == SKED_OK && unfinished == 0)
 			break;
+		if (alive == 0 && !all_ok(d)) {
+			printf("%s", tty ? "\n" : "");
+			cli_err("demo: a worker failed; see its log below");
+			break;
+		}
 		/* --until-empty lets a worker leave while tasks wait for
 		 * their time (a delay, a retry backoff): start them again
 		 * once something is due. */

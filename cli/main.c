@@ -191,7 +191,7 @@ print_overview(FILE *f)
 		if (t->flags & CMD_HIDDEN)
 			continue;
 		if (t->sub == NULL) {
-			fprintf(f, "  %-10s %s\n", t->name, t->summary);
+			fprintf(f, "  %-12s %s\n", t->name, t->summary);
 			continue;
 		}
 		for (s = t->sub; s->name != NULL; s++) {
