@@ -719,6 +719,13 @@ count_node(struct node_count *nc, size_t *nn, const char *node, int ok)
 	nc[i].ok += ok;
 }
 
+static int
+cmp_node(const void *a, const void *b)
+{
+	return strcmp(((const struct node_count *)a)->node,
+	              ((const struct node_count *)b)->node);
+}
+
 static void
 print_tail(const char *path)
 {
@@ -882,6 +889,7 @@ report(struct demo *d, int64_t elapsed_ms)
 			print_tail(d->w[i].logpath);
 
 	/* 3. What happened, for the reader. */
+	qsort(nc, nn, sizeof *nc, cmp_node);
 	printf("\nRuns per node (from the database):\n");
 	for (i = 0; i < nn; i++)
 		printf("  %-12s %4d runs  (%d succeeded, %d failed)\n",
@@ -894,6 +902,8 @@ report(struct demo *d, int64_t elapsed_ms)
 	if (retried_example != 0)
 		printf("  e.g. task %" PRId64 "\n", retried_example);
 	printf("\nDead after %d attempts:\n", DEMO_MAX_ATTEMPTS);
+	if (ndead == 0)
+		printf("  (none)\n");
 	for (i = 0; i < d->ntasks; i++)
 		if (tasks[i] != NULL && tasks[i]->status == SKED_DEAD)
 			printf("  task %-5" PRId64 " %-7s last error: %s\n",

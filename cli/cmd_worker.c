@@ -162,7 +162,6 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	struct cli_handler *hs = NULL;
 	size_t nh = 0, i;
 	sked_worker *w = NULL;
-	sked_worker_counters ctr;
 	long long v;
 	int ch, ex = 0, rc;
 
@@ -310,13 +309,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	}
 	rc = sked_worker_run(w);
 	g_worker = NULL;
-	sked_worker_get_counters(w, &ctr);
-	fprintf(stderr,
-	        "worker %s stopped: claimed %" PRId64 ", succeeded %" PRId64
-	        ", failed %" PRId64 ", dead %" PRId64 ", lost %" PRId64
-	        ", late %" PRId64 ", released %" PRId64 "\n",
-	        sked_worker_node_id(w), ctr.claimed, ctr.succeeded, ctr.failed,
-	        ctr.dead, ctr.lost, ctr.late, ctr.released);
+	/* The library logs the worker's counters as it stops. */
 	if (rc != SKED_OK)
 		ex = cli_fail(c->h, rc, "worker %s", sked_worker_node_id(w));
 	goto out;
