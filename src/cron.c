@@ -29,11 +29,12 @@
 #include "sked.h"
 #include "util/timefmt.h"
 
-#define MAX_EXPR  1024
-#define WS        " \t\r\n\v\f"
-#define HORIZON_S ((int64_t)SKED_CRON_HORIZON_YEARS * 31556952) /* 365.2425 d  \
-	                                                         */
-#define MAX_ABS_S INT64_C(10000000000000) /* ~317,000 years */
+#define MAX_EXPR 1024
+#define WS       " \t\r\n\v\f"
+/* The search horizon in seconds (a Gregorian year is 365.2425 days), and
+ * the largest |after| we accept (about 317,000 years). */
+#define HORIZON_S ((int64_t)SKED_CRON_HORIZON_YEARS * 31556952)
+#define MAX_ABS_S INT64_C(10000000000000)
 
 struct sked_cron {
 	uint64_t sec;       /* bits 0..59 */
