@@ -1,0 +1,62 @@
+# sked — the two commands of the README, and a few more for developers.
+#
+#   make demo       install what is missing, build, run the showcase
+#   make test       install what is missing, build, start private database
+#                   servers, run every test (also under ASan/UBSan), stop
+#   make build      configure and build into build/
+#   make asan       build with AddressSanitizer+UBSan into build-asan/
+#   make format     apply .clang-format;  make format-check  to verify
+#   make install    install into PREFIX (default /usr/local)
+
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all build demo test test-only asan deps-demo deps-test format \
+	format-check install clean bench
+
+all: build
+
+deps-demo:
+	@sh scripts/deps.sh demo
+
+deps-test:
+	@sh scripts/deps.sh test
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: deps-demo
+	@$(MAKE) --no-print-directory build
+	$(BUILD)/sked demo
+
+test: deps-test
+	@$(MAKE) --no-print-directory build asan
+	sh scripts/run-tests.sh $(BUILD) $(ASAN_BUILD)
+
+# the suite without installing anything (for a machine already set up)
+test-only: build asan
+	sh scripts/run-tests.sh $(BUILD) $(ASAN_BUILD)
+
+asan:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSKED_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD)
+
+format:
+	clang-format -i include/*.h src/*.[ch] src/*/*.[ch] cli/*.[ch] \
+		tests/unit/*.c
+
+format-check:
+	clang-format --dry-run --Werror include/*.h src/*.[ch] src/*/*.[ch] \
+		cli/*.[ch] tests/unit/*.c
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
