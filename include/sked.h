@@ -1,0 +1,408 @@
+/*
+ * sked.h — the one public header of libsked: the contract.
+ *
+ * sked turns a relational database the user already runs (SQLite,
+ * PostgreSQL, MySQL/MariaDB, anything behind ODBC) into a distributed task
+ * scheduler. Any number of workers on any number of hosts share one task
+ * table; the database's own row locks decide who runs what.
+ *
+ * Conventions used throughout this header:
+ *  - Every function that can fail returns an int status: SKED_OK (0) or a
+ *    negative SKED_E* code from the table below. sked_errname() and
+ *    sked_strerror() name a code; sked_errmsg() on a handle gives the detail
+ *    of its last failure (a server's SQLSTATE and message, the offending
+ *    input), with passwords masked.
+ *  - Borrowed inputs are const. Out parameters come last. Every _open/_new
+ *    has a _close/_free that accepts NULL.
+ *  - Times are int64 milliseconds since the Unix epoch, UTC, and always come
+ *    from the database's clock, never the caller's.
+ *  - Thread safety: a sked handle is one database connection. Use it from
+ *    one thread at a time (or guard it). Separate handles are independent.
+ *    sked_worker_stop() is the only function safe to call from a signal
+ *    handler.
+ */
+#ifndef SKED_H
+#define SKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SKED_VERSION "0.1.0"
+#define SKED_SCHEMA_VERSION 1
+
+#if defined(SKED_BUILDING) && defined(__GNUC__)
+#define SKED_API __attribute__((visibility("default")))
+#else
+#define SKED_API
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Status codes. One table generates the enum, sked_errname() and     */
+/* sked_strerror().                                                    */
+/* ------------------------------------------------------------------ */
+
+#define SKED_ERRNO_MAP(X)                                                     \
+	X(ERROR, 1, "unspecified error")                                      \
+	X(NOMEM, 2, "out of memory")                                          \
+	X(INVAL, 3, "invalid argument")                                       \
+	X(URL, 4, "malformed database URL")                                   \
+	X(UNAVAILABLE, 5, "database unavailable")                             \
+	X(DB, 6, "database error")                                            \
+	X(SCHEMA, 7, "schema missing or at another version")                  \
+	X(STRATEGY, 8, "claim strategy not supported by this database")       \
+	X(NOTFOUND, 9, "not found")                                           \
+	X(STATE, 10, "not allowed in the current state")                      \
+	X(LOST, 11, "lease lost to another owner")                            \
+	X(LOCKED, 12, "lock held by another owner")                           \
+	X(TIMEOUT, 13, "timed out")                                           \
+	X(IO, 14, "input/output error")                                       \
+	X(TOOBIG, 15, "value too large")                                      \
+	X(CRON, 16, "malformed cron expression")                              \
+	X(TZ, 17, "unknown time zone")                                        \
+	X(UNSUPPORTED, 18, "not supported by this build or database")         \
+	X(READONLY, 19, "database is read-only")                              \
+	X(BUSY, 20, "database busy or in conflict; try again")
+
+typedef enum sked_status_code {
+	SKED_OK = 0,
+#define SKED__ENUM(name, num, text) SKED_E##name = -(num),
+	SKED_ERRNO_MAP(SKED__ENUM)
+#undef SKED__ENUM
+} sked_status_code;
+
+/* "SKED_EDB" for SKED_EDB; "SKED_E?" for an unknown code. Static strings. */
+SKED_API const char *sked_errname(int code);
+/* A one-line description of a code. Static string. */
+SKED_API const char *sked_strerror(int code);
+
+/* ------------------------------------------------------------------ */
+/* Logging                                                            */
+/* ------------------------------------------------------------------ */
+
+enum { SKED_LOG_ERROR = 0, SKED_LOG_WARN = 1, SKED_LOG_INFO = 2, SKED_LOG_DEBUG = 3 };
+
+/* Receives every log line sked writes (already formatted, no newline).
+ * Called from any sked thread; must be thread safe. */
+typedef void (*sked_log_fn)(int level, const char *line, void *userdata);
+
+/* Replace the process-wide log sink (NULL restores the default: stderr)
+ * and the threshold (lines above it are dropped). The default threshold
+ * is SKED_LOG_INFO, or the value of SKED_LOG (error|warn|info|debug). */
+SKED_API void sked_set_log(sked_log_fn fn, void *userdata, int threshold);
+
+/* ------------------------------------------------------------------ */
+/* Handle                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct sked sked;
+
+typedef struct sked_options {
+	/* "auto" or NULL: pick from the server's product and version.
+	 * Otherwise "skip-locked", "readpast", "optimistic" or "sqlite";
+	 * one the database cannot honour makes sked_open fail with
+	 * SKED_ESTRATEGY. */
+	const char *strategy;
+	/* Table prefix, default "sked_". Must match [a-z_][a-z0-9_]{0,30}. */
+	const char *prefix;
+	/* 1: create or upgrade the schema on open when needed.
+	 * 0: fail with SKED_ESCHEMA unless the schema is current. */
+	int migrate;
+} sked_options;
+
+/* Connect to url (see below) and check the schema.
+ * URLs: "sqlite:PATH", "postgres://…", "postgresql://…", "mysql://…",
+ * "mariadb://…", "odbc:CONNECTION-STRING". opts may be NULL (defaults).
+ * *out is set even on failure (unless SKED_ENOMEM) so that sked_errmsg()
+ * can tell what went wrong; always sked_close() it. */
+SKED_API int sked_open(const char *url, const sked_options *opts, sked **out);
+SKED_API void sked_close(sked *h);
+
+/* The detail of the last failure on h: one line, passwords masked.
+ * Borrowed; valid until the next call on h. Never NULL. */
+SKED_API const char *sked_errmsg(const sked *h);
+
+/* Create or upgrade the schema. Idempotent, safe when several processes
+ * run it at once. */
+SKED_API int sked_migrate(sked *h);
+
+typedef struct sked_info {
+	char driver[16];     /* "sqlite", "libpq", "mariadb", "odbc" */
+	char dialect[16];    /* "sqlite", "postgresql", "mysql", "sqlserver", … */
+	char product[64];    /* as the server names itself */
+	char version[64];    /* as the server reports it */
+	char strategy[16];   /* the claim strategy in use */
+	char reason[512];    /* why that strategy was chosen */
+	char url[512];       /* the URL, password masked */
+	int schema_version;  /* found in the database; 0 if none */
+	int schema_expected; /* SKED_SCHEMA_VERSION */
+} sked_info;
+
+/* What was detected and chosen, and why. */
+SKED_API int sked_get_info(sked *h, sked_info *out);
+
+/* ------------------------------------------------------------------ */
+/* Tasks                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef enum sked_task_status {
+	SKED_PENDING = 0,   /* waiting for its run-at time and a worker */
+	SKED_RUNNING = 1,   /* leased by a node */
+	SKED_SUCCEEDED = 2, /* finished: its handler succeeded */
+	SKED_DEAD = 3,      /* finished: its attempts are spent */
+	SKED_RETRY = 4,     /* failed an attempt; waiting to run again */
+	SKED_CANCELLED = 5  /* finished: cancelled by a user */
+} sked_task_status;
+
+/* "pending", "running", …; "?" for an unknown value. Static string. */
+SKED_API const char *sked_status_name(int status);
+/* The inverse of sked_status_name; -1 when unknown. */
+SKED_API int sked_status_parse(const char *name);
+
+#define SKED_DEFAULT_QUEUE "default"
+#define SKED_DEFAULT_MAX_ATTEMPTS 5
+#define SKED_MAX_PAYLOAD (1024 * 1024) /* bytes */
+#define SKED_MAX_NAME 128              /* queue, kind, unique key, node id */
+
+typedef struct sked_enqueue_opts {
+	const char *queue;      /* NULL: "default" */
+	int priority;           /* higher runs first; default 0 */
+	int64_t run_at_ms;      /* absolute time; 0: use delay_ms */
+	int64_t delay_ms;       /* database now + delay; 0: now */
+	int max_attempts;       /* 0: SKED_DEFAULT_MAX_ATTEMPTS */
+	const char *unique_key; /* NULL: none; else an existing key returns
+	                           the existing task */
+} sked_enqueue_opts;
+
+/* Enqueue one task. kind and queue are names: [A-Za-z0-9_.:-], 1 to
+ * SKED_MAX_NAME bytes, starting with a letter or digit. payload may be
+ * NULL (empty); at most SKED_MAX_PAYLOAD bytes (SKED_ETOOBIG).
+ * *id_out gets the task id; *existed_out (may be NULL) is 1 when
+ * unique_key matched an existing task, whose id is returned. */
+SKED_API int sked_enqueue(sked *h, const char *kind, const char *payload,
+                          size_t payload_len, const sked_enqueue_opts *opts,
+                          int64_t *id_out, int *existed_out);
+
+/* Enqueue n tasks of one kind in one transaction: all or none.
+ * payloads[i] of lens[i] bytes (lens may be NULL for NUL-terminated).
+ * opts->unique_key must be NULL. ids_out has room for n ids. */
+SKED_API int sked_enqueue_many(sked *h, const char *kind, size_t n,
+                               const char *const *payloads,
+                               const size_t *lens,
+                               const sked_enqueue_opts *opts,
+                               int64_t *ids_out);
+
+typedef struct sked_task {
+	int64_t id;
+	char *queue;
+	char *kind;
+	char *payload; /* NUL-terminated; payload_len excludes the NUL */
+	size_t payload_len;
+	int status; /* sked_task_status */
+	int priority;
+	int64_t run_at_ms;
+	int attempts;
+	int max_attempts;
+	char *node_id;        /* owner while running, last runner after; or NULL */
+	int64_t lease_until_ms; /* 0: none */
+	char *unique_key;       /* or NULL */
+	char *schedule_name;    /* or NULL */
+	int64_t fire_time_ms;   /* 0: none */
+	char *last_error;       /* or NULL */
+	int64_t created_ms, updated_ms, finished_ms; /* finished: 0 if not */
+} sked_task;
+
+/* Fetch one task. SKED_ENOTFOUND when there is none. Free with
+ * sked_tasks_free(*out, 1). */
+SKED_API int sked_task_get(sked *h, int64_t id, sked_task **out);
+
+typedef struct sked_list_filter {
+	int status;         /* -1: any */
+	const char *queue;  /* NULL: any */
+	const char *kind;   /* NULL: any */
+	int limit;          /* 0: 100 */
+	int64_t before_id;  /* 0: newest first from the top; else ids < this */
+} sked_list_filter;
+
+/* Tasks, newest first. *out is an array of *n tasks (NULL when 0); free
+ * with sked_tasks_free. */
+SKED_API int sked_task_list(sked *h, const sked_list_filter *f,
+                            sked_task **out, size_t *n);
+SKED_API void sked_tasks_free(sked_task *tasks, size_t n);
+
+/* Cancel a pending, retrying or running task (a running one is stopped by
+ * its worker at the next lease renewal; its result is not applied).
+ * SKED_ENOTFOUND; SKED_ESTATE when it has already finished. */
+SKED_API int sked_cancel(sked *h, int64_t id);
+
+/* Run a dead or cancelled task (or a waiting one) again now, with one more
+ * attempt allowed if its attempts are spent. SKED_ESTATE when it is
+ * running or succeeded. */
+SKED_API int sked_retry(sked *h, int64_t id);
+
+/* One attempt at a task. */
+typedef struct sked_run {
+	int64_t id;
+	int64_t task_id;
+	int attempt;
+	char *node_id;
+	int64_t started_ms, finished_ms;
+	char *outcome;   /* "succeeded", "failed", "lease-expired", "late", … */
+	int exit_code;   /* -1: none (a C handler, or killed by a signal) */
+	char *error;     /* or NULL */
+	char *output;    /* bounded tail of stdout+stderr, or NULL */
+} sked_run;
+
+/* The attempts at one task, oldest first. Free with sked_runs_free. */
+SKED_API int sked_runs_get(sked *h, int64_t task_id, sked_run **out,
+                           size_t *n);
+SKED_API void sked_runs_free(sked_run *runs, size_t n);
+
+typedef struct sked_queue_stats {
+	char queue[SKED_MAX_NAME + 1];
+	int64_t count[6];   /* indexed by sked_task_status */
+	int64_t due;        /* pending or retrying and due now */
+} sked_queue_stats;
+
+/* Counts per queue. Free *out with free(). */
+SKED_API int sked_stats(sked *h, sked_queue_stats **out, size_t *n);
+
+typedef struct sked_node {
+	char *id;
+	char *host;
+	int pid;
+	int64_t started_ms, heartbeat_ms;
+	char *strategy;
+	char *version;
+	int alive;       /* heartbeat younger than 3 × its interval */
+	int64_t running; /* tasks it holds now */
+} sked_node;
+
+SKED_API int sked_nodes(sked *h, sked_node **out, size_t *n);
+SKED_API void sked_nodes_free(sked_node *nodes, size_t n);
+
+/* The database's clock, now. */
+SKED_API int sked_now(sked *h, int64_t *now_ms);
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct sked_worker sked_worker;
+typedef struct sked_job sked_job; /* a claimed task, as a handler sees it */
+
+/* A C handler. Return 0 for success; anything else fails the attempt
+ * (retried with backoff until max_attempts). Called on a pool thread.
+ * Long handlers should poll sked_job_cancelled() and return early when it
+ * becomes true: the worker is shutting down or could not renew the lease. */
+typedef int (*sked_handler_fn)(sked_job *job, void *userdata);
+
+SKED_API int64_t sked_job_id(const sked_job *job);
+SKED_API const char *sked_job_kind(const sked_job *job);
+SKED_API const char *sked_job_queue(const sked_job *job);
+SKED_API const char *sked_job_payload(const sked_job *job, size_t *len);
+SKED_API int sked_job_attempt(const sked_job *job);
+SKED_API int sked_job_max_attempts(const sked_job *job);
+SKED_API int sked_job_cancelled(const sked_job *job);
+/* Record why the attempt failed (kept in the run record). */
+SKED_API void sked_job_set_error(sked_job *job, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+typedef struct sked_worker_options {
+	const char *node_id;   /* NULL: HOST-PID-RANDOM */
+	const char *queues;    /* "Q[:N],…": queues to serve, N = at most N
+	                          slots for Q; NULL: every queue */
+	int concurrency;       /* slots (threads); 0: 4 */
+	int64_t lease_ms;      /* 0: 30 s */
+	int64_t poll_ms;       /* idle poll interval; 0: 1 s */
+	int64_t grace_ms;      /* on stop, how long running tasks may finish;
+	                          0: 30 s */
+	int64_t retry_base_ms; /* backoff base; 0: 1 s */
+	int64_t retry_max_ms;  /* backoff cap; 0: 1 h */
+	int until_empty;       /* return once nothing is due or running */
+	int64_t timeout_ms;    /* default handler timeout; 0: none */
+} sked_worker_options;
+
+/* A worker on h's database. The worker uses h for claiming and finishing
+ * and opens a second connection of its own (for lease renewal). h is
+ * borrowed: it must outlive the worker and must not be used elsewhere
+ * while sked_worker_run() runs. */
+SKED_API int sked_worker_new(sked *h, const sked_worker_options *opts,
+                             sked_worker **out);
+SKED_API void sked_worker_free(sked_worker *w);
+
+/* Map a kind to a C handler. */
+SKED_API int sked_worker_handle(sked_worker *w, const char *kind,
+                                sked_handler_fn fn, void *userdata);
+
+/* Map a kind to a program: argv[0] is run with posix_spawn semantics (no
+ * shell; a name without '/' is searched in PATH), the payload on stdin and
+ * SKED_TASK_ID, SKED_TASK_KIND, SKED_TASK_QUEUE, SKED_TASK_ATTEMPT in its
+ * environment. Exit 0 is success. timeout_ms (0: the worker's default)
+ * kills it. argv is copied. */
+SKED_API int sked_worker_handle_program(sked_worker *w, const char *kind,
+                                        const char *const *argv,
+                                        int64_t timeout_ms);
+
+/* Run until stopped (or, with until_empty, until nothing is due or
+ * running). Registers the node, claims, runs, finishes, renews leases,
+ * takes back expired leases of other nodes. Returns SKED_OK after a clean
+ * stop. */
+SKED_API int sked_worker_run(sked_worker *w);
+
+/* Ask a running worker to stop: stop claiming, let running tasks finish
+ * within grace_ms, then give back what is left. immediate != 0 gives
+ * back at once. Async-signal-safe. */
+SKED_API void sked_worker_stop(sked_worker *w, int immediate);
+
+typedef struct sked_worker_counters {
+	int64_t claimed, succeeded, failed, dead, lost, late, released;
+} sked_worker_counters;
+SKED_API void sked_worker_get_counters(sked_worker *w,
+                                       sked_worker_counters *out);
+SKED_API const char *sked_worker_node_id(const sked_worker *w);
+
+
+/* ------------------------------------------------------------------ */
+/* Cron (pure time maths: no clock, no I/O but reading the tz database) */
+/* ------------------------------------------------------------------ */
+
+/* Check a cron expression (5 fields, or 6 with leading seconds, or an
+ * @alias) and an IANA time zone name (NULL: "UTC"). On failure err gets
+ * one line naming the field and the problem. SKED_ECRON or SKED_ETZ. */
+SKED_API int sked_cron_check(const char *expr, const char *tz, char *err,
+                             size_t errlen);
+
+/* The next count fire instants strictly after after_ms, in order, into
+ * out_ms. Returns SKED_OK, SKED_ECRON, SKED_ETZ. */
+SKED_API int sked_cron_next(const char *expr, const char *tz,
+                            int64_t after_ms, size_t count, int64_t *out_ms,
+                            char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Small helpers shared by the library and its programs               */
+/* ------------------------------------------------------------------ */
+
+/* "500ms", "30s", "10m", "2h", "1d", and sums such as "1h30m".
+ * SKED_EINVAL on anything else (including a bare number). */
+SKED_API int sked_parse_duration(const char *s, int64_t *ms);
+/* ISO-8601: "2026-03-08T07:30:00Z", fractions, "+01:00" offsets,
+ * "2026-03-08 07:30:00" (UTC), "2026-03-08" (midnight UTC). */
+SKED_API int sked_parse_time(const char *s, int64_t *ms);
+/* "2026-03-08T07:30:00Z", or with ".123" when ms is not whole seconds.
+ * buf needs 32 bytes. Returns buf. */
+SKED_API char *sked_format_time(int64_t ms, char *buf, size_t len);
+/* "1h30m", "500ms". buf needs 32 bytes. Returns buf. */
+SKED_API char *sked_format_duration(int64_t ms, char *buf, size_t len);
+/* Copy url into buf with any password masked as "***". Returns buf. */
+SKED_API char *sked_redact_url(const char *url, char *buf, size_t len);
+/* 1 when s is a valid queue or kind name, else 0. */
+SKED_API int sked_name_valid(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SKED_H */
