@@ -1,0 +1,299 @@
+/*
+ * db.c — the one file that calls drivers.
+ *
+ * Layer: the driver seam (see db.h). Everything that must hold for every
+ * driver lives here: picking the driver from the URL scheme, argument
+ * asserts, SQL tracing (SKED_TRACE_SQL=1 logs each statement at debug
+ * level), mapping driver error kinds to status codes, and fault injection
+ * for tests. Result-set helpers for drivers are here too.
+ */
+#include "db.h"
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/url.h"
+
+/* ---- results ---- */
+
+int
+sked__res_begin(sked_res *r, int ncols)
+{
+	sked__res_clear(r);
+	r->ncols = ncols;
+	return SKED_OK;
+}
+
+int
+sked__res_add(sked_res *r, const char *s, size_t len)
+{
+	assert(r->ncols > 0);
+	if (r->ncells == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : (size_t)r->ncols * 8;
+		char **cell = realloc(r->cell, cap * sizeof *cell);
+		if (!cell)
+			return SKED_ENOMEM;
+		r->cell = cell;
+		size_t *lens = realloc(r->len, cap * sizeof *lens);
+		if (!lens)
+			return SKED_ENOMEM;
+		r->len = lens;
+		r->cap = cap;
+	}
+	char *copy = NULL;
+	if (s) {
+		copy = malloc(len + 1);
+		if (!copy)
+			return SKED_ENOMEM;
+		memcpy(copy, s, len);
+		copy[len] = '\0';
+	}
+	r->cell[r->ncells] = copy;
+	r->len[r->ncells] = len;
+	r->ncells++;
+	r->nrows = (int)(r->ncells / (size_t)r->ncols);
+	return SKED_OK;
+}
+
+void
+sked__res_clear(sked_res *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->ncells; i++)
+		free(r->cell[i]);
+	free(r->cell);
+	free(r->len);
+	memset(r, 0, sizeof *r);
+}
+
+static const char *
+cell(const sked_res *r, int row, int col)
+{
+	assert(row >= 0 && row < r->nrows && col >= 0 && col < r->ncols);
+	return r->cell[(size_t)row * (size_t)r->ncols + (size_t)col];
+}
+
+int
+sked__res_null(const sked_res *r, int row, int col)
+{
+	return cell(r, row, col) == NULL;
+}
+
+int64_t
+sked__res_int(const sked_res *r, int row, int col)
+{
+	const char *s = cell(r, row, col);
+	if (!s)
+		return 0;
+	/* some servers hand back numeric text such as "12.0" for integer
+	 * expressions; strtoll stops at the dot, which is what we want */
+	return strtoll(s, NULL, 10);
+}
+
+const char *
+sked__res_text(const sked_res *r, int row, int col)
+{
+	return cell(r, row, col);
+}
+
+size_t
+sked__res_len(const sked_res *r, int row, int col)
+{
+	assert(row >= 0 && row < r->nrows && col >= 0 && col < r->ncols);
+	return r->len[(size_t)row * (size_t)r->ncols + (size_t)col];
+}
+
+char *
+sked__res_dup(const sked_res *r, int row, int col, int *nomem)
+{
+	const char *s = cell(r, row, col);
+	if (!s)
+		return NULL;
+	size_t n = sked__res_len(r, row, col);
+	char *d = malloc(n + 1);
+	if (!d) {
+		*nomem = 1;
+		return NULL;
+	}
+	memcpy(d, s, n + 1);
+	return d;
+}
+
+/* ---- fault injection ---- */
+
+static atomic_int fault_countdown;
+static atomic_int fault_kind;
+
+void
+sked__db_fault_after(int nth, sked_dbe_kind kind)
+{
+	atomic_store(&fault_kind, (int)kind);
+	atomic_store(&fault_countdown, nth);
+}
+
+static int
+fault_fires(void)
+{
+	int n = atomic_load(&fault_countdown);
+	while (n > 0) {
+		if (atomic_compare_exchange_weak(&fault_countdown, &n, n - 1))
+			return n == 1;
+	}
+	return 0;
+}
+
+/* ---- connections ---- */
+
+static const sked_driver *
+driver_for(sked_url_kind kind)
+{
+	switch (kind) {
+	case SKED_URL_SQLITE:
+		return &sked__driver_sqlite;
+	case SKED_URL_POSTGRES:
+#ifdef SKED_HAVE_PG
+		return &sked__driver_pg;
+#else
+		return NULL;
+#endif
+	case SKED_URL_MYSQL:
+#ifdef SKED_HAVE_MYSQL
+		return &sked__driver_mysql;
+#else
+		return NULL;
+#endif
+	case SKED_URL_ODBC:
+#ifdef SKED_HAVE_ODBC
+		return &sked__driver_odbc;
+#else
+		return NULL;
+#endif
+	}
+	return NULL;
+}
+
+int
+sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	sked_url u;
+	int rc = sked__url_parse(url, &u, err, errlen);
+	if (rc != SKED_OK)
+		return rc;
+	const sked_driver *drv = driver_for(u.kind);
+	sked__url_free(&u);
+	if (!drv) {
+		snprintf(err, errlen,
+		         "this build of sked has no driver for that URL scheme "
+		         "(built: %s)",
+		         SKED_BUILT_DRIVERS);
+		return SKED_EUNSUPPORTED;
+	}
+	sked_db *db = calloc(1, sizeof *db);
+	if (!db) {
+		snprintf(err, errlen, "out of memory");
+		return SKED_ENOMEM;
+	}
+	db->drv = drv;
+	const char *t = getenv("SKED_TRACE_SQL");
+	db->trace = t && *t && *t != '0';
+	rc = drv->connect(url, &db->conn, &db->err);
+	if (rc != SKED_OK || !db->conn) {
+		snprintf(err, errlen, "%s", db->err.msg);
+		rc = db->err.kind == SKED_DBE_NOMEM ? SKED_ENOMEM
+		     : db->err.kind == SKED_DBE_READONLY
+		             ? SKED_EREADONLY
+		             : SKED_EUNAVAILABLE;
+		free(db);
+		return rc;
+	}
+	*out = db;
+	return SKED_OK;
+}
+
+void
+sked__db_close(sked_db *db)
+{
+	if (!db)
+		return;
+	if (db->conn)
+		db->drv->close(db->conn);
+	free(db);
+}
+
+int
+sked__db_status(const sked_db *db)
+{
+	switch (db->err.kind) {
+	case SKED_DBE_NONE:
+		return SKED_OK;
+	case SKED_DBE_CONNECT:
+		return SKED_EUNAVAILABLE;
+	case SKED_DBE_RETRY:
+		return SKED_EBUSY;
+	case SKED_DBE_READONLY:
+		return SKED_EREADONLY;
+	case SKED_DBE_NOTABLE:
+		return SKED_ESCHEMA;
+	case SKED_DBE_NOMEM:
+		return SKED_ENOMEM;
+	case SKED_DBE_UNIQUE:
+	case SKED_DBE_OTHER:
+		break;
+	}
+	return SKED_EDB;
+}
+
+int
+sked__db_exec(sked_db *db, int slot, const char *sql, const sked_val *p,
+              int np, sked_res *res)
+{
+	assert(db && db->conn && sql);
+	assert(np == 0 || p);
+	memset(&db->err, 0, sizeof db->err);
+	db->affected = -1;
+	db->last_id = 0;
+	if (res)
+		sked__res_clear(res);
+	if (db->trace)
+		sked__log(SKED_LOG_DEBUG, "sql[%d]: %s", slot, sql);
+	if (fault_fires()) {
+		db->err.kind = (sked_dbe_kind)atomic_load(&fault_kind);
+		snprintf(db->err.msg, sizeof db->err.msg,
+		         "injected fault (test)");
+		return sked__db_status(db);
+	}
+	int rc = db->drv->exec(db->conn, slot, sql, p, np, res, &db->affected,
+	                       &db->last_id, &db->err);
+	if (rc != SKED_OK) {
+		if (db->err.kind == SKED_DBE_NONE)
+			db->err.kind = SKED_DBE_OTHER;
+		if (res)
+			sked__res_clear(res);
+		if (db->trace)
+			sked__log(SKED_LOG_DEBUG, "sql[%d] failed: %s", slot,
+			          db->err.msg);
+		return sked__db_status(db);
+	}
+	return SKED_OK;
+}
+
+int
+sked__db_server(sked_db *db, char *product, size_t plen, char *version,
+                size_t vlen)
+{
+	memset(&db->err, 0, sizeof db->err);
+	int rc = db->drv->server(db->conn, product, plen, version, vlen,
+	                         &db->err);
+	if (rc != SKED_OK) {
+		if (db->err.kind == SKED_DBE_NONE)
+			db->err.kind = SKED_DBE_OTHER;
+		return sked__db_status(db);
+	}
+	return SKED_OK;
+}

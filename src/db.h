@@ -1,0 +1,163 @@
+/*
+ * db.h — the driver seam: how bytes reach a database server.
+ *
+ * Layer: below the model (queue.c, node.c, sched.c, lock.c) and the claim
+ * strategies; above the drivers in src/db/. A driver knows nothing of
+ * tasks: it connects, reports the server's product and version, runs one
+ * SQL statement with bound parameters and hands back a materialized result.
+ * Which SQL to say is the dialect's business (dialect.h); when to say it is
+ * the model's.
+ *
+ * Every call into a driver goes through db.c, which is the one place for
+ * argument asserts, SQL tracing (SKED_TRACE_SQL=1), error mapping and fault
+ * injection (sked__db_fault_after), so tests can make the third statement
+ * fail without a broken server.
+ *
+ * SQL text uses '?' for every parameter; a driver whose server wants
+ * another marker ($1, …) rewrites it when preparing. Statements with a
+ * cache slot (>= 0) are prepared once per connection and reused.
+ */
+#ifndef SKED_DB_H
+#define SKED_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sked.h"
+
+/* A bound parameter. Text is borrowed for the duration of the call. */
+typedef enum { SKED_VNULL = 0, SKED_VINT, SKED_VTEXT } sked_vtype;
+typedef struct sked_val {
+	sked_vtype type;
+	int64_t i;
+	const char *s;
+	size_t len;
+} sked_val;
+
+#define SKED_NULLV ((sked_val){.type = SKED_VNULL})
+#define SKED_INTV(x) ((sked_val){.type = SKED_VINT, .i = (int64_t)(x)})
+static inline sked_val
+sked__textv(const char *s)
+{
+	sked_val v = {.type = s ? SKED_VTEXT : SKED_VNULL, .s = s,
+	              .len = s ? strlen(s) : 0};
+	return v;
+}
+#define SKED_TEXTV(x) sked__textv(x)
+#define SKED_BLOBV(p, n) ((sked_val){.type = SKED_VTEXT, .s = (p), .len = (n)})
+
+/* A materialized result: nrows × ncols cells, each NULL or a
+ * NUL-terminated string (integers in decimal). Owned by the caller of
+ * sked__db_exec; release with sked__res_clear. */
+typedef struct sked_res {
+	int nrows, ncols;
+	char **cell;   /* [row * ncols + col] */
+	size_t *len;   /* byte length of each cell */
+	size_t ncells; /* cells filled */
+	size_t cap;    /* cells allocated */
+} sked_res;
+
+/* Helpers for drivers to fill a result. */
+int sked__res_begin(sked_res *r, int ncols) __attribute__((warn_unused_result));
+int sked__res_add(sked_res *r, const char *s, size_t len)
+	__attribute__((warn_unused_result)); /* next cell, row-major; s NULL = NULL */
+void sked__res_clear(sked_res *r);
+
+int sked__res_null(const sked_res *r, int row, int col);
+int64_t sked__res_int(const sked_res *r, int row, int col); /* NULL → 0 */
+const char *sked__res_text(const sked_res *r, int row, int col); /* or NULL */
+size_t sked__res_len(const sked_res *r, int row, int col);
+/* A strdup of the cell, or NULL for NULL; sets *nomem on failure. */
+char *sked__res_dup(const sked_res *r, int row, int col, int *nomem);
+
+/* What went wrong, as a driver reports it. */
+typedef enum {
+	SKED_DBE_NONE = 0,
+	SKED_DBE_OTHER,      /* any other error: SKED_EDB */
+	SKED_DBE_CONNECT,    /* cannot connect / connection lost: SKED_EUNAVAILABLE */
+	SKED_DBE_UNIQUE,     /* a unique constraint was violated */
+	SKED_DBE_RETRY,      /* deadlock, serialization failure, lock wait timeout, busy */
+	SKED_DBE_READONLY,   /* the database cannot be written */
+	SKED_DBE_NOTABLE,    /* the table does not exist (schema missing) */
+	SKED_DBE_NOMEM
+} sked_dbe_kind;
+
+typedef struct sked_dberr {
+	sked_dbe_kind kind;
+	int native;        /* driver/server error number, or 0 */
+	char sqlstate[6];  /* "" when unknown */
+	char msg[512];     /* one line, password-free */
+} sked_dberr;
+
+/* The method table a driver fills. Called only from db.c. */
+typedef struct sked_driver {
+	const char *name; /* "sqlite", "libpq", "mariadb", "odbc" */
+	/* url is the whole URL (the driver parses what it needs with url.h).
+	 * On failure *conn stays NULL and e says why. */
+	int (*connect)(const char *url, void **conn, sked_dberr *e);
+	void (*close)(void *conn);
+	/* product as the server names itself, and its version string */
+	int (*server)(void *conn, char *product, size_t plen, char *version,
+	              size_t vlen, sked_dberr *e);
+	/* Run sql with params. slot >= 0: cache the prepared statement under
+	 * that slot (the same slot always carries the same sql). res may be
+	 * NULL when no rows are wanted. *affected gets the rows changed by
+	 * INSERT/UPDATE/DELETE (or -1). *last_id, if not NULL, gets the id an
+	 * INSERT into an identity column produced (0 if none). */
+	int (*exec)(void *conn, int slot, const char *sql, const sked_val *p,
+	            int np, sked_res *res, int64_t *affected, int64_t *last_id,
+	            sked_dberr *e);
+	/* optional: a socket to poll for asynchronous notifications, or -1 */
+	int (*socket)(void *conn);
+	/* optional: consume pending notifications; returns how many arrived */
+	int (*drain_notify)(void *conn, sked_dberr *e);
+	/* optional: the native connection (PGconn *, MYSQL *, sqlite3 *, SQLHDBC) */
+	void *(*native)(void *conn);
+} sked_driver;
+
+extern const sked_driver sked__driver_sqlite;
+#ifdef SKED_HAVE_PG
+extern const sked_driver sked__driver_pg;
+#endif
+#ifdef SKED_HAVE_MYSQL
+extern const sked_driver sked__driver_mysql;
+#endif
+#ifdef SKED_HAVE_ODBC
+extern const sked_driver sked__driver_odbc;
+#endif
+
+/* A connection: a driver, its native state and the last error. */
+typedef struct sked_db {
+	const sked_driver *drv;
+	void *conn;
+	sked_dberr err;
+	int in_tx;
+	int64_t affected, last_id;
+	int trace;
+} sked_db;
+
+/* Pick the driver from the URL's scheme and connect. On failure *out is
+ * NULL and err (one line, password-free) says why; returns
+ * SKED_EURL, SKED_EUNAVAILABLE, SKED_EUNSUPPORTED (driver not built) or
+ * SKED_ENOMEM. */
+int sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
+	__attribute__((warn_unused_result));
+void sked__db_close(sked_db *db);
+
+/* Run one statement. Returns SKED_OK or a SKED_E* code mapped from the
+ * driver error (db->err keeps the detail). */
+int sked__db_exec(sked_db *db, int slot, const char *sql, const sked_val *p,
+                  int np, sked_res *res) __attribute__((warn_unused_result));
+
+int sked__db_server(sked_db *db, char *product, size_t plen, char *version,
+                    size_t vlen) __attribute__((warn_unused_result));
+
+/* Map a driver error kind to a status code. */
+int sked__db_status(const sked_db *db);
+
+/* Fault injection for tests: the nth statement executed from now on (1 =
+ * the next) fails with kind; 0 disarms. Process-wide. */
+void sked__db_fault_after(int nth, sked_dbe_kind kind);
+
+#endif /* SKED_DB_H */
