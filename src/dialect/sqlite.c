@@ -1,0 +1,37 @@
+/*
+ * dialect/sqlite.c — SQL for SQLite.
+ *
+ * Layer: a dialect (see dialect.h). SQLite has no timestamp type, so sked
+ * keeps every time as INTEGER milliseconds since the Unix epoch, UTC, read
+ * from SQLite's own clock ('now' is fixed for the length of a statement).
+ * The generic texts are SQLite's already; only the expressions differ.
+ * Claims run in BEGIN IMMEDIATE transactions: SQLite has one writer at a
+ * time, which is what makes its claim atomic.
+ */
+#include "dialect.h"
+
+#define NOWMS                                                                  \
+	"(CAST(strftime('%s', 'now') AS INTEGER) * 1000 + "                    \
+	"CAST(substr(strftime('%f', 'now'), 4) AS INTEGER))"
+
+const sked_dialect sked__dialect_sqlite = {
+	.name = "sqlite",
+	.now = NOWMS,
+	.nowms = NOWMS,
+	.now_plus = "(" NOWMS " + {})",
+	.ts = "{}",
+	.ms = "{}",
+	.ret = "",
+	.begin = "BEGIN IMMEDIATE",
+	.begin_claim = "BEGIN IMMEDIATE",
+	.commit = "COMMIT",
+	.rollback = "ROLLBACK",
+	.migrate_lock = NULL,
+	.migrate_unlock = NULL,
+	.ddl_in_tx = 1,
+	.schema = sked__schema_sqlite,
+	.sql = NULL,
+	.caps = SKED_CAP_RETURNING,
+	.claim_one_statement = 1,
+	.max_params = 999,
+};
