@@ -1,0 +1,126 @@
+/*
+ * claim/onestep.c — strategies whose claim is one statement.
+ *
+ * Layer: claim strategies (see claim.h). Three strategies share this
+ * shape; they differ in the SQL the dialect gives for SKED_SQL_CLAIM_*
+ * and in the transaction around it:
+ *
+ *   sqlite       BEGIN IMMEDIATE; UPDATE … WHERE id IN (SELECT … LIMIT n)
+ *                RETURNING …; COMMIT. The IMMEDIATE transaction takes
+ *                SQLite's single write lock first, so no other claimer
+ *                can run between the subquery and the update.
+ *   skip-locked  (dialects with claim_one_statement) one autocommit
+ *                statement: a materialized CTE selects and locks the batch
+ *                with FOR UPDATE SKIP LOCKED and feeds UPDATE … RETURNING.
+ *                Rows another claimer holds are skipped, not waited for.
+ *   readpast     one autocommit statement with TOP (n) … WITH (UPDLOCK,
+ *                READPAST, ROWLOCK) and OUTPUT inserted.* (SQL Server).
+ *
+ * Row locks: each claim locks only the task rows it returns, in claim
+ * order, and holds them until its statement (or IMMEDIATE transaction)
+ * commits.
+ */
+#include "claim.h"
+
+#include "internal.h"
+
+static int
+one_statement(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	sked_val p[4] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+	                 SKED_INTV(req->limit), SKED_TEXTV(req->queue)};
+	sked_res r = {0};
+	int rc = sked__q(h, req->queue ? SKED_SQL_CLAIM_Q : SKED_SQL_CLAIM_ANY,
+	                 p, req->queue ? 4 : 3, &r);
+	if (rc == SKED_OK)
+		rc = sked__claimed_from_rows(&r, out, n);
+	sked__res_clear(&r);
+	return rc;
+}
+
+static int
+claim_sqlite(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin a claim");
+	rc = one_statement(h, req, out, n);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "claim failed");
+	rc = sked__commit(h);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot commit a claim");
+	return SKED_OK;
+}
+
+static int
+claim_autocommit(sked *h, const sked_claim_req *req, sked_claimed **out,
+                 int *n)
+{
+	int rc = one_statement(h, req, out, n);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "claim failed");
+	return SKED_OK;
+}
+
+/* Where the dialect cannot claim in one statement: lock the candidates
+ * with FOR UPDATE SKIP LOCKED, claim each locked id, read the rows back,
+ * all in one transaction (MySQL and MariaDB). */
+static int
+claim_three_steps(sked *h, const sked_claim_req *req, sked_claimed **out,
+                  int *n)
+{
+	sked_val p[4] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+	                 SKED_INTV(req->limit), SKED_TEXTV(req->queue)};
+	sked_res ids = {0}, r = {0};
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin a claim");
+	rc = sked__q(h, req->queue ? SKED_SQL_LOCK_Q : SKED_SQL_LOCK_ANY, p,
+	             req->queue ? 4 : 3, &ids);
+	for (int i = 0; rc == SKED_OK && i < ids.nrows; i++) {
+		sked_val u[3] = {p[0], p[1], SKED_INTV(sked__res_int(&ids, i, 0))};
+		rc = sked__q(h, SKED_SQL_ID_CLAIM, u, 3, NULL);
+	}
+	for (int i = 0; rc == SKED_OK && i < ids.nrows; i++) {
+		sked_val g[2] = {SKED_INTV(sked__res_int(&ids, i, 0)), p[0]};
+		rc = sked__q(h, SKED_SQL_CLAIMED_GET, g, 2, &r);
+		if (rc == SKED_OK)
+			rc = sked__claimed_from_rows(&r, out, n);
+	}
+	sked__res_clear(&ids);
+	sked__res_clear(&r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "claim failed");
+	rc = sked__commit(h);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot commit a claim");
+	return SKED_OK;
+}
+
+static int
+claim_skip_locked(sked *h, const sked_claim_req *req, sked_claimed **out,
+                  int *n)
+{
+	if (h->dialect->claim_one_statement)
+		return claim_autocommit(h, req, out, n);
+	return claim_three_steps(h, req, out, n);
+}
+
+const sked_claim_strategy sked__claim_sqlite = {
+	.id = SKED_STRAT_SQLITE,
+	.name = "sqlite",
+	.claim = claim_sqlite,
+};
+
+const sked_claim_strategy sked__claim_skip_locked = {
+	.id = SKED_STRAT_SKIP_LOCKED,
+	.name = "skip-locked",
+	.claim = claim_skip_locked,
+};
+
+const sked_claim_strategy sked__claim_readpast = {
+	.id = SKED_STRAT_READPAST,
+	.name = "readpast",
+	.claim = claim_autocommit,
+};
