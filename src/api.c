@@ -1,0 +1,376 @@
+/*
+ * api.c — status codes, the handle's life cycle, and what was chosen.
+ *
+ * Layer: the public edge of the library. Checks arguments, opens the
+ * connection through the driver seam, detects the product and version,
+ * picks the dialect and the claim strategy (or honours an override the
+ * database can run), renders the SQL, and brings the schema up to date.
+ * The task model is in queue.c, nodes in node.c, the worker in worker.c.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema.h"
+#include "util/ident.h"
+#include "util/log.h"
+#include "util/url.h"
+
+/* ---- status codes ---- */
+
+SKED_API const char *
+sked_errname(int code)
+{
+	switch (code) {
+	case SKED_OK:
+		return "SKED_OK";
+#define X(name, num, text)                                                     \
+	case SKED_E##name:                                                     \
+		return "SKED_E" #name;
+		SKED_ERRNO_MAP(X)
+#undef X
+	}
+	return "SKED_E?";
+}
+
+SKED_API const char *
+sked_strerror(int code)
+{
+	switch (code) {
+	case SKED_OK:
+		return "success";
+#define X(name, num, text)                                                     \
+	case SKED_E##name:                                                     \
+		return text;
+		SKED_ERRNO_MAP(X)
+#undef X
+	}
+	return "unknown status code";
+}
+
+static const char *const status_names[] = {
+	"pending", "running", "succeeded", "dead", "retry", "cancelled",
+};
+
+SKED_API const char *
+sked_status_name(int status)
+{
+	if (status < 0 || status > 5)
+		return "?";
+	return status_names[status];
+}
+
+SKED_API int
+sked_status_parse(const char *name)
+{
+	for (int i = 0; i < 6; i++)
+		if (name && strcmp(name, status_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- errors on a handle ---- */
+
+int
+sked__fail(sked *h, int rc, const char *fmt, ...)
+{
+	if (!h)
+		return rc;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+	va_end(ap);
+	/* one line, always */
+	for (char *c = h->errmsg; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	return rc;
+}
+
+int
+sked__fail_db(sked *h, int rc, const char *context)
+{
+	return sked__fail(h, rc, "%s: %s", context, h->db->err.msg);
+}
+
+SKED_API const char *
+sked_errmsg(const sked *h)
+{
+	if (!h)
+		return "out of memory";
+	return h->errmsg[0] ? h->errmsg : "no error";
+}
+
+/* ---- statements ---- */
+
+int
+sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
+{
+	if (!h->sql[id])
+		return sked__fail(h, SKED_EUNSUPPORTED,
+		                  "statement %d has no text for the %s dialect",
+		                  (int)id, h->dialect->name);
+	return sked__db_exec(h->db, (int)id, h->sql[id], p, np, res);
+}
+
+int
+sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
+           sked_res *res)
+{
+	return sked__db_exec(h->db, -1, sql, p, np, res);
+}
+
+int
+sked__begin(sked *h, int claim)
+{
+	const char *sql = claim ? h->dialect->begin_claim : h->dialect->begin;
+	int rc = sked__db_exec(h->db, -1, sql, NULL, 0, NULL);
+	if (rc == SKED_OK)
+		h->db->in_tx = 1;
+	return rc;
+}
+
+int
+sked__commit(sked *h)
+{
+	int rc = sked__db_exec(h->db, -1, h->dialect->commit, NULL, 0, NULL);
+	if (rc == SKED_OK)
+		h->db->in_tx = 0;
+	else
+		sked__rollback(h);
+	return rc;
+}
+
+void
+sked__rollback(sked *h)
+{
+	if (!h->db->in_tx)
+		return;
+	sked_dberr keep = h->db->err; /* report the first error, not this */
+	sked__ignore(sked__db_exec(h->db, -1, h->dialect->rollback, NULL, 0,
+	                          NULL));
+	h->db->err = keep;
+	h->db->in_tx = 0;
+}
+
+int
+sked__now(sked *h, int64_t *ms)
+{
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_NOW, NULL, 0, &r);
+	if (rc == SKED_OK && r.nrows == 1)
+		*ms = sked__res_int(&r, 0, 0);
+	else if (rc == SKED_OK)
+		rc = SKED_EDB;
+	sked__res_clear(&r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the database clock");
+	return SKED_OK;
+}
+
+SKED_API int
+sked_now(sked *h, int64_t *now_ms)
+{
+	if (!h || !now_ms)
+		return SKED_EINVAL;
+	return sked__now(h, now_ms);
+}
+
+/* ---- open and close ---- */
+
+static int
+choose_strategy(sked *h)
+{
+	const sked_decision *d = &h->decision;
+	const char *want = h->strategy_opt;
+	sked_strategy s = d->strategy;
+	if (want[0] && strcmp(want, "auto") != 0) {
+		s = sked__strategy_parse(want);
+		if (s == SKED_STRAT_NONE)
+			return sked__fail(h, SKED_EINVAL,
+			                  "unknown strategy '%s' (expected auto, "
+			                  "skip-locked, readpast, optimistic or "
+			                  "sqlite)",
+			                  want);
+		char why[256];
+		if (!sked__strategy_allowed(d, s, why, sizeof why))
+			return sked__fail(h, SKED_ESTRATEGY,
+			                  "strategy '%s' cannot run on %s %s: %s",
+			                  want, h->product, h->version, why);
+		snprintf(h->reason, sizeof h->reason,
+		         "chosen by the user (detection would pick %s: %s)",
+		         sked__strategy_name(d->strategy), d->reason);
+	} else {
+		snprintf(h->reason, sizeof h->reason, "%s", d->reason);
+		if (d->warn)
+			sked__log(SKED_LOG_WARN, "%s", d->reason);
+	}
+	h->strategy = sked__claim_for(s);
+	if (!h->strategy)
+		return sked__fail(h, SKED_ESTRATEGY,
+		                  "strategy '%s' is not built into this sked",
+		                  sked__strategy_name(s));
+	/* the dialect must carry the statements the strategy runs */
+	unsigned need = s == SKED_STRAT_SKIP_LOCKED ? SKED_CAP_SKIP_LOCKED
+	                : s == SKED_STRAT_READPAST  ? SKED_CAP_READPAST
+	                                            : 0;
+	if ((h->dialect->caps & need) != need)
+		return sked__fail(h, SKED_ESTRATEGY,
+		                  "strategy '%s' is not implemented for the %s "
+		                  "dialect",
+		                  sked__strategy_name(s), h->dialect->name);
+	return SKED_OK;
+}
+
+SKED_API int
+sked_open(const char *url, const sked_options *opts, sked **out)
+{
+	if (!out)
+		return SKED_EINVAL;
+	sked *h = calloc(1, sizeof *h);
+	*out = h;
+	if (!h)
+		return SKED_ENOMEM;
+	if (opts)
+		h->opts = *opts;
+	h->opts.strategy = NULL;
+	h->opts.prefix = NULL;
+	snprintf(h->prefix, sizeof h->prefix, "%s",
+	         opts && opts->prefix ? opts->prefix : "sked_");
+	snprintf(h->strategy_opt, sizeof h->strategy_opt, "%s",
+	         opts && opts->strategy ? opts->strategy : "auto");
+	if (!url || !*url)
+		return sked__fail(h, SKED_EURL, "no database URL given");
+	sked__url_redact(url, h->url_redacted, sizeof h->url_redacted);
+	if (!sked__prefix_valid(h->prefix))
+		return sked__fail(h, SKED_EINVAL,
+		                  "table prefix '%s' is not valid (expected "
+		                  "[a-z_][a-z0-9_]{0,30})",
+		                  h->prefix);
+	h->url = strdup(url);
+	if (!h->url)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+
+	char err[512];
+	int rc = sked__db_open(url, &h->db, err, sizeof err);
+	if (rc != SKED_OK)
+		return sked__fail(h, rc, "%s", err);
+	rc = sked__db_server(h->db, h->product, sizeof h->product, h->version,
+	                     sizeof h->version);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the server's version");
+	sked__decide(h->product, h->version, &h->decision);
+	h->dialect = sked__dialect_for(h->decision.product);
+	if (!h->dialect)
+		return sked__fail(h, SKED_EUNSUPPORTED,
+		                  "sked has no SQL dialect for %s %s",
+		                  h->product, h->version);
+	rc = choose_strategy(h);
+	if (rc != SKED_OK)
+		return rc;
+	rc = sked__dialect_render(h->dialect, h->prefix, h->sql);
+	if (rc != SKED_OK)
+		return sked__fail(h, rc, "out of memory");
+	if (h->dialect->listen &&
+	    !(h->listen_sql = sked__dialect_expand(h->dialect, h->prefix,
+	                                           h->dialect->listen)))
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	if (h->dialect->notify &&
+	    !(h->notify_sql = sked__dialect_expand(h->dialect, h->prefix,
+	                                           h->dialect->notify)))
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	if (h->dialect->session_init) {
+		rc = sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL);
+		if (rc != SKED_OK)
+			return sked__fail_db(h, rc,
+			                     "cannot set up the session");
+	}
+
+	rc = sked__schema_version(h, &h->schema_version);
+	if (rc != SKED_OK)
+		return rc;
+	if (h->schema_version == SKED_SCHEMA_VERSION)
+		return SKED_OK;
+	if (h->schema_version > SKED_SCHEMA_VERSION)
+		return sked__fail(h, SKED_ESCHEMA,
+		                  "the database's schema is at version %d, newer "
+		                  "than this sked knows (%d): upgrade sked",
+		                  h->schema_version, SKED_SCHEMA_VERSION);
+	if (!h->opts.migrate)
+		return sked__fail(h, SKED_ESCHEMA,
+		                  "the database's schema is at version %d, not "
+		                  "%d: run 'sked init'",
+		                  h->schema_version, SKED_SCHEMA_VERSION);
+	return sked_migrate(h);
+}
+
+SKED_API void
+sked_close(sked *h)
+{
+	if (!h)
+		return;
+	sked__dialect_free_rendered(h->sql);
+	free(h->listen_sql);
+	free(h->notify_sql);
+	sked__db_close(h->db);
+	free(h->url);
+	free(h);
+}
+
+SKED_API int
+sked_migrate(sked *h)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	int rc = sked__schema_migrate(h);
+	if (rc != SKED_OK)
+		return rc;
+	return sked__schema_version(h, &h->schema_version);
+}
+
+int
+sked__reconnect(sked *h)
+{
+	char err[512];
+	sked_db *db = NULL;
+	int rc = sked__db_open(h->url, &db, err, sizeof err);
+	if (rc != SKED_OK)
+		return sked__fail(h, rc, "%s", err);
+	sked__db_close(h->db);
+	h->db = db;
+	if (h->dialect->session_init)
+		sked__ignore(
+			sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL));
+	return SKED_OK;
+}
+
+int
+sked__reopen(const sked *h, sked **out)
+{
+	sked_options o = h->opts;
+	o.strategy = h->strategy->name;
+	o.prefix = h->prefix;
+	o.migrate = 0;
+	int rc = sked_open(h->url, &o, out);
+	return rc;
+}
+
+SKED_API int
+sked_get_info(sked *h, sked_info *out)
+{
+	if (!h || !out || !h->db)
+		return SKED_EINVAL;
+	memset(out, 0, sizeof *out);
+	snprintf(out->driver, sizeof out->driver, "%s", h->db->drv->name);
+	snprintf(out->dialect, sizeof out->dialect, "%s", h->dialect->name);
+	snprintf(out->product, sizeof out->product, "%s", h->product);
+	snprintf(out->version, sizeof out->version, "%s", h->version);
+	snprintf(out->strategy, sizeof out->strategy, "%s", h->strategy->name);
+	snprintf(out->reason, sizeof out->reason, "%s", h->reason);
+	snprintf(out->url, sizeof out->url, "%s", h->url_redacted);
+	out->schema_version = h->schema_version;
+	out->schema_expected = SKED_SCHEMA_VERSION;
+	return SKED_OK;
+}

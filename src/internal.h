@@ -1,0 +1,85 @@
+/*
+ * internal.h — the handle behind sked.h, shared by the model files.
+ *
+ * Layer: the model (api.c, schema.c, queue.c, node.c, worker.c and the
+ * claim strategies). A struct sked is one connection plus what was
+ * detected and chosen for it: dialect, claim strategy, rendered SQL.
+ * Nothing here is thread safe; a handle is used by one thread at a time.
+ */
+#ifndef SKED_INTERNAL_H
+#define SKED_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "claim.h"
+#include "db.h"
+#include "detect.h"
+#include "dialect.h"
+#include "sked.h"
+
+struct sked {
+	sked_db *db;
+	const sked_dialect *dialect;
+	const sked_claim_strategy *strategy;
+	sked_decision decision; /* product, version, default strategy, why */
+	char *sql[SKED_SQL__COUNT];
+	char *listen_sql, *notify_sql; /* push wake-up, where the dialect has it */
+	char prefix[32];
+	char *url;              /* as given (may hold a password): never logged */
+	char url_redacted[512];
+	char product[64], version[64];
+	char reason[512];       /* why this strategy */
+	sked_options opts;
+	char strategy_opt[32];
+	int schema_version;
+	char errmsg[1024];
+};
+
+/* Record the detail of a failure on h and return rc. The message is one
+ * line; callers pass text that holds no password. */
+int sked__fail(sked *h, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Record the database's error (h->db->err) with a leading context. */
+int sked__fail_db(sked *h, int rc, const char *context);
+
+/* Run statement id with params; res may be NULL. */
+int sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
+	__attribute__((warn_unused_result));
+/* Run dynamic SQL text (already rendered), no statement cache. */
+int sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
+               sked_res *res) __attribute__((warn_unused_result));
+
+/* Transactions: begin (claim = the dialect's claim transaction), commit,
+ * rollback (never fails loudly: it is the cleanup path). */
+int sked__begin(sked *h, int claim) __attribute__((warn_unused_result));
+int sked__commit(sked *h) __attribute__((warn_unused_result));
+void sked__rollback(sked *h);
+
+/* A second handle on the same database, with the same options and the
+ * same strategy (the worker's lease-renewal connection). */
+int sked__reopen(const sked *h, sked **out);
+
+/* Replace a broken connection with a new one to the same database;
+ * prepared statements are prepared again on first use. */
+int sked__reconnect(sked *h) __attribute__((warn_unused_result));
+
+/* For a status that is deliberately not acted on (cleanup paths, best
+ * effort calls): says so where a (void) cast would not silence
+ * warn_unused_result. */
+static inline void
+sked__ignore(int rc)
+{
+	(void)rc;
+}
+
+/* Run outcome text (kept in the run table). */
+#define SKED_OUTCOME_SUCCEEDED "succeeded"
+#define SKED_OUTCOME_FAILED "failed"
+#define SKED_OUTCOME_LEASE_EXPIRED "lease-expired"
+#define SKED_OUTCOME_LATE "late"
+#define SKED_OUTCOME_RELEASED "released"
+
+/* The database now, as ms. */
+int sked__now(sked *h, int64_t *ms) __attribute__((warn_unused_result));
+
+#endif /* SKED_INTERNAL_H */

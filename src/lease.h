@@ -1,0 +1,60 @@
+/*
+ * lease.h — what a worker does with the tasks it holds, and its node row.
+ *
+ * Layer: the model, used by worker.c. Every operation on a held task is a
+ * conditional update on (id, owner node, attempt, status running): a node
+ * whose lease was taken over changes nothing, and its late result is
+ * recorded as a run with outcome "late", not applied.
+ */
+#ifndef SKED_LEASE_H
+#define SKED_LEASE_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+/* The end of one attempt, as the worker hands it to sked__finish. */
+typedef struct sked_outcome {
+	int64_t id;
+	int attempt, max_attempts;
+	int64_t started_ms;
+	enum { SKED_FIN_OK, SKED_FIN_FAIL, SKED_FIN_RELEASE } what;
+	int64_t retry_delay_ms; /* SKED_FIN_FAIL with attempts left */
+	int exit_code;          /* -1: none */
+	const char *error;      /* or NULL */
+	const char *output;     /* or NULL */
+	/* set by sked__finish: */
+	int applied;            /* 0: the lease was lost; recorded as late */
+	int dead;               /* the task is dead now */
+} sked_outcome;
+
+/* Record n outcomes in one transaction (task updates and run rows). */
+int sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
+	__attribute__((warn_unused_result));
+
+/* Extend the leases of every task node_id holds to now + lease_ms, then
+ * list the (id, attempt) pairs it still holds. *ids and *attempts are
+ * malloc'd. */
+int sked__renew(sked *h, const char *node_id, int64_t lease_ms,
+                int64_t **ids, int **attempts, int *n)
+	__attribute__((warn_unused_result));
+
+/* Take back up to 100 tasks whose lease ran out (any node's): retry
+ * them, or mark them dead when their attempts are spent; one run row
+ * each. *taken counts them. */
+int sked__reap(sked *h, int *taken) __attribute__((warn_unused_result));
+
+/* Register this node (replacing a dead node of the same id; refusing a
+ * live one with SKED_ESTATE), heartbeat it, remove it. */
+int sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
+	__attribute__((warn_unused_result));
+int sked__node_beat(sked *h, const char *node_id)
+	__attribute__((warn_unused_result));
+int sked__node_unregister(sked *h, const char *node_id);
+
+/* How many tasks are running, waiting to retry, or pending and due, in
+ * queue (NULL: all). */
+int sked__outstanding(sked *h, const char *queue, int64_t *count)
+	__attribute__((warn_unused_result));
+
+#endif /* SKED_LEASE_H */

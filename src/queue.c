@@ -1,0 +1,495 @@
+/*
+ * queue.c — tasks: enqueue, inspect, cancel, retry, runs, counts.
+ *
+ * Layer: the model. Every value is a bound parameter; every name is
+ * checked against the strict pattern before it reaches SQL. Writes that
+ * belong together share one transaction (enqueue_many). What a worker does
+ * with tasks (claim, finish, renew, take back) is in lease.c.
+ *
+ * Task states and who moves them (one transition per statement, each
+ * conditional on the state it leaves, so two movers cannot both win):
+ *
+ *   pending   (0) --claim (any node)-----------------> running
+ *   retry     (4) --claim (any node)-----------------> running
+ *   running   (1) --finish ok (owner)----------------> succeeded
+ *             (1) --finish failed, attempts left-----> retry (run_at = now + backoff)
+ *             (1) --finish failed, attempts spent----> dead
+ *             (1) --release on shutdown (owner)------> pending (attempt given back)
+ *             (1) --lease expired (any live node)----> retry, or dead when spent
+ *   pending, retry, running --cancel (user)----------> cancelled
+ *   dead, cancelled, pending, retry --retry (user)---> pending
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/ident.h"
+
+static int
+check_enqueue(sked *h, const char *kind, size_t payload_len,
+              const sked_enqueue_opts *o)
+{
+	if (!kind || !sked__name_valid(kind))
+		return sked__fail(h, SKED_EINVAL,
+		                  "kind '%.64s' is not a valid name (letters, "
+		                  "digits, '_', '.', ':', '-'; at most %d bytes)",
+		                  kind ? kind : "", SKED_MAX_NAME);
+	if (o && o->queue && !sked__name_valid(o->queue))
+		return sked__fail(h, SKED_EINVAL,
+		                  "queue '%.64s' is not a valid name (letters, "
+		                  "digits, '_', '.', ':', '-'; at most %d bytes)",
+		                  o->queue, SKED_MAX_NAME);
+	if (payload_len > SKED_MAX_PAYLOAD)
+		return sked__fail(h, SKED_ETOOBIG,
+		                  "payload is %zu bytes; the limit is %d",
+		                  payload_len, SKED_MAX_PAYLOAD);
+	if (o && o->unique_key &&
+	    (!*o->unique_key || strlen(o->unique_key) > SKED_MAX_NAME))
+		return sked__fail(h, SKED_EINVAL,
+		                  "unique key must be 1 to %d bytes",
+		                  SKED_MAX_NAME);
+	if (o && (o->max_attempts < 0 || o->max_attempts > 1000))
+		return sked__fail(h, SKED_EINVAL,
+		                  "max attempts %d is out of range 1-1000",
+		                  o->max_attempts);
+	if (o && o->delay_ms < 0)
+		return sked__fail(h, SKED_EINVAL, "delay must not be negative");
+	return SKED_OK;
+}
+
+/* Wake idle workers where the database can push (PostgreSQL NOTIFY).
+ * Best effort: a worker polls anyway, so a failed notify only costs
+ * latency. */
+static int
+notify(sked *h)
+{
+	if (!h->notify_sql)
+		return SKED_OK;
+	return sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+}
+
+/* Insert one task; *dup = 1 when its unique key already existed. */
+static int
+insert_task(sked *h, const char *kind, const char *payload, size_t len,
+            const sked_enqueue_opts *o, int64_t *id, int *dup)
+{
+	static const sked_enqueue_opts defaults = {0};
+	if (!o)
+		o = &defaults;
+	int at = o->run_at_ms != 0;
+	sked_val p[7] = {
+		SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
+		SKED_TEXTV(kind),
+		SKED_BLOBV(payload ? payload : "", payload ? len : 0),
+		SKED_INTV(o->priority),
+		SKED_INTV(at ? o->run_at_ms : o->delay_ms),
+		SKED_INTV(o->max_attempts ? o->max_attempts
+		                          : SKED_DEFAULT_MAX_ATTEMPTS),
+		SKED_TEXTV(o->unique_key),
+	};
+	sked_res r = {0};
+	*dup = 0;
+	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 7, &r);
+	if (rc == SKED_OK) {
+		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : h->db->last_id;
+		sked__res_clear(&r);
+		return SKED_OK;
+	}
+	if (h->db->err.kind != SKED_DBE_UNIQUE || !o->unique_key)
+		return sked__fail_db(h, rc, "cannot enqueue");
+	/* The unique index decided: the key exists. Return that task. */
+	*dup = 1;
+	sked_val k = SKED_TEXTV(o->unique_key);
+	rc = sked__q(h, SKED_SQL_UNIQUE_GET, &k, 1, &r);
+	if (rc == SKED_OK && r.nrows == 1)
+		*id = sked__res_int(&r, 0, 0);
+	else if (rc == SKED_OK)
+		rc = sked__fail(h, SKED_EBUSY,
+		                "unique key '%s' is being enqueued by another "
+		                "transaction; try again",
+		                o->unique_key);
+	else
+		rc = sked__fail_db(h, rc, "cannot look up the unique key");
+	sked__res_clear(&r);
+	return rc;
+}
+
+SKED_API int
+sked_enqueue(sked *h, const char *kind, const char *payload,
+             size_t payload_len, const sked_enqueue_opts *opts,
+             int64_t *id_out, int *existed_out)
+{
+	if (!h || !h->db || !id_out)
+		return SKED_EINVAL;
+	int rc = check_enqueue(h, kind, payload ? payload_len : 0, opts);
+	if (rc != SKED_OK)
+		return rc;
+	int dup = 0;
+	rc = insert_task(h, kind, payload, payload_len, opts, id_out, &dup);
+	if (existed_out)
+		*existed_out = dup;
+	if (rc == SKED_OK && !dup)
+		sked__ignore(notify(h)); /* autocommit: cannot undo the task */
+	return rc;
+}
+
+SKED_API int
+sked_enqueue_many(sked *h, const char *kind, size_t n,
+                  const char *const *payloads, const size_t *lens,
+                  const sked_enqueue_opts *opts, int64_t *ids_out)
+{
+	if (!h || !h->db || (n && (!payloads || !ids_out)))
+		return SKED_EINVAL;
+	if (opts && opts->unique_key)
+		return sked__fail(h, SKED_EINVAL,
+		                  "a unique key cannot be shared by several "
+		                  "tasks");
+	for (size_t i = 0; i < n; i++) {
+		size_t len = lens ? lens[i]
+		                  : (payloads[i] ? strlen(payloads[i]) : 0);
+		int rc = check_enqueue(h, kind, len, opts);
+		if (rc != SKED_OK)
+			return rc;
+	}
+	if (n == 0)
+		return SKED_OK;
+	int rc = sked__begin(h, 0);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin the enqueue");
+	for (size_t i = 0; i < n; i++) {
+		size_t len = lens ? lens[i]
+		                  : (payloads[i] ? strlen(payloads[i]) : 0);
+		int dup;
+		rc = insert_task(h, kind, payloads[i], len, opts, &ids_out[i],
+		                 &dup);
+		if (rc != SKED_OK) {
+			sked__rollback(h);
+			return rc;
+		}
+	}
+	/* one wake-up for the whole batch, delivered at commit; inside the
+	 * transaction a failure must not pass silently (PostgreSQL would turn
+	 * the COMMIT into a rollback) */
+	if ((rc = notify(h)) != SKED_OK) {
+		sked__fail_db(h, rc, "cannot notify workers");
+		sked__rollback(h);
+		return rc;
+	}
+	rc = sked__commit(h);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot commit the enqueue");
+	return SKED_OK;
+}
+
+/* ---- reading tasks ---- */
+
+static int
+task_from_row(const sked_res *r, int i, sked_task *t)
+{
+	int oom = 0;
+	memset(t, 0, sizeof *t);
+	t->id = sked__res_int(r, i, 0);
+	t->queue = sked__res_dup(r, i, 1, &oom);
+	t->kind = sked__res_dup(r, i, 2, &oom);
+	t->payload = sked__res_dup(r, i, 3, &oom);
+	t->payload_len = t->payload ? sked__res_len(r, i, 3) : 0;
+	t->status = (int)sked__res_int(r, i, 4);
+	t->priority = (int)sked__res_int(r, i, 5);
+	t->run_at_ms = sked__res_int(r, i, 6);
+	t->attempts = (int)sked__res_int(r, i, 7);
+	t->max_attempts = (int)sked__res_int(r, i, 8);
+	t->node_id = sked__res_dup(r, i, 9, &oom);
+	t->lease_until_ms = sked__res_int(r, i, 10);
+	t->unique_key = sked__res_dup(r, i, 11, &oom);
+	t->schedule_name = sked__res_dup(r, i, 12, &oom);
+	t->fire_time_ms = sked__res_int(r, i, 13);
+	t->last_error = sked__res_dup(r, i, 14, &oom);
+	t->created_ms = sked__res_int(r, i, 15);
+	t->updated_ms = sked__res_int(r, i, 16);
+	t->finished_ms = sked__res_int(r, i, 17);
+	return oom ? SKED_ENOMEM : SKED_OK;
+}
+
+static int
+tasks_from_rows(sked *h, const sked_res *r, sked_task **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (r->nrows == 0)
+		return SKED_OK;
+	sked_task *t = calloc((size_t)r->nrows, sizeof *t);
+	if (!t)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int i = 0; i < r->nrows; i++) {
+		if (task_from_row(r, i, &t[i]) != SKED_OK) {
+			sked_tasks_free(t, (size_t)i + 1);
+			return sked__fail(h, SKED_ENOMEM, "out of memory");
+		}
+	}
+	*out = t;
+	*n = (size_t)r->nrows;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_task_get(sked *h, int64_t id, sked_task **out)
+{
+	if (!h || !h->db || !out)
+		return SKED_EINVAL;
+	*out = NULL;
+	sked_val p = SKED_INTV(id);
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_TASK_GET, &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the task");
+	size_t n = 0;
+	rc = tasks_from_rows(h, &r, out, &n);
+	sked__res_clear(&r);
+	if (rc == SKED_OK && n == 0)
+		return sked__fail(h, SKED_ENOTFOUND, "no task %lld",
+		                  (long long)id);
+	return rc;
+}
+
+SKED_API int
+sked_task_list(sked *h, const sked_list_filter *f, sked_task **out,
+               size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	static const sked_list_filter all = {.status = -1};
+	if (!f)
+		f = &all;
+	if (f->queue && !sked__name_valid(f->queue))
+		return sked__fail(h, SKED_EINVAL, "queue '%.64s' is not valid",
+		                  f->queue);
+	if (f->kind && !sked__name_valid(f->kind))
+		return sked__fail(h, SKED_EINVAL, "kind '%.64s' is not valid",
+		                  f->kind);
+	/* The statement is assembled from constant fragments only; every
+	 * value is bound. */
+	char tmpl[1024];
+	sked_val p[5];
+	int np = 0;
+	int len = snprintf(
+		tmpl, sizeof tmpl,
+		"SELECT id, queue, kind, payload, status, priority, "
+		"{ms:run_at}, attempts, max_attempts, node_id, "
+		"{ms:lease_until}, unique_key, schedule_name, {ms:fire_time}, "
+		"last_error, {ms:created_at}, {ms:updated_at}, "
+		"{ms:finished_at} FROM {p}task WHERE 1 = 1");
+	if (f->status >= 0) {
+		p[np++] = SKED_INTV(f->status);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND status = ?%d", np);
+	}
+	if (f->queue) {
+		p[np++] = SKED_TEXTV(f->queue);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND queue = ?%d", np);
+	}
+	if (f->kind) {
+		p[np++] = SKED_TEXTV(f->kind);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND kind = ?%d", np);
+	}
+	if (f->before_id > 0) {
+		p[np++] = SKED_INTV(f->before_id);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND id < ?%d", np);
+	}
+	p[np++] = SKED_INTV(f->limit > 0 ? f->limit : 100);
+	snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+	         " ORDER BY id DESC{lim:?%d}", np);
+	char *sql = sked__dialect_expand(h->dialect, h->prefix, tmpl);
+	if (!sql)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	sked_res r = {0};
+	int rc = sked__qdyn(h, sql, p, np, &r);
+	free(sql);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot list tasks");
+	rc = tasks_from_rows(h, &r, out, n);
+	sked__res_clear(&r);
+	return rc;
+}
+
+SKED_API void
+sked_tasks_free(sked_task *tasks, size_t n)
+{
+	if (!tasks)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		sked_task *t = &tasks[i];
+		free(t->queue);
+		free(t->kind);
+		free(t->payload);
+		free(t->node_id);
+		free(t->unique_key);
+		free(t->schedule_name);
+		free(t->last_error);
+	}
+	free(tasks);
+}
+
+/* ---- steering ---- */
+
+static int
+task_status(sked *h, int64_t id, int *status)
+{
+	sked_val p = SKED_INTV(id);
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_TASK_STATUS, &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the task");
+	if (r.nrows == 0)
+		rc = sked__fail(h, SKED_ENOTFOUND, "no task %lld",
+		                (long long)id);
+	else
+		*status = (int)sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
+	return rc;
+}
+
+SKED_API int
+sked_cancel(sked *h, int64_t id)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	sked_val p = SKED_INTV(id);
+	int rc = sked__q(h, SKED_SQL_CANCEL, &p, 1, NULL);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot cancel the task");
+	if (h->db->affected == 1)
+		return SKED_OK;
+	int st;
+	if ((rc = task_status(h, id, &st)) != SKED_OK)
+		return rc;
+	return sked__fail(h, SKED_ESTATE, "task %lld has already %s",
+	                  (long long)id,
+	                  st == SKED_SUCCEEDED   ? "succeeded"
+	                  : st == SKED_DEAD      ? "died"
+	                  : st == SKED_CANCELLED ? "been cancelled"
+	                                         : "changed");
+}
+
+SKED_API int
+sked_retry(sked *h, int64_t id)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	sked_val p = SKED_INTV(id);
+	int rc = sked__q(h, SKED_SQL_RETRY, &p, 1, NULL);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot retry the task");
+	if (h->db->affected == 1)
+		return SKED_OK;
+	int st;
+	if ((rc = task_status(h, id, &st)) != SKED_OK)
+		return rc;
+	return sked__fail(h, SKED_ESTATE, "task %lld is %s; only dead, "
+	                  "cancelled or waiting tasks can be retried",
+	                  (long long)id, sked_status_name(st));
+}
+
+/* ---- runs and counts ---- */
+
+SKED_API int
+sked_runs_get(sked *h, int64_t task_id, sked_run **out, size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
+	sked_val p = SKED_INTV(task_id);
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_RUNS_GET, &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the runs");
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return SKED_OK;
+	}
+	sked_run *runs = calloc((size_t)r.nrows, sizeof *runs);
+	if (!runs) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	int oom = 0;
+	for (int i = 0; i < r.nrows; i++) {
+		sked_run *x = &runs[i];
+		x->id = sked__res_int(&r, i, 0);
+		x->task_id = sked__res_int(&r, i, 1);
+		x->attempt = (int)sked__res_int(&r, i, 2);
+		x->node_id = sked__res_dup(&r, i, 3, &oom);
+		x->started_ms = sked__res_int(&r, i, 4);
+		x->finished_ms = sked__res_int(&r, i, 5);
+		x->outcome = sked__res_dup(&r, i, 6, &oom);
+		x->exit_code = sked__res_null(&r, i, 7)
+		                       ? -1
+		                       : (int)sked__res_int(&r, i, 7);
+		x->error = sked__res_dup(&r, i, 8, &oom);
+		x->output = sked__res_dup(&r, i, 9, &oom);
+	}
+	*n = (size_t)r.nrows;
+	sked__res_clear(&r);
+	*out = runs;
+	if (oom) {
+		sked_runs_free(runs, *n);
+		*out = NULL;
+		*n = 0;
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	return SKED_OK;
+}
+
+SKED_API void
+sked_runs_free(sked_run *runs, size_t n)
+{
+	if (!runs)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(runs[i].node_id);
+		free(runs[i].outcome);
+		free(runs[i].error);
+		free(runs[i].output);
+	}
+	free(runs);
+}
+
+SKED_API int
+sked_stats(sked *h, sked_queue_stats **out, size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_STATS, NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot count tasks");
+	sked_queue_stats *s = r.nrows ? calloc((size_t)r.nrows, sizeof *s)
+	                              : NULL;
+	if (r.nrows && !s) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	size_t k = 0;
+	for (int i = 0; i < r.nrows; i++) {
+		const char *q = sked__res_text(&r, i, 0);
+		if (!q)
+			q = "";
+		if (k == 0 || strcmp(s[k - 1].queue, q) != 0)
+			snprintf(s[k++].queue, sizeof s->queue, "%s", q);
+		int st = (int)sked__res_int(&r, i, 1);
+		if (st >= 0 && st < 6)
+			s[k - 1].count[st] += sked__res_int(&r, i, 2);
+		s[k - 1].due += sked__res_int(&r, i, 3);
+	}
+	sked__res_clear(&r);
+	*out = s;
+	*n = k;
+	return SKED_OK;
+}
