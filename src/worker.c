@@ -1,0 +1,1135 @@
+/*
+ * worker.c — the worker runtime: claim, run, finish, renew, take back.
+ *
+ * Layer: the top of the library, on the model (lease.h, claim.h) and the
+ * handler runner (exec.h). Threads and what each owns:
+ *
+ *   the loop     (the caller of sked_worker_run) owns the caller's handle
+ *                w->h: it claims up to the number of free slots in one
+ *                call, hands jobs to the pool, finishes completed jobs in
+ *                batches (one transaction), takes back expired leases,
+ *                and sleeps on w->wake_fd (or the server's notification
+ *                socket) when there is nothing to do.
+ *   the pool     (concurrency threads) runs handlers; no SQL.
+ *   heartbeat    owns a second connection w->hb: every lease/3 it beats
+ *                the node row, renews every lease this node holds and
+ *                compares what the database says it holds with what runs.
+ *                A job the node no longer holds (cancelled, or taken
+ *                over) is stopped. When renewals fail for so long that the
+ *                lease could run out, it stops every handler before the
+ *                lease can expire: an expired lease never means two copies
+ *                of a task running at once.
+ *
+ * w->mu guards the job queue, the done queue, the running list, slot
+ * counts and counters. It is never held across SQL or a handler. Lock
+ * order: w->mu only (the exec registry lock is never taken under it).
+ *
+ * Job states (w->mu): queued -> running -> done -> (finished in the db)
+ * and the cancel reasons that may be set on a running job: shutdown (give
+ * the task back), lost (no longer held: fail it, which the database then
+ * records as late).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "lease.h"
+#include "util/ident.h"
+#include "util/log.h"
+
+enum { CANCEL_NONE = 0, CANCEL_SHUTDOWN, CANCEL_LOST, CANCEL_NOLEASE };
+
+struct sked_job {
+	sked_worker *w;
+	sked_claimed t;
+	int qi;         /* index in w->queues, or -1 */
+	int64_t since;  /* monotonic ms when dispatched */
+	int cancel_fd;  /* eventfd: readable = stop the handler */
+	atomic_int cancel;
+	/* the result, set by the pool thread */
+	int ok;
+	int exit_code;
+	char *error;
+	char *output;
+	struct sked_job *next; /* in the job queue, done queue */
+	struct sked_job *rnext, *rprev; /* in the running list */
+};
+
+typedef struct handler {
+	char kind[SKED_MAX_NAME + 1];
+	sked_handler_fn fn;
+	void *ud;
+	char **argv;
+	int64_t timeout_ms;
+} handler;
+
+typedef struct wqueue {
+	char name[SKED_MAX_NAME + 1];
+	int max;     /* slots this queue may use */
+	int running; /* w->mu */
+} wqueue;
+
+struct sked_worker {
+	sked *h;  /* borrowed: the loop's connection */
+	sked *hb; /* owned: the heartbeat's connection */
+	sked_worker_options o;
+	char node_id[SKED_MAX_NAME + 1];
+	handler *handlers;
+	int nhandlers;
+	wqueue *queues;
+	int nqueues;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;      /* pool: a job or exit */
+	sked_job *jobs_head, *jobs_tail;
+	sked_job *done_head, *done_tail;
+	sked_job *running;      /* list of jobs handed to the pool */
+	int nrunning;           /* jobs queued or running, not yet done */
+	int pool_exit;
+	sked_worker_counters counters;
+
+	pthread_t *threads;
+	int nthreads;
+	pthread_t hb_thread;
+	int hb_started;
+	atomic_int hb_exit;
+
+	int wake_fd;            /* eventfd: the loop's doorbell */
+	atomic_int stop;        /* 0, 1 graceful, 2 immediate */
+	atomic_llong lease_ok_ms; /* monotonic time the last renewal began */
+	unsigned rng;
+};
+
+/* ---- small helpers ---- */
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+ring(sked_worker *w)
+{
+	uint64_t one = 1;
+	ssize_t r = write(w->wake_fd, &one, sizeof one);
+	(void)r; /* a full counter already rings */
+}
+
+static void
+drain_fd(int fd)
+{
+	uint64_t v;
+	ssize_t r = read(fd, &v, sizeof v);
+	(void)r;
+}
+
+static void
+job_free(sked_job *j)
+{
+	if (!j)
+		return;
+	free(j->t.queue);
+	free(j->t.kind);
+	free(j->t.payload);
+	free(j->error);
+	free(j->output);
+	if (j->cancel_fd >= 0)
+		close(j->cancel_fd);
+	free(j);
+}
+
+static void
+job_cancel(sked_job *j, int why)
+{
+	int none = CANCEL_NONE;
+	if (atomic_compare_exchange_strong(&j->cancel, &none, why)) {
+		uint64_t one = 1;
+		ssize_t r = write(j->cancel_fd, &one, sizeof one);
+		(void)r;
+	}
+}
+
+/* ---- the public job view ---- */
+
+SKED_API int64_t
+sked_job_id(const sked_job *j)
+{
+	return j->t.id;
+}
+
+SKED_API const char *
+sked_job_kind(const sked_job *j)
+{
+	return j->t.kind;
+}
+
+SKED_API const char *
+sked_job_queue(const sked_job *j)
+{
+	return j->t.queue;
+}
+
+SKED_API const char *
+sked_job_payload(const sked_job *j, size_t *len)
+{
+	if (len)
+		*len = j->t.payload_len;
+	return j->t.payload ? j->t.payload : "";
+}
+
+SKED_API int
+sked_job_attempt(const sked_job *j)
+{
+	return j->t.attempt;
+}
+
+SKED_API int
+sked_job_max_attempts(const sked_job *j)
+{
+	return j->t.max_attempts;
+}
+
+SKED_API int
+sked_job_cancelled(const sked_job *j)
+{
+	return atomic_load(&((sked_job *)j)->cancel) != CANCEL_NONE;
+}
+
+SKED_API void
+sked_job_set_error(sked_job *j, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	free(j->error);
+	j->error = strdup(buf);
+}
+
+/* ---- construction ---- */
+
+static int
+parse_queues(sked_worker *w, const char *spec)
+{
+	/* "Q[:N],…" */
+	const char *s = spec;
+	while (*s) {
+		const char *end = strchr(s, ',');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		char item[SKED_MAX_NAME + 16];
+		if (len == 0 || len >= SKED_MAX_NAME + 8)
+			return sked__fail(w->h, SKED_EINVAL,
+			                  "queues '%.100s': empty or too long "
+			                  "entry",
+			                  spec);
+		memcpy(item, s, len);
+		item[len] = '\0';
+		int max = 0;
+		char *colon = strchr(item, ':');
+		if (colon) {
+			*colon = '\0';
+			char *e;
+			long v = strtol(colon + 1, &e, 10);
+			if (*e || v < 1 || v > 100000)
+				return sked__fail(w->h, SKED_EINVAL,
+				                  "queues: '%s' is not a slot "
+				                  "count (want Q:N, N >= 1)",
+				                  colon + 1);
+			max = (int)v;
+		}
+		if (!sked__name_valid(item))
+			return sked__fail(w->h, SKED_EINVAL,
+			                  "queues: '%.64s' is not a valid queue "
+			                  "name",
+			                  item);
+		wqueue *q = realloc(w->queues, sizeof *q * (size_t)(w->nqueues + 1));
+		if (!q)
+			return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+		w->queues = q;
+		memset(&q[w->nqueues], 0, sizeof *q);
+		memcpy(q[w->nqueues].name, item, strlen(item) + 1);
+		q[w->nqueues].max = max;
+		w->nqueues++;
+		if (!end)
+			break;
+		s = end + 1;
+	}
+	return SKED_OK;
+}
+
+SKED_API int
+sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
+{
+	if (!h || !out)
+		return SKED_EINVAL;
+	*out = NULL;
+	sked_worker *w = calloc(1, sizeof *w);
+	if (!w)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	w->h = h;
+	w->wake_fd = -1;
+	if (opts)
+		w->o = *opts;
+	w->o.node_id = NULL;
+	w->o.queues = NULL;
+	if (w->o.concurrency <= 0)
+		w->o.concurrency = 4;
+	if (w->o.lease_ms <= 0)
+		w->o.lease_ms = 30000;
+	if (w->o.poll_ms <= 0)
+		w->o.poll_ms = 1000;
+	if (w->o.grace_ms <= 0)
+		w->o.grace_ms = 30000;
+	if (w->o.retry_base_ms <= 0)
+		w->o.retry_base_ms = 1000;
+	if (w->o.retry_max_ms <= 0)
+		w->o.retry_max_ms = 3600 * 1000;
+	int rc = SKED_OK;
+	if (w->o.concurrency > 1024)
+		rc = sked__fail(h, SKED_EINVAL,
+		                "concurrency %d is out of range 1-1024",
+		                w->o.concurrency);
+	else if (w->o.lease_ms < 1000)
+		rc = sked__fail(h, SKED_EINVAL,
+		                "a lease shorter than 1s cannot be renewed "
+		                "safely");
+	if (rc == SKED_OK && opts && opts->node_id) {
+		if (!sked__name_valid(opts->node_id))
+			rc = sked__fail(h, SKED_EINVAL,
+			                "node id '%.64s' is not a valid name",
+			                opts->node_id);
+		else
+			snprintf(w->node_id, sizeof w->node_id, "%s",
+			         opts->node_id);
+	} else if (rc == SKED_OK) {
+		char host[64] = "host";
+		gethostname(host, sizeof host - 1);
+		for (char *c = host; *c; c++) /* keep it a valid name */
+			if (!strchr("abcdefghijklmnopqrstuvwxyz"
+			            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
+			            *c))
+				*c = '-';
+		unsigned r = (unsigned)getpid() ^ (unsigned)mono_ms();
+		snprintf(w->node_id, sizeof w->node_id, "%s-%d-%04x", host,
+		         (int)getpid(), r & 0xffff);
+	}
+	if (rc == SKED_OK && opts && opts->queues && *opts->queues)
+		rc = parse_queues(w, opts->queues);
+	if (rc == SKED_OK) {
+		w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (w->wake_fd < 0)
+			rc = sked__fail(h, SKED_EIO, "eventfd: %s",
+			                strerror(errno));
+	}
+	if (rc != SKED_OK) {
+		sked_worker_free(w);
+		return rc;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)mono_ms();
+	*out = w;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_worker_free(sked_worker *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < w->nhandlers; i++) {
+		if (w->handlers[i].argv) {
+			for (char **a = w->handlers[i].argv; *a; a++)
+				free(*a);
+			free(w->handlers[i].argv);
+		}
+	}
+	free(w->handlers);
+	free(w->queues);
+	if (w->wake_fd >= 0) {
+		close(w->wake_fd);
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+	}
+	free(w);
+}
+
+static handler *
+add_handler(sked_worker *w, const char *kind)
+{
+	if (!kind || !sked__name_valid(kind)) {
+		sked__fail(w->h, SKED_EINVAL, "kind '%.64s' is not a valid name",
+		           kind ? kind : "");
+		return NULL;
+	}
+	for (int i = 0; i < w->nhandlers; i++)
+		if (strcmp(w->handlers[i].kind, kind) == 0) {
+			sked__fail(w->h, SKED_EINVAL,
+			           "kind '%s' has two handlers", kind);
+			return NULL;
+		}
+	handler *v = realloc(w->handlers, sizeof *v * (size_t)(w->nhandlers + 1));
+	if (!v) {
+		sked__fail(w->h, SKED_ENOMEM, "out of memory");
+		return NULL;
+	}
+	w->handlers = v;
+	handler *x = &v[w->nhandlers++];
+	memset(x, 0, sizeof *x);
+	snprintf(x->kind, sizeof x->kind, "%s", kind);
+	return x;
+}
+
+SKED_API int
+sked_worker_handle(sked_worker *w, const char *kind, sked_handler_fn fn,
+                   void *userdata)
+{
+	if (!w || !fn)
+		return SKED_EINVAL;
+	handler *x = add_handler(w, kind);
+	if (!x)
+		return SKED_EINVAL;
+	x->fn = fn;
+	x->ud = userdata;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_worker_handle_program(sked_worker *w, const char *kind,
+                           const char *const *argv, int64_t timeout_ms)
+{
+	if (!w || !argv || !argv[0] || !*argv[0])
+		return SKED_EINVAL;
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **copy = calloc(n + 1, sizeof *copy);
+	if (!copy)
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (!(copy[i] = strdup(argv[i]))) {
+			for (size_t k = 0; k < i; k++)
+				free(copy[k]);
+			free(copy);
+			return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+		}
+	handler *x = add_handler(w, kind);
+	if (!x) {
+		for (size_t i = 0; i < n; i++)
+			free(copy[i]);
+		free(copy);
+		return SKED_EINVAL;
+	}
+	x->argv = copy;
+	x->timeout_ms = timeout_ms;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_worker_stop(sked_worker *w, int immediate)
+{
+	/* async-signal-safe: an atomic and a write(2) */
+	int want = immediate ? 2 : 1;
+	int cur = atomic_load(&w->stop);
+	while (cur < want && !atomic_compare_exchange_weak(&w->stop, &cur, want))
+		;
+	ring(w);
+}
+
+SKED_API void
+sked_worker_get_counters(sked_worker *w, sked_worker_counters *out)
+{
+	pthread_mutex_lock(&w->mu);
+	*out = w->counters;
+	pthread_mutex_unlock(&w->mu);
+}
+
+SKED_API const char *
+sked_worker_node_id(const sked_worker *w)
+{
+	return w->node_id;
+}
+
+/* ---- the pool ---- */
+
+static const handler *
+find_handler(const sked_worker *w, const char *kind)
+{
+	for (int i = 0; i < w->nhandlers; i++)
+		if (strcmp(w->handlers[i].kind, kind) == 0)
+			return &w->handlers[i];
+	return NULL;
+}
+
+static void
+run_program(sked_job *j, const handler *x)
+{
+	sked_worker *w = j->w;
+	char id[48], attempt[32], kind[SKED_MAX_NAME + 32],
+		queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32];
+	snprintf(id, sizeof id, "SKED_TASK_ID=%lld", (long long)j->t.id);
+	snprintf(attempt, sizeof attempt, "SKED_TASK_ATTEMPT=%d", j->t.attempt);
+	snprintf(kind, sizeof kind, "SKED_TASK_KIND=%s", j->t.kind);
+	snprintf(queue, sizeof queue, "SKED_TASK_QUEUE=%s", j->t.queue);
+	snprintf(node, sizeof node, "SKED_NODE_ID=%s", w->node_id);
+	const char *env[] = {id, attempt, kind, queue, node, NULL};
+	sked_exec_spec spec = {
+		.argv = (const char *const *)x->argv,
+		.env_extra = env,
+		.input = j->t.payload,
+		.input_len = j->t.payload_len,
+		.timeout_ms = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms,
+		.kill_grace_ms = 2000,
+		.tail_max = 4096,
+		.cancel_fd = j->cancel_fd,
+	};
+	sked_exec_result res;
+	int rc = sked__exec_run(&spec, &res);
+	j->exit_code = res.exited ? res.exit_code : -1;
+	j->ok = rc == SKED_OK && res.exited && res.exit_code == 0 &&
+	        !res.timed_out && !res.cancelled;
+	if (!j->ok)
+		j->error = strdup(res.error[0] ? res.error : "failed");
+	j->output = res.output;
+	res.output = NULL;
+	sked__exec_result_free(&res);
+}
+
+static void
+run_job(sked_job *j)
+{
+	const handler *x = find_handler(j->w, j->t.kind);
+	j->exit_code = -1;
+	if (!x) {
+		char buf[SKED_MAX_NAME * 2 + 64];
+		snprintf(buf, sizeof buf, "no handler for kind '%s' on node %s",
+		         j->t.kind, j->w->node_id);
+		j->ok = 0;
+		j->error = strdup(buf);
+		return;
+	}
+	if (x->argv) {
+		run_program(j, x);
+		return;
+	}
+	int rc = x->fn(j, x->ud);
+	j->ok = rc == 0;
+	if (!j->ok && !j->error) {
+		char buf[64];
+		snprintf(buf, sizeof buf, "handler returned %d", rc);
+		j->error = strdup(buf);
+	}
+}
+
+static void *
+pool_main(void *arg)
+{
+	sked_worker *w = arg;
+	sigset_t all;
+	sigfillset(&all); /* signals belong to the caller's thread */
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->jobs_head && !w->pool_exit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->jobs_head)
+			break;
+		sked_job *j = w->jobs_head;
+		w->jobs_head = j->next;
+		if (!w->jobs_head)
+			w->jobs_tail = NULL;
+		j->next = NULL;
+		pthread_mutex_unlock(&w->mu);
+
+		if (atomic_load(&j->cancel) == CANCEL_NONE)
+			run_job(j);
+		else
+			j->error = strdup("cancelled before it started");
+
+		pthread_mutex_lock(&w->mu);
+		/* out of the running list, onto the done queue */
+		if (j->rprev)
+			j->rprev->rnext = j->rnext;
+		else
+			w->running = j->rnext;
+		if (j->rnext)
+			j->rnext->rprev = j->rprev;
+		j->rnext = j->rprev = NULL;
+		if (w->done_tail)
+			w->done_tail->next = j;
+		else
+			w->done_head = j;
+		w->done_tail = j;
+		ring(w);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* ---- the heartbeat ---- */
+
+static int64_t
+beat_interval(const sked_worker *w)
+{
+	return w->o.lease_ms / 3;
+}
+
+/* How long before the lease runs out a worker stops its handlers when it
+ * could not renew: a fifth of the lease, at least half a second. */
+static int64_t
+safety_ms(const sked_worker *w)
+{
+	int64_t s = w->o.lease_ms / 5;
+	return s < 500 ? 500 : s;
+}
+
+/* Stop jobs the database says this node no longer holds. Only jobs
+ * dispatched before the renewal began are judged: a task claimed since
+ * may be missing from a list read before its claim committed. */
+static void
+check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
+           int64_t began)
+{
+	pthread_mutex_lock(&w->mu);
+	for (sked_job *j = w->running; j; j = j->rnext) {
+		if (j->since >= began)
+			continue;
+		int held = 0;
+		for (int i = 0; i < n && !held; i++)
+			held = ids[i] == j->t.id && att[i] == j->t.attempt;
+		if (!held && atomic_load(&j->cancel) == CANCEL_NONE) {
+			sked__log(SKED_LOG_WARN,
+			          "task %lld attempt %d is no longer held by "
+			          "this node (cancelled or taken over): "
+			          "stopping its handler",
+			          (long long)j->t.id, j->t.attempt);
+			job_cancel(j, CANCEL_LOST);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+static void
+stop_all_unleased(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int n = 0;
+	for (sked_job *j = w->running; j; j = j->rnext) {
+		if (atomic_load(&j->cancel) == CANCEL_NONE)
+			n++;
+		job_cancel(j, CANCEL_NOLEASE);
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (n)
+		sked__log(SKED_LOG_ERROR,
+		          "leases could not be renewed in time: stopped %d "
+		          "handler(s) before their leases could expire",
+		          n);
+}
+
+static void *
+heartbeat_main(void *arg)
+{
+	sked_worker *w = arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	int64_t next = mono_ms() + beat_interval(w);
+	int failing = 0;
+	while (!atomic_load(&w->hb_exit)) {
+		int64_t now = mono_ms();
+		/* the watchdog: never let a lease expire under a handler */
+		if (now > atomic_load(&w->lease_ok_ms) + w->o.lease_ms -
+		                  safety_ms(w))
+			stop_all_unleased(w);
+		if (now < next) {
+			int64_t d = next - now;
+			struct timespec ts = {d / 1000, (d % 1000) * 1000000};
+			if (d > 100)
+				ts = (struct timespec){0, 100 * 1000000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		int64_t began = mono_ms();
+		int64_t *ids = NULL;
+		int *att = NULL;
+		int n = 0;
+		int rc = sked__node_beat(w->hb, w->node_id);
+		if (rc == SKED_OK)
+			rc = sked__renew(w->hb, w->node_id, w->o.lease_ms, &ids,
+			                 &att, &n);
+		if (rc == SKED_OK) {
+			atomic_store(&w->lease_ok_ms, began);
+			check_held(w, ids, att, n, began);
+			if (failing)
+				sked__log(SKED_LOG_INFO, "lease renewal works "
+				                         "again");
+			failing = 0;
+			next = began + beat_interval(w);
+		} else {
+			if (!failing)
+				sked__log(SKED_LOG_WARN,
+				          "cannot renew leases: %s",
+				          sked_errmsg(w->hb));
+			failing = 1;
+			if (rc == SKED_EUNAVAILABLE &&
+			    sked__reconnect(w->hb) != SKED_OK)
+				sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+				          sked_errmsg(w->hb));
+			/* try again soon, but not in a tight loop */
+			next = mono_ms() + (beat_interval(w) < 1000
+			                            ? beat_interval(w)
+			                            : 1000);
+		}
+		free(ids);
+		free(att);
+	}
+	return NULL;
+}
+
+/* ---- the loop ---- */
+
+static int64_t
+backoff_ms(sked_worker *w, int attempt)
+{
+	int64_t d = w->o.retry_base_ms;
+	for (int i = 1; i < attempt && d < w->o.retry_max_ms; i++)
+		d *= 2;
+	if (d > w->o.retry_max_ms)
+		d = w->o.retry_max_ms;
+	/* equal jitter: half fixed, half random, so retries of tasks that
+	 * failed together spread out */
+	int64_t half = d / 2;
+	return half + (half > 0 ? (int64_t)(rand_r(&w->rng) % (half + 1)) : 0);
+}
+
+/* Finish what the pool completed: one transaction for the batch. Returns
+ * how many jobs were finished (slots freed). */
+static int
+finish_done(sked_worker *w, int *db_failed)
+{
+	pthread_mutex_lock(&w->mu);
+	sked_job *list = w->done_head;
+	w->done_head = w->done_tail = NULL;
+	pthread_mutex_unlock(&w->mu);
+	if (!list)
+		return 0;
+	int n = 0;
+	for (sked_job *j = list; j; j = j->next)
+		n++;
+	sked_outcome *o = calloc((size_t)n, sizeof *o);
+	if (!o) {
+		/* put them back; try again next turn */
+		pthread_mutex_lock(&w->mu);
+		sked_job *t = list;
+		while (t->next)
+			t = t->next;
+		t->next = w->done_head;
+		w->done_head = list;
+		if (!w->done_tail)
+			w->done_tail = t;
+		pthread_mutex_unlock(&w->mu);
+		*db_failed = 1;
+		return 0;
+	}
+	int i = 0;
+	for (sked_job *j = list; j; j = j->next, i++) {
+		int why = atomic_load(&j->cancel);
+		o[i].id = j->t.id;
+		o[i].attempt = j->t.attempt;
+		o[i].max_attempts = j->t.max_attempts;
+		o[i].started_ms = j->t.started_ms;
+		o[i].exit_code = j->exit_code;
+		o[i].output = j->output;
+		if (why == CANCEL_SHUTDOWN) {
+			o[i].what = SKED_FIN_RELEASE;
+			o[i].error = "worker shutting down: task given back";
+		} else if (j->ok && why == CANCEL_NONE) {
+			o[i].what = SKED_FIN_OK;
+		} else {
+			o[i].what = SKED_FIN_FAIL;
+			o[i].retry_delay_ms = backoff_ms(w, j->t.attempt);
+			o[i].error = why == CANCEL_NOLEASE
+			                     ? "stopped: lease could not be "
+			                       "renewed"
+			             : why == CANCEL_LOST
+			                     ? "stopped: task no longer held by "
+			                       "this node"
+			                     : j->error;
+		}
+	}
+	int rc = sked__finish(w->h, w->node_id, o, n);
+	if (rc != SKED_OK) {
+		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
+		          n, sked_errmsg(w->h));
+		if (rc == SKED_EUNAVAILABLE &&
+		    sked__reconnect(w->h) != SKED_OK)
+			sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+			          sked_errmsg(w->h));
+		pthread_mutex_lock(&w->mu);
+		sked_job *t = list;
+		while (t->next)
+			t = t->next;
+		t->next = w->done_head;
+		w->done_head = list;
+		if (!w->done_tail)
+			w->done_tail = t;
+		pthread_mutex_unlock(&w->mu);
+		free(o);
+		*db_failed = 1;
+		return 0;
+	}
+	pthread_mutex_lock(&w->mu);
+	i = 0;
+	for (sked_job *j = list; j; j = j->next, i++) {
+		if (!o[i].applied)
+			w->counters.late++;
+		else if (o[i].what == SKED_FIN_OK)
+			w->counters.succeeded++;
+		else if (o[i].what == SKED_FIN_RELEASE)
+			w->counters.released++;
+		else if (o[i].dead)
+			w->counters.dead++;
+		else
+			w->counters.failed++;
+		if (j->qi >= 0)
+			w->queues[j->qi].running--;
+		w->nrunning--;
+	}
+	pthread_mutex_unlock(&w->mu);
+	for (int k = 0; k < n; k++) {
+		if (o[k].applied && o[k].what == SKED_FIN_FAIL)
+			sked__log(o[k].dead ? SKED_LOG_WARN : SKED_LOG_INFO,
+			          "task %lld attempt %d/%d failed%s: %s",
+			          (long long)o[k].id, o[k].attempt,
+			          o[k].max_attempts,
+			          o[k].dead ? " (dead)" : "",
+			          o[k].error ? o[k].error : "");
+	}
+	free(o);
+	while (list) {
+		sked_job *next = list->next;
+		job_free(list);
+		list = next;
+	}
+	return n;
+}
+
+/* Hand claimed tasks to the pool. */
+static int
+dispatch(sked_worker *w, sked_claimed *c, int n, int qi)
+{
+	int rc = SKED_OK;
+	for (int i = 0; i < n; i++) {
+		sked_job *j = calloc(1, sizeof *j);
+		int fd = j ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+		if (!j || fd < 0) {
+			/* cannot run it: give the attempt back at once */
+			free(j);
+			sked_outcome o = {.id = c[i].id,
+			                  .attempt = c[i].attempt,
+			                  .max_attempts = c[i].max_attempts,
+			                  .started_ms = c[i].started_ms,
+			                  .what = SKED_FIN_RELEASE,
+			                  .exit_code = -1,
+			                  .error = "worker out of resources"};
+			sked__ignore(sked__finish(w->h, w->node_id, &o, 1));
+			rc = SKED_ENOMEM;
+			free(c[i].queue);
+			free(c[i].kind);
+			free(c[i].payload);
+			continue;
+		}
+		j->w = w;
+		j->t = c[i];
+		j->qi = qi;
+		j->cancel_fd = fd;
+		j->since = mono_ms();
+		pthread_mutex_lock(&w->mu);
+		w->counters.claimed++;
+		w->nrunning++;
+		if (qi >= 0)
+			w->queues[qi].running++;
+		j->rnext = w->running;
+		if (w->running)
+			w->running->rprev = j;
+		w->running = j;
+		if (w->jobs_tail)
+			w->jobs_tail->next = j;
+		else
+			w->jobs_head = j;
+		w->jobs_tail = j;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	free(c);
+	return rc;
+}
+
+/* Claim for every queue with free slots. Returns 1 when a claim came back
+ * full (there is probably more to take at once). */
+static int
+claim_some(sked_worker *w, int *db_failed)
+{
+	int full = 0;
+	int nq = w->nqueues ? w->nqueues : 1;
+	for (int qi = 0; qi < nq; qi++) {
+		pthread_mutex_lock(&w->mu);
+		int free_slots = w->o.concurrency - w->nrunning;
+		if (w->nqueues && w->queues[qi].max > 0) {
+			int qfree = w->queues[qi].max - w->queues[qi].running;
+			if (qfree < free_slots)
+				free_slots = qfree;
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (free_slots <= 0)
+			continue;
+		sked_claim_req req = {
+			.node_id = w->node_id,
+			.queue = w->nqueues ? w->queues[qi].name : NULL,
+			.limit = free_slots,
+			.lease_ms = w->o.lease_ms,
+		};
+		sked_claimed *c = NULL;
+		int n = 0;
+		int rc = sked__claim(w->h, &req, &c, &n);
+		if (rc != SKED_OK) {
+			sked__log(SKED_LOG_WARN, "claim failed: %s",
+			          sked_errmsg(w->h));
+			if (rc == SKED_EUNAVAILABLE &&
+			    sked__reconnect(w->h) != SKED_OK)
+				sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+				          sked_errmsg(w->h));
+			*db_failed = 1;
+			return 0;
+		}
+		if (n == free_slots)
+			full = 1;
+		(void)dispatch(w, c, n, w->nqueues ? qi : -1);
+	}
+	return full;
+}
+
+static int
+outstanding(sked_worker *w, int64_t *count)
+{
+	*count = 0;
+	int nq = w->nqueues ? w->nqueues : 1;
+	for (int qi = 0; qi < nq; qi++) {
+		int64_t c = 0;
+		int rc = sked__outstanding(w->h, w->nqueues ? w->queues[qi].name
+		                                            : NULL,
+		                           &c);
+		if (rc != SKED_OK)
+			return rc;
+		*count += c;
+	}
+	return SKED_OK;
+}
+
+static void
+cancel_running(sked_worker *w, int why)
+{
+	pthread_mutex_lock(&w->mu);
+	for (sked_job *j = w->running; j; j = j->rnext)
+		job_cancel(j, why);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static int
+nrunning(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int n = w->nrunning;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+/* Sleep until rung, notified, or timeout. */
+static void
+wait_for_work(sked_worker *w, int64_t timeout_ms)
+{
+	struct pollfd fds[2] = {{.fd = w->wake_fd, .events = POLLIN}};
+	int nfds = 1;
+	sked_db *db = w->h->db;
+	int sock = db->drv->socket ? db->drv->socket(db->conn) : -1;
+	if (sock >= 0 && w->h->listen_sql) {
+		fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
+		nfds = 2;
+	}
+	int r = poll(fds, (nfds_t)nfds, (int)timeout_ms);
+	if (r > 0 && (fds[0].revents & POLLIN))
+		drain_fd(w->wake_fd);
+	if (r > 0 && nfds == 2 && fds[1].revents && db->drv->drain_notify)
+		(void)db->drv->drain_notify(db->conn, &db->err);
+}
+
+static int
+start_threads(sked_worker *w)
+{
+	int rc = sked__reopen(w->h, &w->hb);
+	if (rc != SKED_OK) {
+		sked__fail(w->h, rc, "cannot open the heartbeat connection: %s",
+		           sked_errmsg(w->hb));
+		return rc;
+	}
+	w->threads = calloc((size_t)w->o.concurrency, sizeof *w->threads);
+	if (!w->threads)
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	for (int i = 0; i < w->o.concurrency; i++) {
+		if (pthread_create(&w->threads[i], NULL, pool_main, w) != 0)
+			return sked__fail(w->h, SKED_ENOMEM,
+			                  "cannot start pool thread: %s",
+			                  strerror(errno));
+		w->nthreads++;
+	}
+	atomic_store(&w->lease_ok_ms, mono_ms());
+	if (pthread_create(&w->hb_thread, NULL, heartbeat_main, w) != 0)
+		return sked__fail(w->h, SKED_ENOMEM,
+		                  "cannot start heartbeat thread");
+	w->hb_started = 1;
+	return SKED_OK;
+}
+
+static void
+stop_threads(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->pool_exit = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	for (int i = 0; i < w->nthreads; i++)
+		pthread_join(w->threads[i], NULL);
+	free(w->threads);
+	w->threads = NULL;
+	w->nthreads = 0;
+	if (w->hb_started) {
+		atomic_store(&w->hb_exit, 1);
+		pthread_join(w->hb_thread, NULL);
+		w->hb_started = 0;
+	}
+	sked_close(w->hb);
+	w->hb = NULL;
+}
+
+SKED_API int
+sked_worker_run(sked_worker *w)
+{
+	if (!w)
+		return SKED_EINVAL;
+	sked *h = w->h;
+	int rc = sked__node_register(h, w->node_id, w->o.lease_ms);
+	if (rc != SKED_OK)
+		return rc;
+	if (h->listen_sql &&
+	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)
+		sked__log(SKED_LOG_WARN, "cannot listen for new tasks (%s); "
+		                         "polling only",
+		          h->db->err.msg);
+	rc = start_threads(w);
+	if (rc != SKED_OK) {
+		stop_threads(w);
+		(void)sked__node_unregister(h, w->node_id);
+		return rc;
+	}
+	sked__log(SKED_LOG_INFO,
+	          "worker %s started: %d slot(s), lease %llds, strategy %s",
+	          w->node_id, w->o.concurrency,
+	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
+
+	int64_t next_reap = 0, grace_end = 0;
+	int64_t db_backoff = 0;
+	for (;;) {
+		int db_failed = 0;
+		int stop = atomic_load(&w->stop);
+		finish_done(w, &db_failed);
+
+		if (stop) {
+			int64_t now = mono_ms();
+			if (!grace_end) {
+				grace_end = now + (stop == 2 ? 0 : w->o.grace_ms);
+				sked__log(SKED_LOG_INFO,
+				          "stopping: %d task(s) running",
+				          nrunning(w));
+			}
+			if (stop == 2 || now >= grace_end)
+				cancel_running(w, CANCEL_SHUTDOWN);
+			if (nrunning(w) == 0)
+				break;
+			if (db_failed && stop == 2 && now > grace_end + 5000)
+				break; /* cannot record; leases will expire */
+			wait_for_work(w, 100);
+			continue;
+		}
+
+		int64_t now = mono_ms();
+		if (now >= next_reap) {
+			int taken = 0;
+			if (sked__reap(h, &taken) != SKED_OK)
+				db_failed = 1;
+			int64_t every = w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
+			next_reap = now + every;
+		}
+
+		int full = 0;
+		if (!db_failed)
+			full = claim_some(w, &db_failed);
+
+		if (w->o.until_empty && !db_failed && nrunning(w) == 0) {
+			int64_t left = 0;
+			if (outstanding(w, &left) == SKED_OK && left == 0) {
+				int d = 0;
+				finish_done(w, &d);
+				if (nrunning(w) == 0)
+					break;
+			}
+		}
+		if (db_failed) {
+			db_backoff = db_backoff ? db_backoff * 2 : 100;
+			if (db_backoff > 5000)
+				db_backoff = 5000;
+			wait_for_work(w, db_backoff);
+			continue;
+		}
+		db_backoff = 0;
+		pthread_mutex_lock(&w->mu);
+		int busy = w->nrunning >= w->o.concurrency;
+		int done = w->done_head != NULL;
+		pthread_mutex_unlock(&w->mu);
+		if (done || (full && !busy))
+			continue;
+		wait_for_work(w, w->o.poll_ms);
+	}
+
+	stop_threads(w);
+	sked__exec_kill_all(SIGKILL);
+	int d = 0;
+	finish_done(w, &d);
+	if (sked__node_unregister(h, w->node_id) != SKED_OK)
+		sked__log(SKED_LOG_WARN, "%s", sked_errmsg(h));
+	sked_worker_counters c;
+	sked_worker_get_counters(w, &c);
+	sked__log(SKED_LOG_INFO,
+	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
+	          "failed, %lld dead, %lld given back, %lld late",
+	          w->node_id, (long long)c.claimed, (long long)c.succeeded,
+	          (long long)c.failed, (long long)c.dead,
+	          (long long)c.released, (long long)c.late);
+	return SKED_OK;
+}
