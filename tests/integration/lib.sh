@@ -1,0 +1,168 @@
+# tests/integration/lib.sh — sourced by every tests/integration/t_*.sh.
+#
+# A test runs real `sked` processes against a real database. CTest runs
+# each script once per backend (SKED_BACKEND); this file turns the
+# backend into a database URL and strategy, gives the test a folder of its
+# own and a table prefix of its own (so tests share a server without
+# seeing each other's tables), and writes a config file that every `sked`
+# call reads through SKED_CONFIG.
+#
+#   sk ARGS...        run sked
+#   skip REASON       exit 77 (CTest: skipped) — loudly; in CI a missing
+#                     server is a failure, not a skip
+#   fail REASON       exit 1
+#   expect_eq A B MSG, expect_rc RC CMD..., wait_for SECONDS CMD...
+#   sql QUERY         run SQL on the test database (sqlite3/psql/mariadb),
+#                     table names written as {p}task etc.
+set -eu
+
+: "${SKED:?SKED must name the sked binary}"
+: "${SKED_BACKEND:?SKED_BACKEND must name the backend}"
+
+skip() {
+	if [ "${CI:-}" = true ] && [ "${SKED_ALLOW_SKIP:-}" != 1 ]; then
+		echo "FAIL (would skip, but CI must run it): $*" >&2
+		exit 1
+	fi
+	echo "SKIP: $SKED_BACKEND: $*" >&2
+	exit 77
+}
+fail() {
+	echo "FAIL: $SKED_BACKEND: $*" >&2
+	exit 1
+}
+note() { echo "# $*" >&2; }
+
+tmproot=${SKED_BUILD:-/tmp}/testtmp
+mkdir -p "$tmproot"
+T=$(mktemp -d "$tmproot/$(basename "$0" .sh).XXXXXX")
+PREFIX="t$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')_"
+STRATEGY=auto
+ODBC=""
+case "$SKED_BACKEND" in
+sqlite) URL="sqlite:$T/sked.db" ;;
+sqlite-optimistic) URL="sqlite:$T/sked.db" STRATEGY=optimistic ;;
+pg | pg-optimistic)
+	[ -n "${SKED_TEST_PG_URL:-}" ] || skip "no PostgreSQL server given (SKED_TEST_PG_URL)"
+	URL=$SKED_TEST_PG_URL
+	[ "$SKED_BACKEND" = pg ] || STRATEGY=optimistic
+	;;
+mariadb | mariadb-optimistic)
+	[ -n "${SKED_TEST_MY_URL:-}" ] || skip "no MariaDB server given (SKED_TEST_MY_URL)"
+	URL=$SKED_TEST_MY_URL
+	[ "$SKED_BACKEND" = mariadb ] || STRATEGY=optimistic
+	;;
+odbc-sqlite)
+	[ -n "${SKED_TEST_ODBC:-}" ] || skip "ODBC drivers not set up (SKED_TEST_ODBC)"
+	URL="odbc:Driver=${SKED_TEST_ODBC_SQLITE_DRIVER:-SQLite3};Database=$T/sked.db"
+	ODBC=sqlite
+	;;
+odbc-pg)
+	[ -n "${SKED_TEST_ODBC:-}" ] || skip "ODBC drivers not set up (SKED_TEST_ODBC)"
+	[ -n "${SKED_TEST_ODBC_PG:-}" ] || skip "no PostgreSQL ODBC connection string (SKED_TEST_ODBC_PG)"
+	URL="odbc:$SKED_TEST_ODBC_PG"
+	ODBC=pg
+	;;
+odbc-mariadb)
+	[ -n "${SKED_TEST_ODBC:-}" ] || skip "ODBC drivers not set up (SKED_TEST_ODBC)"
+	[ -n "${SKED_TEST_ODBC_MY:-}" ] || skip "no MariaDB ODBC connection string (SKED_TEST_ODBC_MY)"
+	URL="odbc:$SKED_TEST_ODBC_MY"
+	ODBC=mariadb
+	;;
+*) fail "unknown backend '$SKED_BACKEND'" ;;
+esac
+
+cat >"$T/sked.conf" <<CONF
+[sked]
+database = $URL
+strategy = $STRATEGY
+prefix = $PREFIX
+CONF
+export SKED_CONFIG="$T/sked.conf"
+unset SKED_DATABASE_URL SKED_STRATEGY
+export SKED_LOG=${SKED_LOG:-warn}
+
+sk() { "$SKED" "$@"; }
+
+# The database family behind the backend: sqlite, pg or mariadb.
+family() {
+	case "$SKED_BACKEND" in
+	sqlite* | odbc-sqlite) echo sqlite ;;
+	pg* | odbc-pg) echo pg ;;
+	*) echo mariadb ;;
+	esac
+}
+
+# Run SQL on the test database; "{p}" stands for the table prefix. Prints
+# rows tab-separated, no header.
+sql() {
+	q=$(printf '%s' "$1" | sed "s/{p}/$PREFIX/g")
+	case "$(family)" in
+	sqlite) sqlite3 -batch -noheader -separator '	' "$T/sked.db" "$q" ;;
+	pg) psql -X -q -At -F '	' "$SKED_TEST_PG_URL" -c "$q" ;;
+	mariadb)
+		mariadb --no-defaults -N -B -h 127.0.0.1 \
+			-P "$(echo "$SKED_TEST_MY_URL" | sed 's|.*:\([0-9]*\)/.*|\1|')" \
+			-u sked -psked-test-pw sked_test -e "$q"
+		;;
+	esac
+}
+
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+}
+
+# expect_rc RC CMD...: run CMD, check its exit status, keep stderr in $T/err
+expect_rc() {
+	want=$1
+	shift
+	set +e
+	"$@" >"$T/out" 2>"$T/err"
+	got=$?
+	set -e
+	[ "$got" = "$want" ] || {
+		cat "$T/err" >&2
+		fail "'$*' exited $got, expected $want"
+	}
+}
+
+# wait_for SECONDS CMD...: poll CMD until it succeeds
+wait_for() {
+	limit=$1
+	shift
+	end=$(($(date +%s) + limit))
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+cleanup() {
+	rc=$?
+	# stop anything the test left running, children of this shell
+	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null || true; done
+	pkill -9 -f "$T/" 2>/dev/null || true
+	case "$(family)" in
+	pg | mariadb)
+		for t in run task node schedule lock meta; do
+			sql "DROP TABLE IF EXISTS {p}$t" >/dev/null 2>&1 || true
+		done
+		;;
+	esac
+	[ $rc = 0 ] && rm -rf "$T"
+	exit $rc
+}
+trap cleanup EXIT
+
+# Initialise the schema for this test's prefix; a backend whose driver is
+# not built skips.
+init_db() {
+	set +e
+	sk init >"$T/init.out" 2>"$T/init.err"
+	rc=$?
+	set -e
+	if [ $rc = 69 ] && grep -q "no driver" "$T/init.err"; then
+		skip "$(cat "$T/init.err")"
+	fi
+	[ $rc = 0 ] || { cat "$T/init.err" >&2; fail "sked init exited $rc"; }
+}
