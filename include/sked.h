@@ -121,6 +121,19 @@ typedef struct sked_options {
 SKED_API int sked_open(const char *url, const sked_options *opts, sked **out);
 SKED_API void sked_close(sked *h);
 
+/* Wrap a connection the application already holds, so that tasks are
+ * enqueued inside the application's own transaction and commit or roll
+ * back with its data. driver names the kind of native connection:
+ * "libpq" (a PGconn *), "mariadb" (a MYSQL *), "sqlite" (a sqlite3 *).
+ * The handle never begins, commits, rolls back or closes that connection:
+ * the application's transaction decides. Enqueue, inspect and steer
+ * tasks with it; do not run a worker on it. sked_close() leaves the
+ * native connection open. With opts->migrate the schema is created in
+ * the current transaction. SKED_EUNSUPPORTED when the driver is not built
+ * or cannot wrap. Not thread safe beyond the native connection's rules. */
+SKED_API int sked_open_borrowed(const char *driver, void *native,
+                                const sked_options *opts, sked **out);
+
 /* The detail of the last failure on h: one line, passwords masked.
  * Borrowed; valid until the next call on h. Never NULL. */
 SKED_API const char *sked_errmsg(const sked *h);

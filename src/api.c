@@ -116,6 +116,19 @@ sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
 }
 
 int
+sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
+         sked_res *res)
+{
+	int i = slot - SKED_XSQL_BASE;
+	if (i < 0 || i >= SKED_XSQL_N)
+		return sked__fail(h, SKED_EINVAL, "statement slot %d", slot);
+	if (!h->xsql[i] &&
+	    !(h->xsql[i] = sked__dialect_expand(h->dialect, h->prefix, tmpl)))
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	return sked__db_exec(h->db, slot, h->xsql[i], p, np, res);
+}
+
+int
 sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
            sked_res *res)
 {
@@ -125,6 +138,8 @@ sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
 int
 sked__begin(sked *h, int claim)
 {
+	if (h->borrowed) /* the application's transaction decides */
+		return SKED_OK;
 	const char *sql = claim ? h->dialect->begin_claim : h->dialect->begin;
 	int rc = sked__db_exec(h->db, -1, sql, NULL, 0, NULL);
 	if (rc == SKED_OK)
@@ -135,6 +150,8 @@ sked__begin(sked *h, int claim)
 int
 sked__commit(sked *h)
 {
+	if (h->borrowed)
+		return SKED_OK;
 	int rc = sked__db_exec(h->db, -1, h->dialect->commit, NULL, 0, NULL);
 	if (rc == SKED_OK)
 		h->db->in_tx = 0;
@@ -179,6 +196,8 @@ sked_now(sked *h, int64_t *now_ms)
 }
 
 /* ---- open and close ---- */
+
+static int setup(sked *h);
 
 static int
 choose_strategy(sked *h)
@@ -257,8 +276,15 @@ sked_open(const char *url, const sked_options *opts, sked **out)
 	int rc = sked__db_open(url, &h->db, err, sizeof err);
 	if (rc != SKED_OK)
 		return sked__fail(h, rc, "%s", err);
-	rc = sked__db_server(h->db, h->product, sizeof h->product, h->version,
-	                     sizeof h->version);
+	return setup(h);
+}
+
+/* After connecting: detect, choose, render, check the schema. */
+static int
+setup(sked *h)
+{
+	int rc = sked__db_server(h->db, h->product, sizeof h->product,
+	                         h->version, sizeof h->version);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read the server's version");
 	sked__decide(h->product, h->version, &h->decision);
@@ -306,6 +332,39 @@ sked_open(const char *url, const sked_options *opts, sked **out)
 	return sked_migrate(h);
 }
 
+SKED_API int
+sked_open_borrowed(const char *driver, void *native, const sked_options *opts,
+                   sked **out)
+{
+	if (!out)
+		return SKED_EINVAL;
+	sked *h = calloc(1, sizeof *h);
+	*out = h;
+	if (!h)
+		return SKED_ENOMEM;
+	if (opts)
+		h->opts = *opts;
+	h->opts.strategy = NULL;
+	h->opts.prefix = NULL;
+	h->borrowed = 1;
+	snprintf(h->prefix, sizeof h->prefix, "%s",
+	         opts && opts->prefix ? opts->prefix : "sked_");
+	snprintf(h->strategy_opt, sizeof h->strategy_opt, "%s",
+	         opts && opts->strategy ? opts->strategy : "auto");
+	snprintf(h->url_redacted, sizeof h->url_redacted, "(%s connection "
+	         "held by the application)", driver ? driver : "?");
+	if (!sked__prefix_valid(h->prefix))
+		return sked__fail(h, SKED_EINVAL,
+		                  "table prefix '%s' is not valid (expected "
+		                  "[a-z_][a-z0-9_]{0,30})",
+		                  h->prefix);
+	char err[512];
+	int rc = sked__db_wrap(driver, native, &h->db, err, sizeof err);
+	if (rc != SKED_OK)
+		return sked__fail(h, rc, "%s", err);
+	return setup(h);
+}
+
 SKED_API void
 sked_close(sked *h)
 {
@@ -314,6 +373,8 @@ sked_close(sked *h)
 	sked__dialect_free_rendered(h->sql);
 	free(h->listen_sql);
 	free(h->notify_sql);
+	for (int i = 0; i < SKED_XSQL_N; i++)
+		free(h->xsql[i]);
 	sked__db_close(h->db);
 	free(h->url);
 	free(h);
@@ -333,6 +394,9 @@ sked_migrate(sked *h)
 int
 sked__reconnect(sked *h)
 {
+	if (h->borrowed)
+		return sked__fail(h, SKED_EUNAVAILABLE,
+		                  "the application's connection is broken");
 	char err[512];
 	sked_db *db = NULL;
 	int rc = sked__db_open(h->url, &db, err, sizeof err);

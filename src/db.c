@@ -216,6 +216,42 @@ sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
 	return SKED_OK;
 }
 
+int
+sked__db_wrap(const char *driver, void *native, sked_db **out, char *err,
+              size_t errlen)
+{
+	static const sked_url_kind kinds[] = {SKED_URL_SQLITE, SKED_URL_POSTGRES,
+	                                      SKED_URL_MYSQL, SKED_URL_ODBC};
+	*out = NULL;
+	const sked_driver *drv = NULL;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !drv; i++) {
+		const sked_driver *d = driver_for(kinds[i]);
+		if (d && driver && strcmp(d->name, driver) == 0)
+			drv = d;
+	}
+	if (!drv || !drv->wrap || !native) {
+		snprintf(err, errlen,
+		         "cannot wrap a native connection of driver '%s' "
+		         "(built: %s)",
+		         driver ? driver : "", SKED_BUILT_DRIVERS);
+		return SKED_EUNSUPPORTED;
+	}
+	sked_db *db = calloc(1, sizeof *db);
+	if (!db) {
+		snprintf(err, errlen, "out of memory");
+		return SKED_ENOMEM;
+	}
+	db->drv = drv;
+	int rc = drv->wrap(native, &db->conn, &db->err);
+	if (rc != SKED_OK || !db->conn) {
+		snprintf(err, errlen, "%s", db->err.msg);
+		free(db);
+		return rc != SKED_OK ? rc : SKED_EUNAVAILABLE;
+	}
+	*out = db;
+	return SKED_OK;
+}
+
 void
 sked__db_close(sked_db *db)
 {

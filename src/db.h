@@ -114,6 +114,9 @@ typedef struct sked_driver {
 	int (*drain_notify)(void *conn, sked_dberr *e);
 	/* optional: the native connection (PGconn *, MYSQL *, sqlite3 *, SQLHDBC) */
 	void *(*native)(void *conn);
+	/* optional: wrap a native connection the application holds; close
+	 * must then leave the native connection open */
+	int (*wrap)(void *native, void **conn, sked_dberr *e);
 } sked_driver;
 
 extern const sked_driver sked__driver_sqlite;
@@ -144,6 +147,12 @@ typedef struct sked_db {
 int sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
 	__attribute__((warn_unused_result));
 void sked__db_close(sked_db *db);
+
+/* A sked_db around a connection the application holds (driver by name:
+ * "sqlite", "libpq", "mariadb", "odbc"). SKED_EUNSUPPORTED when that
+ * driver is not built or cannot wrap. */
+int sked__db_wrap(const char *driver, void *native, sked_db **out, char *err,
+                  size_t errlen) __attribute__((warn_unused_result));
 
 /* Run one statement. Returns SKED_OK or a SKED_E* code mapped from the
  * driver error (db->err keeps the detail). */

@@ -28,8 +28,13 @@
 #define SKED_DIALECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "schema.h"
+
+struct sked;
+struct sked_outcome;
+struct sked_enqueue_opts;
 
 /* The statements. Generic texts are in dialect.c, in the same order. */
 typedef enum sked_sql {
@@ -116,6 +121,15 @@ typedef struct sked_dialect {
 	 * holds); else skip-locked claims in three steps */
 	int claim_one_statement;
 	int max_params;         /* bound parameters per statement */
+	/* optional hooks where a product can do a batch in fewer round trips
+	 * than the generic loop (e.g. PostgreSQL arrays). Same contract as the
+	 * generic code they replace (lease.c, queue.c). */
+	int (*finish_batch)(struct sked *h, const char *node_id,
+	                    struct sked_outcome *o, int n);
+	int (*enqueue_many)(struct sked *h, const char *kind, size_t n,
+	                    const char *const *payloads, const size_t *lens,
+	                    const struct sked_enqueue_opts *opts,
+	                    int64_t *ids_out);
 } sked_dialect;
 
 extern const sked_dialect sked__dialect_sqlite;

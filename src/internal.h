@@ -17,6 +17,8 @@
 #include "dialect.h"
 #include "sked.h"
 
+#define SKED_XSQL_N 64
+
 struct sked {
 	sked_db *db;
 	const sked_dialect *dialect;
@@ -24,6 +26,9 @@ struct sked {
 	sked_decision decision; /* product, version, default strategy, why */
 	char *sql[SKED_SQL__COUNT];
 	char *listen_sql, *notify_sql; /* push wake-up, where the dialect has it */
+	char *xsql[SKED_XSQL_N];       /* see sked__qx */
+	int borrowed; /* wraps the application's connection: never begins,
+	                 commits or closes it */
 	char prefix[32];
 	char *url;              /* as given (may hold a password): never logged */
 	char url_redacted[512];
@@ -48,6 +53,14 @@ int sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
 /* Run dynamic SQL text (already rendered), no statement cache. */
 int sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
                sked_res *res) __attribute__((warn_unused_result));
+
+/* Statements that a module keeps beside its code (sched.c, lock.c) as
+ * templates: expanded for this handle on first use, cached in slot
+ * (SKED_XSQL_BASE .. SKED_XSQL_BASE + SKED_XSQL_N - 1; sched.c takes
+ * 64-95, lock.c 96-111), and run through the driver's statement cache. */
+#define SKED_XSQL_BASE 64
+int sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
+             sked_res *res) __attribute__((warn_unused_result));
 
 /* Transactions: begin (claim = the dialect's claim transaction), commit,
  * rollback (never fails loudly: it is the cleanup path). */

@@ -93,6 +93,8 @@ sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
 {
 	if (n == 0)
 		return SKED_OK;
+	if (h->dialect->finish_batch)
+		return h->dialect->finish_batch(h, node_id, o, n);
 	int rc = sked__begin(h, 1);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin finishing tasks");

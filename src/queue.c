@@ -155,6 +155,9 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	}
 	if (n == 0)
 		return SKED_OK;
+	if (h->dialect->enqueue_many)
+		return h->dialect->enqueue_many(h, kind, n, payloads, lens, opts,
+		                                ids_out);
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin the enqueue");

@@ -279,6 +279,10 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	if (!h || !out)
 		return SKED_EINVAL;
 	*out = NULL;
+	if (h->borrowed)
+		return sked__fail(h, SKED_EINVAL,
+		                  "a worker needs a connection of its own, not "
+		                  "the application's");
 	sked_worker *w = calloc(1, sizeof *w);
 	if (!w)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
