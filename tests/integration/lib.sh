@@ -166,3 +166,75 @@ init_db() {
 	fi
 	[ $rc = 0 ] || { cat "$T/init.err" >&2; fail "sked init exited $rc"; }
 }
+
+# ---- helpers for the foundation suite ----
+
+# handler NAME: write a handler program from stdin to $T/NAME (a sh
+# script), make it executable and print its path.
+handler() {
+	cat >"$T/$1"
+	chmod +x "$T/$1"
+	echo "$T/$1"
+}
+
+# count QUERY: sql that must print one number (a COUNT); fails when it
+# prints anything else, so an error never passes as "0".
+count() {
+	c=$(sql "$1") || fail "query failed: $1"
+	case "$c" in
+	'' | *[!0-9]*) fail "query '$1' printed '$c', not a count" ;;
+	esac
+	echo "$c"
+}
+
+# json_get EXPR: read one JSON document on stdin, print the Python
+# expression EXPR evaluated with the document bound to d (None prints as
+# "null", booleans as "true"/"false"). A document that does not parse
+# fails the test.
+json_get() {
+	python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+v = eval(sys.argv[1], {"d": d})
+print("null" if v is None else ("true" if v is True else ("false" if v is False else v)))
+' "$1" || fail "not JSON, or no $1"
+}
+
+# stderr_one_line FILE: the file holds exactly one line starting "sked: ".
+stderr_one_line() {
+	n=$(wc -l <"$1")
+	[ "$n" = 1 ] || { cat "$1" >&2; fail "expected one line on stderr, got $n"; }
+	grep -q '^sked: ' "$1" || { cat "$1" >&2; fail "stderr line does not start with 'sked: '"; }
+}
+
+# start_worker NAME ARGS...: run `sked worker ARGS...` in the background,
+# output in $T/NAME.log; its pid goes to $T/NAME.pid and into $wpid.
+start_worker() {
+	name=$1
+	shift
+	"$SKED" worker "$@" >"$T/$name.log" 2>&1 &
+	wpid=$!
+	echo "$wpid" >"$T/$name.pid"
+}
+
+# wait_exit PID SECONDS: wait for a background child to end within SECONDS;
+# sets $wrc to its exit status. Fails (and kills it) on timeout.
+wait_exit() {
+	we_end=$(($(date +%s) + $2))
+	while kill -0 "$1" 2>/dev/null; do
+		# a zombie still answers kill -0: ask ps whether it is one
+		case "$(ps -o stat= -p "$1" 2>/dev/null)" in Z*) break ;; esac
+		if [ "$(date +%s)" -ge "$we_end" ]; then
+			kill -9 "$1" 2>/dev/null || true
+			fail "process $1 did not exit within $2 s"
+		fi
+		sleep 0.1
+	done
+	set +e
+	wait "$1"
+	wrc=$?
+	set -e
+}
+
+# status_of ID: the task's status number from the database.
+status_of() { sql "SELECT status FROM {p}task WHERE id = $1"; }

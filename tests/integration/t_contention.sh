@@ -1,0 +1,62 @@
+#!/bin/sh
+# Exactly once per claim under contention: several worker processes, each
+# with several threads, drain one queue at the same time. Every task must
+# succeed exactly once: one run record, one handler execution (counted from
+# the handler's own append-only log), never the same (task, attempt) twice,
+# and the work really was shared between nodes.
+. "$(dirname "$0")/lib.sh"
+init_db
+
+case "$(family)" in
+sqlite) procs=4 threads=4 n=5000 ;;
+*) procs=8 threads=8 n=3000 ;;
+esac
+
+# One printf is one write(2) to an O_APPEND file: lines never interleave.
+h=$(handler h.sh <<'H'
+#!/bin/sh
+printf '%s %s %s\n' "$SKED_TASK_ID" "$SKED_TASK_ATTEMPT" "$SKED_NODE_ID" >>"$1"
+H
+)
+: >"$T/ran.log"
+
+seq 1 $n >"$T/payloads"
+sk enqueue tick --lines "$T/payloads" >"$T/ids"
+expect_eq "$(wc -l <"$T/ids" | tr -d ' ')" $n "ids printed by enqueue --lines"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 0")" $n "pending tasks"
+
+i=1
+pids=""
+while [ $i -le $procs ]; do
+	start_worker "w$i" --node-id "node$i" --concurrency $threads \
+		--handler "tick=$h $T/ran.log" --poll 100ms --lease 10s --until-empty
+	pids="$pids $wpid"
+	i=$((i + 1))
+done
+for p in $pids; do
+	wait_exit "$p" 180
+	[ "$wrc" = 0 ] || { cat "$T"/w*.log >&2; fail "a worker exited $wrc"; }
+done
+
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" $n "succeeded tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE attempts <> 1")" 0 "tasks claimed more than once"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" $n "run records"
+expect_eq "$(count "SELECT COUNT(DISTINCT task_id) FROM {p}run WHERE outcome = 'succeeded'")" $n "tasks with a succeeded run"
+expect_eq "$(count "SELECT COUNT(*) FROM (SELECT task_id, attempt FROM {p}run GROUP BY task_id, attempt HAVING COUNT(*) > 1) x")" 0 "(task, attempt) recorded twice"
+
+# The handler's own log: one line per task, no (task, attempt) twice.
+expect_eq "$(wc -l <"$T/ran.log" | tr -d ' ')" $n "handler executions"
+expect_eq "$(cut -d' ' -f1 "$T/ran.log" | sort -u | wc -l | tr -d ' ')" $n "distinct tasks in the handler log"
+expect_eq "$(cut -d' ' -f1,2 "$T/ran.log" | sort | uniq -d | wc -l | tr -d ' ')" 0 "(task, attempt) run twice"
+
+# Both records agree on who ran what.
+sql "SELECT task_id, attempt, node_id FROM {p}run" | tr '\t' ' ' | sort >"$T/db.runs"
+sort "$T/ran.log" >"$T/log.runs"
+cmp -s "$T/db.runs" "$T/log.runs" || {
+	diff "$T/db.runs" "$T/log.runs" | head >&2
+	fail "run records and the handler log disagree"
+}
+
+nodes=$(cut -d' ' -f3 "$T/ran.log" | sort -u | wc -l | tr -d ' ')
+[ "$nodes" -ge 2 ] || fail "only $nodes node(s) took part"
+note "$n tasks on $nodes of $procs nodes"
