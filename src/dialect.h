@@ -79,6 +79,7 @@ typedef enum sked_sql {
 	SKED_SQL_OPT_CLAIM,   /* node ?1, lease ?2, id ?3, version ?4 */
 	SKED_SQL_ID_CLAIM,    /* node ?1, lease ?2, id ?3 (row already locked) */
 	SKED_SQL_CLAIMED_GET, /* id ?1, node ?2 */
+	SKED_SQL_NODE_EXPIRE, /* node ?1: end a previous incarnation's leases */
 	SKED_SQL__COUNT
 } sked_sql;
 

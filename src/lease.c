@@ -195,6 +195,25 @@ sked__reap(sked *h, int *taken)
 
 /* ---- nodes ---- */
 
+/* A node that starts under the id of a dead one must not renew the
+ * leases that one held: they would never end. Expire them now, so that
+ * the reaper takes them back and records the lost attempts. */
+static int
+expire_previous(sked *h, const char *node_id)
+{
+	sked_val p[2] = {SKED_TEXTV(node_id), SKED_INTV(-1)};
+	int rc = sked__q(h, SKED_SQL_NODE_EXPIRE, p, 2, NULL);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot end the leases of a "
+		                            "previous node of this id");
+	if (h->db->affected > 0)
+		sked__log(SKED_LOG_INFO,
+		          "node %s restarted: %lld lease(s) of its previous "
+		          "run will be taken back",
+		          node_id, (long long)h->db->affected);
+	return SKED_OK;
+}
+
 int
 sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
 {
@@ -207,7 +226,7 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
 	                 SKED_TEXTV(SKED_VERSION)};
 	int rc = sked__q(h, SKED_SQL_NODE_INSERT, p, 6, NULL);
 	if (rc == SKED_OK)
-		return SKED_OK;
+		return expire_previous(h, node_id);
 	if (h->db->err.kind != SKED_DBE_UNIQUE)
 		return sked__fail_db(h, rc, "cannot register the node");
 	/* A node of this id exists: a restart after a crash is fine, a
@@ -243,7 +262,7 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
 		sked__rollback(h);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot register the node");
-	return SKED_OK;
+	return expire_previous(h, node_id);
 }
 
 int
