@@ -1,0 +1,331 @@
+/*
+ * test_model.c — the task model on real SQLite files.
+ *
+ * What a user relies on, checked below the command line: a batch enqueue
+ * is all or nothing (the third insert is made to fail through the driver
+ * seam's fault injection); two handles never claim the same task; a
+ * finish by a node that lost its lease is recorded as late, not applied;
+ * an expired lease is taken back and its attempt recorded; renewal lists
+ * only what the node still holds; unique keys return the existing task.
+ * Both SQLite claim strategies run every test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "lease.h"
+
+static const char *strategy = "sqlite";
+
+static char *
+tmp_url(void)
+{
+	static char url[512];
+	const char *base = getenv("SKED_TEST_TMP");
+	char dir[400];
+	snprintf(dir, sizeof dir, "%s/model.XXXXXX", base ? base : "/tmp");
+	if (base) {
+		char mk[420];
+		snprintf(mk, sizeof mk, "%s", base);
+		mkdir(mk, 0755);
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(url, sizeof url, "sqlite:%s/sked.db", dir);
+	return url;
+}
+
+static sked *
+open_db(const char *url)
+{
+	sked_options o = {.strategy = strategy, .migrate = 1};
+	sked *h = NULL;
+	int rc = sked_open(url, &o, &h);
+	if (rc != SKED_OK)
+		fail_msg("open: %s", sked_errmsg(h));
+	return h;
+}
+
+static int64_t
+count(sked *h, const char *sql_tmpl)
+{
+	char *sql = sked__dialect_expand(h->dialect, h->prefix, sql_tmpl);
+	sked_res r = {0};
+	assert_int_equal(sked__qdyn(h, sql, NULL, 0, &r), SKED_OK);
+	int64_t n = sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
+	free(sql);
+	return n;
+}
+
+static void
+enqueue_many_is_atomic(void **state)
+{
+	sked *h = open_db(tmp_url());
+	const char *p[5] = {"a", "b", "c", "d", "e"};
+	int64_t ids[5];
+	/* statements: BEGIN, insert, insert, insert <- fails */
+	sked__db_fault_after(4, SKED_DBE_OTHER);
+	int rc = sked_enqueue_many(h, "k", 5, p, NULL, NULL, ids);
+	sked__db_fault_after(0, SKED_DBE_NONE);
+	assert_int_not_equal(rc, SKED_OK);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 0);
+	/* and without the fault all five land, in order */
+	assert_int_equal(sked_enqueue_many(h, "k", 5, p, NULL, NULL, ids),
+	                 SKED_OK);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 5);
+	for (int i = 1; i < 5; i++)
+		assert_true(ids[i] > ids[i - 1]);
+	sked_close(h);
+}
+
+static void
+claims_never_overlap(void **state)
+{
+	const char *url = tmp_url();
+	sked *a = open_db(url), *b = open_db(url);
+	const char *p[50];
+	int64_t ids[50];
+	for (int i = 0; i < 50; i++)
+		p[i] = "x";
+	assert_int_equal(sked_enqueue_many(a, "k", 50, p, NULL, NULL, ids),
+	                 SKED_OK);
+	int seen[51] = {0};
+	int total = 0;
+	for (int round = 0; round < 10; round++) {
+		sked *h = round % 2 ? b : a;
+		sked_claim_req req = {.node_id = round % 2 ? "nb" : "na",
+		                      .limit = 7,
+		                      .lease_ms = 30000};
+		sked_claimed *c = NULL;
+		int n = 0;
+		assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+		assert_true(n <= 7);
+		for (int i = 0; i < n; i++) {
+			assert_true(c[i].id >= 1 && c[i].id <= 50);
+			seen[c[i].id]++;
+			assert_int_equal(c[i].attempt, 1);
+		}
+		total += n;
+		sked__claimed_free(c, n);
+	}
+	assert_int_equal(total, 50);
+	for (int i = 1; i <= 50; i++)
+		assert_int_equal(seen[i], 1);
+	sked_close(a);
+	sked_close(b);
+}
+
+static void
+late_finish_is_recorded_not_applied(void **state)
+{
+	sked *h = open_db(tmp_url());
+	int64_t id;
+	assert_int_equal(sked_enqueue(h, "k", "p", 1, NULL, &id, NULL),
+	                 SKED_OK);
+	sked_claim_req req = {.node_id = "n1", .limit = 1, .lease_ms = 30000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 1);
+	/* the lease runs out (made so with SQL) and n2 takes the task back */
+	char *sql = sked__dialect_expand(
+		h->dialect, h->prefix,
+		"UPDATE {p}task SET lease_until = {nowms} - 1000");
+	assert_int_equal(sked__qdyn(h, sql, NULL, 0, NULL), SKED_OK);
+	free(sql);
+	int taken = 0;
+	assert_int_equal(sked__reap(h, &taken), SKED_OK);
+	assert_int_equal(taken, 1);
+	req.node_id = "n2";
+	sked_claimed *c2 = NULL;
+	int n2 = 0;
+	assert_int_equal(sked__claim(h, &req, &c2, &n2), SKED_OK);
+	assert_int_equal(n2, 1);
+	assert_int_equal(c2[0].attempt, 2);
+	/* n1 finishes late: recorded, not applied */
+	sked_outcome o = {.id = id,
+	                  .attempt = 1,
+	                  .max_attempts = 5,
+	                  .started_ms = c[0].started_ms,
+	                  .what = SKED_FIN_OK,
+	                  .exit_code = 0};
+	assert_int_equal(sked__finish(h, "n1", &o, 1), SKED_OK);
+	assert_int_equal(o.applied, 0);
+	sked_task *t = NULL;
+	assert_int_equal(sked_task_get(h, id, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_RUNNING);
+	assert_string_equal(t->node_id, "n2");
+	sked_tasks_free(t, 1);
+	/* n2 finishes: applied */
+	o.attempt = 2;
+	assert_int_equal(sked__finish(h, "n2", &o, 1), SKED_OK);
+	assert_int_equal(o.applied, 1);
+	assert_int_equal(sked_task_get(h, id, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_SUCCEEDED);
+	sked_tasks_free(t, 1);
+	sked_run *runs = NULL;
+	size_t nr = 0;
+	assert_int_equal(sked_runs_get(h, id, &runs, &nr), SKED_OK);
+	assert_int_equal(nr, 3);
+	assert_string_equal(runs[0].outcome, "lease-expired");
+	assert_string_equal(runs[1].outcome, "late");
+	assert_string_equal(runs[2].outcome, "succeeded");
+	sked_runs_free(runs, nr);
+	sked__claimed_free(c, n);
+	sked__claimed_free(c2, n2);
+	sked_close(h);
+}
+
+static void
+failures_retry_then_die(void **state)
+{
+	sked *h = open_db(tmp_url());
+	int64_t id;
+	sked_enqueue_opts eo = {.max_attempts = 2};
+	assert_int_equal(sked_enqueue(h, "k", NULL, 0, &eo, &id, NULL),
+	                 SKED_OK);
+	for (int attempt = 1; attempt <= 2; attempt++) {
+		sked_claim_req req = {.node_id = "n", .limit = 5,
+		                      .lease_ms = 30000};
+		sked_claimed *c = NULL;
+		int n = 0;
+		assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+		assert_int_equal(n, 1);
+		assert_int_equal(c[0].attempt, attempt);
+		sked_outcome o = {.id = id,
+		                  .attempt = attempt,
+		                  .max_attempts = 2,
+		                  .started_ms = c[0].started_ms,
+		                  .what = SKED_FIN_FAIL,
+		                  .retry_delay_ms = 0,
+		                  .exit_code = 3,
+		                  .error = "exit status 3"};
+		assert_int_equal(sked__finish(h, "n", &o, 1), SKED_OK);
+		assert_int_equal(o.applied, 1);
+		assert_int_equal(o.dead, attempt == 2);
+		sked__claimed_free(c, n);
+	}
+	sked_task *t = NULL;
+	assert_int_equal(sked_task_get(h, id, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_DEAD);
+	assert_string_equal(t->last_error, "exit status 3");
+	sked_tasks_free(t, 1);
+	/* retry gives it one more attempt */
+	assert_int_equal(sked_retry(h, id), SKED_OK);
+	assert_int_equal(sked_task_get(h, id, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_PENDING);
+	assert_int_equal(t->max_attempts, 3);
+	sked_tasks_free(t, 1);
+	sked_close(h);
+}
+
+static void
+renew_lists_what_is_held(void **state)
+{
+	sked *h = open_db(tmp_url());
+	const char *p[3] = {"a", "b", "c"};
+	int64_t ids[3];
+	assert_int_equal(sked_enqueue_many(h, "k", 3, p, NULL, NULL, ids),
+	                 SKED_OK);
+	sked_claim_req req = {.node_id = "n", .limit = 3, .lease_ms = 5000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 3);
+	/* a user cancels one of them while it runs */
+	assert_int_equal(sked_cancel(h, ids[1]), SKED_OK);
+	int64_t *held = NULL;
+	int *att = NULL;
+	int nh = 0;
+	assert_int_equal(sked__renew(h, "n", 60000, &held, &att, &nh),
+	                 SKED_OK);
+	assert_int_equal(nh, 2);
+	for (int i = 0; i < nh; i++)
+		assert_true(held[i] == ids[0] || held[i] == ids[2]);
+	/* the renewal moved the lease to about now + 60 s */
+	assert_true(count(h, "SELECT MIN(lease_until) - {nowms} FROM "
+	                     "{p}task WHERE status = 1") > 50000);
+	/* a cancelled task cannot be cancelled again */
+	assert_int_equal(sked_cancel(h, ids[1]), SKED_ESTATE);
+	free(held);
+	free(att);
+	sked__claimed_free(c, n);
+	sked_close(h);
+}
+
+static void
+unique_key_returns_existing(void **state)
+{
+	sked *h = open_db(tmp_url());
+	sked_enqueue_opts eo = {.unique_key = "once"};
+	int64_t a, b;
+	int dup = -1;
+	assert_int_equal(sked_enqueue(h, "k", "1", 1, &eo, &a, &dup),
+	                 SKED_OK);
+	assert_int_equal(dup, 0);
+	assert_int_equal(sked_enqueue(h, "k", "2", 1, &eo, &b, &dup),
+	                 SKED_OK);
+	assert_int_equal(dup, 1);
+	assert_true(a == b);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 1);
+	sked_close(h);
+}
+
+static void
+bad_input_is_refused_before_sql(void **state)
+{
+	sked *h = open_db(tmp_url());
+	int64_t id;
+	assert_int_equal(sked_enqueue(h, "bad kind", "", 0, NULL, &id, NULL),
+	                 SKED_EINVAL);
+	assert_non_null(strstr(sked_errmsg(h), "kind"));
+	sked_enqueue_opts eo = {.queue = "q;DROP"};
+	assert_int_equal(sked_enqueue(h, "k", "", 0, &eo, &id, NULL),
+	                 SKED_EINVAL);
+	char *big = malloc(SKED_MAX_PAYLOAD + 1);
+	memset(big, 'x', SKED_MAX_PAYLOAD + 1);
+	assert_int_equal(sked_enqueue(h, "k", big, SKED_MAX_PAYLOAD + 1, NULL,
+	                              &id, NULL),
+	                 SKED_ETOOBIG);
+	free(big);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 0);
+	sked_close(h);
+	/* a strategy SQLite cannot run is refused at open */
+	sked_options o = {.strategy = "readpast", .migrate = 1};
+	sked *x = NULL;
+	assert_int_equal(sked_open(tmp_url(), &o, &x), SKED_ESTRATEGY);
+	assert_non_null(strstr(sked_errmsg(x), "readpast"));
+	sked_close(x);
+	/* a file under a regular file cannot be opened */
+	assert_int_equal(sked_open("sqlite:/etc/hostname/x.db", NULL, &x),
+	                 SKED_EUNAVAILABLE);
+	sked_close(x);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(enqueue_many_is_atomic),
+		cmocka_unit_test(claims_never_overlap),
+		cmocka_unit_test(late_finish_is_recorded_not_applied),
+		cmocka_unit_test(failures_retry_then_die),
+		cmocka_unit_test(renew_lists_what_is_held),
+		cmocka_unit_test(unique_key_returns_existing),
+		cmocka_unit_test(bad_input_is_refused_before_sql),
+	};
+	int failed = cmocka_run_group_tests_name("model/sqlite", tests, NULL,
+	                                         NULL);
+	strategy = "optimistic";
+	failed += cmocka_run_group_tests_name("model/optimistic", tests, NULL,
+	                                      NULL);
+	return failed ? 1 : 0;
+}
