@@ -8,7 +8,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -388,6 +390,48 @@ capture_sink(int level, const char *line, void *userdata)
 	snprintf(c->line, sizeof(c->line), "%s", line);
 }
 
+/* Must run before anything else logs: SKED_LOG is read once, lazily. */
+static void
+log_env_threshold(void **state)
+{
+	assert_int_equal(setenv("SKED_LOG", "error", 1), 0);
+	assert_true(sked__log_enabled(SKED_LOG_ERROR));
+	assert_false(sked__log_enabled(SKED_LOG_WARN));
+	/* read once: changing it later has no effect */
+	assert_int_equal(setenv("SKED_LOG", "debug", 1), 0);
+	assert_false(sked__log_enabled(SKED_LOG_INFO));
+}
+
+static void
+count_sink(int level, const char *line, void *userdata)
+{
+	(*(int *)userdata)++; /* serialised by the log lock */
+}
+
+static void *
+log_many(void *arg)
+{
+	for (int i = 0; i < 2000; i++)
+		sked__log(SKED_LOG_INFO, "thread %d line %d", *(int *)arg, i);
+	return NULL;
+}
+
+static void
+log_threads(void **state)
+{
+	pthread_t t[4];
+	int ids[4] = {0, 1, 2, 3}, count = 0;
+
+	sked_set_log(count_sink, &count, SKED_LOG_INFO);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, log_many, &ids[i]),
+		                 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	sked_set_log(NULL, NULL, SKED_LOG_INFO);
+	assert_int_equal(count, 4 * 2000);
+}
+
 static void
 log_threshold(void **state)
 {
@@ -465,6 +509,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(log_env_threshold), /* first: see there */
 	        cmocka_unit_test(dur_parse_good),
 	        cmocka_unit_test(dur_parse_bad),
 	        cmocka_unit_test(dur_format),
@@ -480,6 +525,7 @@ main(void)
 	        cmocka_unit_test(log_threshold),
 	        cmocka_unit_test(log_line_shape),
 	        cmocka_unit_test(log_levels),
+	        cmocka_unit_test(log_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
