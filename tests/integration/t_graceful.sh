@@ -1,0 +1,69 @@
+#!/bin/sh
+# SIGTERM stops a worker gracefully: it claims nothing more, lets running
+# tasks finish within --grace (recorded succeeded), gives the rest back
+# (pending again, a "released" run on record), removes its node row and
+# exits 0 soon after the grace period; another worker then finishes what
+# was given back.
+. "$(dirname "$0")/lib.sh"
+init_db
+
+# long: runs until killed, unless $T/fast exists (the second worker's turn).
+long=$(handler long.sh <<'H'
+#!/bin/sh
+touch "$1/started.$SKED_TASK_ID"
+[ -e "$1/fast" ] && exit 0
+exec sleep 60
+H
+)
+# short: finishes as soon as the test says go (after SIGTERM).
+short=$(handler short.sh <<'H'
+#!/bin/sh
+touch "$1/started.$SKED_TASK_ID"
+i=0
+while [ ! -e "$1/go" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+echo "finished after go"
+H
+)
+l1=$(sk enqueue long)
+l2=$(sk enqueue long)
+s1=$(sk enqueue short)
+
+start_worker w1 --node-id graceful --concurrency 4 --grace 1s --lease 5s \
+	--poll 100ms --handler "long=$long $T" --handler "short=$short $T"
+w1=$wpid
+started() { [ -e "$T/started.$l1" ] && [ -e "$T/started.$l2" ] && [ -e "$T/started.$s1" ]; }
+wait_for 20 started || { cat "$T/w1.log" >&2; fail "tasks did not start"; }
+expect_eq "$(count "SELECT COUNT(*) FROM {p}node WHERE id = 'graceful'")" 1 "node row while running"
+
+t0=$(date +%s)
+kill -TERM "$w1"
+touch "$T/go"
+# A task enqueued now must not be claimed by a stopping worker.
+late=$(sk enqueue short)
+wait_exit "$w1" 10
+t1=$(date +%s)
+[ "$wrc" = 0 ] || { cat "$T/w1.log" >&2; fail "worker exited $wrc after SIGTERM"; }
+# grace 1 s, plus the handler's stop and the bookkeeping; whole seconds
+[ $((t1 - t0)) -le 5 ] || fail "worker took $((t1 - t0)) s to stop with --grace 1s"
+
+expect_eq "$(status_of "$s1")" 2 "task that finished within the grace period"
+expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $s1")" succeeded "run of the task finished within grace"
+for id in $l1 $l2; do
+	expect_eq "$(status_of "$id")" 0 "status of given-back task $id"
+	expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $id")" released "run of given-back task $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $id AND lease_until IS NULL AND attempts = 0")" 1 "lease cleared and attempt given back on task $id"
+done
+expect_eq "$(status_of "$late")" 0 "task enqueued after SIGTERM (not claimed)"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $late")" 0 "runs of the task enqueued after SIGTERM"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}node WHERE id = 'graceful'")" 0 "node rows after a graceful stop"
+
+# Another worker finishes what was given back.
+touch "$T/fast"
+sk worker --node-id second --lease 5s --poll 100ms --until-empty \
+	--handler "long=$long $T" --handler "short=$short $T" 2>"$T/w2.log" ||
+	{ cat "$T/w2.log" >&2; fail "second worker failed"; }
+for id in $l1 $l2; do
+	expect_eq "$(status_of "$id")" 2 "given-back task $id after the second worker"
+	expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $id AND node_id = 'second'")" succeeded "second worker's run of $id"
+done
+expect_eq "$(status_of "$late")" 2 "late task after the second worker"
