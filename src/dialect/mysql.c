@@ -1,0 +1,92 @@
+/*
+ * dialect/mysql.c — SQL for MySQL and MariaDB (one dialect for both).
+ *
+ * Layer: a dialect (see dialect.h). Times are DATETIME(3) in UTC, read
+ * from UTC_TIMESTAMP(3); epoch milliseconds are computed with
+ * TIMESTAMPDIFF from a literal epoch, so no expression here depends on the
+ * session's time zone (session_init sets it to UTC anyway, for the column
+ * defaults). UPDATE has no RETURNING: ids of inserts come from the driver
+ * (mysql_stmt_insert_id) and claims read their rows back.
+ *
+ * Claims. MySQL has no partial index, so the schema keeps a stored column
+ * due_prio (-priority while status is 0 or 4, else NULL) and indexes
+ * (due_prio, run_at, id). The claim statements below say
+ * "due_prio IS NOT NULL … ORDER BY due_prio, run_at, id": the same rows in
+ * the same order as the generic "status IN (0, 4) … ORDER BY priority
+ * DESC, run_at, id", but an index range InnoDB walks in order and leaves
+ * after LIMIT rows, so FOR UPDATE SKIP LOCKED locks only the rows it
+ * returns, finished rows are never scanned, and no DESC index is needed.
+ * claim_one_statement is 0: skip-locked claims run in three steps
+ * (claim/onestep.c) in one READ COMMITTED transaction — under REPEATABLE
+ * READ, gap locks would make claimers wait on each other.
+ *
+ * Migration: DDL commits implicitly here, so ddl_in_tx is 0, every step is
+ * idempotent (CREATE TABLE IF NOT EXISTS, indexes inside the CREATE), and
+ * the migration runs under a named lock (GET_LOCK) per database.
+ * Row locks held by the statements: see dialect.c; the claim locks its
+ * task rows in due order, the same order every claimer uses.
+ */
+#include "dialect.h"
+
+#define EPOCH "'1970-01-01 00:00:00'"
+#define NOW   "UTC_TIMESTAMP(3)"
+#define NOWMS "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", " NOW ") DIV 1000)"
+
+#define DUE_MY   "due_prio IS NOT NULL AND run_at <= {now}"
+#define ORDER_MY " ORDER BY due_prio, run_at, id"
+
+/* a GET_LOCK name is at most 64 characters */
+#define MIGRATE_NAME "CONCAT('sked-migrate:', LEFT(DATABASE(), 48))"
+
+static const char *const sql_mysql[SKED_SQL__COUNT] = {
+        [SKED_SQL_META_CREATE] = "CREATE TABLE IF NOT EXISTS {p}meta ("
+                                 "name VARCHAR(64) NOT NULL PRIMARY KEY, "
+                                 "value VARCHAR(255) NOT NULL) ENGINE=InnoDB "
+                                 "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
+        [SKED_SQL_CAND_ANY] =
+                "SELECT id, version FROM {p}task WHERE " DUE_MY ORDER_MY
+                " LIMIT ?3",
+        [SKED_SQL_CAND_Q] = "SELECT id, version FROM {p}task WHERE queue = ?4 "
+                            "AND " DUE_MY ORDER_MY " LIMIT ?3",
+        [SKED_SQL_LOCK_ANY] = "SELECT id FROM {p}task WHERE " DUE_MY ORDER_MY
+                              " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_LOCK_Q] =
+                "SELECT id FROM {p}task WHERE queue = ?4 AND " DUE_MY ORDER_MY
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        /* never run here (claim_one_statement = 0); kept free of RETURNING
+         * so that no statement of this dialect is one MySQL cannot parse */
+        [SKED_SQL_CLAIM_ANY] = "SELECT NULL FROM {p}task WHERE 1 = 0",
+        [SKED_SQL_CLAIM_Q] = "SELECT NULL FROM {p}task WHERE 1 = 0",
+};
+
+const sked_dialect sked__dialect_mysql = {
+        .name = "mysql",
+        .now = NOW,
+        .nowms = NOWMS,
+        .now_plus = "(" NOW " + INTERVAL ({}) * 1000 MICROSECOND)",
+        .ts = "(CAST(" EPOCH " AS DATETIME(3)) + INTERVAL ({}) * 1000 "
+              "MICROSECOND)",
+        .ms = "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", {}) DIV 1000)",
+        .ret = "",
+        .limit = NULL,
+        .begin = "START TRANSACTION",
+        .begin_claim = "START TRANSACTION",
+        .commit = "COMMIT",
+        .rollback = "ROLLBACK",
+        .migrate_lock = "SELECT GET_LOCK(" MIGRATE_NAME ", 60)",
+        .migrate_unlock = "SELECT RELEASE_LOCK(" MIGRATE_NAME ")",
+        .ddl_in_tx = 0,
+        /* two statements: the driver's text path splits them */
+        .session_init =
+                "SET time_zone = '+00:00'; "
+                "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        .listen = NULL,
+        .notify = NULL,
+        .schema = sked__schema_mysql,
+        .sql = sql_mysql,
+        .caps = SKED_CAP_SKIP_LOCKED,
+        .claim_one_statement = 0,
+        .max_params = 65535,
+        .finish_batch = NULL,
+        .enqueue_many = NULL,
+};
