@@ -137,7 +137,12 @@ sked__schema_migrate(sked *h)
 	const sked_dialect *d = h->dialect;
 	int rc, applied = 0;
 	if (d->migrate_lock) {
-		rc = sked__qdyn(h, d->migrate_lock, NULL, 0, NULL);
+		/* a template: the lock may be keyed by the prefix */
+		char *lock = sked__dialect_expand(d, h->prefix, d->migrate_lock);
+		if (!lock)
+			return sked__fail(h, SKED_ENOMEM, "out of memory");
+		rc = sked__qdyn(h, lock, NULL, 0, NULL);
+		free(lock);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc,
 			                     "cannot take the migration lock");
@@ -161,8 +166,13 @@ sked__schema_migrate(sked *h)
 		}
 	}
 unlock:
-	if (d->migrate_unlock)
-		sked__ignore(sked__qdyn(h, d->migrate_unlock, NULL, 0, NULL));
+	if (d->migrate_unlock) {
+		char *unlock =
+			sked__dialect_expand(d, h->prefix, d->migrate_unlock);
+		if (unlock)
+			sked__ignore(sked__qdyn(h, unlock, NULL, 0, NULL));
+		free(unlock);
+	}
 	if (rc == SKED_OK && applied)
 		sked__log(SKED_LOG_INFO, "schema migrated to version %d",
 		          SKED_SCHEMA_VERSION);

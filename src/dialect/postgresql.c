@@ -1,0 +1,341 @@
+/*
+ * dialect/postgresql.c — SQL for PostgreSQL (12 or newer).
+ *
+ * Layer: a dialect (see dialect.h). Times are timestamptz read from the
+ * server's now() (fixed for a transaction, so every row a statement
+ * touches sees one instant); templates turn them into epoch milliseconds
+ * and back with exact interval arithmetic. What differs from the generic
+ * texts:
+ *
+ *   claim         one round trip: a MATERIALIZED CTE selects the batch in
+ *                 claim order with FOR UPDATE SKIP LOCKED and feeds
+ *                 UPDATE … FROM … RETURNING. The CTE is evaluated once, so
+ *                 the update can never take more than the limit (a bare
+ *                 IN (SELECT … LIMIT n) may be re-run by the planner).
+ *   finish_batch  n outcomes in one statement: arrays unnested, the task
+ *                 updates (each guarded by id, owner, attempt, running)
+ *                 and the run rows written by data-modifying CTEs.
+ *   enqueue_many  n tasks in one INSERT … SELECT FROM unnest(…), ids in
+ *                 input order, one pg_notify for the whole statement.
+ *   wake-up       LISTEN/NOTIFY on a channel named after the prefix.
+ *   migration     a session advisory lock keyed by the prefix, so
+ *                 different prefixes never wait for each other.
+ *
+ * Row locks: a claim locks only the rows it returns (skipping rows
+ * others hold); finish_batch locks the finished task rows in the order
+ * of the plan's join, all within one statement.
+ */
+#include "dialect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lease.h"
+
+/* statement cache slots for the hooks' texts (see internal.h) */
+#define SLOT_FINISH   (SKED_XSQL_BASE + 60)
+#define SLOT_ENQ_MANY (SKED_XSQL_BASE + 61)
+
+#define MS_OF(x)                                                               \
+	"(timestamptz 'epoch' + " x "::bigint * interval '1 millisecond')"
+
+#define CLAIM_HEAD                                                             \
+	"WITH c AS MATERIALIZED (SELECT id FROM {p}task "                      \
+	"WHERE status IN (0, 4) AND run_at <= now() "
+#define CLAIM_TAIL                                                             \
+	"ORDER BY priority DESC, run_at, id LIMIT ?3 FOR UPDATE SKIP LOCKED) " \
+	"UPDATE {p}task t SET status = 1, node_id = ?1, "                      \
+	"lease_until = {now+?2}, started_at = now(), "                         \
+	"attempts = t.attempts + 1, version = t.version + 1, "                 \
+	"updated_at = now() FROM c WHERE t.id = c.id "                         \
+	"RETURNING t.id, t.queue, t.kind, t.payload, t.attempts, "             \
+	"t.max_attempts, {ms:t.started_at}"
+
+static const char *const pg_sql[SKED_SQL__COUNT] = {
+        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD CLAIM_TAIL,
+        [SKED_SQL_CLAIM_Q] = CLAIM_HEAD "AND queue = ?4 " CLAIM_TAIL,
+};
+
+/* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
+ * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node.
+ * Status 0 is a release (the attempt is given back), 4 a retry, 2 and 3
+ * end the task. A row the guard rejects is late: recorded, not applied. */
+static const char finish_sql[] =
+        "WITH o AS MATERIALIZED (SELECT * FROM unnest(?1::bigint[], "
+        "?2::int[], ?3::int[], ?4::bigint[], ?5::bigint[], ?6::int[], "
+        "?7::text[], ?8::text[], ?9::text[]) WITH ORDINALITY AS o(id, "
+        "attempt, st, started_ms, delay_ms, exit_code, error, output, "
+        "outcome, ord)), "
+        "u AS (UPDATE {p}task t SET status = o.st, "
+        "attempts = CASE WHEN o.st = 0 THEN t.attempts - 1 "
+        "ELSE t.attempts END, "
+        "run_at = CASE o.st WHEN 4 THEN {now+o.delay_ms} WHEN 0 THEN now() "
+        "ELSE t.run_at END, "
+        "finished_at = CASE WHEN o.st IN (2, 3) THEN now() "
+        "ELSE t.finished_at END, "
+        "last_error = CASE WHEN o.st IN (3, 4) THEN o.error "
+        "ELSE t.last_error END, "
+        "lease_until = NULL, updated_at = now(), version = t.version + 1 "
+        "FROM o WHERE t.id = o.id AND t.node_id = ?10 "
+        "AND t.attempts = o.attempt AND t.status = 1 RETURNING t.id), "
+        "r AS (INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
+        "finished_at, outcome, exit_code, error, output) "
+        "SELECT o.id, o.attempt, ?10, {ts:o.started_ms}, now(), "
+        "CASE WHEN u.id IS NULL THEN 'late' ELSE o.outcome END, o.exit_code, "
+        "CASE WHEN u.id IS NULL THEN 'late ' || o.outcome || "
+        "' result, not applied (lease lost)' || coalesce(': ' || o.error, '') "
+        "ELSE o.error END, o.output "
+        "FROM o LEFT JOIN u ON u.id = o.id ORDER BY o.ord) "
+        "SELECT o.ord, CASE WHEN u.id IS NULL THEN 0 ELSE 1 END "
+        "FROM o LEFT JOIN u ON u.id = o.id ORDER BY o.ord";
+
+/* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),
+ * ?6 delay ms, ?7 max attempts. Ids are drawn from the identity's
+ * sequence before the insert so that they can be returned in input
+ * order; the data-modifying CTE runs to completion whether or not it is
+ * read. One pg_notify for the whole statement, delivered at commit. */
+static const char enqueue_sql[] =
+        "WITH p AS MATERIALIZED (SELECT nextval('{p}task_id_seq'::regclass) "
+        "AS id, x.payload, x.ord FROM unnest(?3::text[]) WITH ORDINALITY "
+        "AS x(payload, ord)), "
+        "i AS (INSERT INTO {p}task (id, queue, kind, payload, status, "
+        "priority, run_at, attempts, max_attempts, version, created_at, "
+        "updated_at) SELECT p.id, ?1, ?2, p.payload, 0, ?4, "
+        "coalesce({ts:?5}, {now+?6}), 0, ?7, 0, now(), now() FROM p "
+        "ORDER BY p.ord), "
+        "n AS MATERIALIZED (SELECT pg_notify('{p}task', '') AS x) "
+        "SELECT p.id FROM p CROSS JOIN n ORDER BY p.ord";
+
+/* ---- array literals ---- */
+
+typedef struct abuf {
+	char *p;
+	size_t n, cap;
+	int oom;
+} abuf;
+
+static void
+aput(abuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 2 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < b->n + n + 2)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void
+asep(abuf *b, size_t i)
+{
+	aput(b, i ? "," : "{", 1);
+}
+
+static void
+aint(abuf *b, size_t i, int64_t v, int null)
+{
+	char num[24];
+	asep(b, i);
+	if (null)
+		aput(b, "NULL", 4);
+	else
+		aput(b, num,
+		     (size_t)snprintf(num, sizeof num, "%lld", (long long)v));
+}
+
+/* an element of a text[] literal: NULL, or double-quoted with '"' and
+ * '\' escaped */
+static void
+atext(abuf *b, size_t i, const char *s, size_t len)
+{
+	asep(b, i);
+	if (!s) {
+		aput(b, "NULL", 4);
+		return;
+	}
+	aput(b, "\"", 1);
+	size_t run = 0;
+	for (size_t k = 0; k < len; k++) {
+		if (s[k] == '"' || s[k] == '\\') {
+			aput(b, s + run, k - run);
+			aput(b, "\\", 1);
+			run = k;
+		}
+	}
+	aput(b, s + run, len - run);
+	aput(b, "\"", 1);
+}
+
+static void
+aend(abuf *b, size_t n)
+{
+	aput(b, n ? "}" : "{}", n ? 1 : 2);
+}
+
+/* ---- hooks ---- */
+
+static int
+pg_finish_batch(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	enum { IDS, ATT, ST, STARTED, DELAY, EXIT, ERR, OUT, OUTCOME, NA };
+	abuf a[NA];
+	memset(a, 0, sizeof a);
+	for (int i = 0; i < n; i++) {
+		size_t k = (size_t)i;
+		int st;
+		const char *outcome;
+		switch (o[i].what) {
+		case SKED_FIN_OK:
+			st = 2;
+			outcome = SKED_OUTCOME_SUCCEEDED;
+			break;
+		case SKED_FIN_RELEASE:
+			st = 0;
+			outcome = SKED_OUTCOME_RELEASED;
+			break;
+		default:
+			st = o[i].attempt >= o[i].max_attempts ? 3 : 4;
+			outcome = SKED_OUTCOME_FAILED;
+		}
+		aint(&a[IDS], k, o[i].id, 0);
+		aint(&a[ATT], k, o[i].attempt, 0);
+		aint(&a[ST], k, st, 0);
+		aint(&a[STARTED], k, o[i].started_ms, 0);
+		aint(&a[DELAY], k, o[i].retry_delay_ms, 0);
+		aint(&a[EXIT], k, o[i].exit_code, o[i].exit_code < 0);
+		atext(&a[ERR], k, o[i].error,
+		      o[i].error ? strlen(o[i].error) : 0);
+		atext(&a[OUT], k, o[i].output,
+		      o[i].output ? strlen(o[i].output) : 0);
+		atext(&a[OUTCOME], k, outcome, strlen(outcome));
+	}
+	int oom = 0;
+	for (int j = 0; j < NA; j++) {
+		aend(&a[j], (size_t)n);
+		oom |= a[j].oom;
+	}
+	int rc = SKED_OK;
+	sked_res r = {0};
+	if (oom) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		goto out;
+	}
+	sked_val p[10];
+	for (int j = 0; j < NA; j++)
+		p[j] = SKED_TEXTV(a[j].p);
+	p[9] = SKED_TEXTV(node_id);
+	rc = sked__qx(h, SLOT_FINISH, finish_sql, p, 10, &r);
+	if (rc != SKED_OK) {
+		sked__fail_db(h, rc, "cannot finish tasks");
+		goto out;
+	}
+	if (r.nrows != n) {
+		rc = sked__fail(h, SKED_EDB,
+		                "finishing %d task(s) answered %d row(s)", n,
+		                r.nrows);
+		goto out;
+	}
+	for (int i = 0; i < r.nrows; i++) {
+		int64_t ord = sked__res_int(&r, i, 0);
+		if (ord < 1 || ord > n)
+			continue;
+		sked_outcome *x = &o[ord - 1];
+		x->applied = sked__res_int(&r, i, 1) == 1;
+		x->dead = x->applied && x->what == SKED_FIN_FAIL &&
+		          x->attempt >= x->max_attempts;
+	}
+out:
+	sked__res_clear(&r);
+	for (int j = 0; j < NA; j++)
+		free(a[j].p);
+	return rc;
+}
+
+static int
+pg_enqueue_many(sked *h, const char *kind, size_t n,
+                const char *const *payloads, const size_t *lens,
+                const sked_enqueue_opts *opts, int64_t *ids_out)
+{
+	static const sked_enqueue_opts defaults = {0};
+	const sked_enqueue_opts *o = opts ? opts : &defaults;
+	abuf a = {0};
+	for (size_t i = 0; i < n; i++) {
+		const char *s = payloads[i] ? payloads[i] : "";
+		size_t len = payloads[i] ? (lens ? lens[i] : strlen(s)) : 0;
+		atext(&a, i, s, len);
+	}
+	aend(&a, n);
+	if (a.oom) {
+		free(a.p);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	sked_val p[7] = {
+	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
+	        SKED_TEXTV(kind),
+	        SKED_TEXTV(a.p),
+	        SKED_INTV(o->priority),
+	        o->run_at_ms ? SKED_INTV(o->run_at_ms) : SKED_NULLV,
+	        SKED_INTV(o->delay_ms),
+	        SKED_INTV(o->max_attempts ? o->max_attempts
+	                                  : SKED_DEFAULT_MAX_ATTEMPTS),
+	};
+	sked_res r = {0};
+	int rc = sked__qx(h, SLOT_ENQ_MANY, enqueue_sql, p, 7, &r);
+	free(a.p);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot enqueue");
+	if ((size_t)r.nrows != n) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_EDB,
+		                  "enqueueing %zu task(s) answered %d row(s)",
+		                  n, r.nrows);
+	}
+	for (size_t i = 0; i < n; i++)
+		ids_out[i] = sked__res_int(&r, (int)i, 0);
+	sked__res_clear(&r);
+	return SKED_OK;
+}
+
+const sked_dialect sked__dialect_postgresql = {
+        .name = "postgresql",
+        .now = "now()",
+        .nowms = "(floor(extract(epoch FROM now()) * 1000))::bigint",
+        .now_plus = "(now() + {}::bigint * interval '1 millisecond')",
+        .ts = MS_OF("{}"),
+        .ms = "(floor(extract(epoch FROM {}) * 1000))::bigint",
+        .ret = " RETURNING id",
+        .limit = NULL,
+        .begin = "BEGIN",
+        .begin_claim = "BEGIN",
+        .commit = "COMMIT",
+        .rollback = "ROLLBACK",
+        /* two int4 keys: sked's migrations, then this prefix */
+        .migrate_lock = "SELECT pg_advisory_lock(hashtext('sked:migrate'), "
+                        "hashtext('{p}'))",
+        .migrate_unlock = "SELECT pg_advisory_unlock(hashtext('sked:migrate'), "
+                          "hashtext('{p}'))",
+        .ddl_in_tx = 1,
+        .session_init = NULL,
+        .listen = "LISTEN {p}task",
+        .notify = "NOTIFY {p}task",
+        .schema = sked__schema_postgresql,
+        .sql = pg_sql,
+        .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY,
+        .claim_one_statement = 1,
+        .max_params = 65535,
+        .finish_batch = pg_finish_batch,
+        .enqueue_many = pg_enqueue_many,
+};
