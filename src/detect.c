@@ -189,11 +189,13 @@ sked__decide(const char *product, const char *version, sked_decision *out)
 	case SKED_PROD_SQLITE:
 		out->strategy = SKED_STRAT_SQLITE;
 		if (v.ok && !at_least(v.major, v.minor, v.patch, 3, 35, 0)) {
-			/* UPDATE … RETURNING arrived in 3.35.0 */
+			/* UPDATE … RETURNING arrived in 3.35.0; without it the
+			 * claim that needs no RETURNING is the optimistic one */
+			out->strategy = SKED_STRAT_OPTIMISTIC;
 			out->warn = 1;
 			snprintf(out->reason, sizeof(out->reason),
-			         "SQLite %s < 3.35: one writer at a time, but "
-			         "no UPDATE ... RETURNING",
+			         "SQLite %s < 3.35: no UPDATE ... RETURNING, "
+			         "optimistic version-column claims",
 			         v.text);
 		} else {
 			snprintf(out->reason, sizeof(out->reason),
@@ -276,10 +278,13 @@ sked__strategy_allowed(const sked_decision *d, sked_strategy s, char *why,
 	case SKED_STRAT_OPTIMISTIC:
 		return 1;
 	case SKED_STRAT_SQLITE:
-		ok = d->product == SKED_PROD_SQLITE;
+		ok = d->product == SKED_PROD_SQLITE &&
+		     (d->major == 0 || at_least(d->major, d->minor, d->patch, 3,
+		                                35, 0));
 		if (!ok && why != NULL)
 			snprintf(why, len,
-			         "strategy 'sqlite' needs SQLite; this is %s",
+			         "strategy 'sqlite' needs SQLite >= 3.35 (UPDATE "
+			         "... RETURNING); this is %s",
 			         what);
 		return ok;
 	case SKED_STRAT_SKIP_LOCKED:

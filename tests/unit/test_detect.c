@@ -96,7 +96,7 @@ static const struct row table[] = {
         {"SQLite", "3.40.1", SKED_PROD_SQLITE, 3, 40, 1, SQLITE, 0,
          "SQLite 3.40.1"},
         {"SQLite", "3.35.0", SKED_PROD_SQLITE, 3, 35, 0, SQLITE, 0, NULL},
-        {"SQLite", "3.31.1", SKED_PROD_SQLITE, 3, 31, 1, SQLITE, 1, "< 3.35"},
+        {"SQLite", "3.31.1", SKED_PROD_SQLITE, 3, 31, 1, OPT, 1, "< 3.35"},
         {"Oracle",
          "Oracle Database 19c Enterprise Edition Release 19.0.0.0.0 - "
          "Production",
