@@ -148,5 +148,15 @@ int cmd_worker(struct cli *c, int argc, char **argv);
 int cmd_cron_next(struct cli *c, int argc, char **argv);
 int cmd_demo(struct cli *c, int argc, char **argv);
 int cmd_demo_handler(struct cli *c, int argc, char **argv);
+int cmd_bench(struct cli *c, int argc, char **argv);
+
+/* ---- cmd_bench.c, for the bench's workers (worker --builtin-noop) ---- */
+
+/* The no-op C handler: counts its calls in the bench's shared file and
+ * stamps the start of latency tasks. userdata: cli_bench_attach(). */
+int cli_bench_noop(sked_job *job, void *userdata);
+/* Map the shared file named by SKED_BENCH_SHM; NULL when unset (then
+ * the handler only returns 0). */
+void *cli_bench_attach(void);
 
 #endif /* SKED_CLI_H */

@@ -140,7 +140,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		O_TIMEOUT,
 		O_RBASE,
 		O_RMAX,
-		O_EMPTY
+		O_EMPTY,
+		O_NOOP
 	};
 	static const struct option opts[] = {
 	        {"queues", required_argument, NULL, O_QUEUES},
@@ -154,6 +155,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	        {"retry-base", required_argument, NULL, O_RBASE},
 	        {"retry-max", required_argument, NULL, O_RMAX},
 	        {"until-empty", no_argument, NULL, O_EMPTY},
+	        /* hidden: a built-in no-op C handler, for `sked bench` */
+	        {"builtin-noop", required_argument, NULL, O_NOOP},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -162,6 +165,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	struct cli_handler *hs = NULL;
 	size_t nh = 0, i;
 	sked_worker *w = NULL;
+	const char *noop_kind = NULL;
 	long long v;
 	int ch, ex = 0, rc;
 
@@ -240,6 +244,9 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		case O_EMPTY:
 			wo.until_empty = 1;
 			break;
+		case O_NOOP:
+			noop_kind = optarg;
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "worker");
 			goto out;
@@ -258,7 +265,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		               argv[optind]);
 		goto out;
 	}
-	if (nh == 0) {
+	if (nh == 0 && noop_kind == NULL) {
 		ex = cli_usage("worker",
 		               "no handlers: give --handler KIND=PROGRAM or a "
 		               "[handler.KIND] section in the config file");
@@ -298,6 +305,14 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			              hs[i].kind);
 			goto out;
 		}
+	}
+
+	if (noop_kind != NULL &&
+	    (rc = sked_worker_handle(w, noop_kind, cli_bench_noop,
+	                             cli_bench_attach())) != SKED_OK) {
+		ex = cli_fail(c->h, rc, "worker: --builtin-noop '%s'",
+		              noop_kind);
+		goto out;
 	}
 
 	g_worker = w;

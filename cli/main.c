@@ -135,8 +135,24 @@ static const struct cmd commands[] = {
          NULL, 0},
         {"lock", NULL, lock_cmds, "lock SUBCOMMAND …", "cluster locks", NULL,
          0},
-        {"bench", NULL, NULL, "bench …",
-         "measure throughput and latency (not available yet)", NULL, 0},
+        {"bench", cmd_bench, NULL,
+         "bench [--tasks N] [--workers W] [--threads T] [--batch B]\n"
+         "            [--latency-tasks M] [--latency-threads L] [--rate R]\n"
+         "            [--poll D] [--prefix P] [--timeout D] [--json]",
+         "measure enqueue rate, throughput and pick-up latency",
+         "  --tasks N            no-op tasks to enqueue and drain (20000)\n"
+         "  --workers W          worker processes for the drain (1)\n"
+         "  --threads T          handler threads per worker (10)\n"
+         "  --batch B            tasks per sked_enqueue_many call (1000)\n"
+         "  --latency-tasks M    tasks enqueued one at a time (300; 0: "
+         "skip)\n"
+         "  --latency-threads L  threads of the latency worker (10)\n"
+         "  --rate R             latency tasks per second (100)\n"
+         "  --poll D             the workers' idle poll (library default)\n"
+         "  --prefix P           table prefix (default: a fresh one)\n"
+         "  --timeout D          give up on a phase after D (5m)\n"
+         "  See docs/performance.md for what each figure means.\n",
+         0},
         {"demo", cmd_demo, NULL, "demo",
          "the showcase: 4 worker processes on a fresh SQLite database",
          "  Ignores --db, --config and --strategy: it always makes a new\n"
