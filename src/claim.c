@@ -2,16 +2,20 @@
  * claim.c — the claim-strategy seam (see claim.h).
  *
  * Layer: between the model and the strategies in src/claim/. The model
- * calls sked__claim only; this file checks the request and hands it to the
- * handle's strategy. Row parsing shared by the strategies lives here.
+ * calls sked__claim only; this file checks the request, hands it to the
+ * handle's strategy, and retries a claim the database rolled back as a
+ * deadlock, lock wait timeout or busy database (bounded, counted). Row
+ * parsing shared by the strategies lives here.
  */
 #include "claim.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
+#include "util/log.h"
 
 const sked_claim_strategy *
 sked__claim_for(sked_strategy s)
@@ -30,21 +34,47 @@ sked__claim_for(sked_strategy s)
 	}
 }
 
+/* A claim that lost a deadlock (MySQL 1213), a lock wait (1205) or a busy
+ * SQLite database is rolled back whole and tried again, up to CLAIM_TRIES
+ * times, after a short random pause so that the two sides of a deadlock
+ * do not meet again. Not on a borrowed connection: its transaction is the
+ * application's to retry. */
+#define CLAIM_TRIES 3
+
+static void
+pause_before_retry(int attempt)
+{
+	/* 2..12 ms, then 4..24 ms: short next to a claim's own lock waits */
+	long ms = (2 + random() % 11) * attempt;
+	struct timespec ts = {0, ms * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
 int
 sked__claim(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 {
 	assert(h && req && out && n);
 	assert(req->node_id && req->limit >= 1 && req->lease_ms > 0);
-	*out = NULL;
-	*n = 0;
-	int rc = h->strategy->claim(h, req, out, n);
-	if (rc != SKED_OK) {
+	for (int attempt = 1;; attempt++) {
+		*out = NULL;
+		*n = 0;
+		int rc = h->strategy->claim(h, req, out, n);
+		if (rc == SKED_OK)
+			return rc;
 		sked__rollback(h);
 		sked__claimed_free(*out, *n);
 		*out = NULL;
 		*n = 0;
+		if (rc != SKED_EBUSY || h->db->err.kind != SKED_DBE_RETRY ||
+		    h->borrowed || attempt >= CLAIM_TRIES)
+			return rc;
+		h->retries++;
+		sked__log(SKED_LOG_DEBUG,
+		          "claim try %d of %d failed (%s); trying again "
+		          "(%lu retries on this handle)",
+		          attempt, CLAIM_TRIES, h->errmsg, h->retries);
+		pause_before_retry(attempt);
 	}
-	return rc;
 }
 
 void

@@ -37,6 +37,8 @@ struct sked {
 	sked_options opts;
 	char strategy_opt[32];
 	int schema_version;
+	unsigned long retries; /* claims and finishes retried after a
+	                          deadlock, lock wait timeout or busy */
 	char errmsg[1024];
 };
 

@@ -5,13 +5,15 @@
  * finished task row (in the order the worker hands them over) and inserts
  * one run row per outcome, all in one transaction; sked__renew locks the
  * rows this node holds; sked__reap locks one expired row at a time, in its
- * own transaction, so it never holds two task rows at once.
+ * own transaction, so it never holds two task rows at once. A finish
+ * rolled back as a deadlock or lock wait timeout is retried (bounded).
  */
 #include "lease.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -88,11 +90,9 @@ finish_one(sked *h, const char *node, sked_outcome *o)
 	                  o->exit_code, o->error, o->output);
 }
 
-int
-sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
+static int
+finish_once(sked *h, const char *node_id, sked_outcome *o, int n)
 {
-	if (n == 0)
-		return SKED_OK;
 	if (h->dialect->finish_batch)
 		return h->dialect->finish_batch(h, node_id, o, n);
 	int rc = sked__begin(h, 1);
@@ -110,6 +110,35 @@ sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot commit finished tasks");
 	return SKED_OK;
+}
+
+/* A finish the database rolled back as a deadlock (MySQL 1213), a lock
+ * wait timeout (1205) or a busy SQLite database is tried again whole, up
+ * to FINISH_TRIES times, after a short random pause; each outcome's
+ * applied/dead flags are set again by the try that commits. Not on a
+ * borrowed connection (the application's transaction). */
+#define FINISH_TRIES 3
+
+int
+sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	if (n == 0)
+		return SKED_OK;
+	for (int attempt = 1;; attempt++) {
+		int rc = finish_once(h, node_id, o, n);
+		if (rc != SKED_EBUSY || h->db->err.kind != SKED_DBE_RETRY ||
+		    h->borrowed || attempt >= FINISH_TRIES)
+			return rc;
+		sked__rollback(h);
+		h->retries++;
+		sked__log(SKED_LOG_DEBUG,
+		          "finishing %d task(s), try %d of %d failed (%s); "
+		          "trying again (%lu retries on this handle)",
+		          n, attempt, FINISH_TRIES, h->errmsg, h->retries);
+		long ms = (2 + random() % 11) * attempt;
+		struct timespec ts = {0, ms * 1000000L};
+		nanosleep(&ts, NULL);
+	}
 }
 
 int
