@@ -10,7 +10,6 @@ build=${1:-build}
 asan=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 
-export SKED_TEST_DIR=${SKED_TEST_DIR:-$PWD/.sked-test}
 sh "$here/test-servers.sh" start
 trap 'sh "$here/test-servers.sh" stop' EXIT
 eval "$(sh "$here/test-servers.sh" env)"

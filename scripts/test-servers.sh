@@ -11,7 +11,18 @@
 # stop; `rm -rf .sked-test` starts afresh.
 set -eu
 
-DIR=${SKED_TEST_DIR:-$PWD/.sked-test}
+# The servers' folder: .sked-test here, unless PostgreSQL's own user (we
+# run initdb as 'postgres' when root) cannot reach this folder; then a
+# folder of our own under /tmp.
+default_dir() {
+	if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1 &&
+		! runuser -u postgres -- test -x "$PWD" 2>/dev/null; then
+		echo "/tmp/sked-test-$(printf '%s' "$PWD" | cksum | cut -d' ' -f1)"
+	else
+		echo "$PWD/.sked-test"
+	fi
+}
+DIR=${SKED_TEST_DIR:-$(default_dir)}
 PG_PORT=${SKED_TEST_PG_PORT:-55433}
 MY_PORT=${SKED_TEST_MY_PORT:-53307}
 PG_URL="postgres://postgres@127.0.0.1:$PG_PORT/sked_test"
