@@ -15,10 +15,13 @@
  *                the node row, renews every lease this node holds and
  *                compares what the database says it holds with what runs.
  *                A job the node no longer holds (cancelled, or taken
- *                over) is stopped. When renewals fail for so long that the
- *                lease could run out, it stops every handler before the
- *                lease can expire: an expired lease never means two copies
- *                of a task running at once.
+ *                over) is stopped.
+ *   watchdog     no SQL, so it never waits on the database: when no renewal
+ *                has succeeded for so long that a lease could run out
+ *                (renewals failing, or one stuck on a lock or a silent
+ *                server), it stops every handler before the lease can
+ *                expire: an expired lease never means two copies of a task
+ *                running at once.
  *
  * w->mu guards the job queue, the done queue, the running list, slot
  * counts and counters. It is never held across SQL or a handler. Lock
@@ -46,6 +49,7 @@
 
 #include "exec.h"
 #include "lease.h"
+#include "sched.h"
 #include "util/ident.h"
 #include "util/log.h"
 
@@ -104,6 +108,8 @@ struct sked_worker {
 	int nthreads;
 	pthread_t hb_thread;
 	int hb_started;
+	pthread_t wd_thread;
+	int wd_started;
 	atomic_int hb_exit;
 
 	int wake_fd;            /* eventfd: the loop's doorbell */
@@ -481,6 +487,8 @@ find_handler(const sked_worker *w, const char *kind)
 	return NULL;
 }
 
+static int64_t safety_ms(const sked_worker *w);
+
 static void
 run_program(sked_job *j, const handler *x)
 {
@@ -499,7 +507,11 @@ run_program(sked_job *j, const handler *x)
 		.input = j->t.payload,
 		.input_len = j->t.payload_len,
 		.timeout_ms = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms,
-		.kill_grace_ms = 2000,
+		/* SIGTERM to SIGKILL: 2 s, but short enough that a handler
+		 * ignoring SIGTERM is dead before a lease the watchdog gave
+		 * up on can expire (short leases) */
+		.kill_grace_ms = safety_ms(w) / 2 < 2000 ? safety_ms(w) / 2
+		                                         : 2000,
 		.tail_max = 4096,
 		.cancel_fd = j->cancel_fd,
 	};
@@ -658,10 +670,6 @@ heartbeat_main(void *arg)
 	int failing = 0;
 	while (!atomic_load(&w->hb_exit)) {
 		int64_t now = mono_ms();
-		/* the watchdog: never let a lease expire under a handler */
-		if (now > atomic_load(&w->lease_ok_ms) + w->o.lease_ms -
-		                  safety_ms(w))
-			stop_all_unleased(w);
 		if (now < next) {
 			int64_t d = next - now;
 			struct timespec ts = {d / 1000, (d % 1000) * 1000000};
@@ -703,6 +711,26 @@ heartbeat_main(void *arg)
 		}
 		free(ids);
 		free(att);
+	}
+	return NULL;
+}
+
+/* The watchdog: never let a lease expire under a handler. It runs apart
+ * from the heartbeat because a renewal can block (a held lock, a server
+ * that stopped answering) for longer than the lease. */
+static void *
+watchdog_main(void *arg)
+{
+	sked_worker *w = arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	while (!atomic_load(&w->hb_exit)) {
+		if (mono_ms() > atomic_load(&w->lease_ok_ms) + w->o.lease_ms -
+		                        safety_ms(w))
+			stop_all_unleased(w);
+		struct timespec ts = {0, 50 * 1000000};
+		nanosleep(&ts, NULL);
 	}
 	return NULL;
 }
@@ -1008,6 +1036,10 @@ start_threads(sked_worker *w)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start heartbeat thread");
 	w->hb_started = 1;
+	if (pthread_create(&w->wd_thread, NULL, watchdog_main, w) != 0)
+		return sked__fail(w->h, SKED_ENOMEM,
+		                  "cannot start watchdog thread");
+	w->wd_started = 1;
 	return SKED_OK;
 }
 
@@ -1023,8 +1055,12 @@ stop_threads(sked_worker *w)
 	free(w->threads);
 	w->threads = NULL;
 	w->nthreads = 0;
+	atomic_store(&w->hb_exit, 1);
+	if (w->wd_started) {
+		pthread_join(w->wd_thread, NULL);
+		w->wd_started = 0;
+	}
 	if (w->hb_started) {
-		atomic_store(&w->hb_exit, 1);
 		pthread_join(w->hb_thread, NULL);
 		w->hb_started = 0;
 	}
@@ -1059,6 +1095,8 @@ sked_worker_run(sked_worker *w)
 
 	int64_t next_reap = 0, grace_end = 0;
 	int64_t db_backoff = 0;
+	sked_sched_clock sched = {0}; /* schedules: sched.c */
+	int64_t sched_in = 0;
 	for (;;) {
 		int db_failed = 0;
 		int stop = atomic_load(&w->stop);
@@ -1090,6 +1128,9 @@ sked_worker_run(sked_worker *w)
 			int64_t every = w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
 			next_reap = now + every;
 		}
+		/* fire due schedules (exactly once across the cluster) */
+		if (!db_failed)
+			sched_in = sked__sched_poll(h, &sched, now);
 
 		int full = 0;
 		if (!db_failed)
@@ -1118,7 +1159,9 @@ sked_worker_run(sked_worker *w)
 		pthread_mutex_unlock(&w->mu);
 		if (done || (full && !busy))
 			continue;
-		wait_for_work(w, w->o.poll_ms);
+		wait_for_work(w, sched_in > 0 && sched_in < w->o.poll_ms
+		                         ? sched_in
+		                         : w->o.poll_ms);
 	}
 
 	stop_threads(w);
