@@ -238,3 +238,6 @@ wait_exit() {
 
 # status_of ID: the task's status number from the database.
 status_of() { sql "SELECT status FROM {p}task WHERE id = $1"; }
+
+# now_ms: the local clock in milliseconds (GNU date), for deadlines.
+now_ms() { date +%s%3N; }
