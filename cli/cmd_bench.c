@@ -74,6 +74,27 @@ now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Machine CPU from /proc/stat: busy and total jiffies over all cores.
+ * 0 and 0 where there is no /proc. */
+static void
+cpu_jiffies(long long *busy, long long *total)
+{
+	long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	int i;
+
+	*busy = *total = 0;
+	if (f == NULL)
+		return;
+	if (fscanf(f, "cpu %lld %lld %lld %lld %lld %lld %lld %lld", &v[0],
+	           &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (i = 0; i < 8; i++)
+			*total += v[i];
+		*busy = *total - v[3] - v[4]; /* less idle and iowait */
+	}
+	fclose(f);
+}
+
 static void
 sleep_ns(int64_t ns)
 {
@@ -153,6 +174,8 @@ struct bench {
 	/* results */
 	int64_t rows_before, finished_before;
 	double enq_s, drain_s, exit_s, worker_cpu_s;
+	double machine_pct; /* machine busy during the drain, % of all cores */
+	double worker_pct;  /* the workers' share of the machine, % */
 	long long handled;
 	int64_t *lat_ns;
 	long long lat_n, lat_negative;
@@ -449,7 +472,7 @@ phase_drain(struct bench *b)
 {
 	int64_t st[6] = {0}, t0, t1 = 0, deadline, last = 0, stop_at;
 	struct rusage ru;
-	long long i;
+	long long i, busy0, total0, busy1, total1;
 	int ex, alive;
 
 	if ((ex = counts(b, st, NULL)) != 0)
@@ -461,6 +484,7 @@ phase_drain(struct bench *b)
 		return EX_SOFTWARE;
 	}
 	atomic_store(&b->shm->handled, 0);
+	cpu_jiffies(&busy0, &total0);
 	t0 = now_ns();
 	deadline = t0 + b->timeout_ms * 1000000;
 	for (i = 0; i < b->workers; i++)
@@ -503,6 +527,7 @@ phase_drain(struct bench *b)
 			break;
 		if (unfinished(st) == 0) {
 			t1 = now_ns();
+			cpu_jiffies(&busy1, &total1);
 			break;
 		}
 		if (now_ns() > deadline) {
@@ -522,6 +547,9 @@ phase_drain(struct bench *b)
 		return ex;
 	}
 	b->drain_s = (double)(t1 - t0) / 1e9;
+	if (total1 > total0)
+		b->machine_pct = 100.0 * (double)(busy1 - busy0) /
+		                 (double)(total1 - total0);
 	if (st[SKED_SUCCEEDED] - b->finished_before < b->tasks)
 		cli_err("bench: warning: only %" PRId64 " tasks succeeded",
 		        st[SKED_SUCCEEDED] - b->finished_before);
@@ -540,6 +568,12 @@ phase_drain(struct bench *b)
 		                  (double)ru.ru_utime.tv_usec / 1e6 +
 		                  (double)ru.ru_stime.tv_sec +
 		                  (double)ru.ru_stime.tv_usec / 1e6;
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		if (ncpu > 0 && b->exit_s > 0)
+			b->worker_pct = 100.0 * b->worker_cpu_s /
+			                (b->exit_s * (double)ncpu);
+	}
 	return alive < 0 ? EX_SOFTWARE : 0;
 }
 
@@ -686,14 +720,17 @@ report(struct bench *b, const sked_info *info)
 		        "batch", (json_int_t)b->batch, "seconds", b->enq_s,
 		        "tasks_per_s", per_s(b->tasks, b->enq_s));
 		json_t *thr = json_pack(
-		        "{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:I, s:I}",
+		        "{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, "
+		        "s:I, "
+		        "s:I}",
 		        "tasks", (json_int_t)b->tasks, "workers",
 		        (json_int_t)b->workers, "threads",
 		        (json_int_t)b->threads, "concurrency",
 		        (json_int_t)(b->workers * b->threads), "seconds",
 		        b->drain_s, "tasks_per_s", per_s(b->tasks, b->drain_s),
 		        "workers_exited_s", b->exit_s, "worker_cpu_s",
-		        b->worker_cpu_s, "handler_calls",
+		        b->worker_cpu_s, "machine_cpu_pct", b->machine_pct,
+		        "worker_cpu_pct", b->worker_pct, "handler_calls",
 		        (json_int_t)b->handled, "finished_rows_before",
 		        (json_int_t)b->finished_before);
 		json_t *lat = b->lat_tasks == 0
@@ -722,8 +759,10 @@ report(struct bench *b, const sked_info *info)
 	       " finished rows before: %.3f s, %.0f tasks/s\n",
 	       b->tasks, b->workers, b->threads, b->finished_before, b->drain_s,
 	       per_s(b->tasks, b->drain_s));
-	printf("            workers exited after %.3f s, used %.2f s CPU\n",
-	       b->exit_s, b->worker_cpu_s);
+	printf("            workers exited after %.3f s, used %.2f s CPU "
+	       "(%.0f%% "
+	       "of the machine; the machine was %.0f%% busy)\n",
+	       b->exit_s, b->worker_cpu_s, b->worker_pct, b->machine_pct);
 	if (b->lat_tasks > 0)
 		printf("latency     %lld tasks at %.0f/s, %lld threads: p50 "
 		       "%.2f ms, p95 %.2f ms, p99 %.2f ms (min %.2f, max "
