@@ -396,6 +396,130 @@ SKED_API int sked_cron_next(const char *expr, const char *tz,
                             char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
+/* Schedules: named cron schedules that enqueue one task per fire time, */
+/* exactly once across the cluster (docs/schedules.md)                 */
+/* ------------------------------------------------------------------ */
+
+/* What a worker does about fire times missed while no worker ran. */
+typedef enum sked_misfire {
+	SKED_MISFIRE_FIRE_ONCE = 0, /* one task for the latest missed fire */
+	SKED_MISFIRE_FIRE_ALL = 1,  /* one task per missed fire, the latest
+	                               SKED_MAX_CATCHUP of them */
+	SKED_MISFIRE_SKIP = 2       /* none: continue after now */
+} sked_misfire;
+
+/* What a fire does while the schedule's previous task is unfinished. */
+typedef enum sked_overlap {
+	SKED_OVERLAP_ALLOW = 0, /* enqueue anyway */
+	SKED_OVERLAP_SKIP = 1   /* enqueue nothing for this fire */
+} sked_overlap;
+
+#define SKED_MAX_CATCHUP 100
+
+typedef struct sked_schedule_opts {
+	const char *tz;      /* IANA zone of the expression; NULL: "UTC" */
+	const char *payload; /* NULL: empty */
+	size_t payload_len;  /* 0 with a payload: strlen(payload) */
+	const char *queue;   /* NULL: "default" */
+	int priority;
+	int max_attempts;    /* 0: SKED_DEFAULT_MAX_ATTEMPTS */
+	int misfire;         /* sked_misfire */
+	int overlap;         /* sked_overlap */
+} sked_schedule_opts;
+
+/* Add the schedule name, or replace its definition. name and kind are
+ * names as for tasks; expr is checked with the cron engine and the zone
+ * loaded, so a bad one fails here with SKED_ECRON or SKED_ETZ and a
+ * one-line sked_errmsg(). A new schedule first fires after the database's
+ * now. Replacing keeps the paused state, and keeps the pending next fire
+ * when the expression and zone are unchanged (so a worker that re-declares
+ * its schedules at start does not lose a missed fire); an identical
+ * definition writes nothing. *created_out (may be NULL) is 1 when the
+ * schedule is new. Safe when several processes do it at once. */
+SKED_API int sked_schedule_put(sked *h, const char *name, const char *expr,
+                               const char *kind,
+                               const sked_schedule_opts *opts,
+                               int *created_out);
+/* Remove, pause (no fires until resumed) or resume a schedule. Tasks it
+ * already made are left alone. Resuming continues from the first fire
+ * after now: fires missed while paused are not misfires. SKED_ENOTFOUND
+ * when there is no such schedule. */
+SKED_API int sked_schedule_remove(sked *h, const char *name);
+SKED_API int sked_schedule_pause(sked *h, const char *name);
+SKED_API int sked_schedule_resume(sked *h, const char *name);
+
+typedef struct sked_schedule {
+	char *name, *expr, *tz, *kind, *payload, *queue;
+	size_t payload_len;
+	int priority, max_attempts, misfire, overlap;
+	int enabled;
+	int64_t next_fire_ms; /* 0: none */
+	int64_t last_fire_ms; /* the latest fire that made a task; 0: none */
+} sked_schedule;
+
+/* Every schedule, by name. Free with sked_schedules_free. */
+SKED_API int sked_schedule_list(sked *h, sked_schedule **out, size_t *n);
+SKED_API void sked_schedules_free(sked_schedule *s, size_t n);
+
+/* Fire what is due now (the database's now): what every worker does
+ * between claims. For applications that enqueue from schedules without
+ * running sked_worker_run. *fired (may be NULL) gets the number of tasks
+ * made; *next_ms (may be NULL) the database time of the earliest next
+ * fire of an enabled schedule (0: none). */
+SKED_API int sked_schedule_tick(sked *h, int *fired, int64_t *next_ms);
+
+/* "fire-once", "fire-all", "skip" / "allow", "skip"; and back (-1 when
+ * unknown). Static strings; "?" for an unknown value. */
+SKED_API const char *sked_misfire_name(int misfire);
+SKED_API int sked_misfire_parse(const char *s);
+SKED_API const char *sked_overlap_name(int overlap);
+SKED_API int sked_overlap_parse(const char *s);
+
+/* ------------------------------------------------------------------ */
+/* Cluster locks: named leases in a table, with fencing tokens          */
+/* (docs/locks.md)                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct sked_lock_opts {
+	/* acquire: when held elsewhere, keep trying this long; 0: once */
+	int64_t wait_ms;
+	/* hold the lock at least this long after acquiring it, even when
+	 * released earlier (the table keeps no options: pass the same opts
+	 * to sked_lock_release) */
+	int64_t at_least_ms;
+} sked_lock_opts;
+
+/* Take lock name for owner (a name, e.g. host-pid) until the database's
+ * now + ttl_ms. *token_out gets the fencing token: larger than that of
+ * every earlier acquisition of this lock, by anyone. SKED_ELOCKED when
+ * another owner holds it (after waiting opts->wait_ms); sked_errmsg()
+ * names the holder and until when. An owner that holds the lock already
+ * takes it again with a new token. opts may be NULL. */
+SKED_API int sked_lock_acquire(sked *h, const char *name, const char *owner,
+                               int64_t ttl_ms, const sked_lock_opts *opts,
+                               int64_t *token_out);
+/* Push the expiry to now + ttl_ms. SKED_ELOST when owner no longer holds
+ * the lock with that token (it expired, or someone else took it). */
+SKED_API int sked_lock_extend(sked *h, const char *name, const char *owner,
+                              int64_t token, int64_t ttl_ms);
+/* Give the lock up (or, with opts->at_least_ms, keep it until acquired +
+ * at_least). SKED_ELOST as for extend, except that an expired lock no one
+ * took since is released quietly. */
+SKED_API int sked_lock_release(sked *h, const char *name, const char *owner,
+                               int64_t token, const sked_lock_opts *opts);
+
+typedef struct sked_lock_state {
+	char owner[SKED_MAX_NAME + 1]; /* "" when free */
+	int64_t locked_at_ms, locked_until_ms; /* 0: never */
+	int64_t token;  /* of the latest acquisition; 0: never taken */
+	int64_t now_ms; /* the database's now when read */
+	int held;       /* owner set and locked_until > now */
+} sked_lock_state;
+
+/* Read a lock. SKED_ENOTFOUND when it was never taken. */
+SKED_API int sked_lock_get(sked *h, const char *name, sked_lock_state *out);
+
+/* ------------------------------------------------------------------ */
 /* Small helpers shared by the library and its programs               */
 /* ------------------------------------------------------------------ */
 

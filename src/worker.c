@@ -49,6 +49,7 @@
 
 #include "exec.h"
 #include "lease.h"
+#include "sched.h"
 #include "util/ident.h"
 #include "util/log.h"
 
@@ -1094,6 +1095,8 @@ sked_worker_run(sked_worker *w)
 
 	int64_t next_reap = 0, grace_end = 0;
 	int64_t db_backoff = 0;
+	sked_sched_clock sched = {0}; /* schedules: sched.c */
+	int64_t sched_in = 0;
 	for (;;) {
 		int db_failed = 0;
 		int stop = atomic_load(&w->stop);
@@ -1125,6 +1128,9 @@ sked_worker_run(sked_worker *w)
 			int64_t every = w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
 			next_reap = now + every;
 		}
+		/* fire due schedules (exactly once across the cluster) */
+		if (!db_failed)
+			sched_in = sked__sched_poll(h, &sched, now);
 
 		int full = 0;
 		if (!db_failed)
@@ -1153,7 +1159,9 @@ sked_worker_run(sked_worker *w)
 		pthread_mutex_unlock(&w->mu);
 		if (done || (full && !busy))
 			continue;
-		wait_for_work(w, w->o.poll_ms);
+		wait_for_work(w, sched_in > 0 && sched_in < w->o.poll_ms
+		                         ? sched_in
+		                         : w->o.poll_ms);
 	}
 
 	stop_threads(w);

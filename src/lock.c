@@ -1,0 +1,299 @@
+/*
+ * lock.c — named cluster locks (the role of Quartz's QRTZ_LOCKS and
+ * ShedLock): a row per lock with its owner, its expiry by the database's
+ * clock and a fencing token that grows with every acquisition.
+ *
+ * Layer: the model. Each call is one short transaction on one lock row:
+ * acquire is a conditional UPDATE (free, expired, or ours) that bumps the
+ * token, or, when the row does not exist yet, an INSERT that the unique
+ * name decides between racers; the token is read back in the same
+ * transaction. Rows are never deleted, so tokens never start over. What a
+ * holder does with its lease (renewing it while a program runs) is left to
+ * the caller (cli/cmd_lock.c).
+ *
+ * Row locks: one lock row per transaction, nothing else.
+ */
+#include "lock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/ident.h"
+#include "util/timefmt.h"
+
+/* statement slots: lock.c owns 96-111 */
+enum {
+	Q_TAKE = 96,
+	Q_TOKEN,
+	Q_PEEK,
+	Q_INSERT,
+	Q_EXTEND,
+	Q_HELD,
+	Q_HOLD,
+	Q_FREE,
+	Q_GET,
+};
+
+static int
+check(sked *h, const char *name, const char *owner, int64_t ttl_ms)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	if (!name || !sked__name_valid(name))
+		return sked__fail(h, SKED_EINVAL,
+		                  "lock name '%.64s' is not a valid name "
+		                  "(letters, digits, '_', '.', ':', '-'; at "
+		                  "most %d bytes)",
+		                  name ? name : "", SKED_MAX_NAME);
+	if (!owner || !sked__name_valid(owner))
+		return sked__fail(h, SKED_EINVAL,
+		                  "lock owner '%.64s' is not a valid name",
+		                  owner ? owner : "");
+	if (ttl_ms < 1 || ttl_ms > SKED__LOCK_MAX_MS)
+		return sked__fail(h, SKED_EINVAL,
+		                  "lock time-to-live %lld ms is out of range "
+		                  "(1 ms to a year)",
+		                  (long long)ttl_ms);
+	return SKED_OK;
+}
+
+/* "held by OWNER until TIME" into h's error, SKED_ELOCKED. */
+static int
+held_elsewhere(sked *h, const char *name, const sked_res *r)
+{
+	char until[32];
+	const char *owner = sked__res_text(r, 0, 0);
+	return sked__fail(
+	        h, SKED_ELOCKED, "lock %s is held by %s until %s", name,
+	        owner ? owner : "?",
+	        sked_format_time(sked__res_int(r, 0, 1), until, sizeof until));
+}
+
+/* One try. SKED_ELOCKED when held elsewhere. */
+static int
+try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
+            int64_t *token)
+{
+	sked_val v[3] = {SKED_TEXTV(name), SKED_TEXTV(owner),
+	                 SKED_INTV(ttl_ms)};
+	sked_res r = {0};
+	int rc = sked__begin(h, 0);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin");
+	rc = sked__qx(h, Q_TAKE,
+	              "UPDATE {p}lock SET owner = ?2, locked_at = {now}, "
+	              "locked_until = {now+?3}, "
+	              "fencing_token = fencing_token + 1 WHERE name = ?1 AND "
+	              "(owner IS NULL OR locked_until < {now} OR owner = ?2)",
+	              v, 3, NULL);
+	if (rc != SKED_OK)
+		goto fail;
+	if (h->db->affected == 1) {
+		rc = sked__qx(
+		        h, Q_TOKEN,
+		        "SELECT fencing_token FROM {p}lock WHERE name = ?1 "
+		        "AND owner = ?2",
+		        v, 2, &r);
+		if (rc == SKED_OK && r.nrows != 1)
+			rc = SKED_EDB;
+		if (rc != SKED_OK)
+			goto fail;
+		*token = sked__res_int(&r, 0, 0);
+		sked__res_clear(&r);
+		if ((rc = sked__commit(h)) != SKED_OK)
+			return sked__fail_db(h, rc, "cannot commit the lock");
+		return SKED_OK;
+	}
+	rc = sked__qx(h, Q_PEEK,
+	              "SELECT owner, {ms:locked_until} FROM {p}lock "
+	              "WHERE name = ?1",
+	              v, 1, &r);
+	if (rc != SKED_OK)
+		goto fail;
+	if (r.nrows > 0) {
+		sked__rollback(h);
+		rc = held_elsewhere(h, name, &r);
+		sked__res_clear(&r);
+		return rc;
+	}
+	sked__res_clear(&r);
+	/* never taken: the first row; the unique name decides a race */
+	rc = sked__qx(h, Q_INSERT,
+	              "INSERT INTO {p}lock (name, owner, locked_at, "
+	              "locked_until, fencing_token) VALUES (?1, ?2, {now}, "
+	              "{now+?3}, 1)",
+	              v, 3, NULL);
+	if (rc == SKED_OK && (rc = sked__commit(h)) == SKED_OK) {
+		*token = 1;
+		return SKED_OK;
+	}
+	if (h->db->err.kind == SKED_DBE_UNIQUE) {
+		sked__rollback(h);
+		return sked__fail(h, SKED_ELOCKED,
+		                  "lock %s was just taken by another owner",
+		                  name);
+	}
+fail:
+	sked__res_clear(&r);
+	sked__fail_db(h, rc, "cannot acquire the lock");
+	sked__rollback(h);
+	return rc;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+SKED_API int
+sked_lock_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
+                  const sked_lock_opts *opts, int64_t *token_out)
+{
+	int rc = check(h, name, owner, ttl_ms);
+	if (rc != SKED_OK)
+		return rc;
+	if (!token_out)
+		return SKED_EINVAL;
+	int64_t wait_ms = opts ? opts->wait_ms : 0;
+	if (wait_ms < 0 || wait_ms > SKED__LOCK_MAX_MS ||
+	    (opts &&
+	     (opts->at_least_ms < 0 || opts->at_least_ms > SKED__LOCK_MAX_MS)))
+		return sked__fail(h, SKED_EINVAL,
+		                  "lock wait and at-least must be 0 to a year");
+	int64_t deadline = mono_ms() + wait_ms;
+	int64_t pause = SKED__LOCK_WAIT_MIN_MS;
+	for (;;) {
+		rc = try_acquire(h, name, owner, ttl_ms, token_out);
+		/* a busy database (SQLite's writer lock, a deadlock victim)
+		 * is worth another try within the wait, like a held lock */
+		if (rc != SKED_ELOCKED && rc != SKED_EBUSY)
+			return rc;
+		int64_t left = deadline - mono_ms();
+		if (left <= 0)
+			return rc;
+		int64_t d = pause < left ? pause : left;
+		struct timespec ts = {d / 1000, (d % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+		pause = pause * 2 > SKED__LOCK_WAIT_MAX_MS
+		                ? SKED__LOCK_WAIT_MAX_MS
+		                : pause * 2;
+	}
+}
+
+SKED_API int
+sked_lock_extend(sked *h, const char *name, const char *owner, int64_t token,
+                 int64_t ttl_ms)
+{
+	int rc = check(h, name, owner, ttl_ms);
+	if (rc != SKED_OK)
+		return rc;
+	sked_val v[4] = {SKED_TEXTV(name), SKED_TEXTV(owner), SKED_INTV(token),
+	                 SKED_INTV(ttl_ms)};
+	rc = sked__qx(h, Q_EXTEND,
+	              "UPDATE {p}lock SET locked_until = {now+?4} "
+	              "WHERE name = ?1 AND owner = ?2 AND fencing_token = ?3 "
+	              "AND locked_until >= {now}",
+	              v, 4, NULL);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot extend the lock");
+	if (h->db->affected != 1)
+		return sked__fail(h, SKED_ELOST,
+		                  "lock %s is no longer held by %s with token "
+		                  "%lld (it expired or was taken over)",
+		                  name, owner, (long long)token);
+	return SKED_OK;
+}
+
+SKED_API int
+sked_lock_release(sked *h, const char *name, const char *owner, int64_t token,
+                  const sked_lock_opts *opts)
+{
+	int rc = check(h, name, owner, 1);
+	if (rc != SKED_OK)
+		return rc;
+	int64_t at_least = opts ? opts->at_least_ms : 0;
+	sked_val v[4] = {SKED_TEXTV(name), SKED_TEXTV(owner), SKED_INTV(token),
+	                 SKED_NULLV};
+	sked_res r = {0};
+	if ((rc = sked__begin(h, 0)) != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin");
+	rc = sked__qx(h, Q_HELD,
+	              "SELECT {ms:locked_at}, {nowms} FROM {p}lock WHERE "
+	              "name = ?1 AND owner = ?2 AND fencing_token = ?3",
+	              v, 3, &r);
+	if (rc != SKED_OK)
+		goto fail;
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		sked__rollback(h);
+		return sked__fail(h, SKED_ELOST,
+		                  "lock %s is not held by %s with token %lld "
+		                  "(taken over since)",
+		                  name, owner, (long long)token);
+	}
+	int64_t hold_until = sked__res_int(&r, 0, 0) + at_least;
+	int64_t now = sked__res_int(&r, 0, 1);
+	sked__res_clear(&r);
+	if (at_least > 0 && hold_until > now) {
+		/* lock-at-least-for: stay taken until locked_at + at_least */
+		v[3] = SKED_INTV(hold_until);
+		rc = sked__qx(h, Q_HOLD,
+		              "UPDATE {p}lock SET locked_until = {ts:?4} "
+		              "WHERE name = ?1 AND owner = ?2 AND "
+		              "fencing_token = ?3",
+		              v, 4, NULL);
+	} else {
+		rc = sked__qx(h, Q_FREE,
+		              "UPDATE {p}lock SET owner = NULL, "
+		              "locked_until = {now} WHERE name = ?1 AND "
+		              "owner = ?2 AND fencing_token = ?3",
+		              v, 3, NULL);
+	}
+	if (rc != SKED_OK)
+		goto fail;
+	if ((rc = sked__commit(h)) != SKED_OK)
+		return sked__fail_db(h, rc, "cannot commit the release");
+	return SKED_OK;
+fail:
+	sked__fail_db(h, rc, "cannot release the lock");
+	sked__rollback(h);
+	return rc;
+}
+
+SKED_API int
+sked_lock_get(sked *h, const char *name, sked_lock_state *out)
+{
+	int rc = check(h, name, "x", 1);
+	if (rc != SKED_OK)
+		return rc;
+	if (!out)
+		return SKED_EINVAL;
+	memset(out, 0, sizeof *out);
+	sked_val v = SKED_TEXTV(name);
+	sked_res r = {0};
+	rc = sked__qx(h, Q_GET,
+	              "SELECT owner, {ms:locked_at}, {ms:locked_until}, "
+	              "fencing_token, {nowms} FROM {p}lock WHERE name = ?1",
+	              &v, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the lock");
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOTFOUND, "lock %s was never taken",
+		                  name);
+	}
+	const char *owner = sked__res_text(&r, 0, 0);
+	snprintf(out->owner, sizeof out->owner, "%s", owner ? owner : "");
+	out->locked_at_ms = sked__res_int(&r, 0, 1);
+	out->locked_until_ms = sked__res_int(&r, 0, 2);
+	out->token = sked__res_int(&r, 0, 3);
+	out->now_ms = sked__res_int(&r, 0, 4);
+	out->held = owner && out->locked_until_ms > out->now_ms;
+	sked__res_clear(&r);
+	return SKED_OK;
+}
