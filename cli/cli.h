@@ -28,6 +28,15 @@ struct cli_handler {
 	int line;           /* where it was defined in the file; 0: a flag */
 };
 
+/* One [schedule.NAME] section of the config file. Unset strings are NULL,
+ * numbers 0; misfire and overlap are checked names or NULL. */
+struct cli_schedule {
+	char *name, *cron, *tz, *kind, *payload, *queue;
+	char *misfire, *overlap;
+	int priority, max_attempts;
+	int line;
+};
+
 /* The config file, as read. Unset strings are NULL, unset numbers 0 (which
  * the library reads as "its default"). */
 struct cli_config {
@@ -39,6 +48,8 @@ struct cli_config {
 	int64_t retry_base_ms, retry_max_ms;
 	struct cli_handler *handlers; /* [handler.KIND] */
 	size_t nhandlers;
+	struct cli_schedule *schedules; /* [schedule.NAME] */
+	size_t nschedules;
 };
 
 /* The state of one invocation. */
@@ -146,6 +157,16 @@ int cmd_nodes(struct cli *c, int argc, char **argv);
 int cmd_stats(struct cli *c, int argc, char **argv);
 int cmd_worker(struct cli *c, int argc, char **argv);
 int cmd_cron_next(struct cli *c, int argc, char **argv);
+int cmd_cron_add(struct cli *c, int argc, char **argv);
+int cmd_cron_ls(struct cli *c, int argc, char **argv);
+int cmd_cron_rm(struct cli *c, int argc, char **argv);
+int cmd_cron_pause(struct cli *c, int argc, char **argv);
+int cmd_cron_resume(struct cli *c, int argc, char **argv);
+int cmd_lock_run(struct cli *c, int argc, char **argv);
+/* Add or replace the config file's [schedule.NAME] schedules (a worker
+ * does this at start; others are left alone). c->h must be open.
+ * Returns 0, or a sysexits code after printing one line. */
+int cli_sync_schedules(struct cli *c);
 int cmd_demo(struct cli *c, int argc, char **argv);
 int cmd_demo_handler(struct cli *c, int argc, char **argv);
 int cmd_bench(struct cli *c, int argc, char **argv);

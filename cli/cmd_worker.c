@@ -282,6 +282,9 @@ cmd_worker(struct cli *c, int argc, char **argv)
 
 	if ((ex = cli_open(c)) != 0)
 		goto out;
+	/* the config file's [schedule.NAME] sections (cmd_cron.c) */
+	if ((ex = cli_sync_schedules(c)) != 0)
+		goto out;
 	if ((rc = sked_worker_new(c->h, &wo, &w)) != SKED_OK) {
 		ex = cli_fail(c->h, rc, "worker");
 		goto out;

@@ -13,8 +13,9 @@
  *   [worker]        node_id, queues, concurrency, lease, poll, grace,
  *                   timeout, retry_base, retry_max
  *   [handler.KIND]  command, timeout
- *   [schedule.NAME] reserved for cron schedules: accepted and ignored
- *                   until the library's schedule API exists.
+ *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
+ *                   max_attempts, misfire, overlap: a schedule that a
+ *                   worker adds or replaces when it starts (cmd_cron.c)
  * Anything else is an error naming the file and line.
  */
 #include "cli.h"
@@ -201,6 +202,96 @@ on_handler(struct parse *p, const char *section, const char *kind,
 	return fail(p, "unknown key '%s' in [%s]", name, section);
 }
 
+static struct cli_schedule *
+schedule_for(struct parse *p, const char *name)
+{
+	struct cli_config *cfg = p->cfg;
+	struct cli_schedule *ss;
+	size_t i;
+
+	for (i = 0; i < cfg->nschedules; i++)
+		if (strcmp(cfg->schedules[i].name, name) == 0)
+			return &cfg->schedules[i];
+	ss = realloc(cfg->schedules, (cfg->nschedules + 1) * sizeof *ss);
+	if (ss == NULL)
+		return NULL;
+	cfg->schedules = ss;
+	ss = &cfg->schedules[cfg->nschedules];
+	memset(ss, 0, sizeof *ss);
+	ss->name = strdup(name);
+	if (ss->name == NULL)
+		return NULL;
+	ss->line = p->line;
+	cfg->nschedules++;
+	return ss;
+}
+
+static int
+set_int(struct parse *p, int *dst, const char *name, const char *value,
+        long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (value[0] == '\0' || *end != '\0' || errno != 0 || v < min ||
+	    v > max)
+		return fail(p, "%s: '%s' is not an integer from %ld to %ld",
+		            name, value, min, max);
+	*dst = (int)v;
+	return 1;
+}
+
+static int
+on_schedule(struct parse *p, const char *section, const char *name,
+            const char *key, const char *value)
+{
+	struct cli_schedule *sc;
+
+	if (!sked_name_valid(name))
+		return fail(p, "[%s]: '%s' is not a valid schedule name",
+		            section, name);
+	sc = schedule_for(p, name);
+	if (sc == NULL)
+		return fail(p, "out of memory");
+	if (strcmp(key, "cron") == 0)
+		return set_str(p, &sc->cron, value);
+	if (strcmp(key, "tz") == 0)
+		return set_str(p, &sc->tz, value);
+	if (strcmp(key, "kind") == 0) {
+		if (!sked_name_valid(value))
+			return fail(p, "[%s]: '%s' is not a valid task kind",
+			            section, value);
+		return set_str(p, &sc->kind, value);
+	}
+	if (strcmp(key, "payload") == 0)
+		return set_str(p, &sc->payload, value);
+	if (strcmp(key, "queue") == 0) {
+		if (!sked_name_valid(value))
+			return fail(p, "[%s]: '%s' is not a valid queue name",
+			            section, value);
+		return set_str(p, &sc->queue, value);
+	}
+	if (strcmp(key, "priority") == 0)
+		return set_int(p, &sc->priority, key, value, -1000000, 1000000);
+	if (strcmp(key, "max_attempts") == 0)
+		return set_int(p, &sc->max_attempts, key, value, 1, 1000);
+	if (strcmp(key, "misfire") == 0) {
+		if (sked_misfire_parse(value) < 0)
+			return fail(p, "[%s]: misfire '%s' is not fire-once, "
+			            "fire-all or skip", section, value);
+		return set_str(p, &sc->misfire, value);
+	}
+	if (strcmp(key, "overlap") == 0) {
+		if (sked_overlap_parse(value) < 0)
+			return fail(p, "[%s]: overlap '%s' is not allow or skip",
+			            section, value);
+		return set_str(p, &sc->overlap, value);
+	}
+	return fail(p, "unknown key '%s' in [%s]", key, section);
+}
+
 static int
 on_entry(void *user, const char *section, const char *name, const char *value)
 {
@@ -212,10 +303,8 @@ on_entry(void *user, const char *section, const char *name, const char *value)
 		return on_worker(p, name, value);
 	if (strncmp(section, "handler.", 8) == 0)
 		return on_handler(p, section, section + 8, name, value);
-	/* Reserved for named cron schedules; the library's schedule API
-	 * is not there yet, so their keys are accepted unread. */
 	if (strncmp(section, "schedule.", 9) == 0 && section[9] != '\0')
-		return 1;
+		return on_schedule(p, section, section + 9, name, value);
 	if (section[0] == '\0')
 		return fail(p, "key '%s' outside any section", name);
 	return fail(p, "unknown section [%s]", section);
@@ -261,6 +350,13 @@ cli_config_load(const char *path, struct cli_config *cfg)
 		cli_err("%s: cannot parse config (out of memory)", path);
 		return EX_CONFIG;
 	}
+	for (i = 0; i < cfg->nschedules; i++)
+		if (cfg->schedules[i].cron == NULL ||
+		    cfg->schedules[i].kind == NULL) {
+			cli_err("%s:%d: [schedule.%s] needs cron and kind", path,
+			        cfg->schedules[i].line, cfg->schedules[i].name);
+			return EX_CONFIG;
+		}
 	for (i = 0; i < cfg->nhandlers; i++)
 		if (cfg->handlers[i].command == NULL) {
 			cli_err("%s:%d: [handler.%s] has no command", path,
@@ -285,5 +381,17 @@ cli_config_free(struct cli_config *cfg)
 		free(cfg->handlers[i].command);
 	}
 	free(cfg->handlers);
+	for (i = 0; i < cfg->nschedules; i++) {
+		struct cli_schedule *sc = &cfg->schedules[i];
+		free(sc->name);
+		free(sc->cron);
+		free(sc->tz);
+		free(sc->kind);
+		free(sc->payload);
+		free(sc->queue);
+		free(sc->misfire);
+		free(sc->overlap);
+	}
+	free(cfg->schedules);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -40,25 +40,60 @@ static const struct cmd cron_cmds[] = {
          "  --from TIME   start after this ISO-8601 time (default: now)\n"
          "  --count N     how many instants, 1 to 1000 (default 5)\n",
          0},
-        {"add", NULL, NULL,
+        {"add", cmd_cron_add, NULL,
          "cron add NAME EXPR KIND [--tz TZ] [--payload …] [--queue Q] "
-         "[--misfire …] [--overlap …]",
-         "add a named schedule (not available yet)", NULL, 0},
-        {"ls", NULL, NULL, "cron ls", "list schedules (not available yet)",
-         NULL, 0},
-        {"rm", NULL, NULL, "cron rm NAME",
-         "remove a schedule (not available yet)", NULL, 0},
-        {"pause", NULL, NULL, "cron pause NAME",
-         "pause a schedule (not available yet)", NULL, 0},
-        {"resume", NULL, NULL, "cron resume NAME",
-         "resume a schedule (not available yet)", NULL, 0},
+         "[--priority N]\n"
+         "                [--max-attempts N] [--misfire P] [--overlap P]",
+         "add a named schedule, or replace its definition",
+         "  EXPR               one argument: quote it (5 fields, 6 with "
+         "seconds, @alias)\n"
+         "  --tz TZ            IANA time zone of the expression (default "
+         "UTC)\n"
+         "  --payload P        each task's payload: TEXT, @FILE or - "
+         "(stdin)\n"
+         "  --queue Q          queue of its tasks (default 'default')\n"
+         "  --priority N       priority of its tasks (default 0)\n"
+         "  --max-attempts N   attempts per task (default 5)\n"
+         "  --misfire P        fire-once (default), fire-all or skip: "
+         "fires missed\n"
+         "                     while no worker ran\n"
+         "  --overlap P        allow (default) or skip: a fire while the "
+         "previous\n"
+         "                     task is unfinished\n"
+         "  Workers fire schedules; see docs/schedules.md.\n",
+         0},
+        {"ls", cmd_cron_ls, NULL, "cron ls [--json]",
+         "list schedules with their next fire", NULL, 0},
+        {"rm", cmd_cron_rm, NULL, "cron rm NAME", "remove a schedule", NULL,
+         0},
+        {"pause", cmd_cron_pause, NULL, "cron pause NAME",
+         "stop a schedule firing until resumed", NULL, 0},
+        {"resume", cmd_cron_resume, NULL, "cron resume NAME",
+         "resume a paused schedule from its next fire after now", NULL, 0},
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
 static const struct cmd lock_cmds[] = {
-        {"run", NULL, NULL,
-         "lock run NAME --ttl DURATION [--wait DURATION] -- PROGRAM [ARG…]",
-         "run a program while holding a cluster lock (not available yet)", NULL,
+        {"run", cmd_lock_run, NULL,
+         "lock run NAME --ttl D [--wait D] [--at-least D] "
+         "[--exit-zero-if-locked]\n"
+         "                -- PROGRAM [ARG…]",
+         "run a program while holding a cluster lock",
+         "  --ttl D                 the lease, renewed every D/3 while "
+         "PROGRAM runs\n"
+         "  --wait D                when the lock is held, keep trying "
+         "this long\n"
+         "  --at-least D            keep the lock this long after "
+         "taking it, even if\n"
+         "                          PROGRAM ends sooner\n"
+         "  --exit-zero-if-locked   exit 0, not 75, when the lock is "
+         "held elsewhere\n"
+         "  PROGRAM runs without a shell, with SKED_LOCK_NAME and "
+         "SKED_FENCING_TOKEN\n"
+         "  in its environment; sked exits with its status. If the lease "
+         "cannot be\n"
+         "  renewed, PROGRAM is killed before it runs out and sked exits "
+         "70.\n",
          0},
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
