@@ -1,0 +1,121 @@
+#!/bin/sh
+# Bad input gets exactly one line on stderr ("sked: ...") and the sysexits
+# code docs/cli.md promises, and a password given in a URL never shows in
+# any output. Bad handlers fail only their own attempt, with a run record
+# that says why (no handler, cannot run, killed by signal, timed out),
+# while the worker goes on with other tasks.
+. "$(dirname "$0")/lib.sh"
+init_db
+
+pw=Sup3rSecretPw
+: >"$T/all"
+# bad RC ARGS...: expect exit RC and one line on stderr; collect all output
+bad() {
+	want=$1
+	shift
+	expect_rc "$want" sk "$@"
+	stderr_one_line "$T/err"
+	cat "$T/out" "$T/err" >>"$T/all"
+}
+bad 64 --db redis://x info
+bad 64 nosuchcommand
+bad 64 --no-such-flag info
+bad 64 enqueue k --no-such-flag
+bad 64 enqueue k --priority abc
+bad 64 enqueue k --in 5x
+bad 64 enqueue k --in 5
+bad 64 enqueue k --at 2026-13-45T99:00:00Z
+bad 64 enqueue k --at 2026-01-01T00:00:00Z --in 1s
+bad 64 worker
+bad 65 enqueue 'bad kind!'
+bad 64 enqueue k --max-attempts 0
+bad 65 enqueue k --max-attempts 5000
+bad 65 show 999999
+bad 65 cron next '61 * * * *'
+bad 65 cron next '0 9 * * *' --tz Mars/Olympus_Mons
+bad 66 enqueue k --payload @"$T/no-such-file"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" 0 "tasks written by refused commands"
+
+# config files
+bad 78 --config "$T/missing.conf" info
+grep -q "missing.conf" "$T/err" || fail "the message does not name the missing config file"
+printf '[sked]\nprefix = %s\ncolour = blue\n' "$PREFIX" >"$T/unknown.conf"
+bad 78 --config "$T/unknown.conf" info
+grep -q "unknown.conf:3" "$T/err" || fail "the message does not say file:line for an unknown key"
+printf '[worker]\nlease = soon\n' >"$T/value.conf"
+bad 78 --config "$T/value.conf" info
+grep -q "value.conf:2" "$T/err" || fail "the message does not say file:line for a bad value"
+
+# strategies the database cannot honour
+case "$(family)" in
+sqlite) bad 78 --strategy readpast info ;;
+*) bad 78 --strategy sqlite info ;;
+esac
+
+# databases that cannot be reached or written; passwords stay hidden
+bad 69 --db "postgres://sked:$pw@127.0.0.1:1/x" info
+grep -q '\*\*\*' "$T/err" || fail "the password is not shown masked"
+bad 69 --db "mysql://sked:$pw@127.0.0.1:1/x" enqueue k
+touch "$T/file"
+bad 69 --db "sqlite:$T/file/sub.db" info # the parent is a regular file
+if [ "$(family)" = sqlite ]; then
+	# A read-only database file. Root ignores permission bits, not the
+	# immutable attribute.
+	if chattr +i "$T/sked.db" 2>/dev/null; then
+		set +e
+		sk enqueue k >"$T/out" 2>"$T/err"
+		rc=$?
+		set -e
+		chattr -i "$T/sked.db"
+		expect_eq $rc 73 "exit status writing to a read-only database"
+		stderr_one_line "$T/err"
+	else
+		note "chattr +i does not work here: read-only database not checked"
+	fi
+fi
+if grep -q "$pw" "$T/all"; then
+	grep "$pw" "$T/all" >&2
+	fail "a password was printed"
+fi
+
+# ---- handlers that cannot do their job ----
+ok=$(handler ok.sh <<'H'
+#!/bin/sh
+exit 0
+H
+)
+sig=$(handler sig.sh <<'H'
+#!/bin/sh
+kill -9 $$
+H
+)
+slow=$(handler slow.sh <<'H'
+#!/bin/sh
+exec sleep 30
+H
+)
+nohandler=$(sk enqueue orphan)
+missing=$(sk enqueue ghost)
+killed=$(sk enqueue sig)
+good1=$(sk enqueue ok)
+good2=$(sk enqueue ok)
+for id in $nohandler $missing $killed; do
+	sql "UPDATE {p}task SET max_attempts = 1 WHERE id = $id" >/dev/null
+done
+sk worker --handler "ok=$ok" --handler "ghost=$T/no-such-program" \
+	--handler "sig=$sig" --until-empty --poll 100ms --lease 5s 2>"$T/w.log" ||
+	{ cat "$T/w.log" >&2; fail "the worker failed"; }
+err() { sql "SELECT error FROM {p}run WHERE task_id = $1"; }
+expect_eq "$(status_of "$good1") $(status_of "$good2")" "2 2" "tasks with a working handler"
+for id in $nohandler $missing $killed; do
+	expect_eq "$(status_of "$id")" 3 "status of task $id with a broken handler"
+done
+err "$nohandler" | grep -q "no handler for kind 'orphan'" || fail "no-handler run error: $(err "$nohandler")"
+err "$missing" | grep -q "cannot run" || fail "missing-program run error: $(err "$missing")"
+err "$killed" | grep -q "killed by signal 9" || fail "killed-handler run error: $(err "$killed")"
+
+t=$(sk enqueue slow --max-attempts 1)
+sk worker --handler "slow=$slow" --timeout 1s --until-empty --poll 100ms --lease 5s 2>"$T/w2.log" ||
+	{ cat "$T/w2.log" >&2; fail "the worker failed"; }
+expect_eq "$(status_of "$t")" 3 "status of the task that timed out"
+err "$t" | grep -q "timed out" || fail "timeout run error: $(err "$t")"
