@@ -1,0 +1,217 @@
+/*
+ * test_lock.c — cluster locks on real SQLite files: one winner among
+ * racing handles, fencing tokens that only grow, owner checks on extend
+ * and release, expiry by the database clock, lock-at-least-for, waiting.
+ *
+ * Layer: tests. `sked lock run` (renewal while a program runs, killing
+ * it when the lease could run out) is covered by
+ * tests/integration/t_lock_race.sh.
+ */
+#include "lock.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char url[512];
+
+static void
+new_db(void)
+{
+	const char *base = getenv("SKED_TEST_TMP");
+	char dir[400];
+	if (base)
+		mkdir(base, 0755);
+	snprintf(dir, sizeof dir, "%s/lock.XXXXXX", base ? base : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(url, sizeof url, "sqlite:%s/sked.db", dir);
+}
+
+static sked *
+open_db(void)
+{
+	sked_options o = {.migrate = 1};
+	sked *h = NULL;
+	if (sked_open(url, &o, &h) != SKED_OK)
+		fail_msg("open: %s", sked_errmsg(h));
+	return h;
+}
+
+static int64_t
+mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+owners_tokens_and_expiry(void **state)
+{
+	(void)state;
+	new_db();
+	sked *a = open_db(), *b = open_db();
+	int64_t ta = 0, tb = 0, t;
+
+	assert_int_equal(sked_lock_get(a, "L", &(sked_lock_state){0}),
+	                 SKED_ENOTFOUND);
+	assert_int_equal(sked_lock_acquire(a, "L", "alice", 5000, NULL, &ta),
+	                 SKED_OK);
+	assert_int_equal(ta, 1);
+	assert_int_equal(sked_lock_acquire(b, "L", "bob", 5000, NULL, &tb),
+	                 SKED_ELOCKED);
+	assert_non_null(strstr(sked_errmsg(b), "alice"));
+
+	/* only the owner, with its token, extends or releases */
+	assert_int_equal(sked_lock_extend(b, "L", "bob", ta, 5000), SKED_ELOST);
+	assert_int_equal(sked_lock_extend(a, "L", "alice", ta + 1, 5000),
+	                 SKED_ELOST);
+	assert_int_equal(sked_lock_release(b, "L", "bob", ta, NULL),
+	                 SKED_ELOST);
+	assert_int_equal(sked_lock_extend(a, "L", "alice", ta, 5000), SKED_OK);
+	sked_lock_state st;
+	assert_int_equal(sked_lock_get(b, "L", &st), SKED_OK);
+	assert_true(st.held);
+	assert_string_equal(st.owner, "alice");
+	assert_int_equal(st.token, ta);
+
+	assert_int_equal(sked_lock_release(a, "L", "alice", ta, NULL), SKED_OK);
+	assert_int_equal(sked_lock_acquire(b, "L", "bob", 300, NULL, &tb),
+	                 SKED_OK);
+	assert_true(tb > ta);
+
+	/* bob's lease runs out by the database clock: alice takes it, with
+	 * a larger token, and bob can neither extend nor release */
+	usleep(400 * 1000);
+	assert_int_equal(sked_lock_acquire(a, "L", "alice", 5000, NULL, &t),
+	                 SKED_OK);
+	assert_true(t > tb);
+	assert_int_equal(sked_lock_extend(b, "L", "bob", tb, 5000), SKED_ELOST);
+	assert_int_equal(sked_lock_release(b, "L", "bob", tb, NULL),
+	                 SKED_ELOST);
+	/* the owner taking it again gets a new token too */
+	int64_t t2 = 0;
+	assert_int_equal(sked_lock_acquire(a, "L", "alice", 5000, NULL, &t2),
+	                 SKED_OK);
+	assert_true(t2 > t);
+
+	/* names are checked before they reach SQL */
+	assert_int_equal(
+	        sked_lock_acquire(a, "no spaces", "alice", 5000, NULL, &t),
+	        SKED_EINVAL);
+	assert_int_equal(sked_lock_acquire(a, "M", "alice", 0, NULL, &t),
+	                 SKED_EINVAL);
+	sked_close(a);
+	sked_close(b);
+}
+
+static void
+at_least_keeps_it_after_release(void **state)
+{
+	(void)state;
+	new_db();
+	sked *a = open_db(), *b = open_db();
+	sked_lock_opts lo = {.at_least_ms = 800};
+	int64_t ta = 0, tb = 0;
+	int64_t t0 = mono();
+	assert_int_equal(sked_lock_acquire(a, "A", "alice", 5000, &lo, &ta),
+	                 SKED_OK);
+	assert_int_equal(sked_lock_release(a, "A", "alice", ta, &lo), SKED_OK);
+	assert_int_equal(sked_lock_acquire(b, "A", "bob", 5000, NULL, &tb),
+	                 SKED_ELOCKED);
+	/* and it is free once the at-least time has passed (not the ttl) */
+	sked_lock_opts wait = {.wait_ms = 3000};
+	assert_int_equal(sked_lock_acquire(b, "A", "bob", 5000, &wait, &tb),
+	                 SKED_OK);
+	int64_t waited = mono() - t0;
+	assert_true(waited >= 700 && waited < 2500);
+	assert_true(tb > ta);
+	sked_close(a);
+	sked_close(b);
+}
+
+static void
+wait_is_bounded(void **state)
+{
+	(void)state;
+	new_db();
+	sked *a = open_db(), *b = open_db();
+	int64_t ta = 0, tb = 0;
+	assert_int_equal(sked_lock_acquire(a, "W", "alice", 10000, NULL, &ta),
+	                 SKED_OK);
+	sked_lock_opts lo = {.wait_ms = 300};
+	int64_t t0 = mono();
+	assert_int_equal(sked_lock_acquire(b, "W", "bob", 5000, &lo, &tb),
+	                 SKED_ELOCKED);
+	int64_t waited = mono() - t0;
+	assert_true(waited >= 300 && waited < 1500);
+	sked_close(a);
+	sked_close(b);
+}
+
+struct racer {
+	int rc;
+	int64_t token;
+	char owner[16];
+};
+
+static void *
+race(void *arg)
+{
+	struct racer *r = arg;
+	sked *h = open_db();
+	sked_lock_opts lo = {0};
+	r->rc = sked_lock_acquire(h, "R", r->owner, 10000, &lo, &r->token);
+	sked_close(h);
+	return NULL;
+}
+
+static void
+one_winner_among_racers(void **state)
+{
+	(void)state;
+	new_db();
+	sked_close(open_db()); /* the schema, before the race */
+	struct racer r[6];
+	pthread_t t[6];
+	for (int i = 0; i < 6; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		snprintf(r[i].owner, sizeof r[i].owner, "o%d", i);
+		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+	}
+	int won = 0;
+	for (int i = 0; i < 6; i++) {
+		pthread_join(t[i], NULL);
+		if (r[i].rc == SKED_OK) {
+			won++;
+			assert_int_equal(r[i].token, 1);
+		} else {
+			/* SQLite may answer busy instead of waiting */
+			assert_true(r[i].rc == SKED_ELOCKED ||
+			            r[i].rc == SKED_EBUSY);
+		}
+	}
+	assert_int_equal(won, 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(owners_tokens_and_expiry),
+	        cmocka_unit_test(at_least_keeps_it_after_release),
+	        cmocka_unit_test(wait_is_bounded),
+	        cmocka_unit_test(one_winner_among_racers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,418 @@
+/*
+ * test_sched.c — schedules on real SQLite files: fires claimed exactly
+ * once by racing handles, the misfire and overlap policies, pause and
+ * resume, and replacing a definition.
+ *
+ * Layer: tests. Puts a schedule's next fire in the past with plain SQL on
+ * a second handle (what a stopped cluster looks like), then ticks with
+ * sked_schedule_tick as a worker does. The worker loop's use of the tick
+ * is covered by tests/integration/t_cron_*.sh.
+ */
+#include "sched.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char url[512];
+
+static void
+new_db(void)
+{
+	const char *base = getenv("SKED_TEST_TMP");
+	char dir[400];
+	if (base)
+		mkdir(base, 0755);
+	snprintf(dir, sizeof dir, "%s/sched.XXXXXX", base ? base : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(url, sizeof url, "sqlite:%s/sked.db", dir);
+}
+
+static sked *
+open_db(void)
+{
+	sked_options o = {.migrate = 1};
+	sked *h = NULL;
+	if (sked_open(url, &o, &h) != SKED_OK)
+		fail_msg("open: %s", sked_errmsg(h));
+	return h;
+}
+
+/* Run SQL (a template: {p} is the prefix) with integer/text params. */
+static int64_t
+sql1(sked *h, const char *tmpl, const sked_val *p, int np)
+{
+	char *sql = sked__dialect_expand(h->dialect, h->prefix, tmpl);
+	sked_res r = {0};
+	int rc = sked__qdyn(h, sql, p, np, &r);
+	free(sql);
+	if (rc != SKED_OK)
+		fail_msg("%s: %s", tmpl, h->db->err.msg);
+	int64_t v = r.nrows > 0 ? sked__res_int(&r, 0, 0) : -1;
+	sked__res_clear(&r);
+	return v;
+}
+
+static int64_t
+db_now(sked *h)
+{
+	int64_t now = 0;
+	assert_int_equal(sked_now(h, &now), SKED_OK);
+	return now;
+}
+
+static void
+set_next(sked *h, const char *name, int64_t ms)
+{
+	sked_val p[2] = {SKED_TEXTV(name), SKED_INTV(ms)};
+	sql1(h, "UPDATE {p}schedule SET next_fire = ?2 WHERE name = ?1", p, 2);
+}
+
+static int64_t
+ntasks(sked *h, const char *name)
+{
+	sked_val p = SKED_TEXTV(name);
+	return sql1(h, "SELECT COUNT(*) FROM {p}task WHERE schedule_name = ?1",
+	            &p, 1);
+}
+
+static int64_t
+next_fire(sked *h, const char *name)
+{
+	sked_val p = SKED_TEXTV(name);
+	return sql1(h, "SELECT next_fire FROM {p}schedule WHERE name = ?1", &p,
+	            1);
+}
+
+static void
+put(sked *h, const char *name, const char *expr, int misfire, int overlap)
+{
+	sked_schedule_opts o = {.misfire = misfire, .overlap = overlap};
+	if (sked_schedule_put(h, name, expr, "job", &o, NULL) != SKED_OK)
+		fail_msg("put %s: %s", name, sked_errmsg(h));
+}
+
+static int
+tick(sked *h)
+{
+	int fired = -1;
+	if (sked_schedule_tick(h, &fired, NULL) != SKED_OK)
+		fail_msg("tick: %s", sked_errmsg(h));
+	return fired;
+}
+
+/* ---- definitions ---- */
+
+static void
+put_checks_and_first_fire_follows_now(void **state)
+{
+	(void)state;
+	new_db();
+	sked *h = open_db();
+	assert_int_equal(
+	        sked_schedule_put(h, "s", "61 * * * *", "job", NULL, NULL),
+	        SKED_ECRON);
+	assert_non_null(strstr(sked_errmsg(h), "minute"));
+	sked_schedule_opts o = {.tz = "Mars/Base"};
+	assert_int_equal(
+	        sked_schedule_put(h, "s", "* * * * *", "job", &o, NULL),
+	        SKED_ETZ);
+	assert_int_equal(sked_schedule_put(h, "bad name", "* * * * *", "job",
+	                                   NULL, NULL),
+	                 SKED_EINVAL);
+	o = (sked_schedule_opts){.misfire = 7};
+	assert_int_equal(
+	        sked_schedule_put(h, "s", "* * * * *", "job", &o, NULL),
+	        SKED_EINVAL);
+	assert_int_equal(ntasks(h, "s"), 0);
+
+	int64_t before = db_now(h);
+	int created = 0;
+	o = (sked_schedule_opts){.tz = "Europe/Berlin"};
+	assert_int_equal(
+	        sked_schedule_put(h, "s", "30 7 * * *", "job", &o, &created),
+	        SKED_OK);
+	assert_int_equal(created, 1);
+	int64_t nf = next_fire(h, "s");
+	assert_true(nf > before);
+	assert_true(nf - before <= 24 * 3600 * 1000LL + 3600 * 1000LL);
+	/* 07:30 in Berlin is 05:30 or 06:30 UTC */
+	int64_t tod = (nf / 1000) % 86400;
+	assert_true(tod == 5 * 3600 + 1800 || tod == 6 * 3600 + 1800);
+
+	sked_schedule *s = NULL;
+	size_t n = 0;
+	assert_int_equal(sked_schedule_list(h, &s, &n), SKED_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0].tz, "Europe/Berlin");
+	assert_int_equal(s[0].next_fire_ms, nf);
+	assert_int_equal(s[0].misfire, SKED_MISFIRE_FIRE_ONCE);
+	sked_schedules_free(s, n);
+
+	assert_int_equal(sked_schedule_remove(h, "nosuch"), SKED_ENOTFOUND);
+	assert_int_equal(sked_schedule_pause(h, "nosuch"), SKED_ENOTFOUND);
+	assert_int_equal(sked_schedule_remove(h, "s"), SKED_OK);
+	assert_int_equal(sked_schedule_remove(h, "s"), SKED_ENOTFOUND);
+	sked_close(h);
+}
+
+/* A worker re-declaring its schedules at start must not wipe a missed
+ * fire; a new expression starts over from now. */
+static void
+replace_keeps_pending_fire_unless_expression_changes(void **state)
+{
+	(void)state;
+	new_db();
+	sked *h = open_db();
+	put(h, "r", "* * * * *", 0, 0);
+	int64_t past = (db_now(h) / 60000 - 5) * 60000;
+	set_next(h, "r", past);
+	sked_val p = SKED_TEXTV("r");
+	int64_t v0 = sql1(h, "SELECT version FROM {p}schedule WHERE name = ?1",
+	                  &p, 1);
+	put(h, "r", "* * * * *", 0, 0); /* identical: writes nothing */
+	assert_int_equal(sql1(h,
+	                      "SELECT version FROM {p}schedule WHERE name = "
+	                      "?1",
+	                      &p, 1),
+	                 v0);
+	put(h, "r", "* * * * *", SKED_MISFIRE_FIRE_ALL, 0);
+	assert_int_equal(next_fire(h, "r"), past);
+	int64_t now = db_now(h);
+	put(h, "r", "*/5 * * * *", SKED_MISFIRE_FIRE_ALL, 0);
+	assert_true(next_fire(h, "r") > now);
+	sked_close(h);
+}
+
+/* ---- exactly once ---- */
+
+struct racer {
+	int fired;
+	int64_t until;
+};
+
+static int64_t
+mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *
+race(void *arg)
+{
+	struct racer *r = arg;
+	sked *h = open_db();
+	while (mono() < r->until) {
+		int f = 0;
+		if (sked_schedule_tick(h, &f, NULL) == SKED_OK)
+			r->fired += f;
+		usleep(20000);
+	}
+	sked_close(h);
+	return NULL;
+}
+
+static void
+racing_handles_fire_each_time_once(void **state)
+{
+	(void)state;
+	new_db();
+	sked *h = open_db();
+	put(h, "every", "* * * * * *", 0, 0);
+	struct racer r[3];
+	pthread_t t[3];
+	int64_t until = mono() + 3500;
+	for (int i = 0; i < 3; i++) {
+		r[i] = (struct racer){0, until};
+		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	int64_t n = ntasks(h, "every");
+	assert_true(n >= 3);
+	assert_int_equal(r[0].fired + r[1].fired + r[2].fired, n);
+	assert_int_equal(
+	        sql1(h,
+	             "SELECT COUNT(DISTINCT fire_time) FROM {p}task WHERE "
+	             "schedule_name = 'every'",
+	             NULL, 0),
+	        n);
+	/* no gap: consecutive seconds from the first fire to the last */
+	assert_int_equal(
+	        sql1(h,
+	             "SELECT (MAX(fire_time) - MIN(fire_time)) / 1000 + 1 "
+	             "FROM {p}task WHERE schedule_name = 'every'",
+	             NULL, 0),
+	        n);
+	sked_close(h);
+}
+
+/* ---- misfires ---- */
+
+static void
+misfire_policies(void **state)
+{
+	(void)state;
+	new_db();
+	sked *h = open_db();
+	put(h, "once", "* * * * * *", SKED_MISFIRE_FIRE_ONCE, 0);
+	put(h, "all", "* * * * * *", SKED_MISFIRE_FIRE_ALL, 0);
+	put(h, "skip", "* * * * * *", SKED_MISFIRE_SKIP, 0);
+	put(h, "flood", "* * * * * *", SKED_MISFIRE_FIRE_ALL, 0);
+	int64_t now = db_now(h);
+	int64_t missed = (now / 1000 - 10) * 1000; /* 10 s ago, a fire */
+	set_next(h, "once", missed);
+	set_next(h, "all", missed);
+	set_next(h, "skip", missed);
+	set_next(h, "flood", (now / 1000 - 1000) * 1000);
+	tick(h);
+	int64_t after = db_now(h);
+
+	/* fire-once: one task, for the latest missed fire */
+	assert_int_equal(ntasks(h, "once"), 1);
+	int64_t ft = sql1(h,
+	                  "SELECT fire_time FROM {p}task WHERE "
+	                  "schedule_name = 'once'",
+	                  NULL, 0);
+	assert_true(ft >= now - 1000 && ft <= after);
+	/* fire-all: every missed fire, in order, none twice */
+	int64_t n = ntasks(h, "all");
+	assert_true(n >= 11 && n <= 12 + (after - now) / 1000);
+	assert_int_equal(sql1(h,
+	                      "SELECT MIN(fire_time) FROM {p}task WHERE "
+	                      "schedule_name = 'all'",
+	                      NULL, 0),
+	                 missed);
+	assert_int_equal(sql1(h,
+	                      "SELECT (MAX(fire_time) - MIN(fire_time)) / "
+	                      "1000 + 1 FROM {p}task WHERE schedule_name = "
+	                      "'all'",
+	                      NULL, 0),
+	                 n);
+	/* skip: nothing */
+	assert_int_equal(ntasks(h, "skip"), 0);
+	/* fire-all is bounded: the latest SKED_MAX_CATCHUP fires */
+	assert_int_equal(ntasks(h, "flood"), SKED_MAX_CATCHUP);
+	assert_true(sql1(h,
+	                 "SELECT MAX(fire_time) FROM {p}task WHERE "
+	                 "schedule_name = 'flood'",
+	                 NULL, 0) >= now - 1000);
+	/* every policy continues after now */
+	const char *names[] = {"once", "all", "skip", "flood"};
+	for (int i = 0; i < 4; i++)
+		assert_true(next_fire(h, names[i]) > now);
+	sked_close(h);
+}
+
+static void
+recent_search_matches_walking(void **state)
+{
+	(void)state;
+	sked_cron *c = NULL;
+	sked_tz *tz = NULL;
+	assert_int_equal(sked__cron_parse("*/7 * * * *", &c, NULL, 0), SKED_OK);
+	assert_int_equal(sked__tz_load("UTC", &tz, NULL, 0), SKED_OK);
+	int64_t first = 1700000040000LL, now = first + 3 * 3600 * 1000LL;
+	int64_t out[SKED_MAX_CATCHUP], walk[200], t = first - 1, f;
+	int nw = 0, n = 0;
+	while (sked__cron_next(c, tz, t, &f) == SKED_OK && f <= now) {
+		walk[nw++] = f;
+		t = f;
+	}
+	int64_t total = 0;
+	assert_int_equal(
+	        sked__sched_recent(c, tz, first, now, 5, out, &n, &total),
+	        SKED_OK);
+	assert_int_equal(n, 5);
+	assert_true(total == -1 || total == nw); /* more than 5: -1 allowed */
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(out[i], walk[nw - 5 + i]);
+	assert_int_equal(
+	        sked__sched_recent(c, tz, first, now, 100, out, &n, &total),
+	        SKED_OK);
+	assert_int_equal(n, nw);
+	assert_int_equal(total, nw); /* all of them: exact */
+	assert_int_equal(out[0], walk[0]);
+	sked__cron_free(c);
+	sked__tz_free(tz);
+}
+
+/* ---- overlap, pause ---- */
+
+static void
+overlap_skip_waits_for_the_previous_task(void **state)
+{
+	(void)state;
+	new_db();
+	sked *h = open_db();
+	/* yearly: only the next fire we set is ever due in this test */
+	put(h, "o", "0 0 1 1 *", 0, SKED_OVERLAP_SKIP);
+	put(h, "a", "0 0 1 1 *", 0, SKED_OVERLAP_ALLOW);
+	int64_t now = db_now(h);
+	set_next(h, "o", now - 300);
+	set_next(h, "a", now - 300);
+	tick(h);
+	assert_int_equal(ntasks(h, "o"), 1);
+	assert_int_equal(ntasks(h, "a"), 1);
+
+	set_next(h, "o", now - 200); /* its first task is still pending */
+	set_next(h, "a", now - 200);
+	tick(h);
+	assert_int_equal(ntasks(h, "o"), 1);
+	assert_int_equal(ntasks(h, "a"), 2);
+	assert_true(next_fire(h, "o") > now); /* advanced all the same */
+
+	sql1(h, "UPDATE {p}task SET status = 2 WHERE schedule_name = 'o'", NULL,
+	     0);
+	set_next(h, "o", now - 100);
+	tick(h);
+	assert_int_equal(ntasks(h, "o"), 2);
+	sked_close(h);
+}
+
+static void
+paused_schedules_do_not_fire(void **state)
+{
+	(void)state;
+	new_db();
+	sked *h = open_db();
+	put(h, "p", "* * * * * *", SKED_MISFIRE_FIRE_ALL, 0);
+	assert_int_equal(sked_schedule_pause(h, "p"), SKED_OK);
+	int64_t now = db_now(h);
+	set_next(h, "p", (now / 1000 - 5) * 1000);
+	assert_int_equal(tick(h), 0);
+	assert_int_equal(ntasks(h, "p"), 0);
+	assert_int_equal(sked_schedule_resume(h, "p"), SKED_OK);
+	/* fires missed while paused are not misfires */
+	assert_true(next_fire(h, "p") > now);
+	assert_int_equal(sked_schedule_resume(h, "p"), SKED_OK);
+	sked_close(h);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(put_checks_and_first_fire_follows_now),
+	        cmocka_unit_test(
+	                replace_keeps_pending_fire_unless_expression_changes),
+	        cmocka_unit_test(racing_handles_fire_each_time_once),
+	        cmocka_unit_test(misfire_policies),
+	        cmocka_unit_test(recent_search_matches_walking),
+	        cmocka_unit_test(overlap_skip_waits_for_the_previous_task),
+	        cmocka_unit_test(paused_schedules_do_not_fire),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
