@@ -158,6 +158,10 @@ static const char *const generic[SKED_SQL__COUNT] = {
 	[SKED_SQL_OPT_CLAIM] = "UPDATE {p}task SET " CLAIM_SET
 	                       " WHERE id = ?3 AND version = ?4 AND " DUE,
 	[SKED_SQL_ID_CLAIM] = "UPDATE {p}task SET " CLAIM_SET " WHERE id = ?3",
+	[SKED_SQL_IDS_CLAIM] = "UPDATE {p}task SET " CLAIM_SET
+	                       " WHERE id IN ({ids})",
+	[SKED_SQL_IDS_GET] = "SELECT " CLAIMED_COLS " FROM {p}task WHERE id IN "
+	                     "({ids}) AND node_id = ?1 AND status = 1",
 	[SKED_SQL_NODE_EXPIRE] =
 		"UPDATE {p}task SET lease_until = {now+?2} WHERE node_id = ?1 "
 		"AND status = 1",

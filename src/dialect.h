@@ -80,6 +80,10 @@ typedef enum sked_sql {
 	SKED_SQL_ID_CLAIM,    /* node ?1, lease ?2, id ?3 (row already locked) */
 	SKED_SQL_CLAIMED_GET, /* id ?1, node ?2 */
 	SKED_SQL_NODE_EXPIRE, /* node ?1: end a previous incarnation's leases */
+	/* the skip-locked three steps for a whole batch: {ids} stands for the
+	 * id markers ?3, ?4, … and is filled per call (node ?1, lease ?2) */
+	SKED_SQL_IDS_CLAIM,
+	SKED_SQL_IDS_GET,
 	SKED_SQL__COUNT
 } sked_sql;
 
