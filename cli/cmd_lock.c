@@ -92,6 +92,31 @@ watchdog(void *arg)
 	return NULL;
 }
 
+/* Take the lock, trying again while it is held until lo->wait_ms has
+ * passed. *began gets when the successful try began: the lease is counted
+ * from there, as the database's expiry can only be later. */
+static int
+acquire(sked *h, const char *name, const char *owner, int64_t ttl,
+        const sked_lock_opts *lo, int64_t *token, int64_t *began)
+{
+	sked_lock_opts once = *lo;
+	int64_t deadline = mono_ms() + lo->wait_ms, pause = 50, left;
+	int rc;
+
+	once.wait_ms = 0;
+	for (;;) {
+		*began = mono_ms();
+		rc = sked_lock_acquire(h, name, owner, ttl, &once, token);
+		if (rc != SKED_ELOCKED && rc != SKED_EBUSY)
+			return rc;
+		left = deadline - mono_ms();
+		if (left <= 0 || g_signal)
+			return rc;
+		sleep_ms(pause < left ? pause : left);
+		pause = pause * 2 > 1000 ? 1000 : pause * 2;
+	}
+}
+
 static void
 make_owner(char *buf, size_t len)
 {
@@ -243,10 +268,7 @@ cmd_lock_run(struct cli *c, int argc, char **argv)
 		return ex;
 	make_owner(owner, sizeof owner);
 
-	/* the lease is counted from before the acquisition began: the
-	 * database's expiry can only be later than this */
-	began = mono_ms();
-	rc = sked_lock_acquire(c->h, name, owner, ttl, &lo, &token);
+	rc = acquire(c->h, name, owner, ttl, &lo, &token, &began);
 	if (rc == SKED_ELOCKED) {
 		cli_err("lock run: %s", sked_errmsg(c->h));
 		return zero ? EX_OK : EX_TEMPFAIL;

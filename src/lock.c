@@ -132,7 +132,8 @@ try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 	if (h->db->err.kind == SKED_DBE_UNIQUE) {
 		sked__rollback(h);
 		return sked__fail(h, SKED_ELOCKED,
-		                  "lock %s was just taken by another owner",
+		                  "lock %s is held by another owner (taken "
+		                  "just now)",
 		                  name);
 	}
 fail:
