@@ -29,10 +29,12 @@
 
 #include "util/log.h"
 
-#define NSLOTS 128
+#define NSLOTS  128
+#define TEXTOID 25 /* pg_type.oid of text, fixed in the catalog */
 
-/* Exposed for tests/unit/test_pg.c; not part of db.h. */
-char *sked__pg_rewrite(const char *sql);
+/* Exposed for tests/unit/test_pg.c; not part of db.h. used (may be NULL)
+ * gets a 1 at [N-1] for each $N the text refers to, for N <= nused. */
+char *sked__pg_rewrite(const char *sql, unsigned char *used, int nused);
 sked_dbe_kind sked__pg_errkind(const char *sqlstate);
 
 typedef struct pgc {
@@ -51,8 +53,10 @@ static atomic_uint next_serial;
  * literals ('…', "…", E'…' with backslashes) and -- comments are copied
  * untouched. Returns a malloc'd string or NULL (out of memory). */
 char *
-sked__pg_rewrite(const char *sql)
+sked__pg_rewrite(const char *sql, unsigned char *used, int nused)
 {
+	if (used && nused > 0)
+		memset(used, 0, (size_t)nused);
 	size_t n = strlen(sql);
 	/* '?' → '$' keeps the length; a bare '?' gains at most 10 digits */
 	size_t cap = n * 6 + 1;
@@ -103,10 +107,14 @@ sked__pg_rewrite(const char *sql)
 				}
 				if (v > highest)
 					highest = v;
+				if (used && v >= 1 && v <= nused)
+					used[v - 1] = 1;
 			} else {
 				highest++;
 				o += (size_t)snprintf(out + o, cap - o, "$%d",
 				                      highest);
+				if (used && highest <= nused)
+					used[highest - 1] = 1;
 			}
 			continue;
 		}
@@ -335,10 +343,12 @@ pg_exec(void *c, int slot, const char *sql, const sked_val *v, int np,
 		        : v[i].type == SKED_VINT ? 24
 		                                 : 0;
 	char *buf = need ? malloc(need) : NULL;
-	const char **vals = np ? calloc((size_t)np, sizeof *vals) : NULL;
-	if ((need && !buf) || (np && !vals)) {
+	const char **vals = np > 0 ? calloc((size_t)np, sizeof *vals) : NULL;
+	Oid *types = np > 0 ? calloc((size_t)np, sizeof *types) : NULL;
+	if ((need && !buf) || (np > 0 && (!vals || !types))) {
 		free(buf);
 		free(vals);
+		free(types);
 		e->kind = SKED_DBE_NOMEM;
 		snprintf(e->msg, sizeof e->msg, "postgresql: out of memory");
 		return SKED_ENOMEM;
@@ -366,15 +376,22 @@ pg_exec(void *c, int slot, const char *sql, const sked_val *v, int np,
 	}
 	int rc = SKED_OK;
 	PGresult *r = NULL;
-	char *text = sked__pg_rewrite(sql);
+	/* A parameter the text never names (a statement family shares one
+	 * parameter list) has no type to infer: declare it text. The rest
+	 * the server infers from where they stand. */
+	unsigned char used[256];
+	int nu = np < 256 ? np : 256;
+	char *text = sked__pg_rewrite(sql, used, nu);
 	if (!text)
 		goto nomem;
+	for (int i = 0; i < nu; i++)
+		types[i] = used[i] ? 0 : TEXTOID;
 	int cached = slot >= 0 && slot < NSLOTS && !p->borrowed;
 	if (cached) {
 		char name[48];
 		snprintf(name, sizeof name, "sked_%u_%d", p->serial, slot);
 		if (!p->ready[slot]) {
-			r = PQprepare(p->conn, name, text, np, NULL);
+			r = PQprepare(p->conn, name, text, np, types);
 			if (!r || PQresultStatus(r) != PGRES_COMMAND_OK)
 				goto fail;
 			PQclear(r);
@@ -382,7 +399,7 @@ pg_exec(void *c, int slot, const char *sql, const sked_val *v, int np,
 		}
 		r = PQexecPrepared(p->conn, name, np, vals, NULL, NULL, 0);
 	} else {
-		r = PQexecParams(p->conn, text, np, NULL, vals, NULL, NULL, 0);
+		r = PQexecParams(p->conn, text, np, types, vals, NULL, NULL, 0);
 	}
 	if (!r)
 		goto fail;
@@ -421,6 +438,7 @@ done:
 	free(text);
 	free(buf);
 	free(vals);
+	free(types);
 	return rc;
 }
 
