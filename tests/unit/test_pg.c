@@ -1,0 +1,398 @@
+/*
+ * test_pg.c — the PostgreSQL driver and dialect against a real server.
+ *
+ * Layer: tests. The ?N → $N rewrite, the SQLSTATE mapping and the
+ * closed-port connect need no server; everything else runs against
+ * SKED_TEST_PG_URL and is skipped, loudly, when it is unset. Each run uses
+ * a table prefix of its own and drops its tables afterwards. What users
+ * rely on: passwords never in messages, an override the server cannot
+ * honour refused at start, a lost session reported as unavailable (so the
+ * worker reconnects), batch finishes that apply only what the node still
+ * holds and record the rest as late, batch enqueues that return ids in
+ * input order with payloads byte for byte, and times to the millisecond.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "lease.h"
+#include "sked.h"
+
+#ifdef SKED_HAVE_PG
+
+char *sked__pg_rewrite(const char *sql, unsigned char *used, int nused);
+sked_dbe_kind sked__pg_errkind(const char *sqlstate);
+
+static void
+rewrite_is(const char *sql, const char *want)
+{
+	char *out = sked__pg_rewrite(sql, NULL, 0);
+	assert_non_null(out);
+	assert_string_equal(out, want);
+	free(out);
+}
+
+static void
+rewrite_markers(void **state)
+{
+	(void)state;
+	rewrite_is("SELECT ?1, ?2", "SELECT $1, $2");
+	rewrite_is("UPDATE t SET a = ?2, b = ?1 WHERE id = ?10",
+	           "UPDATE t SET a = $2, b = $1 WHERE id = $10");
+	/* casts stay casts */
+	rewrite_is("SELECT ?1::bigint[]", "SELECT $1::bigint[]");
+	/* quotes, doubled quotes, E'' escapes, identifiers and comments
+	 * hold text, not markers */
+	rewrite_is(
+	        "SELECT '?1', 'it''s ?2', E'a\\'?3', \"?4\", ?5 -- ?6\n, ?7",
+	        "SELECT '?1', 'it''s ?2', E'a\\'?3', \"?4\", $5 -- ?6\n, $7");
+	/* in a standard string a backslash is just a character */
+	rewrite_is("SELECT 'a\\', ?1", "SELECT 'a\\', $1");
+	/* bare markers count on from the highest seen */
+	rewrite_is("SELECT ?, ?, ?5, ?", "SELECT $1, $2, $5, $6");
+	/* which parameters the text names */
+	unsigned char used[4];
+	char *out = sked__pg_rewrite("SELECT ?3 LIMIT ?1 -- ?2", used, 4);
+	assert_non_null(out);
+	free(out);
+	assert_int_equal(used[0], 1);
+	assert_int_equal(used[1], 0);
+	assert_int_equal(used[2], 1);
+	assert_int_equal(used[3], 0);
+}
+
+static void
+error_mapping(void **state)
+{
+	(void)state;
+	assert_int_equal(sked__pg_errkind("23505"), SKED_DBE_UNIQUE);
+	assert_int_equal(sked__pg_errkind("40001"), SKED_DBE_RETRY);
+	assert_int_equal(sked__pg_errkind("40P01"), SKED_DBE_RETRY);
+	assert_int_equal(sked__pg_errkind("55P03"), SKED_DBE_RETRY);
+	assert_int_equal(sked__pg_errkind("42P01"), SKED_DBE_NOTABLE);
+	assert_int_equal(sked__pg_errkind("25006"), SKED_DBE_READONLY);
+	assert_int_equal(sked__pg_errkind("08006"), SKED_DBE_CONNECT);
+	assert_int_equal(sked__pg_errkind("08001"), SKED_DBE_CONNECT);
+	assert_int_equal(sked__pg_errkind("57P01"), SKED_DBE_CONNECT);
+	assert_int_equal(sked__pg_errkind("23503"), SKED_DBE_OTHER);
+	assert_int_equal(sked__pg_errkind("42601"), SKED_DBE_OTHER);
+	assert_int_equal(sked__pg_errkind(NULL), SKED_DBE_OTHER);
+	assert_int_equal(sked__pg_errkind(""), SKED_DBE_OTHER);
+}
+
+static void
+closed_port(void **state)
+{
+	(void)state;
+	sked *h = NULL;
+	int rc = sked_open("postgres://u:s3cret@127.0.0.1:1/x", NULL, &h);
+	assert_int_equal(rc, SKED_EUNAVAILABLE);
+	const char *msg = sked_errmsg(h);
+	assert_null(strstr(msg, "s3cret"));
+	assert_null(strchr(msg, '\n'));
+	assert_non_null(strstr(msg, "127.0.0.1")); /* says where it tried */
+	sked_close(h);
+	/* a password in the query string is masked too */
+	rc = sked_open("postgresql://u@127.0.0.1:1/x?password=s3cret&"
+	               "connect_timeout=2",
+	               NULL, &h);
+	assert_int_equal(rc, SKED_EUNAVAILABLE);
+	assert_null(strstr(sked_errmsg(h), "s3cret"));
+	sked_close(h);
+}
+
+/* ---- with a server ---- */
+
+static const char *
+pg_url(void)
+{
+	const char *u = getenv("SKED_TEST_PG_URL");
+	return u && *u ? u : NULL;
+}
+
+static char prefix[32];
+
+static sked *
+open_pg(const char *strategy)
+{
+	if (!prefix[0])
+		snprintf(prefix, sizeof prefix, "tpg%d_", (int)getpid());
+	sked_options o = {.prefix = prefix, .migrate = 1, .strategy = strategy};
+	sked *h = NULL;
+	int rc = sked_open(pg_url(), &o, &h);
+	if (rc != SKED_OK)
+		fail_msg("sked_open: %s", sked_errmsg(h));
+	return h;
+}
+
+static void
+strategy_refused(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	sked_options o = {.prefix = "tpgx_", .strategy = "readpast"};
+	sked *h = NULL;
+	assert_int_equal(sked_open(pg_url(), &o, &h), SKED_ESTRATEGY);
+	assert_non_null(strstr(sked_errmsg(h), "readpast"));
+	sked_close(h);
+	/* what detection picks */
+	h = open_pg(NULL);
+	sked_info info;
+	assert_int_equal(sked_get_info(h, &info), SKED_OK);
+	assert_string_equal(info.driver, "libpq");
+	assert_string_equal(info.dialect, "postgresql");
+	assert_string_equal(info.product, "PostgreSQL");
+	assert_string_equal(info.strategy, "skip-locked");
+	sked_close(h);
+}
+
+static void
+lost_session_reconnects(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	sked *h = open_pg(NULL);
+	/* the server ends this very session, as a restart would */
+	int rc = sked__qdyn(h, "SELECT pg_terminate_backend(pg_backend_pid())",
+	                    NULL, 0, NULL);
+	assert_int_equal(rc, SKED_EUNAVAILABLE);
+	int64_t now = 0;
+	assert_int_equal(sked_now(h, &now), SKED_EUNAVAILABLE);
+	assert_int_equal(sked__reconnect(h), SKED_OK);
+	assert_int_equal(sked_now(h, &now), SKED_OK);
+	assert_true(now > 1600000000000LL);
+	sked_close(h);
+}
+
+static void
+times_to_the_ms(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	sked *h = open_pg(NULL);
+	int64_t now = 0, id = 0;
+	assert_int_equal(sked_now(h, &now), SKED_OK);
+	sked_enqueue_opts o = {.run_at_ms = now + 3600 * 1000 + 7};
+	assert_int_equal(sked_enqueue(h, "t", "x", 1, &o, &id, NULL), SKED_OK);
+	sked_task *t = NULL;
+	assert_int_equal(sked_task_get(h, id, &t), SKED_OK);
+	assert_int_equal(t->run_at_ms, now + 3600 * 1000 + 7);
+	assert_true(t->created_ms >= now && t->created_ms < now + 60000);
+	assert_int_equal(t->finished_ms, 0); /* NULL stays NULL */
+	sked_tasks_free(t, 1);
+	sked_close(h);
+}
+
+static void
+enqueue_many_in_order(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	sked *h = open_pg(NULL);
+	const char *pl[] = {"plain", "quote \" and \\ back", "{1,2}", "",
+	                    "NULL",  "ünïcode, comma"};
+	size_t n = sizeof pl / sizeof pl[0];
+	int64_t ids[6] = {0};
+	sked_enqueue_opts o = {.queue = "bulk",
+	                       .priority = 3,
+	                       .delay_ms = 60000,
+	                       .max_attempts = 2};
+	assert_int_equal(sked_enqueue_many(h, "many", n, pl, NULL, &o, ids),
+	                 SKED_OK);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			assert_true(ids[i] > ids[i - 1]);
+		sked_task *t = NULL;
+		assert_int_equal(sked_task_get(h, ids[i], &t), SKED_OK);
+		assert_string_equal(t->payload, pl[i]);
+		assert_string_equal(t->queue, "bulk");
+		assert_int_equal(t->priority, 3);
+		assert_int_equal(t->max_attempts, 2);
+		assert_true(t->run_at_ms >= t->created_ms + 60000);
+		sked_tasks_free(t, 1);
+	}
+	sked_close(h);
+}
+
+static int64_t
+count(sked *h, const char *tmpl, int64_t id)
+{
+	char *sql = sked__dialect_expand(h->dialect, h->prefix, tmpl);
+	sked_val p = SKED_INTV(id);
+	sked_res r = {0};
+	assert_int_equal(sked__qdyn(h, sql, &p, 1, &r), SKED_OK);
+	int64_t n = sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
+	free(sql);
+	return n;
+}
+
+static void
+finish_batch_contract(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	sked *h = open_pg(NULL);
+	int64_t ids[4];
+	const char *pl[] = {"a", "b", "c", "d"};
+	sked_enqueue_opts eo = {.queue = "fin", .max_attempts = 1};
+	assert_int_equal(sked_enqueue_many(h, "f", 4, pl, NULL, &eo, ids),
+	                 SKED_OK);
+	assert_int_equal(sked__node_register(h, "n1", 30000), SKED_OK);
+	sked_claim_req req = {.node_id = "n1",
+	                      .queue = "fin",
+	                      .limit = 10,
+	                      .lease_ms = 30000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 4);
+	sked__claimed_free(c, n);
+	/* ids[0] ok; ids[1] fails on its last attempt: dead; ids[2] is
+	 * given back; ids[3] reports a stale attempt: late */
+	sked_outcome o[4] = {
+	        {.id = ids[0],
+	         .attempt = 1,
+	         .max_attempts = 1,
+	         .what = SKED_FIN_OK,
+	         .exit_code = 0,
+	         .output = "out \"0\""},
+	        {.id = ids[1],
+	         .attempt = 1,
+	         .max_attempts = 1,
+	         .what = SKED_FIN_FAIL,
+	         .exit_code = 3,
+	         .error = "exit 3"},
+	        {.id = ids[2],
+	         .attempt = 1,
+	         .max_attempts = 1,
+	         .what = SKED_FIN_RELEASE,
+	         .exit_code = -1},
+	        {.id = ids[3],
+	         .attempt = 7,
+	         .max_attempts = 1,
+	         .what = SKED_FIN_OK,
+	         .exit_code = 0},
+	};
+	for (int i = 0; i < 4; i++)
+		o[i].started_ms = 1700000000123LL;
+	assert_int_equal(sked__finish(h, "n1", o, 4), SKED_OK);
+	assert_true(o[0].applied && !o[0].dead);
+	assert_true(o[1].applied && o[1].dead);
+	assert_true(o[2].applied && !o[2].dead);
+	assert_true(!o[3].applied && !o[3].dead);
+	sked_task *t = NULL;
+	int want_status[4] = {2, 3, 0, 1};
+	int want_attempts[4] = {1, 1, 0, 1};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(sked_task_get(h, ids[i], &t), SKED_OK);
+		assert_int_equal(t->status, want_status[i]);
+		assert_int_equal(t->attempts, want_attempts[i]);
+		if (i == 1)
+			assert_string_equal(t->last_error, "exit 3");
+		sked_tasks_free(t, 1);
+	}
+	assert_int_equal(count(h,
+	                       "SELECT COUNT(*) FROM {p}run WHERE "
+	                       "task_id = ?1 AND outcome = 'succeeded' "
+	                       "AND output = 'out \"0\"' AND exit_code = 0 "
+	                       "AND {ms:started_at} = 1700000000123",
+	                       ids[0]),
+	                 1);
+	assert_int_equal(count(h,
+	                       "SELECT COUNT(*) FROM {p}run WHERE "
+	                       "task_id = ?1 AND outcome = 'failed' AND "
+	                       "exit_code = 3",
+	                       ids[1]),
+	                 1);
+	assert_int_equal(count(h,
+	                       "SELECT COUNT(*) FROM {p}run WHERE "
+	                       "task_id = ?1 AND outcome = 'released' AND "
+	                       "exit_code IS NULL",
+	                       ids[2]),
+	                 1);
+	assert_int_equal(count(h,
+	                       "SELECT COUNT(*) FROM {p}run WHERE "
+	                       "task_id = ?1 AND outcome = 'late' AND "
+	                       "attempt = 7 AND error LIKE 'late succeeded "
+	                       "result, not applied%'",
+	                       ids[3]),
+	                 1);
+	/* the late task is still held by n1, untouched */
+	assert_int_equal(count(h,
+	                       "SELECT COUNT(*) FROM {p}task WHERE id = ?1 "
+	                       "AND node_id = 'n1' AND status = 1",
+	                       ids[3]),
+	                 1);
+	sked_close(h);
+}
+
+static int
+drop_tables(void **state)
+{
+	(void)state;
+	if (!pg_url() || !prefix[0])
+		return 0;
+	sked *h = open_pg(NULL);
+	static const char *const tables[] = {"run",      "task", "node",
+	                                     "schedule", "lock", "meta"};
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+		char sql[128];
+		snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s%s", prefix,
+		         tables[i]);
+		sked__ignore(sked__qdyn(h, sql, NULL, 0, NULL));
+	}
+	sked_close(h);
+	return 0;
+}
+
+int
+main(void)
+{
+	if (!pg_url())
+		fprintf(stderr, "SKIP: SKED_TEST_PG_URL is not set: the tests "
+		                "that need a PostgreSQL server are skipped\n");
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(rewrite_markers),
+	        cmocka_unit_test(error_mapping),
+	        cmocka_unit_test(closed_port),
+	        cmocka_unit_test(strategy_refused),
+	        cmocka_unit_test(lost_session_reconnects),
+	        cmocka_unit_test(times_to_the_ms),
+	        cmocka_unit_test(enqueue_many_in_order),
+	        cmocka_unit_test(finish_batch_contract),
+	};
+	return cmocka_run_group_tests(tests, NULL, drop_tables);
+}
+
+#else
+
+static void
+not_built(void **state)
+{
+	(void)state;
+	skip();
+}
+
+int
+main(void)
+{
+	fprintf(stderr, "SKIP: the PostgreSQL driver is not built\n");
+	const struct CMUnitTest tests[] = {cmocka_unit_test(not_built)};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
+#endif
