@@ -1,0 +1,261 @@
+/*
+ * test_sqlserver.c — the SQL Server dialect short of a server.
+ *
+ * Layer: tests (pure: no database). No SQL Server runs where sked is
+ * built, so this checks what can be checked without one: every statement
+ * renders, says what SQL Server understands (TOP/OFFSET-FETCH, OUTPUT,
+ * the READPAST hints, DATEDIFF_BIG) and nothing it does not (LIMIT,
+ * RETURNING, IF NOT EXISTS, unnumbered '?'), the schema step has the
+ * guarded DDL and filtered unique indexes, the enqueue chunks stay under
+ * 2,100 parameters, and the decision table picks readpast for SQL Server
+ * 2012 to 2022 as the ODBC driver reports their versions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cmocka.h>
+
+#include "detect.h"
+#include "dialect.h"
+#include "sked.h"
+
+/* from src/dialect/sqlserver.c */
+int sked__mssql_rows_per_stmt(int shared, int per_row, int max_params);
+size_t sked__mssql_chunks(size_t n, int rows_per_stmt);
+
+static const sked_dialect *d = &sked__dialect_sqlserver;
+
+static int
+has(const char *s, const char *needle)
+{
+	return strcasestr(s, needle) != NULL;
+}
+
+/* Every '?' outside quotes is followed by a number. */
+static void
+markers_numbered(const char *s, int id)
+{
+	char q = 0;
+	for (const char *p = s; *p; p++) {
+		if (q) {
+			if (*p == q)
+				q = 0;
+			continue;
+		}
+		if (*p == '\'' || *p == '"') {
+			q = *p;
+			continue;
+		}
+		if (*p == '?' && !(p[1] >= '1' && p[1] <= '9'))
+			fail_msg("statement %d has an unnumbered '?': %s", id,
+			         s);
+	}
+}
+
+static void
+every_statement(void **state)
+{
+	char *sql[SKED_SQL__COUNT] = {0};
+	assert_int_equal(sked__dialect_render(d, "sk_", sql), SKED_OK);
+	for (int i = 0; i < SKED_SQL__COUNT; i++) {
+		assert_non_null(sql[i]);
+		const char *s = sql[i];
+		if (has(s, "LIMIT"))
+			fail_msg("statement %d says LIMIT: %s", i, s);
+		if (has(s, "RETURNING"))
+			fail_msg("statement %d says RETURNING: %s", i, s);
+		if (has(s, "IF NOT EXISTS") || has(s, "SKIP LOCKED"))
+			fail_msg("statement %d is not T-SQL: %s", i, s);
+		if (has(s, "strftime") || has(s, "now()") || has(s, "interval"))
+			fail_msg("statement %d has a foreign clock: %s", i, s);
+		/* {ids} is filled in by the claim strategy (claim/onestep.c) */
+		const char *tl = strchr(s, '{');
+		if (tl && strncmp(tl, "{ids}", 5) != 0)
+			fail_msg("statement %d has a template left: %s", i, s);
+		if (!has(s, "sk_") && i != SKED_SQL_NOW)
+			fail_msg("statement %d names no table: %s", i, s);
+		markers_numbered(s, i);
+	}
+	sked__dialect_free_rendered(sql);
+}
+
+static void
+claims(void **state)
+{
+	char *sql[SKED_SQL__COUNT] = {0};
+	assert_int_equal(sked__dialect_render(d, "sk_", sql), SKED_OK);
+	for (int i = SKED_SQL_CLAIM_ANY; i <= SKED_SQL_CLAIM_Q; i++) {
+		const char *s = sql[i];
+		assert_true(has(s, "SELECT TOP (?3)"));
+		assert_true(has(s, "WITH (UPDLOCK, READPAST, ROWLOCK)"));
+		assert_true(has(s, "ORDER BY priority DESC, run_at, id)"));
+		assert_true(has(s, "UPDATE c SET status = 1, node_id = ?1"));
+		/* the claimed rows come back in the CLAIMED_COLS order */
+		assert_true(has(s, "OUTPUT inserted.id, inserted.queue, "
+		                   "inserted.kind, inserted.payload, "
+		                   "inserted.attempts, inserted.max_attempts, "
+		                   "DATEDIFF_BIG(millisecond"));
+		/* OUTPUT belongs after SET, and the CTE is what is updated */
+		assert_true(strstr(s, "OUTPUT") > strstr(s, " SET "));
+		assert_true(has(s, "status IN (0, 4) AND run_at <= "
+		                   "SYSUTCDATETIME()"));
+	}
+	assert_true(has(sql[SKED_SQL_CLAIM_Q], "queue = ?4"));
+	assert_false(has(sql[SKED_SQL_CLAIM_ANY], "?4"));
+	/* the locked-candidates form is the same hints, for steps */
+	assert_true(has(sql[SKED_SQL_LOCK_ANY],
+	                "SELECT TOP (?3) id FROM sk_task WITH (UPDLOCK, "
+	                "READPAST, ROWLOCK)"));
+	sked__dialect_free_rendered(sql);
+}
+
+static void
+limits_and_inserts(void **state)
+{
+	char *sql[SKED_SQL__COUNT] = {0};
+	assert_int_equal(sked__dialect_render(d, "sk_", sql), SKED_OK);
+	assert_true(has(sql[SKED_SQL_CAND_ANY],
+	                "ORDER BY priority DESC, run_at, id OFFSET 0 ROWS "
+	                "FETCH NEXT ?3 ROWS ONLY"));
+	assert_true(has(sql[SKED_SQL_REAP_SELECT],
+	                "ORDER BY lease_until OFFSET 0 ROWS FETCH NEXT 100 "
+	                "ROWS ONLY"));
+	for (int i = SKED_SQL_ENQ_IN; i <= SKED_SQL_ENQ_AT; i++) {
+		const char *s = sql[i];
+		const char *out = strstr(s, "OUTPUT inserted.id");
+		const char *values = strstr(s, "VALUES");
+		assert_non_null(out);
+		assert_non_null(values);
+		assert_true(out < values);
+		assert_true(has(s, "DATEADD(minute, CAST(?5 / 60000 AS INT)"));
+	}
+	assert_true(has(sql[SKED_SQL_META_CREATE],
+	                "IF OBJECT_ID(N'sk_meta', N'U') IS NULL CREATE TABLE"));
+	assert_string_equal(d->ret, "");
+	assert_true(d->caps & SKED_CAP_READPAST);
+	assert_true(d->caps & SKED_CAP_RETURNING);
+	assert_false(d->caps & SKED_CAP_SKIP_LOCKED);
+	assert_int_equal(d->max_params, 2100);
+	assert_true(has(d->session_init, "READ COMMITTED"));
+	assert_true(has(d->migrate_lock, "sp_getapplock"));
+	assert_true(has(d->migrate_unlock, "sp_releaseapplock"));
+	assert_non_null(d->enqueue_many);
+	sked__dialect_free_rendered(sql);
+}
+
+static void
+schema_step(void **state)
+{
+	assert_int_equal(d->schema[0].version, 1);
+	char *s = sked__dialect_expand(d, "sk_", d->schema[0].sql);
+	assert_non_null(s);
+	assert_true(has(s, "IF OBJECT_ID(N'sk_task', N'U') IS NULL CREATE "
+	                   "TABLE sk_task"));
+	assert_true(has(s, "id BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY"));
+	assert_true(has(s, "payload NVARCHAR(MAX)"));
+	assert_true(has(s, "run_at DATETIME2(3) NOT NULL DEFAULT "
+	                   "SYSUTCDATETIME()"));
+	assert_true(has(s, "CREATE UNIQUE INDEX sk_task_unique ON sk_task "
+	                   "(unique_key)\n\tWHERE unique_key IS NOT NULL;"));
+	assert_true(has(s, "CREATE UNIQUE INDEX sk_task_fire ON sk_task "
+	                   "(schedule_name, fire_time)"));
+	for (const char *t = s; (t = strstr(t, "CREATE ")) != NULL; t++) {
+		/* every CREATE is guarded: the line (or the one before)
+		 * holds an IF */
+		const char *line = t;
+		int lines = 0;
+		while (line > s && lines < 2) {
+			line--;
+			if (*line == '\n')
+				lines++;
+		}
+		if (!strstr(line, "IF ") || strstr(line, "IF ") > t)
+			fail_msg("unguarded DDL at: %.60s", t);
+	}
+	assert_false(has(s, "IF NOT EXISTS sk_"));
+	assert_false(has(s, "AUTOINCREMENT"));
+	free(s);
+}
+
+static void
+chunks(void **state)
+{
+	/* seven markers a row, as a multi-row VALUES with every value
+	 * bound would have: 299 rows is the most under 2,100 */
+	int per7 = sked__mssql_rows_per_stmt(0, 7, 2100);
+	assert_int_equal(per7, 299);
+	assert_true(per7 * 7 < 2100);
+	assert_true((per7 + 1) * 7 >= 2100);
+	assert_int_equal(sked__mssql_chunks(1, per7), 1);
+	assert_int_equal(sked__mssql_chunks(299, per7), 1);
+	assert_int_equal(sked__mssql_chunks(300, per7), 2);
+	assert_int_equal(sked__mssql_chunks(301, per7), 2);
+	assert_int_equal(sked__mssql_chunks(5000, per7), 17);
+	assert_int_equal(sked__mssql_chunks(0, per7), 0);
+	/* what enqueue_many binds: six shared markers, one payload a row */
+	int per = sked__mssql_rows_per_stmt(6, 1, d->max_params);
+	assert_int_equal(per, 2093);
+	assert_true(6 + per < 2100);
+	assert_int_equal(sked__mssql_chunks(1, per), 1);
+	assert_int_equal(sked__mssql_chunks(300, per), 1);
+	assert_int_equal(sked__mssql_chunks(2093, per), 1);
+	assert_int_equal(sked__mssql_chunks(2094, per), 2);
+	assert_int_equal(sked__mssql_chunks(5000, per), 3);
+	/* nothing fits: no statements rather than a division by zero */
+	assert_int_equal(sked__mssql_rows_per_stmt(2099, 1, 2100), 0);
+	assert_int_equal(sked__mssql_rows_per_stmt(0, 0, 2100), 0);
+	assert_int_equal(sked__mssql_chunks(10, 0), 0);
+}
+
+static void
+decisions(void **state)
+{
+	/* SQL_DBMS_VER as Microsoft's ODBC driver reports it */
+	static const struct {
+		const char *ver;
+		int major;
+	} v[] = {
+	        {"11.00.2100", 11}, /* 2012 */
+	        {"12.00.2000", 12}, /* 2014 */
+	        {"13.00.1601", 13}, /* 2016 */
+	        {"14.00.1000", 14}, /* 2017 */
+	        {"15.00.2000", 15}, /* 2019 */
+	        {"16.00.1000", 16}, /* 2022 */
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		sked_decision dec;
+		sked__decide("Microsoft SQL Server", v[i].ver, &dec);
+		assert_int_equal(dec.product, SKED_PROD_SQLSERVER);
+		assert_int_equal(dec.major, v[i].major);
+		assert_int_equal(dec.strategy, SKED_STRAT_READPAST);
+		assert_int_equal(dec.warn, 0);
+		char why[256];
+		assert_true(sked__strategy_allowed(&dec, SKED_STRAT_OPTIMISTIC,
+		                                   why, sizeof why));
+		assert_false(sked__strategy_allowed(
+		        &dec, SKED_STRAT_SKIP_LOCKED, why, sizeof why));
+	}
+#ifdef SKED_HAVE_DIALECT_MSSQL
+	assert_ptr_equal(sked__dialect_for(SKED_PROD_SQLSERVER), d);
+#endif
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(every_statement),
+	        cmocka_unit_test(claims),
+	        cmocka_unit_test(limits_and_inserts),
+	        cmocka_unit_test(schema_step),
+	        cmocka_unit_test(chunks),
+	        cmocka_unit_test(decisions),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
