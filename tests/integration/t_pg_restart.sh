@@ -1,0 +1,78 @@
+#!/bin/sh
+# PostgreSQL only: a worker whose sessions the server ends (as a restart,
+# a failover or an administrator's pg_terminate_backend does) reconnects
+# and finishes every task exactly once, including those whose handlers
+# were running when the sessions died. The server itself is shared with
+# tests running in parallel, so only this worker's sessions are ended:
+# the URL names them with application_name (libpq parameters pass
+# through sked unchanged). A one-shot command against a closed port fails
+# with one line and exit 69, without the password.
+. "$(dirname "$0")/lib.sh"
+case "$SKED_BACKEND" in
+pg | pg-optimistic) ;;
+*) skip "PostgreSQL (libpq) only" ;;
+esac
+init_db
+
+app="sked_${PREFIX}w"
+case "$URL" in
+*\?*) WURL="$URL&application_name=$app" ;;
+*) WURL="$URL?application_name=$app" ;;
+esac
+
+h=$(handler h.sh <<'H'
+#!/bin/sh
+touch "$1/started.$SKED_TASK_ID"
+sleep 3
+echo "$SKED_TASK_ID $SKED_TASK_ATTEMPT" >>"$1/done"
+H
+)
+ids=""
+for i in 1 2 3 4 5 6; do ids="$ids $(sk enqueue job --payload "p$i")"; done
+
+"$SKED" --db "$WURL" worker --concurrency 6 --lease 20s --poll 200ms \
+	--handler "job=$h $T" >"$T/w.log" 2>&1 &
+wpid=$!
+running() { [ "$(ls "$T"/started.* 2>/dev/null | wc -l)" = 6 ]; }
+wait_for 20 running || { cat "$T/w.log" >&2; fail "handlers did not start"; }
+
+terminate() {
+	sql "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '$app'"
+}
+killed=$(terminate)
+[ "$killed" -ge 2 ] || { cat "$T/w.log" >&2; fail "expected the worker's two sessions, ended $killed"; }
+note "ended $killed session(s) while 6 handlers ran"
+
+# Handlers end about 3 s after they started; their results must land once
+# the worker has reconnected.
+all_done() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" = 6 ]; }
+wait_for 40 all_done || { cat "$T/w.log" >&2; fail "tasks did not all finish after the sessions were ended"; }
+
+# Again while idle: the next tasks are still picked up.
+killed=$(terminate)
+[ "$killed" -ge 1 ] || fail "expected the idle worker's sessions, ended $killed"
+more="$(sk enqueue job --payload p7) $(sk enqueue job --payload p8)"
+eight_done() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" = 8 ]; }
+wait_for 40 eight_done || { cat "$T/w.log" >&2; fail "tasks enqueued after an idle disconnect did not run"; }
+# both sessions (tasks, and leases) come back, still carrying the URL's
+# application_name; the lease session notices at its next renewal
+two_sessions() { [ "$(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$app'")" = 2 ]; }
+wait_for 30 two_sessions || { cat "$T/w.log" >&2; fail "the worker did not reconnect both sessions"; }
+
+kill -TERM "$wpid"
+wait_exit "$wpid" 30
+[ "$wrc" = 0 ] || { cat "$T/w.log" >&2; fail "worker exited $wrc"; }
+
+# exactly once: one successful attempt per task, nothing late or retried
+for id in $ids $more; do
+	expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id AND outcome = 'succeeded'")" 1 "successful runs of task $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id")" 1 "runs of task $id"
+	expect_eq "$(grep -c "^$id " "$T/done")" 1 "handler completions of task $id"
+done
+expect_eq "$(count "SELECT MAX(attempts) FROM {p}task")" 1 "attempts"
+
+# a closed port: one line, exit 69, no password
+expect_rc 69 "$SKED" --db "postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=3" info
+stderr_one_line "$T/err"
+if grep -q s3cret "$T/err"; then fail "the password reached stderr: $(cat "$T/err")"; fi
+grep -q "127.0.0.1" "$T/err" || fail "the error does not say where: $(cat "$T/err")"
