@@ -665,11 +665,65 @@ inserted_id(odbc *o, int64_t *id, sked_dberr *e)
 	return SKED_OK;
 }
 
+/* Where the first of several ';'-separated statements ends (outside
+ * quotes), or NULL when sql is one statement. */
+static const char *
+next_statement(const char *sql)
+{
+	char q = 0;
+	for (const char *p = sql; *p; p++) {
+		if (q) {
+			if (*p == q)
+				q = 0;
+		} else if (*p == '\'' || *p == '"' || *p == '`') {
+			q = *p;
+		} else if (*p == ';') {
+			const char *t = p + 1;
+			while (isspace((unsigned char)*t))
+				t++;
+			return *t ? p : NULL;
+		}
+	}
+	return NULL;
+}
+
+static int odbc_exec(void *conn, int slot, const char *sql, const sked_val *p,
+                     int np, sked_res *res, int64_t *affected, int64_t *last_id,
+                     sked_dberr *e);
+
+/* MariaDB's ODBC driver runs one statement per call unless the user's
+ * connection string allows more; the dialect's parameterless
+ * multi-statement texts (session settings) are run one by one, as the
+ * native driver does. */
+static int
+exec_each(odbc *o, const char *sql, const char *end, sked_res *res,
+          int64_t *affected, int64_t *last_id, sked_dberr *e)
+{
+	size_t n = (size_t)(end - sql);
+	char *first = malloc(n + 1);
+	if (!first) {
+		e->kind = SKED_DBE_NOMEM;
+		snprintf(e->msg, sizeof e->msg, "odbc: out of memory");
+		return SKED_EDB;
+	}
+	memcpy(first, sql, n);
+	first[n] = '\0';
+	int rc = odbc_exec(o, -1, first, NULL, 0, NULL, affected, NULL, e);
+	free(first);
+	if (rc != SKED_OK)
+		return rc;
+	return odbc_exec(o, -1, end + 1, NULL, 0, res, affected, last_id, e);
+}
+
 static int
 odbc_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
           sked_res *res, int64_t *affected, int64_t *last_id, sked_dberr *e)
 {
 	odbc *o = conn;
+	const char *end;
+	if (o->fam == FAM_MYSQL && np == 0 && slot < 0 &&
+	    (end = next_statement(sql)) != NULL)
+		return exec_each(o, sql, end, res, affected, last_id, e);
 	ostmt tmp = {0}, *s;
 	int cached = slot >= 0 && slot < NSLOTS;
 	s = cached ? &o->slot[slot] : &tmp;
