@@ -399,6 +399,40 @@ direct(odbc *o, const char *sql, sked_dberr *e)
 	return SKED_OK;
 }
 
+/* ODBC drivers pad the version: psqlODBC says "15.0.18" for PostgreSQL
+ * 15.18 (major, a zero, minor, from server_version_num), MariaDB's driver
+ * "10.11.000019", SQL Server's "16.00.1000". Leading zeros go, and for
+ * PostgreSQL 10 and later the padding zero in the middle, so `sked info`
+ * shows what the server's own version function would. */
+static void
+normalise_version(char *v, size_t len, int fam)
+{
+	long part[3] = {0};
+	int n = 0;
+	const char *p = v;
+	char *end;
+	while (n < 3 && isdigit((unsigned char)*p)) {
+		part[n++] = strtol(p, &end, 10);
+		p = end;
+		if (*p != '.' || !isdigit((unsigned char)p[1]))
+			break;
+		p++;
+	}
+	if (n == 0)
+		return;
+	char rest[64];
+	snprintf(rest, sizeof rest, "%s", p);
+	if (fam == FAM_PG && n == 3 && part[0] >= 10 && part[1] == 0)
+		snprintf(v, len, "%ld.%ld%s", part[0], part[2], rest);
+	else if (n == 3)
+		snprintf(v, len, "%ld.%ld.%ld%s", part[0], part[1], part[2],
+		         rest);
+	else if (n == 2)
+		snprintf(v, len, "%ld.%ld%s", part[0], part[1], rest);
+	else
+		snprintf(v, len, "%ld%s", part[0], rest);
+}
+
 /* What the server is, and the settings a native driver would make. */
 static int
 identify(odbc *o, sked_dberr *e)
@@ -413,6 +447,7 @@ identify(odbc *o, sked_dberr *e)
 		return SKED_EDB;
 	}
 	o->fam = family(o->product, o->version);
+	normalise_version(o->version, sizeof o->version, o->fam);
 	if (o->fam == FAM_SQLITE) {
 		char sql[64];
 		const char *bms = getenv("SKED_SQLITE_BUSY_MS");
