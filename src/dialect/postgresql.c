@@ -53,9 +53,19 @@
 	"RETURNING t.id, t.queue, t.kind, t.payload, t.attempts, "             \
 	"t.max_attempts, {ms:t.started_at}"
 
+/* Outstanding work counted through the partial indexes (running rows,
+ * claimable rows) rather than the generic OR, which scans every finished
+ * row: --until-empty asks this after each batch. */
+#define EMPTY(q)                                                               \
+	"SELECT (SELECT COUNT(*) FROM {p}task WHERE status = 1" q ") + "       \
+	"(SELECT COUNT(*) FROM {p}task WHERE status IN (0, 4)" q               \
+	" AND (status = 4 OR run_at <= now()))"
+
 static const char *const pg_sql[SKED_SQL__COUNT] = {
         [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD CLAIM_TAIL,
         [SKED_SQL_CLAIM_Q] = CLAIM_HEAD "AND queue = ?4 " CLAIM_TAIL,
+        [SKED_SQL_EMPTY_ANY] = EMPTY(""),
+        [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
 };
 
 /* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
