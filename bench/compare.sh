@@ -15,7 +15,7 @@
 # (3), C ("10 50": W=1 worker with T=C threads), LAT_N (300), LAT_RATE
 # (100), LAT_C (10), PILEUP (200000 finished rows before a second run; 0:
 # skip), RUN_PEERS (1), CEILING (1), SQLITE (1), MY_URL (MariaDB; empty:
-# skip), MY_N (2000 tasks on MariaDB), PEERS (the harness folder), OUT (results folder).
+# skip), MY_N (2000 tasks on MariaDB), QUIET_WAIT_S (20), PEERS (the harness folder), OUT (results folder).
 # Each sked run writes one JSON document to $OUT/sked-<stamp>.jsonl.
 set -euo pipefail
 
@@ -50,7 +50,7 @@ say() { echo "[compare] $*" >&2; }
 # Wait (up to 20 s) for the machine to be quiet, as the peers harness does.
 quiet() {
 	local i a b c d busy
-	for i in $(seq 1 20); do
+	for i in $(seq 1 "${QUIET_WAIT_S:-20}"); do
 		read -r _ a b c d _ </proc/stat
 		sleep 1
 		read -r _ a2 b2 c2 d2 _ </proc/stat
@@ -198,7 +198,7 @@ echo
 gw=$(peer graphile-worker throughput "$c1" jobs_per_s)
 sk=$(fig "pg-c$c1" .throughput.tasks_per_s | r0)
 [ "$gw" != "-" ] && [ "$sk" != "-" ] &&
-	echo "sked / graphile-worker at c=$c1: $(echo "scale=2; $sk / $gw" | bc) (target: 2.00 or more)"
+	echo "sked / graphile-worker at c=$c1: $(echo "scale=2; $sk / $gw" | bc | sed "s/^\./0./") (target: 2.00 or more)"
 if [ "$PILEUP" -gt 0 ]; then
 	echo "sked c=$LAT_C with $PILEUP finished rows already in the table: $(fig "pg-pile-c$LAT_C" .throughput.tasks_per_s | r0) tasks/s (fresh table: $(fig "pg-c$LAT_C" .throughput.tasks_per_s | r0))"
 fi
@@ -206,5 +206,5 @@ if [ -n "$CEIL" ]; then
 	echo "ceiling.sh: $CEIL"
 	cu=$(echo "$CEIL" | tr ' ' '\n' | sed -n 's/^tasks_per_s=//p' | head -1)
 	[ -n "$cu" ] && [ "$sk" != "-" ] &&
-		echo "sked c=$c1 / ceiling (update variant): $(echo "scale=3; $sk / $cu" | bc)"
+		echo "sked c=$c1 / ceiling (update variant): $(echo "scale=3; $sk / $cu" | bc | sed "s/^\./0./")"
 fi
