@@ -49,7 +49,16 @@ COMMIT;
 SQL
 	;;
 mariadb)
-	sql "BEGIN; SELECT id FROM {p}task WHERE id = $id FOR UPDATE; SELECT 'held'; SELECT SLEEP($hold); COMMIT;" >"$T/hold.out" 2>&1 &
+	# --unbuffered: "held" must show while the lock is held, not at exit
+	mariadb --no-defaults --unbuffered -N -B -h 127.0.0.1 \
+		-P "$(echo "$SKED_TEST_MY_URL" | sed 's|.*:\([0-9]*\)/.*|\1|')" \
+		-u sked -psked-test-pw sked_test >"$T/hold.out" 2>&1 <<SQL &
+BEGIN;
+SELECT id FROM ${PREFIX}task WHERE id = $id FOR UPDATE;
+SELECT 'held';
+SELECT SLEEP($hold);
+COMMIT;
+SQL
 	;;
 esac
 holder=$!
