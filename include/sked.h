@@ -337,6 +337,12 @@ typedef struct sked_worker_options {
 	int64_t retry_max_ms;  /* backoff cap; 0: 1 h */
 	int until_empty;       /* return once nothing is due or running */
 	int64_t timeout_ms;    /* default handler timeout; 0: none */
+	int prefetch;          /* tasks claimed ahead of free threads and
+	                          queued locally (their leases are renewed
+	                          while they wait); 0: claim only for free
+	                          threads. Raises throughput of short tasks;
+	                          keep 0 for long ones, so that idle nodes get
+	                          them. */
 } sked_worker_options;
 
 /* A worker on h's database. The worker uses h for claiming and finishing

@@ -199,6 +199,25 @@ sked_now(sked *h, int64_t *now_ms)
 
 static int setup(sked *h);
 
+/* A handle with the caller's options copied (strings into the handle:
+ * the caller's may go away). */
+static sked *
+new_handle(const sked_options *opts)
+{
+	sked *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	if (opts)
+		h->opts = *opts;
+	h->opts.strategy = NULL;
+	h->opts.prefix = NULL;
+	snprintf(h->prefix, sizeof h->prefix, "%s",
+	         opts && opts->prefix ? opts->prefix : "sked_");
+	snprintf(h->strategy_opt, sizeof h->strategy_opt, "%s",
+	         opts && opts->strategy ? opts->strategy : "auto");
+	return h;
+}
+
 static int
 choose_strategy(sked *h)
 {
@@ -248,18 +267,10 @@ sked_open(const char *url, const sked_options *opts, sked **out)
 {
 	if (!out)
 		return SKED_EINVAL;
-	sked *h = calloc(1, sizeof *h);
+	sked *h = new_handle(opts);
 	*out = h;
 	if (!h)
 		return SKED_ENOMEM;
-	if (opts)
-		h->opts = *opts;
-	h->opts.strategy = NULL;
-	h->opts.prefix = NULL;
-	snprintf(h->prefix, sizeof h->prefix, "%s",
-	         opts && opts->prefix ? opts->prefix : "sked_");
-	snprintf(h->strategy_opt, sizeof h->strategy_opt, "%s",
-	         opts && opts->strategy ? opts->strategy : "auto");
 	if (!url || !*url)
 		return sked__fail(h, SKED_EURL, "no database URL given");
 	sked__url_redact(url, h->url_redacted, sizeof h->url_redacted);
@@ -338,19 +349,11 @@ sked_open_borrowed(const char *driver, void *native, const sked_options *opts,
 {
 	if (!out)
 		return SKED_EINVAL;
-	sked *h = calloc(1, sizeof *h);
+	sked *h = new_handle(opts);
 	*out = h;
 	if (!h)
 		return SKED_ENOMEM;
-	if (opts)
-		h->opts = *opts;
-	h->opts.strategy = NULL;
-	h->opts.prefix = NULL;
 	h->borrowed = 1;
-	snprintf(h->prefix, sizeof h->prefix, "%s",
-	         opts && opts->prefix ? opts->prefix : "sked_");
-	snprintf(h->strategy_opt, sizeof h->strategy_opt, "%s",
-	         opts && opts->strategy ? opts->strategy : "auto");
 	snprintf(h->url_redacted, sizeof h->url_redacted, "(%s connection "
 	         "held by the application)", driver ? driver : "?");
 	if (!sked__prefix_valid(h->prefix))
@@ -407,6 +410,10 @@ sked__reconnect(sked *h)
 	if (h->dialect->session_init)
 		sked__ignore(
 			sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL));
+	/* a worker that listened for new tasks listens again */
+	if (h->listening && h->listen_sql &&
+	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)
+		h->listening = 0;
 	return SKED_OK;
 }
 

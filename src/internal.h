@@ -27,6 +27,7 @@ struct sked {
 	char *sql[SKED_SQL__COUNT];
 	char *listen_sql, *notify_sql; /* push wake-up, where the dialect has it */
 	char *xsql[SKED_XSQL_N];       /* see sked__qx */
+	int listening; /* LISTEN is on: a reconnect issues it again */
 	int borrowed; /* wraps the application's connection: never begins,
 	                 commits or closes it */
 	char prefix[32];

@@ -6,11 +6,15 @@
  *
  *   the loop     (the caller of sked_worker_run) owns the caller's handle
  *                w->h: it claims up to the number of free slots in one
- *                call, hands jobs to the pool, finishes completed jobs in
- *                batches (one transaction), takes back expired leases,
+ *                call, hands jobs to the pool, takes back expired leases,
+ *                fires due schedules,
  *                and sleeps on w->wake_fd (or the server's notification
  *                socket) when there is nothing to do.
  *   the pool     (concurrency threads) runs handlers; no SQL.
+ *   finisher     owns a third connection w->hf: it records what the pool
+ *                completed, as many outcomes as have piled up in one
+ *                transaction, while the loop goes on claiming. Claims and
+ *                finishes overlap instead of taking turns.
  *   heartbeat    owns a second connection w->hb: every lease/3 it beats
  *                the node row, renews every lease this node holds and
  *                compares what the database says it holds with what runs.
@@ -60,6 +64,8 @@ struct sked_job {
 	sked_claimed t;
 	int qi;         /* index in w->queues, or -1 */
 	int64_t since;  /* monotonic ms when dispatched */
+	int64_t leased; /* monotonic ms when its claim was sent: the lease the
+	                   database granted runs from no earlier than this */
 	int cancel_fd;  /* eventfd: readable = stop the handler */
 	atomic_int cancel;
 	/* the result, set by the pool thread */
@@ -100,7 +106,8 @@ struct sked_worker {
 	sked_job *jobs_head, *jobs_tail;
 	sked_job *done_head, *done_tail;
 	sked_job *running;      /* list of jobs handed to the pool */
-	int nrunning;           /* jobs queued or running, not yet done */
+	int nrunning;           /* jobs queued or running: slots in use */
+	int nunrecorded;        /* jobs done whose outcome is not recorded */
 	int pool_exit;
 	sked_worker_counters counters;
 
@@ -110,6 +117,11 @@ struct sked_worker {
 	int hb_started;
 	pthread_t wd_thread;
 	int wd_started;
+	sked *hf;               /* owned: the finisher's connection */
+	pthread_t fin_thread;
+	int fin_started;
+	pthread_cond_t cv_done; /* finisher: done jobs or exit */
+	int fin_exit;           /* w->mu */
 	atomic_int hb_exit;
 
 	int wake_fd;            /* eventfd: the loop's doorbell */
@@ -311,7 +323,10 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	if (w->o.retry_max_ms <= 0)
 		w->o.retry_max_ms = 3600 * 1000;
 	int rc = SKED_OK;
-	if (w->o.concurrency > 1024)
+	if (w->o.prefetch < 0 || w->o.prefetch > 10000)
+		rc = sked__fail(h, SKED_EINVAL, "prefetch %d is out of range "
+		                "0-10000", w->o.prefetch);
+	else if (w->o.concurrency > 1024)
 		rc = sked__fail(h, SKED_EINVAL,
 		                "concurrency %d is out of range 1-1024",
 		                w->o.concurrency);
@@ -353,6 +368,7 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
+	pthread_cond_init(&w->cv_done, NULL);
 	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)mono_ms();
 	*out = w;
 	return SKED_OK;
@@ -376,6 +392,7 @@ sked_worker_free(sked_worker *w)
 		close(w->wake_fd);
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->cv);
+		pthread_cond_destroy(&w->cv_done);
 	}
 	free(w);
 }
@@ -592,6 +609,12 @@ pool_main(void *arg)
 		else
 			w->done_head = j;
 		w->done_tail = j;
+		/* the slot is free now; the outcome is the finisher's */
+		w->nrunning--;
+		w->nunrecorded++;
+		if (j->qi >= 0)
+			w->queues[j->qi].running--;
+		pthread_cond_signal(&w->cv_done);
 		ring(w);
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -641,12 +664,20 @@ check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* Stop every handler whose lease may be about to run out: its lease was
+ * last known good at the later of its claim and the last renewal that
+ * succeeded (both as sent, so the database's own expiry is later still). */
 static void
-stop_all_unleased(sked_worker *w)
+stop_unleased(sked_worker *w, int64_t now)
 {
+	int64_t renewed = atomic_load(&w->lease_ok_ms);
+	int64_t margin = w->o.lease_ms - safety_ms(w);
 	pthread_mutex_lock(&w->mu);
 	int n = 0;
 	for (sked_job *j = w->running; j; j = j->rnext) {
+		int64_t basis = j->leased > renewed ? j->leased : renewed;
+		if (now <= basis + margin)
+			continue;
 		if (atomic_load(&j->cancel) == CANCEL_NONE)
 			n++;
 		job_cancel(j, CANCEL_NOLEASE);
@@ -726,9 +757,7 @@ watchdog_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	while (!atomic_load(&w->hb_exit)) {
-		if (mono_ms() > atomic_load(&w->lease_ok_ms) + w->o.lease_ms -
-		                        safety_ms(w))
-			stop_all_unleased(w);
+		stop_unleased(w, mono_ms());
 		struct timespec ts = {0, 50 * 1000000};
 		nanosleep(&ts, NULL);
 	}
@@ -736,6 +765,9 @@ watchdog_main(void *arg)
 }
 
 /* ---- the loop ---- */
+
+/* Outcomes recorded in one transaction at most. */
+#define FINISH_MAX 500
 
 static int64_t
 backoff_ms(sked_worker *w, int attempt)
@@ -751,14 +783,42 @@ backoff_ms(sked_worker *w, int attempt)
 	return half + (half > 0 ? (int64_t)(rand_r(&w->rng) % (half + 1)) : 0);
 }
 
-/* Finish what the pool completed: one transaction for the batch. Returns
- * how many jobs were finished (slots freed). */
+/* Put outcomes that could not be recorded back at the head of the done
+ * queue, in order, to be tried again. */
+static void
+requeue_done(sked_worker *w, sked_job *list)
+{
+	pthread_mutex_lock(&w->mu);
+	sked_job *t = list;
+	while (t->next)
+		t = t->next;
+	t->next = w->done_head;
+	w->done_head = list;
+	if (!w->done_tail)
+		w->done_tail = t;
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Finish what the pool completed: one transaction for the batch, on the
+ * finisher's connection. Returns how many jobs were finished (slots
+ * freed); on a database failure puts them back and sets *db_failed. */
 static int
 finish_done(sked_worker *w, int *db_failed)
 {
+	/* take at most FINISH_MAX outcomes: one transaction stays short */
 	pthread_mutex_lock(&w->mu);
-	sked_job *list = w->done_head;
-	w->done_head = w->done_tail = NULL;
+	sked_job *list = w->done_head, *last = NULL;
+	int taken = 0;
+	for (sked_job *j = list; j && taken < FINISH_MAX; j = j->next) {
+		last = j;
+		taken++;
+	}
+	if (last) {
+		w->done_head = last->next;
+		if (!w->done_head)
+			w->done_tail = NULL;
+		last->next = NULL;
+	}
 	pthread_mutex_unlock(&w->mu);
 	if (!list)
 		return 0;
@@ -768,15 +828,7 @@ finish_done(sked_worker *w, int *db_failed)
 	sked_outcome *o = calloc((size_t)n, sizeof *o);
 	if (!o) {
 		/* put them back; try again next turn */
-		pthread_mutex_lock(&w->mu);
-		sked_job *t = list;
-		while (t->next)
-			t = t->next;
-		t->next = w->done_head;
-		w->done_head = list;
-		if (!w->done_tail)
-			w->done_tail = t;
-		pthread_mutex_unlock(&w->mu);
+		requeue_done(w, list);
 		*db_failed = 1;
 		return 0;
 	}
@@ -806,23 +858,15 @@ finish_done(sked_worker *w, int *db_failed)
 			                     : j->error;
 		}
 	}
-	int rc = sked__finish(w->h, w->node_id, o, n);
+	int rc = sked__finish(w->hf, w->node_id, o, n);
 	if (rc != SKED_OK) {
 		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
-		          n, sked_errmsg(w->h));
+		          n, sked_errmsg(w->hf));
 		if (rc == SKED_EUNAVAILABLE &&
-		    sked__reconnect(w->h) != SKED_OK)
+		    sked__reconnect(w->hf) != SKED_OK)
 			sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
-			          sked_errmsg(w->h));
-		pthread_mutex_lock(&w->mu);
-		sked_job *t = list;
-		while (t->next)
-			t = t->next;
-		t->next = w->done_head;
-		w->done_head = list;
-		if (!w->done_tail)
-			w->done_tail = t;
-		pthread_mutex_unlock(&w->mu);
+			          sked_errmsg(w->hf));
+		requeue_done(w, list);
 		free(o);
 		*db_failed = 1;
 		return 0;
@@ -840,11 +884,10 @@ finish_done(sked_worker *w, int *db_failed)
 			w->counters.dead++;
 		else
 			w->counters.failed++;
-		if (j->qi >= 0)
-			w->queues[j->qi].running--;
-		w->nrunning--;
+		w->nunrecorded--;
 	}
 	pthread_mutex_unlock(&w->mu);
+	ring(w); /* recorded results free capacity: the loop may claim */
 	for (int k = 0; k < n; k++) {
 		if (o[k].applied && o[k].what == SKED_FIN_FAIL)
 			sked__log(o[k].dead ? SKED_LOG_WARN : SKED_LOG_INFO,
@@ -865,7 +908,7 @@ finish_done(sked_worker *w, int *db_failed)
 
 /* Hand claimed tasks to the pool. */
 static int
-dispatch(sked_worker *w, sked_claimed *c, int n, int qi)
+dispatch(sked_worker *w, sked_claimed *c, int n, int qi, int64_t leased)
 {
 	int rc = SKED_OK;
 	for (int i = 0; i < n; i++) {
@@ -893,6 +936,7 @@ dispatch(sked_worker *w, sked_claimed *c, int n, int qi)
 		j->qi = qi;
 		j->cancel_fd = fd;
 		j->since = mono_ms();
+		j->leased = leased;
 		pthread_mutex_lock(&w->mu);
 		w->counters.claimed++;
 		w->nrunning++;
@@ -914,6 +958,20 @@ dispatch(sked_worker *w, sked_claimed *c, int n, int qi)
 	return rc;
 }
 
+/* Slots the loop may fill now (w->mu held): the threads plus the
+ * prefetch queue. Results waiting to be recorded hold capacity too: at
+ * most one slot's worth of them per thread, so a finisher that falls
+ * behind slows claiming instead of letting a backlog (and huge finish
+ * batches) build up. */
+static int
+free_slots_locked(const sked_worker *w)
+{
+	int cap = w->o.concurrency + w->o.prefetch;
+	int by_slots = cap - w->nrunning;
+	int by_backlog = cap + w->o.concurrency - w->nrunning - w->nunrecorded;
+	return by_slots < by_backlog ? by_slots : by_backlog;
+}
+
 /* Claim for every queue with free slots. Returns 1 when a claim came back
  * full (there is probably more to take at once). */
 static int
@@ -923,7 +981,7 @@ claim_some(sked_worker *w, int *db_failed)
 	int nq = w->nqueues ? w->nqueues : 1;
 	for (int qi = 0; qi < nq; qi++) {
 		pthread_mutex_lock(&w->mu);
-		int free_slots = w->o.concurrency - w->nrunning;
+		int free_slots = free_slots_locked(w);
 		if (w->nqueues && w->queues[qi].max > 0) {
 			int qfree = w->queues[qi].max - w->queues[qi].running;
 			if (qfree < free_slots)
@@ -940,6 +998,7 @@ claim_some(sked_worker *w, int *db_failed)
 		};
 		sked_claimed *c = NULL;
 		int n = 0;
+		int64_t sent = mono_ms();
 		int rc = sked__claim(w->h, &req, &c, &n);
 		if (rc != SKED_OK) {
 			sked__log(SKED_LOG_WARN, "claim failed: %s",
@@ -953,7 +1012,7 @@ claim_some(sked_worker *w, int *db_failed)
 		}
 		if (n == free_slots)
 			full = 1;
-		(void)dispatch(w, c, n, w->nqueues ? qi : -1);
+		(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
 	}
 	return full;
 }
@@ -984,6 +1043,17 @@ cancel_running(sked_worker *w, int why)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* Jobs this worker still answers for: queued, running, or done but not
+ * yet recorded. */
+static int
+unsettled(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int n = w->nrunning + w->nunrecorded;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
 static int
 nrunning(sked_worker *w)
 {
@@ -1012,6 +1082,78 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 		(void)db->drv->drain_notify(db->conn, &db->err);
 }
 
+/* How long a partial batch may wait to grow. On a server every
+ * statement costs a round trip and per-statement work, so one claim of
+ * twenty beats twenty claims of one; a couple of milliseconds of waiting
+ * (only while the worker is busy) buys that. */
+#define LINGER_MS 2
+
+static void
+add_ms(struct timespec *ts, int64_t ms)
+{
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+static void *
+finisher_main(void *arg)
+{
+	sked_worker *w = arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	int64_t backoff = 0, give_up = 0;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->done_head && !w->fin_exit)
+			pthread_cond_wait(&w->cv_done, &w->mu);
+		if (!w->done_head)
+			break;
+		/* let a small batch grow for a moment while handlers run */
+		if (!w->fin_exit && w->nrunning > 0 &&
+		    w->nunrecorded < (w->o.concurrency + 1) / 2) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			add_ms(&until, LINGER_MS);
+			while (!w->fin_exit && w->nrunning > 0 &&
+			       w->nunrecorded < (w->o.concurrency + 1) / 2 &&
+			       pthread_cond_timedwait(&w->cv_done, &w->mu,
+			                              &until) == 0)
+				;
+		}
+		if (w->fin_exit && !give_up)
+			give_up = mono_ms() + 10000;
+		pthread_mutex_unlock(&w->mu);
+		int failed = 0;
+		finish_done(w, &failed);
+		if (failed) {
+			if (give_up && mono_ms() > give_up) {
+				sked__log(SKED_LOG_ERROR,
+				          "giving up recording results: their "
+				          "leases will expire and the tasks will "
+				          "run again");
+				pthread_mutex_lock(&w->mu);
+				break;
+			}
+			backoff = backoff ? backoff * 2 : 50;
+			if (backoff > 2000)
+				backoff = 2000;
+			struct timespec ts = {backoff / 1000,
+			                      (backoff % 1000) * 1000000};
+			nanosleep(&ts, NULL);
+		} else {
+			backoff = 0;
+		}
+		pthread_mutex_lock(&w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
 static int
 start_threads(sked_worker *w)
 {
@@ -1021,6 +1163,16 @@ start_threads(sked_worker *w)
 		           sked_errmsg(w->hb));
 		return rc;
 	}
+	rc = sked__reopen(w->h, &w->hf);
+	if (rc != SKED_OK) {
+		sked__fail(w->h, rc, "cannot open the finisher's connection: %s",
+		           sked_errmsg(w->hf));
+		return rc;
+	}
+	if (pthread_create(&w->fin_thread, NULL, finisher_main, w) != 0)
+		return sked__fail(w->h, SKED_ENOMEM,
+		                  "cannot start the finisher thread");
+	w->fin_started = 1;
 	w->threads = calloc((size_t)w->o.concurrency, sizeof *w->threads);
 	if (!w->threads)
 		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
@@ -1055,6 +1207,17 @@ stop_threads(sked_worker *w)
 	free(w->threads);
 	w->threads = NULL;
 	w->nthreads = 0;
+	/* the pool is gone: the finisher records what is left, then ends */
+	pthread_mutex_lock(&w->mu);
+	w->fin_exit = 1;
+	pthread_cond_signal(&w->cv_done);
+	pthread_mutex_unlock(&w->mu);
+	if (w->fin_started) {
+		pthread_join(w->fin_thread, NULL);
+		w->fin_started = 0;
+	}
+	sked_close(w->hf);
+	w->hf = NULL;
 	atomic_store(&w->hb_exit, 1);
 	if (w->wd_started) {
 		pthread_join(w->wd_thread, NULL);
@@ -1077,11 +1240,15 @@ sked_worker_run(sked_worker *w)
 	int rc = sked__node_register(h, w->node_id, w->o.lease_ms);
 	if (rc != SKED_OK)
 		return rc;
-	if (h->listen_sql &&
-	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)
-		sked__log(SKED_LOG_WARN, "cannot listen for new tasks (%s); "
-		                         "polling only",
-		          h->db->err.msg);
+	if (h->listen_sql) {
+		if (sked__qdyn(h, h->listen_sql, NULL, 0, NULL) == SKED_OK)
+			h->listening = 1;
+		else
+			sked__log(SKED_LOG_WARN,
+			          "cannot listen for new tasks (%s); polling "
+			          "only",
+			          h->db->err.msg);
+	}
 	rc = start_threads(w);
 	if (rc != SKED_OK) {
 		stop_threads(w);
@@ -1093,14 +1260,13 @@ sked_worker_run(sked_worker *w)
 	          w->node_id, w->o.concurrency,
 	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
 
-	int64_t next_reap = 0, grace_end = 0;
+	int64_t next_reap = 0, grace_end = 0, first_free = 0;
 	int64_t db_backoff = 0;
 	sked_sched_clock sched = {0}; /* schedules: sched.c */
 	int64_t sched_in = 0;
 	for (;;) {
 		int db_failed = 0;
 		int stop = atomic_load(&w->stop);
-		finish_done(w, &db_failed);
 
 		if (stop) {
 			int64_t now = mono_ms();
@@ -1112,10 +1278,10 @@ sked_worker_run(sked_worker *w)
 			}
 			if (stop == 2 || now >= grace_end)
 				cancel_running(w, CANCEL_SHUTDOWN);
-			if (nrunning(w) == 0)
+			if (unsettled(w) == 0)
 				break;
-			if (db_failed && stop == 2 && now > grace_end + 5000)
-				break; /* cannot record; leases will expire */
+			if (now > grace_end + 10000)
+				break; /* the finisher says what it could not record */
 			wait_for_work(w, 100);
 			continue;
 		}
@@ -1132,18 +1298,28 @@ sked_worker_run(sked_worker *w)
 		if (!db_failed)
 			sched_in = sked__sched_poll(h, &sched, now);
 
-		int full = 0;
-		if (!db_failed)
+		/* claim at once when half the slots or more are free (or all
+		 * are idle); a lone free slot waits a moment for company */
+		int full = 0, linger = 0;
+		pthread_mutex_lock(&w->mu);
+		int busy_slots = w->nrunning;
+		int free_now = free_slots_locked(w);
+		pthread_mutex_unlock(&w->mu);
+		if (free_now > 0 && busy_slots > 0 &&
+		    free_now < (w->o.concurrency + 1) / 2) {
+			if (!first_free)
+				first_free = now;
+			linger = now - first_free < LINGER_MS;
+		}
+		if (!db_failed && !linger) {
 			full = claim_some(w, &db_failed);
+			first_free = 0;
+		}
 
-		if (w->o.until_empty && !db_failed && nrunning(w) == 0) {
+		if (w->o.until_empty && !db_failed && unsettled(w) == 0) {
 			int64_t left = 0;
-			if (outstanding(w, &left) == SKED_OK && left == 0) {
-				int d = 0;
-				finish_done(w, &d);
-				if (nrunning(w) == 0)
-					break;
-			}
+			if (outstanding(w, &left) == SKED_OK && left == 0)
+				break;
 		}
 		if (db_failed) {
 			db_backoff = db_backoff ? db_backoff * 2 : 100;
@@ -1154,11 +1330,14 @@ sked_worker_run(sked_worker *w)
 		}
 		db_backoff = 0;
 		pthread_mutex_lock(&w->mu);
-		int busy = w->nrunning >= w->o.concurrency;
-		int done = w->done_head != NULL;
+		int more = free_slots_locked(w) > 0;
 		pthread_mutex_unlock(&w->mu);
-		if (done || (full && !busy))
+		if (full && more)
 			continue;
+		if (linger) {
+			wait_for_work(w, LINGER_MS);
+			continue;
+		}
 		wait_for_work(w, sched_in > 0 && sched_in < w->o.poll_ms
 		                         ? sched_in
 		                         : w->o.poll_ms);
@@ -1166,12 +1345,11 @@ sked_worker_run(sked_worker *w)
 
 	stop_threads(w);
 	sked__exec_kill_all(SIGKILL);
-	int d = 0;
-	finish_done(w, &d);
 	if (sked__node_unregister(h, w->node_id) != SKED_OK)
 		sked__log(SKED_LOG_WARN, "%s", sked_errmsg(h));
 	sked_worker_counters c;
 	sked_worker_get_counters(w, &c);
+	h->listening = 0;
 	sked__log(SKED_LOG_INFO,
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
 	          "failed, %lld dead, %lld given back, %lld late",
