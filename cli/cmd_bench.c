@@ -159,6 +159,7 @@ cli_bench_noop(sked_job *job, void *userdata)
 struct bench {
 	struct cli *c;
 	long long tasks, workers, threads, batch, lat_tasks, lat_threads;
+	long long prefetch; /* the drain workers' --prefetch */
 	double rate;
 	int64_t poll_ms, timeout_ms;
 	char prefix[40];
@@ -348,6 +349,12 @@ spawn_worker(struct bench *b, long long threads, int until_empty)
 	argv[n++] = BENCH_QUEUE;
 	argv[n++] = "--concurrency";
 	argv[n++] = conc;
+	char pre[24];
+	if (until_empty && b->prefetch > 0) {
+		snprintf(pre, sizeof pre, "%lld", b->prefetch);
+		argv[n++] = "--prefetch";
+		argv[n++] = pre;
+	}
 	if (until_empty)
 		argv[n++] = "--until-empty";
 	if (b->poll_ms > 0) {
@@ -707,13 +714,15 @@ report(struct bench *b, const sked_info *info)
 		                       cli_json_cstr(info->version), "strategy",
 		                       cli_json_cstr(info->strategy));
 		json_t *set = json_pack(
-		        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:b}",
+		        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, "
+		        "s:b}",
 		        "prefix", b->prefix, "tasks", (json_int_t)b->tasks,
 		        "workers", (json_int_t)b->workers, "threads",
 		        (json_int_t)b->threads, "batch", (json_int_t)b->batch,
 		        "latency_tasks", (json_int_t)b->lat_tasks,
 		        "latency_threads", (json_int_t)b->lat_threads, "rate",
-		        b->rate, "poll_ms", (json_int_t)b->poll_ms,
+		        b->rate, "poll_ms", (json_int_t)b->poll_ms, "prefetch",
+		        (json_int_t)b->prefetch,
 		        "fresh_prefix", b->fresh);
 		json_t *enq = json_pack(
 		        "{s:I, s:I, s:f, s:f}", "tasks", (json_int_t)b->tasks,
@@ -784,6 +793,7 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		O_LTHREADS,
 		O_RATE,
 		O_POLL,
+		O_PREFETCH,
 		O_PREFIX,
 		O_TIMEOUT
 	};
@@ -796,6 +806,7 @@ cmd_bench(struct cli *c, int argc, char **argv)
 	        {"latency-threads", required_argument, NULL, O_LTHREADS},
 	        {"rate", required_argument, NULL, O_RATE},
 	        {"poll", required_argument, NULL, O_POLL},
+	        {"prefetch", required_argument, NULL, O_PREFETCH},
 	        {"prefix", required_argument, NULL, O_PREFIX},
 	        {"timeout", required_argument, NULL, O_TIMEOUT},
 	        CLI_COMMON_OPTIONS,
@@ -850,6 +861,10 @@ cmd_bench(struct cli *c, int argc, char **argv)
 			break;
 		case O_POLL:
 			ex = cli_parse_duration("--poll", optarg, &b.poll_ms);
+			break;
+		case O_PREFETCH:
+			ex = cli_parse_int("--prefetch", optarg, 0, 10000,
+			                   &b.prefetch);
 			break;
 		case O_PREFIX:
 			if (strlen(optarg) >= sizeof b.prefix) {

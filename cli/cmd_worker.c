@@ -141,7 +141,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		O_RBASE,
 		O_RMAX,
 		O_EMPTY,
-		O_NOOP
+		O_NOOP,
+		O_PREFETCH
 	};
 	static const struct option opts[] = {
 	        {"queues", required_argument, NULL, O_QUEUES},
@@ -155,6 +156,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	        {"retry-base", required_argument, NULL, O_RBASE},
 	        {"retry-max", required_argument, NULL, O_RMAX},
 	        {"until-empty", no_argument, NULL, O_EMPTY},
+	        {"prefetch", required_argument, NULL, O_PREFETCH},
 	        /* hidden: a built-in no-op C handler, for `sked bench` */
 	        {"builtin-noop", required_argument, NULL, O_NOOP},
 	        CLI_COMMON_OPTIONS,
@@ -201,6 +203,12 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			                        4096, &v)) != 0)
 				goto out;
 			wo.concurrency = (int)v;
+			break;
+		case O_PREFETCH:
+			if ((ex = cli_parse_int("--prefetch", optarg, 0, 10000,
+			                        &v)) != 0)
+				goto out;
+			wo.prefetch = (int)v;
 			break;
 		case O_HANDLER:
 			eq = strchr(optarg, '=');

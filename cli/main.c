@@ -143,7 +143,8 @@ static const struct cmd commands[] = {
          "[--handler KIND=PROGRAM]…\n"
          "            [--node-id ID] [--lease D] [--poll D] [--grace D] "
          "[--timeout D]\n"
-         "            [--retry-base D] [--retry-max D] [--until-empty]",
+         "            [--retry-base D] [--retry-max D] [--prefetch N] "
+         "[--until-empty]",
          "run tasks with handler programs until stopped",
          "  --queues Q[:N],…      queues to serve; N caps the slots for Q\n"
          "  --concurrency N       handler slots (default 4)\n"
@@ -158,6 +159,9 @@ static const struct cmd commands[] = {
          "  --timeout D           default handler timeout (default none)\n"
          "  --retry-base D        retry backoff base (default 1s)\n"
          "  --retry-max D         retry backoff cap (default 1h)\n"
+         "  --prefetch N          claim up to N tasks ahead of free slots "
+         "(default 0;\n"
+         "                        for many short tasks, not long ones)\n"
          "  --until-empty         exit once nothing is due or running\n"
          "  SIGTERM/SIGINT: stop claiming and let running tasks finish;\n"
          "  a second signal gives them back at once.\n",
@@ -173,7 +177,8 @@ static const struct cmd commands[] = {
         {"bench", cmd_bench, NULL,
          "bench [--tasks N] [--workers W] [--threads T] [--batch B]\n"
          "            [--latency-tasks M] [--latency-threads L] [--rate R]\n"
-         "            [--poll D] [--prefix P] [--timeout D] [--json]",
+         "            [--poll D] [--prefetch N] [--prefix P] [--timeout D] "
+         "[--json]",
          "measure enqueue rate, throughput and pick-up latency",
          "  --tasks N            no-op tasks to enqueue and drain (20000)\n"
          "  --workers W          worker processes for the drain (1)\n"
@@ -184,6 +189,7 @@ static const struct cmd commands[] = {
          "  --latency-threads L  threads of the latency worker (10)\n"
          "  --rate R             latency tasks per second (100)\n"
          "  --poll D             the workers' idle poll (library default)\n"
+         "  --prefetch N         the drain workers' --prefetch (0)\n"
          "  --prefix P           table prefix (default: a fresh one)\n"
          "  --timeout D          give up on a phase after D (5m)\n"
          "  See docs/performance.md for what each figure means.\n",
