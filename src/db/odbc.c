@@ -420,17 +420,23 @@ normalise_version(char *v, size_t len, int fam)
 	}
 	if (n == 0)
 		return;
-	char rest[64];
-	snprintf(rest, sizeof rest, "%s", p);
+	char rest[64], buf[200];
+	snprintf(rest, sizeof rest, "%.63s", p);
 	if (fam == FAM_PG && n == 3 && part[0] >= 10 && part[1] == 0)
-		snprintf(v, len, "%ld.%ld%s", part[0], part[2], rest);
+		snprintf(buf, sizeof buf, "%ld.%ld%s", part[0], part[2], rest);
 	else if (n == 3)
-		snprintf(v, len, "%ld.%ld.%ld%s", part[0], part[1], part[2],
-		         rest);
+		snprintf(buf, sizeof buf, "%ld.%ld.%ld%s", part[0], part[1],
+		         part[2], rest);
 	else if (n == 2)
-		snprintf(v, len, "%ld.%ld%s", part[0], part[1], rest);
+		snprintf(buf, sizeof buf, "%ld.%ld%s", part[0], part[1], rest);
 	else
-		snprintf(v, len, "%ld%s", part[0], rest);
+		snprintf(buf, sizeof buf, "%ld%s", part[0], rest);
+	/* a version cut short is still a version */
+	size_t k = strlen(buf);
+	if (k >= len)
+		k = len - 1;
+	memcpy(v, buf, k);
+	v[k] = '\0';
 }
 
 /* What the server is, and the settings a native driver would make. */
