@@ -995,9 +995,11 @@ schedule_part(struct demo *d)
 		char **env;
 
 		snprintf(w[i].node, sizeof w[i].node, "node-%zu", i + 1);
+		char node[sizeof w[i].node];
+		memcpy(node, w[i].node, sizeof node); /* not overlapping w */
 		if (snprintf(w[i].logpath, sizeof w[i].logpath,
 		             "%s/cron-%s.log", d->dir,
-		             w[i].node) >= (int)sizeof w[i].logpath ||
+		             node) >= (int)sizeof w[i].logpath ||
 		    (env = worker_env(w[i].node)) == NULL)
 			continue;
 		posix_spawn_file_actions_init(&fa);
