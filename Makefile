@@ -50,13 +50,14 @@ asan:
 install: build
 	cmake --install $(BUILD)
 
+FORMATTED = include/*.h src/*.[ch] src/*/*.[ch] cli/*.[ch] tests/unit/*.c \
+	examples/*.c
+
 format:
-	clang-format -i include/*.h src/*.[ch] src/*/*.[ch] cli/*.[ch] \
-		tests/unit/*.c
+	clang-format -i $(FORMATTED)
 
 format-check:
-	clang-format --dry-run --Werror include/*.h src/*.[ch] src/*/*.[ch] \
-		cli/*.[ch] tests/unit/*.c
+	clang-format --dry-run --Werror $(FORMATTED)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

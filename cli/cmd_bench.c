@@ -722,8 +722,7 @@ report(struct bench *b, const sked_info *info)
 		        "latency_tasks", (json_int_t)b->lat_tasks,
 		        "latency_threads", (json_int_t)b->lat_threads, "rate",
 		        b->rate, "poll_ms", (json_int_t)b->poll_ms, "prefetch",
-		        (json_int_t)b->prefetch,
-		        "fresh_prefix", b->fresh);
+		        (json_int_t)b->prefetch, "fresh_prefix", b->fresh);
 		json_t *enq = json_pack(
 		        "{s:I, s:I, s:f, s:f}", "tasks", (json_int_t)b->tasks,
 		        "batch", (json_int_t)b->batch, "seconds", b->enq_s,

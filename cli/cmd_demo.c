@@ -986,10 +986,10 @@ schedule_part(struct demo *d)
 	}
 	memset(w, 0, sizeof w);
 	for (i = 0; i < DEMO_WORKERS; i++) {
-		const char *argv[] = {d->self,       "--db",     d->url,
-		                      "worker",      "--node-id", w[i].node,
-		                      "--poll",      "200ms",    "--lease",
-		                      "5s",          "--handler", "tick=true",
+		const char *argv[] = {d->self,  "--db",      d->url,
+		                      "worker", "--node-id", w[i].node,
+		                      "--poll", "200ms",     "--lease",
+		                      "5s",     "--handler", "tick=true",
 		                      NULL};
 		posix_spawn_file_actions_t fa;
 		char **env;
@@ -1005,9 +1005,9 @@ schedule_part(struct demo *d)
 		posix_spawn_file_actions_init(&fa);
 		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
 		                                 0);
-		posix_spawn_file_actions_addopen(
-		        &fa, 1, w[i].logpath, O_WRONLY | O_CREAT | O_APPEND,
-		        0644);
+		posix_spawn_file_actions_addopen(&fa, 1, w[i].logpath,
+		                                 O_WRONLY | O_CREAT | O_APPEND,
+		                                 0644);
 		posix_spawn_file_actions_adddup2(&fa, 1, 2);
 		if (posix_spawn(&w[i].pid, d->self, &fa, NULL,
 		                (char *const *)argv, env) != 0)
@@ -1061,8 +1061,7 @@ schedule_part(struct demo *d)
 	      DEMO_WORKERS, n,
 	      n ? sked_format_time(by_fire[0]->fire_time_ms, t1, sizeof t1)
 	        : "-",
-	      n ? sked_format_time(by_fire[n - 1]->fire_time_ms, t2,
-	                           sizeof t2)
+	      n ? sked_format_time(by_fire[n - 1]->fire_time_ms, t2, sizeof t2)
 	        : "-",
 	      dups, gaps);
 	free(by_fire);

@@ -279,13 +279,16 @@ on_schedule(struct parse *p, const char *section, const char *name,
 		return set_int(p, &sc->max_attempts, key, value, 1, 1000);
 	if (strcmp(key, "misfire") == 0) {
 		if (sked_misfire_parse(value) < 0)
-			return fail(p, "[%s]: misfire '%s' is not fire-once, "
-			            "fire-all or skip", section, value);
+			return fail(p,
+			            "[%s]: misfire '%s' is not fire-once, "
+			            "fire-all or skip",
+			            section, value);
 		return set_str(p, &sc->misfire, value);
 	}
 	if (strcmp(key, "overlap") == 0) {
 		if (sked_overlap_parse(value) < 0)
-			return fail(p, "[%s]: overlap '%s' is not allow or skip",
+			return fail(p,
+			            "[%s]: overlap '%s' is not allow or skip",
 			            section, value);
 		return set_str(p, &sc->overlap, value);
 	}
@@ -353,8 +356,9 @@ cli_config_load(const char *path, struct cli_config *cfg)
 	for (i = 0; i < cfg->nschedules; i++)
 		if (cfg->schedules[i].cron == NULL ||
 		    cfg->schedules[i].kind == NULL) {
-			cli_err("%s:%d: [schedule.%s] needs cron and kind", path,
-			        cfg->schedules[i].line, cfg->schedules[i].name);
+			cli_err("%s:%d: [schedule.%s] needs cron and kind",
+			        path, cfg->schedules[i].line,
+			        cfg->schedules[i].name);
 			return EX_CONFIG;
 		}
 	for (i = 0; i < cfg->nhandlers; i++)

@@ -31,7 +31,7 @@
 extern "C" {
 #endif
 
-#define SKED_VERSION "0.1.0"
+#define SKED_VERSION        "0.1.0"
 #define SKED_SCHEMA_VERSION 1
 
 #if defined(SKED_BUILDING) && defined(__GNUC__)
@@ -45,26 +45,26 @@ extern "C" {
 /* sked_strerror().                                                    */
 /* ------------------------------------------------------------------ */
 
-#define SKED_ERRNO_MAP(X)                                                     \
-	X(ERROR, 1, "unspecified error")                                      \
-	X(NOMEM, 2, "out of memory")                                          \
-	X(INVAL, 3, "invalid argument")                                       \
-	X(URL, 4, "malformed database URL")                                   \
-	X(UNAVAILABLE, 5, "database unavailable")                             \
-	X(DB, 6, "database error")                                            \
-	X(SCHEMA, 7, "schema missing or at another version")                  \
-	X(STRATEGY, 8, "claim strategy not supported by this database")       \
-	X(NOTFOUND, 9, "not found")                                           \
-	X(STATE, 10, "not allowed in the current state")                      \
-	X(LOST, 11, "lease lost to another owner")                            \
-	X(LOCKED, 12, "lock held by another owner")                           \
-	X(TIMEOUT, 13, "timed out")                                           \
-	X(IO, 14, "input/output error")                                       \
-	X(TOOBIG, 15, "value too large")                                      \
-	X(CRON, 16, "malformed cron expression")                              \
-	X(TZ, 17, "unknown time zone")                                        \
-	X(UNSUPPORTED, 18, "not supported by this build or database")         \
-	X(READONLY, 19, "database is read-only")                              \
+#define SKED_ERRNO_MAP(X)                                                      \
+	X(ERROR, 1, "unspecified error")                                       \
+	X(NOMEM, 2, "out of memory")                                           \
+	X(INVAL, 3, "invalid argument")                                        \
+	X(URL, 4, "malformed database URL")                                    \
+	X(UNAVAILABLE, 5, "database unavailable")                              \
+	X(DB, 6, "database error")                                             \
+	X(SCHEMA, 7, "schema missing or at another version")                   \
+	X(STRATEGY, 8, "claim strategy not supported by this database")        \
+	X(NOTFOUND, 9, "not found")                                            \
+	X(STATE, 10, "not allowed in the current state")                       \
+	X(LOST, 11, "lease lost to another owner")                             \
+	X(LOCKED, 12, "lock held by another owner")                            \
+	X(TIMEOUT, 13, "timed out")                                            \
+	X(IO, 14, "input/output error")                                        \
+	X(TOOBIG, 15, "value too large")                                       \
+	X(CRON, 16, "malformed cron expression")                               \
+	X(TZ, 17, "unknown time zone")                                         \
+	X(UNSUPPORTED, 18, "not supported by this build or database")          \
+	X(READONLY, 19, "database is read-only")                               \
 	X(BUSY, 20, "database busy or in conflict; try again")
 
 typedef enum sked_status_code {
@@ -83,7 +83,12 @@ SKED_API const char *sked_strerror(int code);
 /* Logging                                                            */
 /* ------------------------------------------------------------------ */
 
-enum { SKED_LOG_ERROR = 0, SKED_LOG_WARN = 1, SKED_LOG_INFO = 2, SKED_LOG_DEBUG = 3 };
+enum {
+	SKED_LOG_ERROR = 0,
+	SKED_LOG_WARN = 1,
+	SKED_LOG_INFO = 2,
+	SKED_LOG_DEBUG = 3
+};
 
 /* Receives every log line sked writes (already formatted, no newline).
  * Called from any sked thread; must be thread safe. */
@@ -143,8 +148,8 @@ SKED_API const char *sked_errmsg(const sked *h);
 SKED_API int sked_migrate(sked *h);
 
 typedef struct sked_info {
-	char driver[16];     /* "sqlite", "libpq", "mariadb", "odbc" */
-	char dialect[16];    /* "sqlite", "postgresql", "mysql", "sqlserver", … */
+	char driver[16];  /* "sqlite", "libpq", "mariadb", "odbc" */
+	char dialect[16]; /* "sqlite", "postgresql", "mysql", "sqlserver", … */
 	char product[64];    /* as the server names itself */
 	char version[64];    /* as the server reports it */
 	char strategy[16];   /* the claim strategy in use */
@@ -175,10 +180,10 @@ SKED_API const char *sked_status_name(int status);
 /* The inverse of sked_status_name; -1 when unknown. */
 SKED_API int sked_status_parse(const char *name);
 
-#define SKED_DEFAULT_QUEUE "default"
+#define SKED_DEFAULT_QUEUE        "default"
 #define SKED_DEFAULT_MAX_ATTEMPTS 5
-#define SKED_MAX_PAYLOAD (1024 * 1024) /* bytes */
-#define SKED_MAX_NAME 128              /* queue, kind, unique key, node id */
+#define SKED_MAX_PAYLOAD          (1024 * 1024) /* bytes */
+#define SKED_MAX_NAME             128 /* queue, kind, unique key, node id */
 
 typedef struct sked_enqueue_opts {
 	const char *queue;      /* NULL: "default" */
@@ -203,10 +208,8 @@ SKED_API int sked_enqueue(sked *h, const char *kind, const char *payload,
  * payloads[i] of lens[i] bytes (lens may be NULL for NUL-terminated).
  * opts->unique_key must be NULL. ids_out has room for n ids. */
 SKED_API int sked_enqueue_many(sked *h, const char *kind, size_t n,
-                               const char *const *payloads,
-                               const size_t *lens,
-                               const sked_enqueue_opts *opts,
-                               int64_t *ids_out);
+                               const char *const *payloads, const size_t *lens,
+                               const sked_enqueue_opts *opts, int64_t *ids_out);
 
 typedef struct sked_task {
 	int64_t id;
@@ -219,12 +222,12 @@ typedef struct sked_task {
 	int64_t run_at_ms;
 	int attempts;
 	int max_attempts;
-	char *node_id;        /* owner while running, last runner after; or NULL */
-	int64_t lease_until_ms; /* 0: none */
-	char *unique_key;       /* or NULL */
-	char *schedule_name;    /* or NULL */
-	int64_t fire_time_ms;   /* 0: none */
-	char *last_error;       /* or NULL */
+	char *node_id; /* owner while running, last runner after; or NULL */
+	int64_t lease_until_ms;                      /* 0: none */
+	char *unique_key;                            /* or NULL */
+	char *schedule_name;                         /* or NULL */
+	int64_t fire_time_ms;                        /* 0: none */
+	char *last_error;                            /* or NULL */
 	int64_t created_ms, updated_ms, finished_ms; /* finished: 0 if not */
 } sked_task;
 
@@ -233,17 +236,17 @@ typedef struct sked_task {
 SKED_API int sked_task_get(sked *h, int64_t id, sked_task **out);
 
 typedef struct sked_list_filter {
-	int status;         /* -1: any */
-	const char *queue;  /* NULL: any */
-	const char *kind;   /* NULL: any */
-	int limit;          /* 0: 100 */
-	int64_t before_id;  /* 0: newest first from the top; else ids < this */
+	int status;        /* -1: any */
+	const char *queue; /* NULL: any */
+	const char *kind;  /* NULL: any */
+	int limit;         /* 0: 100 */
+	int64_t before_id; /* 0: newest first from the top; else ids < this */
 } sked_list_filter;
 
 /* Tasks, newest first. *out is an array of *n tasks (NULL when 0); free
  * with sked_tasks_free. */
-SKED_API int sked_task_list(sked *h, const sked_list_filter *f,
-                            sked_task **out, size_t *n);
+SKED_API int sked_task_list(sked *h, const sked_list_filter *f, sked_task **out,
+                            size_t *n);
 SKED_API void sked_tasks_free(sked_task *tasks, size_t n);
 
 /* Cancel a pending, retrying or running task (a running one is stopped by
@@ -263,21 +266,20 @@ typedef struct sked_run {
 	int attempt;
 	char *node_id;
 	int64_t started_ms, finished_ms;
-	char *outcome;   /* "succeeded", "failed", "lease-expired", "late", … */
-	int exit_code;   /* -1: none (a C handler, or killed by a signal) */
-	char *error;     /* or NULL */
-	char *output;    /* bounded tail of stdout+stderr, or NULL */
+	char *outcome; /* "succeeded", "failed", "lease-expired", "late", … */
+	int exit_code; /* -1: none (a C handler, or killed by a signal) */
+	char *error;   /* or NULL */
+	char *output;  /* bounded tail of stdout+stderr, or NULL */
 } sked_run;
 
 /* The attempts at one task, oldest first. Free with sked_runs_free. */
-SKED_API int sked_runs_get(sked *h, int64_t task_id, sked_run **out,
-                           size_t *n);
+SKED_API int sked_runs_get(sked *h, int64_t task_id, sked_run **out, size_t *n);
 SKED_API void sked_runs_free(sked_run *runs, size_t n);
 
 typedef struct sked_queue_stats {
 	char queue[SKED_MAX_NAME + 1];
-	int64_t count[6];   /* indexed by sked_task_status */
-	int64_t due;        /* pending or retrying and due now */
+	int64_t count[6]; /* indexed by sked_task_status */
+	int64_t due;      /* pending or retrying and due now */
 } sked_queue_stats;
 
 /* Counts per queue. Free *out with free(). */
@@ -322,7 +324,7 @@ SKED_API int sked_job_max_attempts(const sked_job *job);
 SKED_API int sked_job_cancelled(const sked_job *job);
 /* Record why the attempt failed (kept in the run record). */
 SKED_API void sked_job_set_error(sked_job *job, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 typedef struct sked_worker_options {
 	const char *node_id;   /* NULL: HOST-PID-RANDOM */
@@ -384,7 +386,6 @@ SKED_API void sked_worker_get_counters(sked_worker *w,
                                        sked_worker_counters *out);
 SKED_API const char *sked_worker_node_id(const sked_worker *w);
 
-
 /* ------------------------------------------------------------------ */
 /* Cron (pure time maths: no clock, no I/O but reading the tz database) */
 /* ------------------------------------------------------------------ */
@@ -397,9 +398,9 @@ SKED_API int sked_cron_check(const char *expr, const char *tz, char *err,
 
 /* The next count fire instants strictly after after_ms, in order, into
  * out_ms. Returns SKED_OK, SKED_ECRON, SKED_ETZ. */
-SKED_API int sked_cron_next(const char *expr, const char *tz,
-                            int64_t after_ms, size_t count, int64_t *out_ms,
-                            char *err, size_t errlen);
+SKED_API int sked_cron_next(const char *expr, const char *tz, int64_t after_ms,
+                            size_t count, int64_t *out_ms, char *err,
+                            size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* Schedules: named cron schedules that enqueue one task per fire time, */
@@ -428,9 +429,9 @@ typedef struct sked_schedule_opts {
 	size_t payload_len;  /* 0 with a payload: strlen(payload) */
 	const char *queue;   /* NULL: "default" */
 	int priority;
-	int max_attempts;    /* 0: SKED_DEFAULT_MAX_ATTEMPTS */
-	int misfire;         /* sked_misfire */
-	int overlap;         /* sked_overlap */
+	int max_attempts; /* 0: SKED_DEFAULT_MAX_ATTEMPTS */
+	int misfire;      /* sked_misfire */
+	int overlap;      /* sked_overlap */
 } sked_schedule_opts;
 
 /* Add the schedule name, or replace its definition. name and kind are
@@ -443,8 +444,7 @@ typedef struct sked_schedule_opts {
  * definition writes nothing. *created_out (may be NULL) is 1 when the
  * schedule is new. Safe when several processes do it at once. */
 SKED_API int sked_schedule_put(sked *h, const char *name, const char *expr,
-                               const char *kind,
-                               const sked_schedule_opts *opts,
+                               const char *kind, const sked_schedule_opts *opts,
                                int *created_out);
 /* Remove, pause (no fires until resumed) or resume a schedule. Tasks it
  * already made are left alone. Resuming continues from the first fire
@@ -515,7 +515,7 @@ SKED_API int sked_lock_release(sked *h, const char *name, const char *owner,
                                int64_t token, const sked_lock_opts *opts);
 
 typedef struct sked_lock_state {
-	char owner[SKED_MAX_NAME + 1]; /* "" when free */
+	char owner[SKED_MAX_NAME + 1];         /* "" when free */
 	int64_t locked_at_ms, locked_until_ms; /* 0: never */
 	int64_t token;  /* of the latest acquisition; 0: never taken */
 	int64_t now_ms; /* the database's now when read */

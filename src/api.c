@@ -51,7 +51,7 @@ sked_strerror(int code)
 }
 
 static const char *const status_names[] = {
-	"pending", "running", "succeeded", "dead", "retry", "cancelled",
+        "pending", "running", "succeeded", "dead", "retry", "cancelled",
 };
 
 SKED_API const char *
@@ -129,8 +129,7 @@ sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
 }
 
 int
-sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
-           sked_res *res)
+sked__qdyn(sked *h, const char *sql, const sked_val *p, int np, sked_res *res)
 {
 	return sked__db_exec(h->db, -1, sql, p, np, res);
 }
@@ -166,8 +165,8 @@ sked__rollback(sked *h)
 	if (!h->db->in_tx)
 		return;
 	sked_dberr keep = h->db->err; /* report the first error, not this */
-	sked__ignore(sked__db_exec(h->db, -1, h->dialect->rollback, NULL, 0,
-	                          NULL));
+	sked__ignore(
+	        sked__db_exec(h->db, -1, h->dialect->rollback, NULL, 0, NULL));
 	h->db->err = keep;
 	h->db->in_tx = 0;
 }
@@ -227,16 +226,18 @@ choose_strategy(sked *h)
 	if (want[0] && strcmp(want, "auto") != 0) {
 		s = sked__strategy_parse(want);
 		if (s == SKED_STRAT_NONE)
-			return sked__fail(h, SKED_EINVAL,
-			                  "unknown strategy '%s' (expected auto, "
-			                  "skip-locked, readpast, optimistic or "
-			                  "sqlite)",
-			                  want);
+			return sked__fail(
+			        h, SKED_EINVAL,
+			        "unknown strategy '%s' (expected auto, "
+			        "skip-locked, readpast, optimistic or "
+			        "sqlite)",
+			        want);
 		char why[256];
 		if (!sked__strategy_allowed(d, s, why, sizeof why))
-			return sked__fail(h, SKED_ESTRATEGY,
-			                  "strategy '%s' cannot run on %s %s: %s",
-			                  want, h->product, h->version, why);
+			return sked__fail(
+			        h, SKED_ESTRATEGY,
+			        "strategy '%s' cannot run on %s %s: %s", want,
+			        h->product, h->version, why);
 		snprintf(h->reason, sizeof h->reason,
 		         "chosen by the user (detection would pick %s: %s)",
 		         sked__strategy_name(d->strategy), d->reason);
@@ -331,10 +332,11 @@ setup(sked *h)
 	if (h->schema_version == SKED_SCHEMA_VERSION)
 		return SKED_OK;
 	if (h->schema_version > SKED_SCHEMA_VERSION)
-		return sked__fail(h, SKED_ESCHEMA,
-		                  "the database's schema is at version %d, newer "
-		                  "than this sked knows (%d): upgrade sked",
-		                  h->schema_version, SKED_SCHEMA_VERSION);
+		return sked__fail(
+		        h, SKED_ESCHEMA,
+		        "the database's schema is at version %d, newer "
+		        "than this sked knows (%d): upgrade sked",
+		        h->schema_version, SKED_SCHEMA_VERSION);
 	if (!h->opts.migrate)
 		return sked__fail(h, SKED_ESCHEMA,
 		                  "the database's schema is at version %d, not "
@@ -354,8 +356,10 @@ sked_open_borrowed(const char *driver, void *native, const sked_options *opts,
 	if (!h)
 		return SKED_ENOMEM;
 	h->borrowed = 1;
-	snprintf(h->url_redacted, sizeof h->url_redacted, "(%s connection "
-	         "held by the application)", driver ? driver : "?");
+	snprintf(h->url_redacted, sizeof h->url_redacted,
+	         "(%s connection "
+	         "held by the application)",
+	         driver ? driver : "?");
 	if (!sked__prefix_valid(h->prefix))
 		return sked__fail(h, SKED_EINVAL,
 		                  "table prefix '%s' is not valid (expected "
@@ -409,7 +413,7 @@ sked__reconnect(sked *h)
 	h->db = db;
 	if (h->dialect->session_init)
 		sked__ignore(
-			sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL));
+		        sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL));
 	/* a worker that listened for new tasks listens again */
 	if (h->listening && h->listen_sql &&
 	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)

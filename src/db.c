@@ -205,10 +205,9 @@ sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
 	rc = drv->connect(url, &db->conn, &db->err);
 	if (rc != SKED_OK || !db->conn) {
 		snprintf(err, errlen, "%s", db->err.msg);
-		rc = db->err.kind == SKED_DBE_NOMEM ? SKED_ENOMEM
-		     : db->err.kind == SKED_DBE_READONLY
-		             ? SKED_EREADONLY
-		             : SKED_EUNAVAILABLE;
+		rc = db->err.kind == SKED_DBE_NOMEM      ? SKED_ENOMEM
+		     : db->err.kind == SKED_DBE_READONLY ? SKED_EREADONLY
+		                                         : SKED_EUNAVAILABLE;
 		free(db);
 		return rc;
 	}
@@ -220,8 +219,9 @@ int
 sked__db_wrap(const char *driver, void *native, sked_db **out, char *err,
               size_t errlen)
 {
-	static const sked_url_kind kinds[] = {SKED_URL_SQLITE, SKED_URL_POSTGRES,
-	                                      SKED_URL_MYSQL, SKED_URL_ODBC};
+	static const sked_url_kind kinds[] = {SKED_URL_SQLITE,
+	                                      SKED_URL_POSTGRES, SKED_URL_MYSQL,
+	                                      SKED_URL_ODBC};
 	*out = NULL;
 	const sked_driver *drv = NULL;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !drv; i++) {
@@ -286,8 +286,8 @@ sked__db_status(const sked_db *db)
 }
 
 int
-sked__db_exec(sked_db *db, int slot, const char *sql, const sked_val *p,
-              int np, sked_res *res)
+sked__db_exec(sked_db *db, int slot, const char *sql, const sked_val *p, int np,
+              sked_res *res)
 {
 	assert(db && db->conn && sql);
 	assert(np == 0 || p);

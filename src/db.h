@@ -35,16 +35,17 @@ typedef struct sked_val {
 	size_t len;
 } sked_val;
 
-#define SKED_NULLV ((sked_val){.type = SKED_VNULL})
+#define SKED_NULLV   ((sked_val){.type = SKED_VNULL})
 #define SKED_INTV(x) ((sked_val){.type = SKED_VINT, .i = (int64_t)(x)})
 static inline sked_val
 sked__textv(const char *s)
 {
-	sked_val v = {.type = s ? SKED_VTEXT : SKED_VNULL, .s = s,
+	sked_val v = {.type = s ? SKED_VTEXT : SKED_VNULL,
+	              .s = s,
 	              .len = s ? strlen(s) : 0};
 	return v;
 }
-#define SKED_TEXTV(x) sked__textv(x)
+#define SKED_TEXTV(x)    sked__textv(x)
 #define SKED_BLOBV(p, n) ((sked_val){.type = SKED_VTEXT, .s = (p), .len = (n)})
 
 /* A materialized result: nrows × ncols cells, each NULL or a
@@ -60,8 +61,8 @@ typedef struct sked_res {
 
 /* Helpers for drivers to fill a result. */
 int sked__res_begin(sked_res *r, int ncols) __attribute__((warn_unused_result));
-int sked__res_add(sked_res *r, const char *s, size_t len)
-	__attribute__((warn_unused_result)); /* next cell, row-major; s NULL = NULL */
+int sked__res_add(sked_res *r, const char *s, size_t len) __attribute__((
+        warn_unused_result)); /* next cell, row-major; s NULL = NULL */
 void sked__res_clear(sked_res *r);
 
 int sked__res_null(const sked_res *r, int row, int col);
@@ -74,20 +75,22 @@ char *sked__res_dup(const sked_res *r, int row, int col, int *nomem);
 /* What went wrong, as a driver reports it. */
 typedef enum {
 	SKED_DBE_NONE = 0,
-	SKED_DBE_OTHER,      /* any other error: SKED_EDB */
-	SKED_DBE_CONNECT,    /* cannot connect / connection lost: SKED_EUNAVAILABLE */
-	SKED_DBE_UNIQUE,     /* a unique constraint was violated */
-	SKED_DBE_RETRY,      /* deadlock, serialization failure, lock wait timeout, busy */
-	SKED_DBE_READONLY,   /* the database cannot be written */
-	SKED_DBE_NOTABLE,    /* the table does not exist (schema missing) */
+	SKED_DBE_OTHER,   /* any other error: SKED_EDB */
+	SKED_DBE_CONNECT, /* cannot connect / connection lost: SKED_EUNAVAILABLE
+	                   */
+	SKED_DBE_UNIQUE,  /* a unique constraint was violated */
+	SKED_DBE_RETRY,   /* deadlock, serialization failure, lock wait timeout,
+	                     busy */
+	SKED_DBE_READONLY, /* the database cannot be written */
+	SKED_DBE_NOTABLE,  /* the table does not exist (schema missing) */
 	SKED_DBE_NOMEM
 } sked_dbe_kind;
 
 typedef struct sked_dberr {
 	sked_dbe_kind kind;
-	int native;        /* driver/server error number, or 0 */
-	char sqlstate[6];  /* "" when unknown */
-	char msg[512];     /* one line, password-free */
+	int native;       /* driver/server error number, or 0 */
+	char sqlstate[6]; /* "" when unknown */
+	char msg[512];    /* one line, password-free */
 } sked_dberr;
 
 /* The method table a driver fills. Called only from db.c. */
@@ -112,7 +115,8 @@ typedef struct sked_driver {
 	int (*socket)(void *conn);
 	/* optional: consume pending notifications; returns how many arrived */
 	int (*drain_notify)(void *conn, sked_dberr *e);
-	/* optional: the native connection (PGconn *, MYSQL *, sqlite3 *, SQLHDBC) */
+	/* optional: the native connection (PGconn *, MYSQL *, sqlite3 *,
+	 * SQLHDBC) */
 	void *(*native)(void *conn);
 	/* optional: wrap a native connection the application holds; close
 	 * must then leave the native connection open */
@@ -145,7 +149,7 @@ typedef struct sked_db {
  * SKED_EURL, SKED_EUNAVAILABLE, SKED_EUNSUPPORTED (driver not built) or
  * SKED_ENOMEM. */
 int sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 void sked__db_close(sked_db *db);
 
 /* A sked_db around a connection the application holds (driver by name:

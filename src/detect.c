@@ -190,7 +190,8 @@ sked__decide(const char *product, const char *version, sked_decision *out)
 		out->strategy = SKED_STRAT_SQLITE;
 		if (v.ok && !at_least(v.major, v.minor, v.patch, 3, 35, 0)) {
 			/* UPDATE … RETURNING arrived in 3.35.0; without it the
-			 * claim that needs no RETURNING is the optimistic one */
+			 * claim that needs no RETURNING is the optimistic one
+			 */
 			out->strategy = SKED_STRAT_OPTIMISTIC;
 			out->warn = 1;
 			snprintf(out->reason, sizeof(out->reason),
@@ -279,11 +280,12 @@ sked__strategy_allowed(const sked_decision *d, sked_strategy s, char *why,
 		return 1;
 	case SKED_STRAT_SQLITE:
 		ok = d->product == SKED_PROD_SQLITE &&
-		     (d->major == 0 || at_least(d->major, d->minor, d->patch, 3,
-		                                35, 0));
+		     (d->major == 0 ||
+		      at_least(d->major, d->minor, d->patch, 3, 35, 0));
 		if (!ok && why != NULL)
 			snprintf(why, len,
-			         "strategy 'sqlite' needs SQLite >= 3.35 (UPDATE "
+			         "strategy 'sqlite' needs SQLite >= 3.35 "
+			         "(UPDATE "
 			         "... RETURNING); this is %s",
 			         what);
 		return ok;

@@ -70,14 +70,14 @@ typedef enum sked_sql {
 	SKED_SQL_EMPTY_Q,
 	/* claims: param order is always node ?1, lease ms ?2, limit ?3,
 	 * queue ?4 (the _Q forms) */
-	SKED_SQL_CLAIM_ANY,   /* one statement claiming a batch, RETURNING */
+	SKED_SQL_CLAIM_ANY, /* one statement claiming a batch, RETURNING */
 	SKED_SQL_CLAIM_Q,
-	SKED_SQL_CAND_ANY,    /* candidates without locks: id, version */
+	SKED_SQL_CAND_ANY, /* candidates without locks: id, version */
 	SKED_SQL_CAND_Q,
-	SKED_SQL_LOCK_ANY,    /* candidates, locked: FOR UPDATE SKIP LOCKED */
+	SKED_SQL_LOCK_ANY, /* candidates, locked: FOR UPDATE SKIP LOCKED */
 	SKED_SQL_LOCK_Q,
-	SKED_SQL_OPT_CLAIM,   /* node ?1, lease ?2, id ?3, version ?4 */
-	SKED_SQL_ID_CLAIM,    /* node ?1, lease ?2, id ?3 (row already locked) */
+	SKED_SQL_OPT_CLAIM, /* node ?1, lease ?2, id ?3, version ?4 */
+	SKED_SQL_ID_CLAIM,  /* node ?1, lease ?2, id ?3 (row already locked) */
 	SKED_SQL_CLAIMED_GET, /* id ?1, node ?2 */
 	SKED_SQL_NODE_EXPIRE, /* node ?1: end a previous incarnation's leases */
 	/* the skip-locked three steps for a whole batch: {ids} stands for the
@@ -88,22 +88,22 @@ typedef enum sked_sql {
 } sked_sql;
 
 /* capability flags */
-#define SKED_CAP_RETURNING 0x01   /* UPDATE … RETURNING */
+#define SKED_CAP_RETURNING   0x01 /* UPDATE … RETURNING */
 #define SKED_CAP_SKIP_LOCKED 0x02 /* FOR UPDATE SKIP LOCKED */
-#define SKED_CAP_READPAST 0x04    /* WITH (UPDLOCK, READPAST, ROWLOCK) */
-#define SKED_CAP_NOTIFY 0x08      /* LISTEN/NOTIFY */
+#define SKED_CAP_READPAST    0x04 /* WITH (UPDLOCK, READPAST, ROWLOCK) */
+#define SKED_CAP_NOTIFY      0x08 /* LISTEN/NOTIFY */
 
 typedef struct sked_dialect {
-	const char *name;       /* "sqlite", "postgresql", "mysql", … */
-	const char *now;        /* {now} */
-	const char *nowms;      /* {nowms} */
+	const char *name;  /* "sqlite", "postgresql", "mysql", … */
+	const char *now;   /* {now} */
+	const char *nowms; /* {nowms} */
 	/* formats: "{}" stands for the argument (once or twice) */
-	const char *now_plus;   /* {now+X} */
-	const char *ts;         /* {ts:X} */
-	const char *ms;         /* {ms:C} */
-	const char *ret;        /* {ret} */
-	const char *limit;      /* {lim:X}; NULL: " LIMIT {}" */
-	const char *begin;      /* a transaction that will write */
+	const char *now_plus;    /* {now+X} */
+	const char *ts;          /* {ts:X} */
+	const char *ms;          /* {ms:C} */
+	const char *ret;         /* {ret} */
+	const char *limit;       /* {lim:X}; NULL: " LIMIT {}" */
+	const char *begin;       /* a transaction that will write */
 	const char *begin_claim; /* a claim's transaction (SQLite: IMMEDIATE) */
 	const char *commit;
 	const char *rollback;
@@ -111,7 +111,7 @@ typedef struct sked_dialect {
 	 * (then begin_claim must serialize, as SQLite's IMMEDIATE does) */
 	const char *migrate_lock;
 	const char *migrate_unlock;
-	int ddl_in_tx;          /* DDL is transactional */
+	int ddl_in_tx; /* DDL is transactional */
 	/* optional: run once on every new connection (session settings) */
 	const char *session_init;
 	/* optional push wake-up: a worker runs listen once; an enqueue runs
@@ -119,13 +119,14 @@ typedef struct sked_dialect {
 	const char *listen;
 	const char *notify;
 	const sked_schema_step *schema;
-	const char *const *sql; /* overrides, [SKED_SQL__COUNT]; NULL = generic */
+	const char *const
+	        *sql; /* overrides, [SKED_SQL__COUNT]; NULL = generic */
 	unsigned caps;
 	/* SKED_SQL_CLAIM_* is a safe one-statement claim on this product
 	 * (it cannot take more than the limit, nor a row another claimer
 	 * holds); else skip-locked claims in three steps */
 	int claim_one_statement;
-	int max_params;         /* bound parameters per statement */
+	int max_params; /* bound parameters per statement */
 	/* optional hooks where a product can do a batch in fewer round trips
 	 * than the generic loop (e.g. PostgreSQL arrays). Same contract as the
 	 * generic code they replace (lease.c, queue.c). */
@@ -149,7 +150,7 @@ const sked_dialect *sked__dialect_for(int product);
  * out[i] are malloc'd; free with sked__dialect_free_rendered. */
 int sked__dialect_render(const sked_dialect *d, const char *prefix,
                          char *out[SKED_SQL__COUNT])
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 void sked__dialect_free_rendered(char *out[SKED_SQL__COUNT]);
 
 /* Render one template (for schema steps and dynamic statements). */

@@ -25,16 +25,17 @@ struct sked {
 	const sked_claim_strategy *strategy;
 	sked_decision decision; /* product, version, default strategy, why */
 	char *sql[SKED_SQL__COUNT];
-	char *listen_sql, *notify_sql; /* push wake-up, where the dialect has it */
-	char *xsql[SKED_XSQL_N];       /* see sked__qx */
-	int listening; /* LISTEN is on: a reconnect issues it again */
+	char *listen_sql,
+	        *notify_sql;     /* push wake-up, where the dialect has it */
+	char *xsql[SKED_XSQL_N]; /* see sked__qx */
+	int listening;           /* LISTEN is on: a reconnect issues it again */
 	int borrowed; /* wraps the application's connection: never begins,
 	                 commits or closes it */
 	char prefix[32];
-	char *url;              /* as given (may hold a password): never logged */
+	char *url; /* as given (may hold a password): never logged */
 	char url_redacted[512];
 	char product[64], version[64];
-	char reason[512];       /* why this strategy */
+	char reason[512]; /* why this strategy */
 	sked_options opts;
 	char strategy_opt[32];
 	int schema_version;
@@ -46,13 +47,13 @@ struct sked {
 /* Record the detail of a failure on h and return rc. The message is one
  * line; callers pass text that holds no password. */
 int sked__fail(sked *h, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 /* Record the database's error (h->db->err) with a leading context. */
 int sked__fail_db(sked *h, int rc, const char *context);
 
 /* Run statement id with params; res may be NULL. */
 int sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 /* Run dynamic SQL text (already rendered), no statement cache. */
 int sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
                sked_res *res) __attribute__((warn_unused_result));
@@ -89,11 +90,11 @@ sked__ignore(int rc)
 }
 
 /* Run outcome text (kept in the run table). */
-#define SKED_OUTCOME_SUCCEEDED "succeeded"
-#define SKED_OUTCOME_FAILED "failed"
+#define SKED_OUTCOME_SUCCEEDED     "succeeded"
+#define SKED_OUTCOME_FAILED        "failed"
 #define SKED_OUTCOME_LEASE_EXPIRED "lease-expired"
-#define SKED_OUTCOME_LATE "late"
-#define SKED_OUTCOME_RELEASED "released"
+#define SKED_OUTCOME_LATE          "late"
+#define SKED_OUTCOME_RELEASED      "released"
 
 /* The database now, as ms. */
 int sked__now(sked *h, int64_t *ms) __attribute__((warn_unused_result));

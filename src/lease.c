@@ -24,14 +24,14 @@ insert_run(sked *h, int64_t id, int attempt, const char *node,
            const char *error, const char *output)
 {
 	sked_val p[8] = {
-		SKED_INTV(id),
-		SKED_INTV(attempt),
-		SKED_TEXTV(node),
-		SKED_INTV(started_ms),
-		SKED_TEXTV(outcome),
-		exit_code >= 0 ? SKED_INTV(exit_code) : SKED_NULLV,
-		SKED_TEXTV(error),
-		SKED_TEXTV(output),
+	        SKED_INTV(id),
+	        SKED_INTV(attempt),
+	        SKED_TEXTV(node),
+	        SKED_INTV(started_ms),
+	        SKED_TEXTV(outcome),
+	        exit_code >= 0 ? SKED_INTV(exit_code) : SKED_NULLV,
+	        SKED_TEXTV(error),
+	        SKED_TEXTV(output),
 	};
 	return sked__q(h, SKED_SQL_RUN_INSERT, p, 8, NULL);
 }
@@ -211,14 +211,16 @@ sked__reap(sked *h, int *taken)
 		else
 			sked__rollback(h);
 		if (rc == SKED_OK && h->db->affected >= 0)
-			sked__log(SKED_LOG_DEBUG, "took back task %lld", (long long)id);
+			sked__log(SKED_LOG_DEBUG, "took back task %lld",
+			          (long long)id);
 	}
 	sked__res_clear(&r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot take back expired leases");
 	if (*taken)
 		sked__log(SKED_LOG_INFO,
-		          "took back %d task(s) whose lease had expired", *taken);
+		          "took back %d task(s) whose lease had expired",
+		          *taken);
 	return SKED_OK;
 }
 
@@ -233,8 +235,9 @@ expire_previous(sked *h, const char *node_id)
 	sked_val p[2] = {SKED_TEXTV(node_id), SKED_INTV(-1)};
 	int rc = sked__q(h, SKED_SQL_NODE_EXPIRE, p, 2, NULL);
 	if (rc != SKED_OK)
-		return sked__fail_db(h, rc, "cannot end the leases of a "
-		                            "previous node of this id");
+		return sked__fail_db(h, rc,
+		                     "cannot end the leases of a "
+		                     "previous node of this id");
 	if (h->db->affected > 0)
 		sked__log(SKED_LOG_INFO,
 		          "node %s restarted: %lld lease(s) of its previous "
@@ -249,10 +252,10 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
 	char host[256] = "";
 	if (gethostname(host, sizeof host - 1) != 0)
 		snprintf(host, sizeof host, "unknown");
-	sked_val p[6] = {SKED_TEXTV(node_id), SKED_TEXTV(host),
-	                 SKED_INTV(getpid()), SKED_INTV(lease_ms),
-	                 SKED_TEXTV(h->strategy->name),
-	                 SKED_TEXTV(SKED_VERSION)};
+	sked_val p[6] = {
+	        SKED_TEXTV(node_id),           SKED_TEXTV(host),
+	        SKED_INTV(getpid()),           SKED_INTV(lease_ms),
+	        SKED_TEXTV(h->strategy->name), SKED_TEXTV(SKED_VERSION)};
 	int rc = sked__q(h, SKED_SQL_NODE_INSERT, p, 6, NULL);
 	if (rc == SKED_OK)
 		return expire_previous(h, node_id);
@@ -268,13 +271,12 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
 		int64_t age = sked__res_int(&r, 0, 2);
 		int64_t lease = sked__res_int(&r, 0, 3);
 		if (age < lease) {
-			rc = sked__fail(h, SKED_ESTATE,
-			                "node id '%s' is in use by a live node "
-			                "(pid %lld on %s, heartbeat %lld ms ago)",
-			                node_id,
-			                (long long)sked__res_int(&r, 0, 1),
-			                sked__res_text(&r, 0, 0),
-			                (long long)age);
+			rc = sked__fail(
+			        h, SKED_ESTATE,
+			        "node id '%s' is in use by a live node "
+			        "(pid %lld on %s, heartbeat %lld ms ago)",
+			        node_id, (long long)sked__res_int(&r, 0, 1),
+			        sked__res_text(&r, 0, 0), (long long)age);
 			sked__res_clear(&r);
 			return rc;
 		}

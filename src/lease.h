@@ -24,20 +24,19 @@ typedef struct sked_outcome {
 	const char *error;      /* or NULL */
 	const char *output;     /* or NULL */
 	/* set by sked__finish: */
-	int applied;            /* 0: the lease was lost; recorded as late */
-	int dead;               /* the task is dead now */
+	int applied; /* 0: the lease was lost; recorded as late */
+	int dead;    /* the task is dead now */
 } sked_outcome;
 
 /* Record n outcomes in one transaction (task updates and run rows). */
 int sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 
 /* Extend the leases of every task node_id holds to now + lease_ms, then
  * list the (id, attempt) pairs it still holds. *ids and *attempts are
  * malloc'd. */
-int sked__renew(sked *h, const char *node_id, int64_t lease_ms,
-                int64_t **ids, int **attempts, int *n)
-	__attribute__((warn_unused_result));
+int sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
+                int **attempts, int *n) __attribute__((warn_unused_result));
 
 /* Take back up to 100 tasks whose lease ran out (any node's): retry
  * them, or mark them dead when their attempts are spent; one run row
@@ -47,14 +46,14 @@ int sked__reap(sked *h, int *taken) __attribute__((warn_unused_result));
 /* Register this node (replacing a dead node of the same id; refusing a
  * live one with SKED_ESTATE), heartbeat it, remove it. */
 int sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 int sked__node_beat(sked *h, const char *node_id)
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 int sked__node_unregister(sked *h, const char *node_id);
 
 /* How many tasks are running, waiting to retry, or pending and due, in
  * queue (NULL: all). */
 int sked__outstanding(sked *h, const char *queue, int64_t *count)
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 
 #endif /* SKED_LEASE_H */

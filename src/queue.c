@@ -12,12 +12,12 @@
  *   pending   (0) --claim (any node)-----------------> running
  *   retry     (4) --claim (any node)-----------------> running
  *   running   (1) --finish ok (owner)----------------> succeeded
- *             (1) --finish failed, attempts left-----> retry (run_at = now + backoff)
- *             (1) --finish failed, attempts spent----> dead
- *             (1) --release on shutdown (owner)------> pending (attempt given back)
- *             (1) --lease expired (any live node)----> retry, or dead when spent
- *   pending, retry, running --cancel (user)----------> cancelled
- *   dead, cancelled, pending, retry --retry (user)---> pending
+ *             (1) --finish failed, attempts left-----> retry (run_at = now +
+ * backoff) (1) --finish failed, attempts spent----> dead (1) --release on
+ * shutdown (owner)------> pending (attempt given back) (1) --lease expired (any
+ * live node)----> retry, or dead when spent pending, retry, running --cancel
+ * (user)----------> cancelled dead, cancelled, pending, retry --retry
+ * (user)---> pending
  */
 #include "internal.h"
 
@@ -32,15 +32,17 @@ check_enqueue(sked *h, const char *kind, size_t payload_len,
               const sked_enqueue_opts *o)
 {
 	if (!kind || !sked__name_valid(kind))
-		return sked__fail(h, SKED_EINVAL,
-		                  "kind '%.64s' is not a valid name (letters, "
-		                  "digits, '_', '.', ':', '-'; at most %d bytes)",
-		                  kind ? kind : "", SKED_MAX_NAME);
+		return sked__fail(
+		        h, SKED_EINVAL,
+		        "kind '%.64s' is not a valid name (letters, "
+		        "digits, '_', '.', ':', '-'; at most %d bytes)",
+		        kind ? kind : "", SKED_MAX_NAME);
 	if (o && o->queue && !sked__name_valid(o->queue))
-		return sked__fail(h, SKED_EINVAL,
-		                  "queue '%.64s' is not a valid name (letters, "
-		                  "digits, '_', '.', ':', '-'; at most %d bytes)",
-		                  o->queue, SKED_MAX_NAME);
+		return sked__fail(
+		        h, SKED_EINVAL,
+		        "queue '%.64s' is not a valid name (letters, "
+		        "digits, '_', '.', ':', '-'; at most %d bytes)",
+		        o->queue, SKED_MAX_NAME);
 	if (payload_len > SKED_MAX_PAYLOAD)
 		return sked__fail(h, SKED_ETOOBIG,
 		                  "payload is %zu bytes; the limit is %d",
@@ -80,14 +82,14 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 		o = &defaults;
 	int at = o->run_at_ms != 0;
 	sked_val p[7] = {
-		SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
-		SKED_TEXTV(kind),
-		SKED_BLOBV(payload ? payload : "", payload ? len : 0),
-		SKED_INTV(o->priority),
-		SKED_INTV(at ? o->run_at_ms : o->delay_ms),
-		SKED_INTV(o->max_attempts ? o->max_attempts
-		                          : SKED_DEFAULT_MAX_ATTEMPTS),
-		SKED_TEXTV(o->unique_key),
+	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
+	        SKED_TEXTV(kind),
+	        SKED_BLOBV(payload ? payload : "", payload ? len : 0),
+	        SKED_INTV(o->priority),
+	        SKED_INTV(at ? o->run_at_ms : o->delay_ms),
+	        SKED_INTV(o->max_attempts ? o->max_attempts
+	                                  : SKED_DEFAULT_MAX_ATTEMPTS),
+	        SKED_TEXTV(o->unique_key),
 	};
 	sked_res r = {0};
 	*dup = 0;
@@ -117,9 +119,8 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 }
 
 SKED_API int
-sked_enqueue(sked *h, const char *kind, const char *payload,
-             size_t payload_len, const sked_enqueue_opts *opts,
-             int64_t *id_out, int *existed_out)
+sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
+             const sked_enqueue_opts *opts, int64_t *id_out, int *existed_out)
 {
 	if (!h || !h->db || !id_out)
 		return SKED_EINVAL;
@@ -156,8 +157,8 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	if (n == 0)
 		return SKED_OK;
 	if (h->dialect->enqueue_many)
-		return h->dialect->enqueue_many(h, kind, n, payloads, lens, opts,
-		                                ids_out);
+		return h->dialect->enqueue_many(h, kind, n, payloads, lens,
+		                                opts, ids_out);
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin the enqueue");
@@ -257,8 +258,7 @@ sked_task_get(sked *h, int64_t id, sked_task **out)
 }
 
 SKED_API int
-sked_task_list(sked *h, const sked_list_filter *f, sked_task **out,
-               size_t *n)
+sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 {
 	if (!h || !h->db || !out || !n)
 		return SKED_EINVAL;
@@ -277,12 +277,12 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out,
 	sked_val p[5];
 	int np = 0;
 	int len = snprintf(
-		tmpl, sizeof tmpl,
-		"SELECT id, queue, kind, payload, status, priority, "
-		"{ms:run_at}, attempts, max_attempts, node_id, "
-		"{ms:lease_until}, unique_key, schedule_name, {ms:fire_time}, "
-		"last_error, {ms:created_at}, {ms:updated_at}, "
-		"{ms:finished_at} FROM {p}task WHERE 1 = 1");
+	        tmpl, sizeof tmpl,
+	        "SELECT id, queue, kind, payload, status, priority, "
+	        "{ms:run_at}, attempts, max_attempts, node_id, "
+	        "{ms:lease_until}, unique_key, schedule_name, {ms:fire_time}, "
+	        "last_error, {ms:created_at}, {ms:updated_at}, "
+	        "{ms:finished_at} FROM {p}task WHERE 1 = 1");
 	if (f->status >= 0) {
 		p[np++] = SKED_INTV(f->status);
 		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
@@ -392,7 +392,8 @@ sked_retry(sked *h, int64_t id)
 	int st;
 	if ((rc = task_status(h, id, &st)) != SKED_OK)
 		return rc;
-	return sked__fail(h, SKED_ESTATE, "task %lld is %s; only dead, "
+	return sked__fail(h, SKED_ESTATE,
+	                  "task %lld is %s; only dead, "
 	                  "cancelled or waiting tasks can be retried",
 	                  (long long)id, sked_status_name(st));
 }
@@ -473,8 +474,8 @@ sked_stats(sked *h, sked_queue_stats **out, size_t *n)
 	int rc = sked__q(h, SKED_SQL_STATS, NULL, 0, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot count tasks");
-	sked_queue_stats *s = r.nrows ? calloc((size_t)r.nrows, sizeof *s)
-	                              : NULL;
+	sked_queue_stats *s =
+	        r.nrows ? calloc((size_t)r.nrows, sizeof *s) : NULL;
 	if (r.nrows && !s) {
 		sked__res_clear(&r);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");

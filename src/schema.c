@@ -25,7 +25,8 @@ sked__schema_version(sked *h, int *version)
 	*version = 0;
 	int rc = sked__q(h, SKED_SQL_META_GET, NULL, 0, &r);
 	if (rc == SKED_ESCHEMA) { /* no meta table: a fresh database */
-		/* PostgreSQL aborts a transaction on error; we are not in one */
+		/* PostgreSQL aborts a transaction on error; we are not in one
+		 */
 		return SKED_OK;
 	}
 	if (rc != SKED_OK)
@@ -99,13 +100,13 @@ apply(sked *h, int *applied)
 		version = (int)sked__res_int(&r, 0, 0);
 	sked__res_clear(&r);
 	if (version > SKED_SCHEMA_VERSION)
-		return sked__fail(h, SKED_ESCHEMA,
-		                  "the database's schema is at version %d, newer "
-		                  "than this sked knows (%d)",
-		                  version, SKED_SCHEMA_VERSION);
+		return sked__fail(
+		        h, SKED_ESCHEMA,
+		        "the database's schema is at version %d, newer "
+		        "than this sked knows (%d)",
+		        version, SKED_SCHEMA_VERSION);
 	for (const sked_schema_step *st = d->schema; st && st->version; st++) {
-		if (st->version <= version ||
-		    st->version > SKED_SCHEMA_VERSION)
+		if (st->version <= version || st->version > SKED_SCHEMA_VERSION)
 			continue;
 		char *sql = sked__dialect_expand(d, h->prefix, st->sql);
 		if (!sql)
@@ -121,10 +122,11 @@ apply(sked *h, int *applied)
 		char v[16];
 		snprintf(v, sizeof v, "%d", st->version);
 		sked_val p[2] = {SKED_TEXTV("schema_version"), SKED_TEXTV(v)};
-		if ((rc = sked__q(h, SKED_SQL_META_DEL, p, 1, NULL)) != SKED_OK ||
+		if ((rc = sked__q(h, SKED_SQL_META_DEL, p, 1, NULL)) !=
+		            SKED_OK ||
 		    (rc = sked__q(h, SKED_SQL_META_PUT, p, 2, NULL)) != SKED_OK)
-			return sked__fail_db(h, rc,
-			                     "cannot record the schema version");
+			return sked__fail_db(
+			        h, rc, "cannot record the schema version");
 		version = st->version;
 		(*applied)++;
 	}
@@ -138,7 +140,8 @@ sked__schema_migrate(sked *h)
 	int rc, applied = 0;
 	if (d->migrate_lock) {
 		/* a template: the lock may be keyed by the prefix */
-		char *lock = sked__dialect_expand(d, h->prefix, d->migrate_lock);
+		char *lock =
+		        sked__dialect_expand(d, h->prefix, d->migrate_lock);
 		if (!lock)
 			return sked__fail(h, SKED_ENOMEM, "out of memory");
 		rc = sked__qdyn(h, lock, NULL, 0, NULL);
@@ -168,7 +171,7 @@ sked__schema_migrate(sked *h)
 unlock:
 	if (d->migrate_unlock) {
 		char *unlock =
-			sked__dialect_expand(d, h->prefix, d->migrate_unlock);
+		        sked__dialect_expand(d, h->prefix, d->migrate_unlock);
 		if (unlock)
 			sked__ignore(sked__qdyn(h, unlock, NULL, 0, NULL));
 		free(unlock);

@@ -25,7 +25,7 @@ extern const struct sked_schema_step sked__schema_sqlserver[];
 struct sked;
 /* The version recorded in the database (0: none). */
 int sked__schema_version(struct sked *h, int *version)
-	__attribute__((warn_unused_result));
+        __attribute__((warn_unused_result));
 /* Bring the schema to SKED_SCHEMA_VERSION. */
 int sked__schema_migrate(struct sked *h) __attribute__((warn_unused_result));
 

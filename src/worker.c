@@ -73,7 +73,7 @@ struct sked_job {
 	int exit_code;
 	char *error;
 	char *output;
-	struct sked_job *next; /* in the job queue, done queue */
+	struct sked_job *next;          /* in the job queue, done queue */
 	struct sked_job *rnext, *rprev; /* in the running list */
 };
 
@@ -102,12 +102,12 @@ struct sked_worker {
 	int nqueues;
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv;      /* pool: a job or exit */
+	pthread_cond_t cv; /* pool: a job or exit */
 	sked_job *jobs_head, *jobs_tail;
 	sked_job *done_head, *done_tail;
-	sked_job *running;      /* list of jobs handed to the pool */
-	int nrunning;           /* jobs queued or running: slots in use */
-	int nunrecorded;        /* jobs done whose outcome is not recorded */
+	sked_job *running; /* list of jobs handed to the pool */
+	int nrunning;      /* jobs queued or running: slots in use */
+	int nunrecorded;   /* jobs done whose outcome is not recorded */
 	int pool_exit;
 	sked_worker_counters counters;
 
@@ -117,15 +117,15 @@ struct sked_worker {
 	int hb_started;
 	pthread_t wd_thread;
 	int wd_started;
-	sked *hf;               /* owned: the finisher's connection */
+	sked *hf; /* owned: the finisher's connection */
 	pthread_t fin_thread;
 	int fin_started;
 	pthread_cond_t cv_done; /* finisher: done jobs or exit */
 	int fin_exit;           /* w->mu */
 	atomic_int hb_exit;
 
-	int wake_fd;            /* eventfd: the loop's doorbell */
-	atomic_int stop;        /* 0, 1 graceful, 2 immediate */
+	int wake_fd;              /* eventfd: the loop's doorbell */
+	atomic_int stop;          /* 0, 1 graceful, 2 immediate */
 	atomic_llong lease_ok_ms; /* monotonic time the last renewal began */
 	unsigned rng;
 };
@@ -272,11 +272,13 @@ parse_queues(sked_worker *w, const char *spec)
 			max = (int)v;
 		}
 		if (!sked__name_valid(item))
-			return sked__fail(w->h, SKED_EINVAL,
-			                  "queues: '%.64s' is not a valid queue "
-			                  "name",
-			                  item);
-		wqueue *q = realloc(w->queues, sizeof *q * (size_t)(w->nqueues + 1));
+			return sked__fail(
+			        w->h, SKED_EINVAL,
+			        "queues: '%.64s' is not a valid queue "
+			        "name",
+			        item);
+		wqueue *q = realloc(w->queues,
+		                    sizeof *q * (size_t)(w->nqueues + 1));
 		if (!q)
 			return sked__fail(w->h, SKED_ENOMEM, "out of memory");
 		w->queues = q;
@@ -324,8 +326,10 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 		w->o.retry_max_ms = 3600 * 1000;
 	int rc = SKED_OK;
 	if (w->o.prefetch < 0 || w->o.prefetch > 10000)
-		rc = sked__fail(h, SKED_EINVAL, "prefetch %d is out of range "
-		                "0-10000", w->o.prefetch);
+		rc = sked__fail(h, SKED_EINVAL,
+		                "prefetch %d is out of range "
+		                "0-10000",
+		                w->o.prefetch);
 	else if (w->o.concurrency > 1024)
 		rc = sked__fail(h, SKED_EINVAL,
 		                "concurrency %d is out of range 1-1024",
@@ -401,7 +405,8 @@ static handler *
 add_handler(sked_worker *w, const char *kind)
 {
 	if (!kind || !sked__name_valid(kind)) {
-		sked__fail(w->h, SKED_EINVAL, "kind '%.64s' is not a valid name",
+		sked__fail(w->h, SKED_EINVAL,
+		           "kind '%.64s' is not a valid name",
 		           kind ? kind : "");
 		return NULL;
 	}
@@ -411,7 +416,8 @@ add_handler(sked_worker *w, const char *kind)
 			           "kind '%s' has two handlers", kind);
 			return NULL;
 		}
-	handler *v = realloc(w->handlers, sizeof *v * (size_t)(w->nhandlers + 1));
+	handler *v =
+	        realloc(w->handlers, sizeof *v * (size_t)(w->nhandlers + 1));
 	if (!v) {
 		sked__fail(w->h, SKED_ENOMEM, "out of memory");
 		return NULL;
@@ -474,7 +480,8 @@ sked_worker_stop(sked_worker *w, int immediate)
 	/* async-signal-safe: an atomic and a write(2) */
 	int want = immediate ? 2 : 1;
 	int cur = atomic_load(&w->stop);
-	while (cur < want && !atomic_compare_exchange_weak(&w->stop, &cur, want))
+	while (cur < want &&
+	       !atomic_compare_exchange_weak(&w->stop, &cur, want))
 		;
 	ring(w);
 }
@@ -511,7 +518,7 @@ run_program(sked_job *j, const handler *x)
 {
 	sked_worker *w = j->w;
 	char id[48], attempt[32], kind[SKED_MAX_NAME + 32],
-		queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32];
+	        queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32];
 	snprintf(id, sizeof id, "SKED_TASK_ID=%lld", (long long)j->t.id);
 	snprintf(attempt, sizeof attempt, "SKED_TASK_ATTEMPT=%d", j->t.attempt);
 	snprintf(kind, sizeof kind, "SKED_TASK_KIND=%s", j->t.kind);
@@ -519,18 +526,18 @@ run_program(sked_job *j, const handler *x)
 	snprintf(node, sizeof node, "SKED_NODE_ID=%s", w->node_id);
 	const char *env[] = {id, attempt, kind, queue, node, NULL};
 	sked_exec_spec spec = {
-		.argv = (const char *const *)x->argv,
-		.env_extra = env,
-		.input = j->t.payload,
-		.input_len = j->t.payload_len,
-		.timeout_ms = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms,
-		/* SIGTERM to SIGKILL: 2 s, but short enough that a handler
-		 * ignoring SIGTERM is dead before a lease the watchdog gave
-		 * up on can expire (short leases) */
-		.kill_grace_ms = safety_ms(w) / 2 < 2000 ? safety_ms(w) / 2
-		                                         : 2000,
-		.tail_max = 4096,
-		.cancel_fd = j->cancel_fd,
+	        .argv = (const char *const *)x->argv,
+	        .env_extra = env,
+	        .input = j->t.payload,
+	        .input_len = j->t.payload_len,
+	        .timeout_ms = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms,
+	        /* SIGTERM to SIGKILL: 2 s, but short enough that a handler
+	         * ignoring SIGTERM is dead before a lease the watchdog gave
+	         * up on can expire (short leases) */
+	        .kill_grace_ms =
+	                safety_ms(w) / 2 < 2000 ? safety_ms(w) / 2 : 2000,
+	        .tail_max = 4096,
+	        .cancel_fd = j->cancel_fd,
 	};
 	sked_exec_result res;
 	int rc = sked__exec_run(&spec, &res);
@@ -733,7 +740,8 @@ heartbeat_main(void *arg)
 			failing = 1;
 			if (rc == SKED_EUNAVAILABLE &&
 			    sked__reconnect(w->hb) != SKED_OK)
-				sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+				sked__log(SKED_LOG_DEBUG,
+				          "reconnect failed: %s",
 				          sked_errmsg(w->hb));
 			/* try again soon, but not in a tight loop */
 			next = mono_ms() + (beat_interval(w) < 1000
@@ -849,13 +857,14 @@ finish_done(sked_worker *w, int *db_failed)
 		} else {
 			o[i].what = SKED_FIN_FAIL;
 			o[i].retry_delay_ms = backoff_ms(w, j->t.attempt);
-			o[i].error = why == CANCEL_NOLEASE
-			                     ? "stopped: lease could not be "
-			                       "renewed"
-			             : why == CANCEL_LOST
-			                     ? "stopped: task no longer held by "
-			                       "this node"
-			                     : j->error;
+			o[i].error =
+			        why == CANCEL_NOLEASE
+			                ? "stopped: lease could not be "
+			                  "renewed"
+			        : why == CANCEL_LOST
+			                ? "stopped: task no longer held by "
+			                  "this node"
+			                : j->error;
 		}
 	}
 	int rc = sked__finish(w->hf, w->node_id, o, n);
@@ -893,8 +902,7 @@ finish_done(sked_worker *w, int *db_failed)
 			sked__log(o[k].dead ? SKED_LOG_WARN : SKED_LOG_INFO,
 			          "task %lld attempt %d/%d failed%s: %s",
 			          (long long)o[k].id, o[k].attempt,
-			          o[k].max_attempts,
-			          o[k].dead ? " (dead)" : "",
+			          o[k].max_attempts, o[k].dead ? " (dead)" : "",
 			          o[k].error ? o[k].error : "");
 	}
 	free(o);
@@ -991,10 +999,10 @@ claim_some(sked_worker *w, int *db_failed)
 		if (free_slots <= 0)
 			continue;
 		sked_claim_req req = {
-			.node_id = w->node_id,
-			.queue = w->nqueues ? w->queues[qi].name : NULL,
-			.limit = free_slots,
-			.lease_ms = w->o.lease_ms,
+		        .node_id = w->node_id,
+		        .queue = w->nqueues ? w->queues[qi].name : NULL,
+		        .limit = free_slots,
+		        .lease_ms = w->o.lease_ms,
 		};
 		sked_claimed *c = NULL;
 		int n = 0;
@@ -1005,7 +1013,8 @@ claim_some(sked_worker *w, int *db_failed)
 			          sked_errmsg(w->h));
 			if (rc == SKED_EUNAVAILABLE &&
 			    sked__reconnect(w->h) != SKED_OK)
-				sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+				sked__log(SKED_LOG_DEBUG,
+				          "reconnect failed: %s",
 				          sked_errmsg(w->h));
 			*db_failed = 1;
 			return 0;
@@ -1024,9 +1033,8 @@ outstanding(sked_worker *w, int64_t *count)
 	int nq = w->nqueues ? w->nqueues : 1;
 	for (int qi = 0; qi < nq; qi++) {
 		int64_t c = 0;
-		int rc = sked__outstanding(w->h, w->nqueues ? w->queues[qi].name
-		                                            : NULL,
-		                           &c);
+		int rc = sked__outstanding(
+		        w->h, w->nqueues ? w->queues[qi].name : NULL, &c);
 		if (rc != SKED_OK)
 			return rc;
 		*count += c;
@@ -1132,10 +1140,11 @@ finisher_main(void *arg)
 		finish_done(w, &failed);
 		if (failed) {
 			if (give_up && mono_ms() > give_up) {
-				sked__log(SKED_LOG_ERROR,
-				          "giving up recording results: their "
-				          "leases will expire and the tasks will "
-				          "run again");
+				sked__log(
+				        SKED_LOG_ERROR,
+				        "giving up recording results: their "
+				        "leases will expire and the tasks will "
+				        "run again");
 				pthread_mutex_lock(&w->mu);
 				break;
 			}
@@ -1165,7 +1174,8 @@ start_threads(sked_worker *w)
 	}
 	rc = sked__reopen(w->h, &w->hf);
 	if (rc != SKED_OK) {
-		sked__fail(w->h, rc, "cannot open the finisher's connection: %s",
+		sked__fail(w->h, rc,
+		           "cannot open the finisher's connection: %s",
 		           sked_errmsg(w->hf));
 		return rc;
 	}
@@ -1271,7 +1281,8 @@ sked_worker_run(sked_worker *w)
 		if (stop) {
 			int64_t now = mono_ms();
 			if (!grace_end) {
-				grace_end = now + (stop == 2 ? 0 : w->o.grace_ms);
+				grace_end =
+				        now + (stop == 2 ? 0 : w->o.grace_ms);
 				sked__log(SKED_LOG_INFO,
 				          "stopping: %d task(s) running",
 				          nrunning(w));
@@ -1281,7 +1292,8 @@ sked_worker_run(sked_worker *w)
 			if (unsettled(w) == 0)
 				break;
 			if (now > grace_end + 10000)
-				break; /* the finisher says what it could not record */
+				break; /* the finisher says what it could not
+				          record */
 			wait_for_work(w, 100);
 			continue;
 		}
@@ -1291,7 +1303,8 @@ sked_worker_run(sked_worker *w)
 			int taken = 0;
 			if (sked__reap(h, &taken) != SKED_OK)
 				db_failed = 1;
-			int64_t every = w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
+			int64_t every =
+			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
 			next_reap = now + every;
 		}
 		/* fire due schedules (exactly once across the cluster) */
@@ -1354,7 +1367,7 @@ sked_worker_run(sked_worker *w)
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
 	          "failed, %lld dead, %lld given back, %lld late",
 	          w->node_id, (long long)c.claimed, (long long)c.succeeded,
-	          (long long)c.failed, (long long)c.dead,
-	          (long long)c.released, (long long)c.late);
+	          (long long)c.failed, (long long)c.dead, (long long)c.released,
+	          (long long)c.late);
 	return SKED_OK;
 }

@@ -58,8 +58,7 @@ claim_sqlite(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 }
 
 static int
-claim_autocommit(sked *h, const sked_claim_req *req, sked_claimed **out,
-                 int *n)
+claim_autocommit(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 {
 	int rc = one_statement(h, req, out, n);
 	if (rc != SKED_OK)
@@ -158,19 +157,19 @@ claim_skip_locked(sked *h, const sked_claim_req *req, sked_claimed **out,
 }
 
 const sked_claim_strategy sked__claim_sqlite = {
-	.id = SKED_STRAT_SQLITE,
-	.name = "sqlite",
-	.claim = claim_sqlite,
+        .id = SKED_STRAT_SQLITE,
+        .name = "sqlite",
+        .claim = claim_sqlite,
 };
 
 const sked_claim_strategy sked__claim_skip_locked = {
-	.id = SKED_STRAT_SKIP_LOCKED,
-	.name = "skip-locked",
-	.claim = claim_skip_locked,
+        .id = SKED_STRAT_SKIP_LOCKED,
+        .name = "skip-locked",
+        .claim = claim_skip_locked,
 };
 
 const sked_claim_strategy sked__claim_readpast = {
-	.id = SKED_STRAT_READPAST,
-	.name = "readpast",
-	.claim = claim_autocommit,
+        .id = SKED_STRAT_READPAST,
+        .name = "readpast",
+        .claim = claim_autocommit,
 };

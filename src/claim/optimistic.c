@@ -21,8 +21,7 @@
 #include "internal.h"
 
 static int
-claim_optimistic(sked *h, const sked_claim_req *req, sked_claimed **out,
-                 int *n)
+claim_optimistic(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 {
 	int want = req->limit;
 	int cand = want * 3 < want + 16 ? want + 16 : want * 3;
@@ -72,7 +71,7 @@ claim_optimistic(sked *h, const sked_claim_req *req, sked_claimed **out,
 }
 
 const sked_claim_strategy sked__claim_optimistic = {
-	.id = SKED_STRAT_OPTIMISTIC,
-	.name = "optimistic",
-	.claim = claim_optimistic,
+        .id = SKED_STRAT_OPTIMISTIC,
+        .name = "optimistic",
+        .claim = claim_optimistic,
 };

@@ -146,8 +146,8 @@ lite_connect(const char *url, void **conn, sked_dberr *e)
 }
 
 static int
-lite_server(void *conn, char *product, size_t plen, char *version,
-            size_t vlen, sked_dberr *e)
+lite_server(void *conn, char *product, size_t plen, char *version, size_t vlen,
+            sked_dberr *e)
 {
 	snprintf(product, plen, "SQLite");
 	snprintf(version, vlen, "%s", sqlite3_libversion());
@@ -242,12 +242,12 @@ lite_native(void *conn)
 }
 
 const sked_driver sked__driver_sqlite = {
-	.name = "sqlite",
-	.connect = lite_connect,
-	.close = lite_close,
-	.server = lite_server,
-	.exec = lite_exec,
-	.socket = NULL,
-	.drain_notify = NULL,
-	.native = lite_native,
+        .name = "sqlite",
+        .connect = lite_connect,
+        .close = lite_close,
+        .server = lite_server,
+        .exec = lite_exec,
+        .socket = NULL,
+        .drain_notify = NULL,
+        .native = lite_native,
 };

@@ -137,8 +137,8 @@ late_finish_is_recorded_not_applied(void **state)
 	assert_int_equal(n, 1);
 	/* the lease runs out (made so with SQL) and n2 takes the task back */
 	char *sql = sked__dialect_expand(
-		h->dialect, h->prefix,
-		"UPDATE {p}task SET lease_until = {nowms} - 1000");
+	        h->dialect, h->prefix,
+	        "UPDATE {p}task SET lease_until = {nowms} - 1000");
 	assert_int_equal(sked__qdyn(h, sql, NULL, 0, NULL), SKED_OK);
 	free(sql);
 	int taken = 0;
@@ -193,8 +193,8 @@ failures_retry_then_die(void **state)
 	assert_int_equal(sked_enqueue(h, "k", NULL, 0, &eo, &id, NULL),
 	                 SKED_OK);
 	for (int attempt = 1; attempt <= 2; attempt++) {
-		sked_claim_req req = {.node_id = "n", .limit = 5,
-		                      .lease_ms = 30000};
+		sked_claim_req req = {
+		        .node_id = "n", .limit = 5, .lease_ms = 30000};
 		sked_claimed *c = NULL;
 		int n = 0;
 		assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
@@ -245,8 +245,7 @@ renew_lists_what_is_held(void **state)
 	int64_t *held = NULL;
 	int *att = NULL;
 	int nh = 0;
-	assert_int_equal(sked__renew(h, "n", 60000, &held, &att, &nh),
-	                 SKED_OK);
+	assert_int_equal(sked__renew(h, "n", 60000, &held, &att, &nh), SKED_OK);
 	assert_int_equal(nh, 2);
 	for (int i = 0; i < nh; i++)
 		assert_true(held[i] == ids[0] || held[i] == ids[2]);
@@ -268,11 +267,9 @@ unique_key_returns_existing(void **state)
 	sked_enqueue_opts eo = {.unique_key = "once"};
 	int64_t a, b;
 	int dup = -1;
-	assert_int_equal(sked_enqueue(h, "k", "1", 1, &eo, &a, &dup),
-	                 SKED_OK);
+	assert_int_equal(sked_enqueue(h, "k", "1", 1, &eo, &a, &dup), SKED_OK);
 	assert_int_equal(dup, 0);
-	assert_int_equal(sked_enqueue(h, "k", "2", 1, &eo, &b, &dup),
-	                 SKED_OK);
+	assert_int_equal(sked_enqueue(h, "k", "2", 1, &eo, &b, &dup), SKED_OK);
 	assert_int_equal(dup, 1);
 	assert_true(a == b);
 	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 1);
@@ -314,16 +311,16 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(enqueue_many_is_atomic),
-		cmocka_unit_test(claims_never_overlap),
-		cmocka_unit_test(late_finish_is_recorded_not_applied),
-		cmocka_unit_test(failures_retry_then_die),
-		cmocka_unit_test(renew_lists_what_is_held),
-		cmocka_unit_test(unique_key_returns_existing),
-		cmocka_unit_test(bad_input_is_refused_before_sql),
+	        cmocka_unit_test(enqueue_many_is_atomic),
+	        cmocka_unit_test(claims_never_overlap),
+	        cmocka_unit_test(late_finish_is_recorded_not_applied),
+	        cmocka_unit_test(failures_retry_then_die),
+	        cmocka_unit_test(renew_lists_what_is_held),
+	        cmocka_unit_test(unique_key_returns_existing),
+	        cmocka_unit_test(bad_input_is_refused_before_sql),
 	};
-	int failed = cmocka_run_group_tests_name("model/sqlite", tests, NULL,
-	                                         NULL);
+	int failed =
+	        cmocka_run_group_tests_name("model/sqlite", tests, NULL, NULL);
 	strategy = "optimistic";
 	failed += cmocka_run_group_tests_name("model/optimistic", tests, NULL,
 	                                      NULL);
