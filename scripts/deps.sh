@@ -12,7 +12,8 @@ demo_pkgs="gcc make cmake pkg-config libc6-dev libsqlite3-dev libinih-dev
 libjansson-dev tzdata"
 test_pkgs="$demo_pkgs libcmocka-dev libpq-dev postgresql postgresql-client
 libmariadb-dev mariadb-server mariadb-client unixodbc unixodbc-dev
-odbc-postgresql odbc-mariadb libsqliteodbc sqlite3 procps psmisc"
+odbc-postgresql odbc-mariadb libsqliteodbc sqlite3 procps psmisc e2fsprogs
+clang-format jq python3"
 
 case "${1:-demo}" in
 demo) want=$demo_pkgs ;;
