@@ -133,9 +133,13 @@ SKED_API void sked_close(sked *h);
  * The handle never begins, commits, rolls back or closes that connection:
  * the application's transaction decides. Enqueue, inspect and steer
  * tasks with it; do not run a worker on it. sked_close() leaves the
- * native connection open. With opts->migrate the schema is created in
- * the current transaction. SKED_EUNSUPPORTED when the driver is not built
- * or cannot wrap. Not thread safe beyond the native connection's rules. */
+ * native connection open. The schema must already exist (`sked init`, or
+ * sked_migrate on a handle of its own): a borrowed handle never migrates,
+ * whatever opts->migrate says, and on a database without the schema it
+ * fails with SKED_ESCHEMA (on PostgreSQL that failed read also aborts the
+ * application's transaction). SKED_EUNSUPPORTED when the driver is not
+ * built or cannot wrap. Not thread safe beyond the native connection's
+ * rules. */
 SKED_API int sked_open_borrowed(const char *driver, void *native,
                                 const sked_options *opts, sked **out);
 

@@ -319,7 +319,9 @@ setup(sked *h)
 	    !(h->notify_sql = sked__dialect_expand(h->dialect, h->prefix,
 	                                           h->dialect->notify)))
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
-	if (h->dialect->session_init) {
+	/* the application's own session keeps its settings: a borrowed
+	 * handle only enqueues and reads, which need none of them */
+	if (h->dialect->session_init && !h->borrowed) {
 		rc = sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc,
@@ -337,7 +339,7 @@ setup(sked *h)
 		        "the database's schema is at version %d, newer "
 		        "than this sked knows (%d): upgrade sked",
 		        h->schema_version, SKED_SCHEMA_VERSION);
-	if (!h->opts.migrate)
+	if (!h->opts.migrate || h->borrowed)
 		return sked__fail(h, SKED_ESCHEMA,
 		                  "the database's schema is at version %d, not "
 		                  "%d: run 'sked init'",
