@@ -370,9 +370,27 @@ static void __attribute__((noreturn)) child_main(const struct child_args *a)
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &dfl, NULL); /* EINVAL for libc's own */
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (sigaction(sig, &dfl, NULL) == 0)
+			continue;
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+		/* libc refuses the real-time signals it keeps for itself
+		 * (32, 33), but an ignored one is inherited across exec all
+		 * the same: reset it with the kernel's own call. This
+		 * layout of struct sigaction is the kernel's on these
+		 * architectures. */
+		struct {
+			void *handler;
+			unsigned long flags;
+			void *restorer;
+			unsigned long mask;
+		} k;
+		memset(&k, 0, sizeof k);
+		syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof k.mask);
+#endif
+	}
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
