@@ -10,6 +10,8 @@
 #   sk ARGS...        run sked
 #   skip REASON       exit 77 (CTest: skipped) — loudly; in CI a missing
 #                     server is a failure, not a skip
+#   not_here REASON   exit 77 for a test meant for another backend (also
+#                     in CI)
 #   fail REASON       exit 1
 #   expect_eq A B MSG, expect_rc RC CMD..., wait_for SECONDS CMD...
 #   sql QUERY         run SQL on the test database (sqlite3/psql/mariadb),
@@ -24,6 +26,11 @@ skip() {
 		echo "FAIL (would skip, but CI must run it): $*" >&2
 		exit 1
 	fi
+	echo "SKIP: $SKED_BACKEND: $*" >&2
+	exit 77
+}
+# not_here REASON: this test is for another backend; a skip even in CI.
+not_here() {
 	echo "SKIP: $SKED_BACKEND: $*" >&2
 	exit 77
 }

@@ -9,7 +9,7 @@
 # due row it scanned (a filesort over status IN (0, 4)) would starve the
 # worker, and one under REPEATABLE READ would take gap locks.
 . "$(dirname "$0")/lib.sh"
-[ "$SKED_BACKEND" = mariadb ] || skip "MariaDB skip-locked only (this is $SKED_BACKEND)"
+[ "$SKED_BACKEND" = mariadb ] || not_here "MariaDB skip-locked only (this is $SKED_BACKEND)"
 init_db
 sk info | grep -q "skip-locked" || skip "the server does not run skip-locked"
 

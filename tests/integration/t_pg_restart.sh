@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg | pg-optimistic) ;;
-*) skip "PostgreSQL (libpq) only" ;;
+*) not_here "PostgreSQL (libpq) only" ;;
 esac
 init_db
 
