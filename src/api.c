@@ -300,6 +300,13 @@ setup(sked *h)
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read the server's version");
 	sked__decide(h->product, h->version, &h->decision);
+	/* the SQL Server dialect reads times with DATEDIFF_BIG (2016, 13.x) */
+	if (h->decision.product == SKED_PROD_SQLSERVER &&
+	    h->decision.major > 0 && h->decision.major < 13)
+		return sked__fail(h, SKED_EUNSUPPORTED,
+		                  "sked needs SQL Server 2016 (13.x) or newer; "
+		                  "this is %s %s",
+		                  h->product, h->version);
 	h->dialect = sked__dialect_for(h->decision.product);
 	if (!h->dialect)
 		return sked__fail(h, SKED_EUNSUPPORTED,

@@ -774,6 +774,9 @@ watchdog_main(void *arg)
 
 /* ---- the loop ---- */
 
+/* How long --until-empty keeps trying a database that does not answer. */
+#define UNTIL_EMPTY_GIVE_UP_MS 60000
+
 /* Outcomes recorded in one transaction at most. */
 #define FINISH_MAX 500
 
@@ -1271,6 +1274,8 @@ sked_worker_run(sked_worker *w)
 	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
 
 	int64_t next_reap = 0, grace_end = 0, first_free = 0;
+	int64_t failing_since = 0;
+	int gave_up = 0;
 	int64_t db_backoff = 0;
 	sked_sched_clock sched = {0}; /* schedules: sched.c */
 	int64_t sched_in = 0;
@@ -1335,6 +1340,16 @@ sked_worker_run(sked_worker *w)
 				break;
 		}
 		if (db_failed) {
+			/* a worker keeps trying (it may hold running tasks);
+			 * a one-shot drain gives up after a minute */
+			if (!failing_since)
+				failing_since = mono_ms();
+			if (w->o.until_empty && unsettled(w) == 0 &&
+			    mono_ms() - failing_since >
+			            UNTIL_EMPTY_GIVE_UP_MS) {
+				gave_up = 1;
+				break;
+			}
 			db_backoff = db_backoff ? db_backoff * 2 : 100;
 			if (db_backoff > 5000)
 				db_backoff = 5000;
@@ -1342,6 +1357,7 @@ sked_worker_run(sked_worker *w)
 			continue;
 		}
 		db_backoff = 0;
+		failing_since = 0;
 		pthread_mutex_lock(&w->mu);
 		int more = free_slots_locked(w) > 0;
 		pthread_mutex_unlock(&w->mu);
@@ -1363,6 +1379,11 @@ sked_worker_run(sked_worker *w)
 	sked_worker_counters c;
 	sked_worker_get_counters(w, &c);
 	h->listening = 0;
+	if (gave_up)
+		return sked__fail(h, SKED_EUNAVAILABLE,
+		                  "the database stayed unreachable for %ds; "
+		                  "giving up (--until-empty)",
+		                  UNTIL_EMPTY_GIVE_UP_MS / 1000);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
 	          "failed, %lld dead, %lld given back, %lld late",
