@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "detect.h"
+#include "util/buf.h"
 #include "sked.h"
 
 #define TASK_COLS                                                              \
@@ -184,83 +185,55 @@ static const char *const generic[SKED_SQL__COUNT] = {
 
 /* ---- rendering ---- */
 
-typedef struct sbuf {
-	char *p;
-	size_t n, cap;
-	int oom;
-} sbuf;
-
 static void
-put(sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-static void
-putf(sbuf *b, const char *fmt, const char *arg, size_t arglen)
+putf(sked_buf *b, const char *fmt, const char *arg, size_t arglen)
 {
 	/* fmt holds "{}" where arg goes (once or twice); arg is not
 	 * NUL-terminated */
 	const char *pct = strstr(fmt, "{}");
 	if (!pct) {
-		put(b, fmt, strlen(fmt));
+		sked__buf_put(b, fmt, strlen(fmt));
 		return;
 	}
-	put(b, fmt, (size_t)(pct - fmt));
-	put(b, arg, arglen);
+	sked__buf_put(b, fmt, (size_t)(pct - fmt));
+	sked__buf_put(b, arg, arglen);
 	const char *rest = pct + 2;
 	const char *pct2 = strstr(rest, "{}");
 	if (pct2) {
-		put(b, rest, (size_t)(pct2 - rest));
-		put(b, arg, arglen);
+		sked__buf_put(b, rest, (size_t)(pct2 - rest));
+		sked__buf_put(b, arg, arglen);
 		rest = pct2 + 2;
 	}
-	put(b, rest, strlen(rest));
+	sked__buf_put(b, rest, strlen(rest));
 }
 
 char *
 sked__dialect_expand(const sked_dialect *d, const char *prefix, const char *t)
 {
-	sbuf b = {0};
-	put(&b, "", 0);
+	sked_buf b = {0};
+	sked__buf_put(&b, "", 0);
 	while (*t) {
 		const char *open = strchr(t, '{');
 		if (!open) {
-			put(&b, t, strlen(t));
+			sked__buf_put(&b, t, strlen(t));
 			break;
 		}
-		put(&b, t, (size_t)(open - t));
+		sked__buf_put(&b, t, (size_t)(open - t));
 		const char *close = strchr(open, '}');
 		if (!close) {
-			put(&b, open, strlen(open));
+			sked__buf_put(&b, open, strlen(open));
 			break;
 		}
 		const char *in = open + 1;
 		size_t n = (size_t)(close - in);
 		if (n == 1 && in[0] == 'p')
-			put(&b, prefix, strlen(prefix));
+			sked__buf_put(&b, prefix, strlen(prefix));
 		else if (n == 3 && memcmp(in, "now", 3) == 0)
-			put(&b, d->now, strlen(d->now));
+			sked__buf_put(&b, d->now, strlen(d->now));
 		else if (n == 5 && memcmp(in, "nowms", 5) == 0)
-			put(&b, d->nowms, strlen(d->nowms));
+			sked__buf_put(&b, d->nowms, strlen(d->nowms));
 		else if (n == 3 && memcmp(in, "ret", 3) == 0)
-			put(&b, d->ret, strlen(d->ret));
+			sked__buf_put(&b, d->ret, strlen(d->ret));
 		else if (n > 4 && memcmp(in, "now+", 4) == 0)
 			putf(&b, d->now_plus, in + 4, n - 4);
 		else if (n > 3 && memcmp(in, "ts:", 3) == 0)
@@ -271,7 +244,8 @@ sked__dialect_expand(const sked_dialect *d, const char *prefix, const char *t)
 			putf(&b, d->limit ? d->limit : " LIMIT {}", in + 4,
 			     n - 4);
 		else
-			put(&b, open, n + 2); /* not ours: keep as is */
+			sked__buf_put(&b, open,
+			              n + 2); /* not ours: keep as is */
 		t = close + 1;
 	}
 	if (b.oom) {

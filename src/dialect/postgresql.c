@@ -33,6 +33,7 @@
 
 #include "internal.h"
 #include "lease.h"
+#include "util/buf.h"
 
 /* statement cache slots for the hooks' texts (see internal.h) */
 #define SLOT_FINISH   (SKED_XSQL_BASE + 60)
@@ -120,79 +121,52 @@ static const char enqueue_sql[] =
 
 /* ---- array literals ---- */
 
-typedef struct abuf {
-	char *p;
-	size_t n, cap;
-	int oom;
-} abuf;
-
 static void
-aput(abuf *b, const char *s, size_t n)
+asep(sked_buf *b, size_t i)
 {
-	if (b->oom)
-		return;
-	if (b->n + n + 2 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->n + n + 2)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
+	sked__buf_put(b, i ? "," : "{", 1);
 }
 
 static void
-asep(abuf *b, size_t i)
-{
-	aput(b, i ? "," : "{", 1);
-}
-
-static void
-aint(abuf *b, size_t i, int64_t v, int null)
+aint(sked_buf *b, size_t i, int64_t v, int null)
 {
 	char num[24];
 	asep(b, i);
 	if (null)
-		aput(b, "NULL", 4);
+		sked__buf_put(b, "NULL", 4);
 	else
-		aput(b, num,
-		     (size_t)snprintf(num, sizeof num, "%lld", (long long)v));
+		sked__buf_put(b, num,
+		              (size_t)snprintf(num, sizeof num, "%lld",
+		                               (long long)v));
 }
 
 /* an element of a text[] literal: NULL, or double-quoted with '"' and
  * '\' escaped */
 static void
-atext(abuf *b, size_t i, const char *s, size_t len)
+atext(sked_buf *b, size_t i, const char *s, size_t len)
 {
 	asep(b, i);
 	if (!s) {
-		aput(b, "NULL", 4);
+		sked__buf_put(b, "NULL", 4);
 		return;
 	}
-	aput(b, "\"", 1);
+	sked__buf_put(b, "\"", 1);
 	size_t run = 0;
 	for (size_t k = 0; k < len; k++) {
 		if (s[k] == '"' || s[k] == '\\') {
-			aput(b, s + run, k - run);
-			aput(b, "\\", 1);
+			sked__buf_put(b, s + run, k - run);
+			sked__buf_put(b, "\\", 1);
 			run = k;
 		}
 	}
-	aput(b, s + run, len - run);
-	aput(b, "\"", 1);
+	sked__buf_put(b, s + run, len - run);
+	sked__buf_put(b, "\"", 1);
 }
 
 static void
-aend(abuf *b, size_t n)
+aend(sked_buf *b, size_t n)
 {
-	aput(b, n ? "}" : "{}", n ? 1 : 2);
+	sked__buf_put(b, n ? "}" : "{}", n ? 1 : 2);
 }
 
 /* ---- hooks ---- */
@@ -201,7 +175,7 @@ static int
 pg_finish_batch(sked *h, const char *node_id, sked_outcome *o, int n)
 {
 	enum { IDS, ATT, ST, STARTED, DELAY, EXIT, ERR, OUT, OUTCOME, NA };
-	abuf a[NA];
+	sked_buf a[NA];
 	memset(a, 0, sizeof a);
 	for (int i = 0; i < n; i++) {
 		size_t k = (size_t)i;
@@ -281,7 +255,7 @@ pg_enqueue_many(sked *h, const char *kind, size_t n,
 {
 	static const sked_enqueue_opts defaults = {0};
 	const sked_enqueue_opts *o = opts ? opts : &defaults;
-	abuf a = {0};
+	sked_buf a = {0};
 	for (size_t i = 0; i < n; i++) {
 		const char *s = payloads[i] ? payloads[i] : "";
 		size_t len = payloads[i] ? (lens ? lens[i] : strlen(s)) : 0;

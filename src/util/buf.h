@@ -1,0 +1,28 @@
+/*
+ * util/buf.h — a growable byte string, for text assembled piece by piece
+ * (rendered SQL templates, array literals).
+ *
+ * Layer: utilities, used by the dialects. The text stays NUL-terminated
+ * after every append. An allocation failure sets oom and makes later
+ * appends no-ops, so callers check once at the end.
+ */
+#ifndef SKED_UTIL_BUF_H
+#define SKED_UTIL_BUF_H
+
+#include <stddef.h>
+
+typedef struct sked_buf {
+	char *p;    /* NUL-terminated text, or NULL before the first append */
+	size_t n;   /* bytes, without the NUL */
+	size_t cap; /* bytes allocated */
+	int oom;    /* an append failed: p is incomplete */
+} sked_buf;
+
+/* Append n bytes of s. */
+void sked__buf_put(sked_buf *b, const char *s, size_t n);
+/* Append a NUL-terminated string. */
+void sked__buf_puts(sked_buf *b, const char *s);
+/* Release the text and reset b. Takes NULL. */
+void sked__buf_free(sked_buf *b);
+
+#endif /* SKED_UTIL_BUF_H */
