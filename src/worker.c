@@ -1291,6 +1291,12 @@ sked_worker_run(sked_worker *w)
 				sked__log(SKED_LOG_INFO,
 				          "stopping: %d task(s) running",
 				          nrunning(w));
+				/* prefetched tasks not yet started go back now:
+				 * the grace period is for tasks under way */
+				pthread_mutex_lock(&w->mu);
+				for (sked_job *j = w->jobs_head; j; j = j->next)
+					job_cancel(j, CANCEL_SHUTDOWN);
+				pthread_mutex_unlock(&w->mu);
 			}
 			if (stop == 2 || now >= grace_end)
 				cancel_running(w, CANCEL_SHUTDOWN);
