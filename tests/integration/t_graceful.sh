@@ -67,3 +67,25 @@ for id in $l1 $l2; do
 	expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $id AND node_id = 'second'")" succeeded "second worker's run of $id"
 done
 expect_eq "$(status_of "$late")" 2 "late task after the second worker"
+
+# With --prefetch, tasks claimed ahead but not yet started are given back
+# at once on SIGTERM: the grace period is for tasks under way, not for
+# starting queued ones. One slot, three more prefetched.
+rm -f "$T/fast" "$T/go"
+p1=$(sk enqueue short --queue pf)
+p2=$(sk enqueue short --queue pf)
+p3=$(sk enqueue short --queue pf)
+p4=$(sk enqueue short --queue pf)
+start_worker w3 --node-id prefetching --queues pf --concurrency 1 \
+	--prefetch 3 --grace 10s --lease 5s --poll 100ms \
+	--handler "short=$short $T"
+w3=$wpid
+held() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 1")" = 4 ]; }
+wait_for 20 held || { cat "$T/w3.log" >&2; fail "the prefetching worker did not claim 4 tasks"; }
+kill -TERM "$w3"
+touch "$T/go"
+wait_exit "$w3" 15
+[ "$wrc" = 0 ] || { cat "$T/w3.log" >&2; fail "prefetching worker exited $wrc"; }
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 2")" 1 "prefetch: the one task under way finished"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 0 AND attempts = 0")" 3 "prefetch: queued tasks given back untouched"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}run r JOIN {p}task t ON t.id = r.task_id WHERE t.queue = 'pf' AND r.outcome = 'released'")" 3 "prefetch: released runs"
