@@ -50,7 +50,7 @@ asan:
 install: build
 	cmake --install $(BUILD)
 
-FORMATTED = include/*.h src/*.[ch] src/*/*.[ch] cli/*.[ch] tests/unit/*.c \
+FORMATTED = include/*.h src/*.[ch] src/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] \
 	examples/*.c
 
 format:

@@ -23,28 +23,20 @@
 
 #include <cmocka.h>
 
+#include "sqlite_fixture.h"
+
 static char url[512];
 
 static void
 new_db(void)
 {
-	const char *base = getenv("SKED_TEST_TMP");
-	char dir[400];
-	if (base)
-		mkdir(base, 0755);
-	snprintf(dir, sizeof dir, "%s/lock.XXXXXX", base ? base : "/tmp");
-	assert_non_null(mkdtemp(dir));
-	snprintf(url, sizeof url, "sqlite:%s/sked.db", dir);
+	fixture_url("lock", url, sizeof url);
 }
 
 static sked *
 open_db(void)
 {
-	sked_options o = {.migrate = 1};
-	sked *h = NULL;
-	if (sked_open(url, &o, &h) != SKED_OK)
-		fail_msg("open: %s", sked_errmsg(h));
-	return h;
+	return fixture_open(url, NULL);
 }
 
 static int64_t

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "sqlite_fixture.h"
+
 #include "internal.h"
 #include "lease.h"
 
@@ -29,28 +31,14 @@ static char *
 tmp_url(void)
 {
 	static char url[512];
-	const char *base = getenv("SKED_TEST_TMP");
-	char dir[400];
-	snprintf(dir, sizeof dir, "%s/model.XXXXXX", base ? base : "/tmp");
-	if (base) {
-		char mk[420];
-		snprintf(mk, sizeof mk, "%s", base);
-		mkdir(mk, 0755);
-	}
-	assert_non_null(mkdtemp(dir));
-	snprintf(url, sizeof url, "sqlite:%s/sked.db", dir);
+	fixture_url("model", url, sizeof url);
 	return url;
 }
 
 static sked *
 open_db(const char *url)
 {
-	sked_options o = {.strategy = strategy, .migrate = 1};
-	sked *h = NULL;
-	int rc = sked_open(url, &o, &h);
-	if (rc != SKED_OK)
-		fail_msg("open: %s", sked_errmsg(h));
-	return h;
+	return fixture_open(url, strategy);
 }
 
 static int64_t
