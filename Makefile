@@ -3,7 +3,9 @@
 #   make demo       install what is missing, build, run the showcase
 #   make test       install what is missing, build, start private database
 #                   servers, run every test (also under ASan/UBSan), stop
-#   make build      configure and build into build/
+#   make build      configure and build into build/ (configure runs every
+#                   time, so driver libraries installed since are built)
+#   make deb        a Debian package of build/ (CPack), in build/
 #   make asan       build with AddressSanitizer+UBSan into build-asan/
 #   make format     apply .clang-format;  make format-check  to verify
 #   make install    install into PREFIX (default /usr/local)
@@ -14,7 +16,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build demo test test-only asan deps-demo deps-test format \
-	format-check install clean bench
+	format-check install clean bench deb
 
 all: build
 
@@ -24,11 +26,14 @@ deps-demo:
 deps-test:
 	@sh scripts/deps.sh test
 
-$(BUILD)/CMakeCache.txt:
+# Configure on every build, not only the first: CMake probes again for a
+# driver library it did not find before (`make demo` configures before
+# `make test` installs libmariadb and unixODBC), so the drivers built are
+# those whose libraries are installed now. A configure that changes
+# nothing costs about a second and rebuilds nothing.
+build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DCMAKE_INSTALL_PREFIX=$(PREFIX)
-
-build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: deps-demo
@@ -49,6 +54,11 @@ asan:
 
 install: build
 	cmake --install $(BUILD)
+
+# the .deb lands in $(BUILD)/, named sked_VERSION_ARCH.deb; its
+# dependencies come from dpkg-shlibdeps
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 FORMATTED = include/*.h src/*.[ch] src/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] \
 	examples/*.c

@@ -13,7 +13,8 @@ libjansson-dev tzdata"
 test_pkgs="$demo_pkgs libcmocka-dev libpq-dev postgresql postgresql-client
 libmariadb-dev mariadb-server mariadb-client unixodbc unixodbc-dev
 odbc-postgresql odbc-mariadb libsqliteodbc sqlite3 procps psmisc e2fsprogs
-clang-format jq python3"
+clang-format jq python3 help2man man-db bash-completion dpkg-dev lintian
+binutils"
 
 case "${1:-demo}" in
 demo) want=$demo_pkgs ;;

@@ -6,8 +6,21 @@
 # test exit 77, which CTest reports as skipped, loudly.
 if(CMOCKA_FOUND)
   file(GLOB SKED_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/test_*.c)
+  # A driver's unit tests are built with the driver, never without it.
+  set(SKED_DRIVER_TESTS test_pg:libpq test_mysql:mariadb test_odbc:odbc)
   foreach(t ${SKED_UNIT_TESTS})
     get_filename_component(name ${t} NAME_WE)
+    set(needs "")
+    foreach(dt ${SKED_DRIVER_TESTS})
+      string(REPLACE ":" ";" dt ${dt})
+      list(GET dt 0 dtname)
+      if(dtname STREQUAL name)
+        list(GET dt 1 needs)
+      endif()
+    endforeach()
+    if(needs AND NOT " ${SKED_BUILT_DRIVERS} " MATCHES " ${needs} ")
+      continue()
+    endif()
     add_executable(${name} ${t})
     target_compile_options(${name} PRIVATE "SHELL:-iquote ${CMAKE_SOURCE_DIR}/src"
                            "SHELL:-iquote ${CMAKE_BINARY_DIR}")
@@ -31,8 +44,31 @@ foreach(t ${SKED_INT_TESTS})
   foreach(b ${SKED_BACKENDS})
     add_test(NAME ${b}/${name} COMMAND bash ${t})
     set_tests_properties(${b}/${name} PROPERTIES
-      ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BACKEND=${b};SKED_BUILD=${CMAKE_BINARY_DIR};SKED_SRC=${CMAKE_SOURCE_DIR}"
+      ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BACKEND=${b};SKED_BUILD=${CMAKE_BINARY_DIR};SKED_SRC=${CMAKE_SOURCE_DIR};SKED_DRIVERS_OFF=${SKED_DRIVERS_OFF}"
       SKIP_RETURN_CODE 77 LABELS "integration;${b}" TIMEOUT 600)
   endforeach()
 endforeach()
 include(${CMAKE_SOURCE_DIR}/tests/pg_example.cmake)
+
+# build/drivers: every driver whose client library is installed now is in
+# this build, unless it was turned off (-DSKED_WITH_…=OFF). A library
+# installed after the build was configured fails it, with the fix.
+add_test(NAME build/drivers COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_drivers.sh)
+set_tests_properties(build/drivers PROPERTIES
+  ENVIRONMENT "SKED_BUILT_DRIVERS=${SKED_BUILT_DRIVERS};SKED_DRIVERS_OFF=${SKED_DRIVERS_OFF};SKED_BUILD=${CMAKE_BINARY_DIR}"
+  LABELS build TIMEOUT 60)
+
+# install/*: install into a scratch prefix and build programs against it;
+# package/deb: build the Debian package and look inside it.
+add_test(NAME install/consumer COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_install.sh)
+set_tests_properties(install/consumer PROPERTIES
+  ENVIRONMENT "SKED_BUILD=${CMAKE_BINARY_DIR};SKED_SRC=${CMAKE_SOURCE_DIR};SKED_BUILT_DRIVERS=${SKED_BUILT_DRIVERS}"
+  LABELS build TIMEOUT 600 RUN_SERIAL ON)
+add_test(NAME package/deb COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_deb.sh)
+set_tests_properties(package/deb PROPERTIES
+  ENVIRONMENT "SKED_BUILD=${CMAKE_BINARY_DIR};SKED_SRC=${CMAKE_SOURCE_DIR}"
+  SKIP_RETURN_CODE 77 LABELS build TIMEOUT 600 RUN_SERIAL ON)
+add_test(NAME build/completion COMMAND bash ${CMAKE_SOURCE_DIR}/tests/build/t_completion.sh)
+set_tests_properties(build/completion PROPERTIES
+  ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_SRC=${CMAKE_SOURCE_DIR}"
+  LABELS build TIMEOUT 60)

@@ -161,14 +161,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Initialise the schema for this test's prefix; a backend whose driver is
-# not built skips.
+# Initialise the schema for this test's prefix. A backend whose driver
+# is not built skips, unless the driver's library is installed and the
+# driver was not turned off: then the build is stale, and that fails.
 init_db() {
 	set +e
 	sk init >"$T/init.out" 2>"$T/init.err"
 	rc=$?
 	set -e
 	if [ $rc = 69 ] && grep -q "no driver" "$T/init.err"; then
+		case "$SKED_BACKEND" in
+		pg*) mod=libpq ;;
+		mariadb*) mod=libmariadb ;;
+		odbc*) mod=odbc ;;
+		*) mod="" ;;
+		esac
+		case " ${SKED_DRIVERS_OFF:-} " in *" $mod "*) mod="" ;; esac
+		if [ -n "$mod" ] && pkg-config --exists "$mod" 2>/dev/null; then
+			fail "$mod is installed but this build has no driver for" \
+				"it (configure again: make build): $(cat "$T/init.err")"
+		fi
 		skip "$(cat "$T/init.err")"
 	fi
 	[ $rc = 0 ] || { cat "$T/init.err" >&2; fail "sked init exited $rc"; }

@@ -1,0 +1,101 @@
+# bash completion for sked — installed as
+# PREFIX/share/bash-completion/completions/sked, where bash-completion
+# finds it on first use of `sked` when PREFIX/share is in XDG_DATA_DIRS
+# (by default /usr/local/share and /usr/share are).
+#
+# Command names and each command's flags come from the program itself
+# (`sked --help` and `sked help COMMAND`), so they follow the binary
+# being completed; the kinds of values (durations, strategies, status
+# names, policies) are listed here.
+
+_sked_commands() {
+	# "  NAME         summary": NAME fills 12 columns after the indent
+	"$1" --help 2>/dev/null | sed -n '/^Commands:$/,/^$/p' | sed '1d;$d' |
+		cut -c3-14 | sed 's/ *$//'
+}
+
+_sked() {
+	local cur prev words cword
+	_init_completion -n = 2>/dev/null || {
+		cur=${COMP_WORDS[COMP_CWORD]}
+		prev=${COMP_WORDS[COMP_CWORD - 1]}
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+	}
+	local sked=${words[0]}
+	local i cmd="" sub="" gflags="--db --config --strategy --json --help --version"
+
+	# values of the flag just typed
+	case $prev in
+	--strategy)
+		COMPREPLY=($(compgen -W "auto skip-locked readpast optimistic sqlite" -- "$cur"))
+		return ;;
+	--status)
+		COMPREPLY=($(compgen -W "pending running succeeded dead retry cancelled" -- "$cur"))
+		return ;;
+	--misfire)
+		COMPREPLY=($(compgen -W "fire-once fire-all skip" -- "$cur"))
+		return ;;
+	--overlap)
+		COMPREPLY=($(compgen -W "allow skip" -- "$cur"))
+		return ;;
+	--in | --lease | --poll | --grace | --timeout | --retry-base | --retry-max | \
+		--ttl | --wait | --at-least | --older-than | --wait-db)
+		[ -n "$cur" ] || COMPREPLY=(500ms 30s 10m 2h 1d)
+		[ -n "$cur" ] && COMPREPLY=($(compgen -W "${cur}ms ${cur}s ${cur}m ${cur}h ${cur}d" -- "$cur"))
+		return ;;
+	--config | --lines)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--tz)
+		COMPREPLY=($(cd /usr/share/zoneinfo 2>/dev/null && compgen -f -- "$cur"))
+		return ;;
+	--db | --at | --from | --queue | --queues | --kind | --node-id | --unique | \
+		--priority | --max-attempts | --count | --limit | --concurrency | \
+		--prefetch | --handler | --payload)
+		return ;;
+	esac
+
+	# find the command (and subcommand) among the words before this one
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		--db | --config | --strategy) ((i++)) ;;
+		-*) ;;
+		*)
+			if [ -z "$cmd" ]; then
+				cmd=${words[i]}
+			elif [ -z "$sub" ]; then
+				sub=${words[i]}
+				break
+			fi ;;
+		esac
+	done
+
+	if [ -z "$cmd" ]; then
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "$gflags" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(_sked_commands "$sked" | cut -d' ' -f1 | sort -u)" -- "$cur"))
+		fi
+		return
+	fi
+	case $cmd in
+	cron | lock)
+		if [ -z "$sub" ]; then
+			COMPREPLY=($(compgen -W "$(_sked_commands "$sked" | sed -n "s/^$cmd //p")" -- "$cur"))
+			return
+		fi
+		cmd="$cmd $sub" ;;
+	help)
+		COMPREPLY=($(compgen -W "$(_sked_commands "$sked" | cut -d' ' -f1 | sort -u)" -- "$cur"))
+		return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		# shellcheck disable=SC2086 # "cron next" is two words
+		COMPREPLY=($(compgen -W "$("$sked" help $cmd 2>/dev/null |
+			grep -o -- '--[a-z][a-z-]*' | sort -u) --json --help" -- "$cur"))
+	elif [ "$cmd" = "enqueue" ] || [ "$cmd" = "cron add" ]; then
+		:
+	fi
+}
+complete -F _sked sked

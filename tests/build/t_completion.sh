@@ -1,0 +1,45 @@
+#!/bin/bash
+# tests/build/t_completion.sh — the bash completion in contrib/sked.bash
+# completes commands, subcommands, flags and kinds of values, asking the
+# built binary for its commands and flags (CTest: build/completion).
+set -eu
+: "${SKED:?}" "${SKED_SRC:?}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
+ln -s "$SKED" "$bindir/sked"
+PATH=$bindir:$PATH
+[ -f /usr/share/bash-completion/bash_completion ] &&
+	. /usr/share/bash-completion/bash_completion
+. "$SKED_SRC/contrib/sked.bash"
+
+# complete LINE: the words of LINE, completing its last word
+complete_line() {
+	read -r -a COMP_WORDS <<<"$1"
+	case $1 in *" ") COMP_WORDS+=("") ;; esac
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMP_LINE=$1
+	COMP_POINT=${#1}
+	COMPREPLY=()
+	_sked
+	echo "${COMPREPLY[*]}"
+}
+expect() { # LINE WORD: completing LINE offers WORD
+	got=$(complete_line "$1")
+	case " $got " in *" $2 "*) ;; *) fail "'$1' offers '$got', not '$2'" ;; esac
+}
+expect "sked cr" cron
+expect "sked en" enqueue
+expect "sked --db sqlite:x.db sta" stats
+expect "sked cron " next
+expect "sked cron ne" next
+expect "sked lock " run
+expect "sked worker --pre" --prefetch
+expect "sked worker --until" --until-empty
+expect "sked cron next --c" --count
+expect "sked --strategy " skip-locked
+expect "sked list --status " dead
+expect "sked cron add n e k --misfire " fire-all
+expect "sked enqueue k --in 5" 5m
+expect "sked help w" worker
+echo "completion ok"
