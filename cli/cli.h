@@ -43,6 +43,7 @@ struct cli_config {
 	const char *path;
 	char *database, *strategy, *prefix; /* [sked] */
 	char *node_id, *queues;             /* [worker] */
+	char *http;                         /* [worker] http = ADDR:PORT */
 	int concurrency;
 	int64_t lease_ms, poll_ms, grace_ms, timeout_ms;
 	int64_t retry_base_ms, retry_max_ms;

@@ -10,6 +10,7 @@
  * (sked_worker_*).
  */
 #include "cli.h"
+#include "ops.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -30,7 +31,12 @@ on_signal(int sig)
 	int n;
 
 	(void)sig;
+	if (sig == SIGHUP) {
+		cli_ops_hup(); /* never a stop: reload what can be reloaded */
+		return;
+	}
 	n = ++g_signals;
+	cli_ops_stopping();
 	if (w != NULL)
 		sked_worker_stop(w, n >= 2); /* async-signal-safe */
 }
@@ -45,7 +51,8 @@ install_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	if (sigaction(SIGTERM, &sa, NULL) != 0 ||
-	    sigaction(SIGINT, &sa, NULL) != 0)
+	    sigaction(SIGINT, &sa, NULL) != 0 ||
+	    sigaction(SIGHUP, &sa, NULL) != 0)
 		return -1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_IGN;
@@ -142,7 +149,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		O_RMAX,
 		O_EMPTY,
 		O_NOOP,
-		O_PREFETCH
+		O_PREFETCH,
+		O_HTTP
 	};
 	static const struct option opts[] = {
 	        {"queues", required_argument, NULL, O_QUEUES},
@@ -157,6 +165,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	        {"retry-max", required_argument, NULL, O_RMAX},
 	        {"until-empty", no_argument, NULL, O_EMPTY},
 	        {"prefetch", required_argument, NULL, O_PREFETCH},
+	        {"http", required_argument, NULL, O_HTTP},
 	        /* hidden: a built-in no-op C handler, for `sked bench` */
 	        {"builtin-noop", required_argument, NULL, O_NOOP},
 	        CLI_COMMON_OPTIONS,
@@ -168,6 +177,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	size_t nh = 0, i;
 	sked_worker *w = NULL;
 	const char *noop_kind = NULL;
+	const char *http = cfg->http;
+	struct cli_ops *ops = NULL;
 	long long v;
 	int ch, ex = 0, rc;
 
@@ -255,6 +266,9 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		case O_NOOP:
 			noop_kind = optarg;
 			break;
+		case O_HTTP:
+			http = optarg;
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "worker");
 			goto out;
@@ -333,8 +347,13 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		ex = EX_OSERR;
 		goto out;
 	}
+	/* metrics, health, sd_notify, SIGHUP (ops.c) */
+	if ((ex = cli_ops_start(c, w, http, &ops)) != 0)
+		goto out;
 	rc = sked_worker_run(w);
 	g_worker = NULL;
+	cli_ops_stop(ops);
+	ops = NULL;
 	/* The library logs the worker's counters as it stops. */
 	if (rc != SKED_OK)
 		ex = cli_fail(c->h, rc, "worker %s", sked_worker_node_id(w));
@@ -345,6 +364,7 @@ nomem:
 	ex = EX_OSERR;
 out:
 	g_worker = NULL;
+	cli_ops_stop(ops);
 	sked_worker_free(w);
 	free_handlers(hs, nh);
 	return ex;

@@ -152,6 +152,8 @@ on_worker(struct parse *p, const char *name, const char *value)
 		return set_str(p, &cfg->node_id, value);
 	if (strcmp(name, "queues") == 0)
 		return set_str(p, &cfg->queues, value);
+	if (strcmp(name, "http") == 0)
+		return set_str(p, &cfg->http, value);
 	if (strcmp(name, "concurrency") == 0) {
 		char *end;
 		long v;
@@ -380,6 +382,7 @@ cli_config_free(struct cli_config *cfg)
 	free(cfg->prefix);
 	free(cfg->node_id);
 	free(cfg->queues);
+	free(cfg->http);
 	for (i = 0; i < cfg->nhandlers; i++) {
 		free(cfg->handlers[i].kind);
 		free(cfg->handlers[i].command);

@@ -99,6 +99,11 @@ typedef void (*sked_log_fn)(int level, const char *line, void *userdata);
  * is SKED_LOG_INFO, or the value of SKED_LOG (error|warn|info|debug). */
 SKED_API void sked_set_log(sked_log_fn fn, void *userdata, int threshold);
 
+/* Write one line through sked's log (the sink, threshold and format
+ * above), for programs built on sked that want their lines beside it. */
+SKED_API void sked_log(int level, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
 /* ------------------------------------------------------------------ */
 /* Handle                                                             */
 /* ------------------------------------------------------------------ */
@@ -528,6 +533,122 @@ typedef struct sked_lock_state {
 
 /* Read a lock. SKED_ENOTFOUND when it was never taken. */
 SKED_API int sked_lock_get(sked *h, const char *name, sked_lock_state *out);
+
+/* ------------------------------------------------------------------ */
+/* Operations: what metrics, health probes and the dashboard read      */
+/* (src/ops.c, docs/operations.md)                                     */
+/* ------------------------------------------------------------------ */
+
+/* The live part of one queue: tasks not yet ended. */
+typedef struct sked_queue_gauge {
+	char queue[SKED_MAX_NAME + 1];
+	int64_t pending;  /* status pending, due or not */
+	int64_t retrying; /* status retry (waiting before the next attempt) */
+	int64_t running;
+	int64_t due;               /* pending or retrying with run_at <= now */
+	int64_t oldest_due_age_ms; /* now - run_at of the oldest due task;
+	                              0 when none is due */
+} sked_queue_gauge;
+
+typedef struct sked_cluster_gauges {
+	sked_queue_gauge *queues; /* by queue name; free with free() */
+	size_t nqueues;
+	int64_t nodes, nodes_alive; /* node rows; heartbeat within a lease */
+	int64_t now_ms;             /* the database's now */
+} sked_cluster_gauges;
+
+/* One statement: counts of unfinished tasks per queue, the oldest due
+ * task's age, and the nodes. It reads only rows that are not ended (the
+ * partial indexes of claimable and running tasks where the product has
+ * them), so its cost does not grow with finished work. Free with
+ * sked_cluster_gauges_free (NULL-safe). */
+SKED_API int sked_cluster_gauges_get(sked *h, sked_cluster_gauges *out);
+SKED_API void sked_cluster_gauges_free(sked_cluster_gauges *g);
+
+/* Finished attempts per minute over the last minutes (at most 120),
+ * newest minute last: ok[i] succeeded, failed[i] failed (any other
+ * outcome but given back). Read from the newest runs by id (at most
+ * 20000 of them), so the cost is bounded whatever the history. */
+SKED_API int sked_throughput(sked *h, int minutes, int64_t *ok,
+                             int64_t *failed);
+
+/* The id of the task with this unique key; SKED_ENOTFOUND if none. */
+SKED_API int sked_task_find_unique(sked *h, const char *key, int64_t *id);
+
+/* Retry (or cancel) many tasks in one transaction: each id as
+ * sked_retry (sked_cancel) would, skipping those whose state does not
+ * allow it. *done (may be NULL) gets how many changed. */
+SKED_API int sked_retry_ids(sked *h, const int64_t *ids, size_t n,
+                            int64_t *done);
+SKED_API int sked_cancel_ids(sked *h, const int64_t *ids, size_t n,
+                             int64_t *done);
+
+/* Retry every task matching f (status dead, retry or cancelled; queue and
+ * kind NULL for any), or cancel every one (status pending, running or
+ * retry), in one statement. f->limit and f->before_id are ignored.
+ * SKED_EINVAL for another status. */
+SKED_API int sked_retry_where(sked *h, const sked_list_filter *f,
+                              int64_t *done);
+SKED_API int sked_cancel_where(sked *h, const sked_list_filter *f,
+                               int64_t *done);
+
+/* Remove node rows whose heartbeat is older than older_than_ms and that
+ * hold no running task. *removed may be NULL. */
+SKED_API int sked_nodes_prune(sked *h, int64_t older_than_ms, int64_t *removed);
+/* A worker prunes nodes dead for longer than this, once a minute. */
+#define SKED_NODE_PRUNE_MS (24LL * 3600 * 1000)
+
+typedef struct sked_lock_row {
+	char *name;
+	char *owner; /* NULL when free */
+	int64_t locked_at_ms, locked_until_ms, token;
+	int held; /* owner set and locked_until > now */
+} sked_lock_row;
+
+/* Every cluster lock, by name. Free with sked_lock_rows_free. */
+SKED_API int sked_lock_list(sked *h, sked_lock_row **out, size_t *n);
+SKED_API void sked_lock_rows_free(sked_lock_row *l, size_t n);
+
+/* A histogram of durations with fixed bounds (seconds):
+ * sked_hist_bound(i) for i < SKED_HIST_BUCKETS; bucket[i] counts the
+ * observations <= that bound and > the one before (not cumulative); the
+ * last slot counts the rest. */
+#define SKED_HIST_BUCKETS 14
+typedef struct sked_hist {
+	int64_t bucket[SKED_HIST_BUCKETS + 1];
+	int64_t count;
+	double sum_s;
+} sked_hist;
+SKED_API double sked_hist_bound(int i);
+
+typedef struct sked_worker_kind_metrics {
+	char kind[SKED_MAX_NAME + 1];
+	int64_t succeeded, failed, dead, late, released;
+	sked_hist handler; /* how long handlers of this kind ran */
+} sked_worker_kind_metrics;
+
+typedef struct sked_worker_metrics {
+	sked_worker_counters c;
+	int slots;       /* concurrency */
+	int busy;        /* jobs queued or running */
+	int unrecorded;  /* results waiting to be recorded */
+	sked_hist claim; /* claim statements (each batch) */
+	int64_t claim_errors, renewals, renewal_errors, finish_errors;
+	int running; /* sked_worker_run is under way, registered */
+	/* ms since the claim loop, the heartbeat (a successful renewal) and
+	 * the finisher last made progress; the finisher counts as making
+	 * progress while it has nothing to record. -1: not started. */
+	int64_t loop_age_ms, beat_age_ms, finish_age_ms;
+	int64_t lease_ms, poll_ms;
+	sked_worker_kind_metrics *kinds; /* one per handler; free with
+	                                    sked_worker_metrics_free */
+	size_t nkinds;
+} sked_worker_metrics;
+
+/* A snapshot of the worker's own numbers. Thread safe: may be called from
+ * any thread while sked_worker_run runs. */
+SKED_API int sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out);
+SKED_API void sked_worker_metrics_free(sked_worker_metrics *m);
 
 /* ------------------------------------------------------------------ */
 /* Small helpers shared by the library and its programs               */

@@ -61,7 +61,8 @@ int sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
 /* Statements that a module keeps beside its code (sched.c, lock.c) as
  * templates: expanded for this handle on first use, cached in slot
  * (SKED_XSQL_BASE .. SKED_XSQL_BASE + SKED_XSQL_N - 1; sched.c takes
- * 64-95, lock.c 96-111), and run through the driver's statement cache. */
+ * 64-95, lock.c 96-111, ops.c 112-127), and run through the driver's
+ * statement cache. */
 #define SKED_XSQL_BASE 64
 int sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
              sked_res *res) __attribute__((warn_unused_result));

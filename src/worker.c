@@ -83,6 +83,7 @@ typedef struct handler {
 	void *ud;
 	char **argv;
 	int64_t timeout_ms;
+	sked_worker_kind_metrics m; /* w->mu: sked_worker_get_metrics */
 } handler;
 
 typedef struct wqueue {
@@ -128,6 +129,11 @@ struct sked_worker {
 	atomic_int stop;          /* 0, 1 graceful, 2 immediate */
 	atomic_llong lease_ok_ms; /* monotonic time the last renewal began */
 	unsigned rng;
+	/* operations (sked_worker_get_metrics): w->mu guards these */
+	sked_hist claim_hist;
+	int64_t claim_errors, renewals, renewal_errors, finish_errors;
+	atomic_llong loop_ok_ms, fin_ok_ms; /* monotonic ms of progress */
+	atomic_int run_started;
 };
 
 /* ---- small helpers ---- */
@@ -511,6 +517,58 @@ find_handler(const sked_worker *w, const char *kind)
 	return NULL;
 }
 
+/* ---- operations: numbers for sked_worker_get_metrics ---- */
+
+static void
+hist_add(sked_hist *hg, int64_t ms)
+{
+	double s = (double)ms / 1000.0;
+	int i = 0;
+	while (i < SKED_HIST_BUCKETS && s > sked_hist_bound(i))
+		i++;
+	hg->bucket[i]++;
+	hg->count++;
+	hg->sum_s += s;
+}
+
+static void
+note_handler(sked_worker *w, const sked_job *j, int64_t ms)
+{
+	handler *x = (handler *)find_handler(w, j->t.kind);
+	if (x) /* w->mu held */
+		hist_add(&x->m.handler, ms);
+}
+
+static void
+note_outcome(sked_worker *w, const sked_job *j, const sked_outcome *o)
+{
+	handler *x = (handler *)find_handler(w, j->t.kind);
+	if (!x) /* w->mu held */
+		return;
+	if (!o->applied)
+		x->m.late++;
+	else if (o->what == SKED_FIN_OK)
+		x->m.succeeded++;
+	else if (o->what == SKED_FIN_RELEASE)
+		x->m.released++;
+	else if (o->dead)
+		x->m.dead++;
+	else
+		x->m.failed++;
+}
+
+/* count (may be NULL) one more; observe ms in hg (may be NULL) */
+static void
+note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms)
+{
+	pthread_mutex_lock(&w->mu);
+	if (count)
+		(*count)++;
+	if (hg)
+		hist_add(hg, ms);
+	pthread_mutex_unlock(&w->mu);
+}
+
 static int64_t safety_ms(const sked_worker *w);
 
 static void
@@ -597,12 +655,14 @@ pool_main(void *arg)
 		j->next = NULL;
 		pthread_mutex_unlock(&w->mu);
 
+		int64_t ran = mono_ms();
 		if (atomic_load(&j->cancel) == CANCEL_NONE)
 			run_job(j);
 		else
 			j->error = strdup("cancelled before it started");
 
 		pthread_mutex_lock(&w->mu);
+		note_handler(w, j, mono_ms() - ran);
 		/* out of the running list, onto the done queue */
 		if (j->rprev)
 			j->rprev->rnext = j->rnext;
@@ -666,6 +726,7 @@ check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
 			          "stopping its handler",
 			          (long long)j->t.id, j->t.attempt);
 			job_cancel(j, CANCEL_LOST);
+			w->counters.lost++;
 		}
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -724,6 +785,8 @@ heartbeat_main(void *arg)
 		if (rc == SKED_OK)
 			rc = sked__renew(w->hb, w->node_id, w->o.lease_ms, &ids,
 			                 &att, &n);
+		note(w, rc == SKED_OK ? &w->renewals : &w->renewal_errors, NULL,
+		     0);
 		if (rc == SKED_OK) {
 			atomic_store(&w->lease_ok_ms, began);
 			check_held(w, ids, att, n, began);
@@ -881,11 +944,14 @@ finish_done(sked_worker *w, int *db_failed)
 		requeue_done(w, list);
 		free(o);
 		*db_failed = 1;
+		note(w, &w->finish_errors, NULL, 0);
 		return 0;
 	}
+	atomic_store(&w->fin_ok_ms, mono_ms());
 	pthread_mutex_lock(&w->mu);
 	i = 0;
 	for (sked_job *j = list; j; j = j->next, i++) {
+		note_outcome(w, j, &o[i]);
 		if (!o[i].applied)
 			w->counters.late++;
 		else if (o[i].what == SKED_FIN_OK)
@@ -1011,6 +1077,8 @@ claim_some(sked_worker *w, int *db_failed)
 		int n = 0;
 		int64_t sent = mono_ms();
 		int rc = sked__claim(w->h, &req, &c, &n);
+		note(w, rc == SKED_OK ? NULL : &w->claim_errors,
+		     rc == SKED_OK ? &w->claim_hist : NULL, mono_ms() - sent);
 		if (rc != SKED_OK) {
 			sked__log(SKED_LOG_WARN, "claim failed: %s",
 			          sked_errmsg(w->h));
@@ -1268,12 +1336,15 @@ sked_worker_run(sked_worker *w)
 		(void)sked__node_unregister(h, w->node_id);
 		return rc;
 	}
+	atomic_store(&w->loop_ok_ms, mono_ms());
+	atomic_store(&w->fin_ok_ms, mono_ms());
+	atomic_store(&w->run_started, 1);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s started: %d slot(s), lease %llds, strategy %s",
 	          w->node_id, w->o.concurrency,
 	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
 
-	int64_t next_reap = 0, grace_end = 0, first_free = 0;
+	int64_t next_reap = 0, grace_end = 0, first_free = 0, next_prune = 0;
 	int64_t failing_since = 0;
 	int gave_up = 0;
 	int64_t db_backoff = 0;
@@ -1317,6 +1388,12 @@ sked_worker_run(sked_worker *w)
 			int64_t every =
 			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
 			next_reap = now + every;
+		}
+		/* forget nodes dead for a day (docs/operations.md) */
+		if (!db_failed && now >= next_prune) {
+			sked__ignore(
+			        sked_nodes_prune(h, SKED_NODE_PRUNE_MS, NULL));
+			next_prune = now + 60000;
 		}
 		/* fire due schedules (exactly once across the cluster) */
 		if (!db_failed)
@@ -1364,6 +1441,7 @@ sked_worker_run(sked_worker *w)
 		}
 		db_backoff = 0;
 		failing_since = 0;
+		atomic_store(&w->loop_ok_ms, mono_ms());
 		pthread_mutex_lock(&w->mu);
 		int more = free_slots_locked(w) > 0;
 		pthread_mutex_unlock(&w->mu);
@@ -1378,6 +1456,7 @@ sked_worker_run(sked_worker *w)
 		                         : w->o.poll_ms);
 	}
 
+	atomic_store(&w->run_started, 0);
 	stop_threads(w);
 	sked__exec_kill_all(SIGKILL);
 	if (sked__node_unregister(h, w->node_id) != SKED_OK)
@@ -1397,4 +1476,64 @@ sked_worker_run(sked_worker *w)
 	          (long long)c.failed, (long long)c.dead, (long long)c.released,
 	          (long long)c.late);
 	return SKED_OK;
+}
+
+/* ---- operations: the snapshot ---- */
+
+static int64_t
+age_of(const sked_worker *w, int64_t then, int64_t now)
+{
+	if (!atomic_load(&w->run_started))
+		return -1;
+	return now > then ? now - then : 0;
+}
+
+SKED_API int
+sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
+{
+	if (!w || !out)
+		return SKED_EINVAL;
+	memset(out, 0, sizeof *out);
+	out->kinds = w->nhandlers
+	                     ? calloc((size_t)w->nhandlers, sizeof *out->kinds)
+	                     : NULL;
+	if (w->nhandlers && !out->kinds)
+		return SKED_ENOMEM;
+	int64_t now = mono_ms();
+	pthread_mutex_lock(&w->mu);
+	out->c = w->counters;
+	out->slots = w->o.concurrency;
+	out->busy = w->nrunning;
+	out->unrecorded = w->nunrecorded;
+	out->claim = w->claim_hist;
+	out->claim_errors = w->claim_errors;
+	out->renewals = w->renewals;
+	out->renewal_errors = w->renewal_errors;
+	out->finish_errors = w->finish_errors;
+	/* the finisher is stuck only while something waits for it */
+	int64_t fin = w->done_head ? atomic_load(&w->fin_ok_ms) : now;
+	for (int i = 0; i < w->nhandlers; i++) {
+		out->kinds[i] = w->handlers[i].m;
+		snprintf(out->kinds[i].kind, sizeof out->kinds[i].kind, "%s",
+		         w->handlers[i].kind);
+	}
+	out->nkinds = (size_t)w->nhandlers;
+	pthread_mutex_unlock(&w->mu);
+	out->running = atomic_load(&w->run_started);
+	out->loop_age_ms = age_of(w, atomic_load(&w->loop_ok_ms), now);
+	out->beat_age_ms = age_of(w, atomic_load(&w->lease_ok_ms), now);
+	out->finish_age_ms = age_of(w, fin, now);
+	out->lease_ms = w->o.lease_ms;
+	out->poll_ms = w->o.poll_ms;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_worker_metrics_free(sked_worker_metrics *m)
+{
+	if (!m)
+		return;
+	free(m->kinds);
+	m->kinds = NULL;
+	m->nkinds = 0;
 }

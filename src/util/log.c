@@ -156,3 +156,17 @@ sked_set_log(sked_log_fn fn, void *userdata, int thr)
 	atomic_store(&threshold, thr);
 	pthread_mutex_unlock(&lock);
 }
+
+SKED_API void
+sked_log(int level, const char *fmt, ...)
+{
+	char msg[LINE_MAX_BYTES];
+	va_list ap;
+
+	if (!sked__log_enabled(level))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	sked__log(level, "%s", msg);
+}

@@ -1,0 +1,590 @@
+/*
+ * ops.c — a worker's operations side: GET /metrics, /healthz, /readyz,
+ * sd_notify, and the SIGHUP reload.
+ *
+ * Layer: the command-line program (see ops.h). The numbers come from two
+ * places: sked_worker_get_metrics (this worker's own counters, no SQL) and
+ * sked_cluster_gauges_get (one statement per scrape, on this file's own
+ * connection, guarded by db_mu). /healthz reads no database at all: it
+ * judges the worker's loops by when each last made progress, so it answers
+ * even while the database does not. /readyz asks the database for its
+ * clock.
+ *
+ * Threads: the watcher (ops_main) wakes every 100 ms; the HTTP server
+ * runs a thread per connection. db_mu guards the connection o->h and is
+ * taken with a time limit by /readyz, so a scrape stuck on a lock makes
+ * readiness fail instead of hanging.
+ */
+#include "ops.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+#include <time.h>
+
+#include "http.h"
+
+#ifdef SKED_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+static volatile sig_atomic_t g_hup, g_stopping;
+
+struct cli_ops {
+	struct cli *c;
+	sked_worker *w;
+	sked *h; /* own connection: metrics, readiness, reload */
+	pthread_mutex_t db_mu;
+	struct cli_http *http;
+	pthread_t thread;
+	int started;
+	volatile int exit; /* set before the join */
+	char strategy[16];
+};
+
+void
+cli_ops_hup(void)
+{
+	g_hup = 1;
+}
+
+void
+cli_ops_stopping(void)
+{
+	g_stopping = 1;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- health ---- */
+
+/* A loop is stale when it made no progress for one lease (at least two
+ * idle polls and a second): renewals come every lease/3, claims at least
+ * every poll. */
+static int64_t
+stale_ms(const sked_worker_metrics *m)
+{
+	int64_t lim = m->lease_ms > 0 ? m->lease_ms : 30000;
+	int64_t polls = 2 * (m->poll_ms > 0 ? m->poll_ms : 1000) + 1000;
+	return lim > polls ? lim : polls;
+}
+
+/* 1 when healthy; why gets one line either way. */
+static int
+judge(const sked_worker_metrics *m, char *why, size_t len)
+{
+	int64_t lim = stale_ms(m);
+	struct {
+		const char *name;
+		int64_t age;
+	} loops[] = {{"claim loop", m->loop_age_ms},
+	             {"heartbeat", m->beat_age_ms},
+	             {"finisher", m->finish_age_ms}};
+
+	if (!m->running) {
+		snprintf(why, len, "worker not running (starting or stopping)");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++)
+		if (loops[i].age > lim) {
+			snprintf(why, len,
+			         "%s made no progress for %.1fs (limit %.1fs)",
+			         loops[i].name, (double)loops[i].age / 1000,
+			         (double)lim / 1000);
+			return 0;
+		}
+	snprintf(why, len,
+	         "claim loop %.1fs, heartbeat %.1fs, finisher %.1fs ago",
+	         (double)m->loop_age_ms / 1000, (double)m->beat_age_ms / 1000,
+	         (double)m->finish_age_ms / 1000);
+	return 1;
+}
+
+/* ---- the Prometheus text format ---- */
+
+static void
+family(struct cli_sbuf *b, const char *name, const char *type, const char *help)
+{
+	cli_sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+	                type);
+}
+
+/* a label value: \ " and newline escaped */
+static void
+label(struct cli_sbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			cli_sbuf_put(b, "\\", 1);
+		if (*s == '\n')
+			cli_sbuf_puts(b, "\\n");
+		else
+			cli_sbuf_put(b, s, 1);
+	}
+}
+
+static void
+histogram(struct cli_sbuf *b, const char *name, const char *lname,
+          const char *lval, const sked_hist *hg)
+{
+	int64_t cum = 0;
+	struct cli_sbuf l = {0};
+
+	if (lname) {
+		cli_sbuf_printf(&l, "%s=\"", lname);
+		label(&l, lval);
+		cli_sbuf_puts(&l, "\",");
+	}
+	for (int i = 0; i <= SKED_HIST_BUCKETS; i++) {
+		cum += hg->bucket[i];
+		if (i < SKED_HIST_BUCKETS)
+			cli_sbuf_printf(b, "%s_bucket{%sle=\"%g\"} %lld\n",
+			                name, l.p ? l.p : "",
+			                sked_hist_bound(i), (long long)cum);
+		else
+			cli_sbuf_printf(b, "%s_bucket{%sle=\"+Inf\"} %lld\n",
+			                name, l.p ? l.p : "", (long long)cum);
+	}
+	if (l.p)
+		l.p[l.len - 1] = '\0'; /* drop the trailing comma */
+	cli_sbuf_printf(b, "%s_sum%s%s%s %.6f\n", name, l.p ? "{" : "",
+	                l.p ? l.p : "", l.p ? "}" : "", hg->sum_s);
+	cli_sbuf_printf(b, "%s_count%s%s%s %lld\n", name, l.p ? "{" : "",
+	                l.p ? l.p : "", l.p ? "}" : "", (long long)hg->count);
+	cli_sbuf_free(&l);
+}
+
+static void
+render_cluster(struct cli_ops *o, struct cli_sbuf *b)
+{
+	sked_cluster_gauges g;
+	int64_t t0 = mono_ms();
+	int rc;
+
+	pthread_mutex_lock(&o->db_mu);
+	rc = sked_cluster_gauges_get(o->h, &g);
+	if (rc != SKED_OK)
+		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(o->h));
+	pthread_mutex_unlock(&o->db_mu);
+	family(b, "sked_up", "gauge",
+	       "1 when this scrape could read the cluster gauges from the "
+	       "database.");
+	cli_sbuf_printf(b, "sked_up %d\n", rc == SKED_OK);
+	family(b, "sked_scrape_duration_seconds", "gauge",
+	       "How long the cluster query of this scrape took.");
+	cli_sbuf_printf(b, "sked_scrape_duration_seconds %.3f\n",
+	                (double)(mono_ms() - t0) / 1000);
+	if (rc != SKED_OK)
+		return;
+	family(b, "sked_tasks", "gauge",
+	       "Unfinished tasks in the cluster by queue and status.");
+	for (size_t i = 0; i < g.nqueues; i++) {
+		const sked_queue_gauge *q = &g.queues[i];
+		const struct {
+			const char *st;
+			int64_t v;
+		} rows[] = {{"pending", q->pending},
+		            {"retry", q->retrying},
+		            {"running", q->running}};
+		for (size_t k = 0; k < 3; k++) {
+			cli_sbuf_puts(b, "sked_tasks{queue=\"");
+			label(b, q->queue);
+			cli_sbuf_printf(b, "\",status=\"%s\"} %lld\n",
+			                rows[k].st, (long long)rows[k].v);
+		}
+	}
+	family(b, "sked_tasks_due", "gauge",
+	       "Tasks pending or waiting to retry whose run-at time has come, "
+	       "by queue.");
+	for (size_t i = 0; i < g.nqueues; i++) {
+		cli_sbuf_puts(b, "sked_tasks_due{queue=\"");
+		label(b, g.queues[i].queue);
+		cli_sbuf_printf(b, "\"} %lld\n", (long long)g.queues[i].due);
+	}
+	family(b, "sked_queue_oldest_due_age_seconds", "gauge",
+	       "How long the oldest due task of each queue has been waiting "
+	       "(0 when none is due).");
+	for (size_t i = 0; i < g.nqueues; i++) {
+		cli_sbuf_puts(b, "sked_queue_oldest_due_age_seconds{queue=\"");
+		label(b, g.queues[i].queue);
+		cli_sbuf_printf(b, "\"} %.3f\n",
+		                (double)g.queues[i].oldest_due_age_ms / 1000);
+	}
+	family(b, "sked_nodes", "gauge", "Worker nodes registered.");
+	cli_sbuf_printf(b, "sked_nodes %lld\n", (long long)g.nodes);
+	family(b, "sked_nodes_alive", "gauge",
+	       "Worker nodes whose heartbeat is younger than their lease.");
+	cli_sbuf_printf(b, "sked_nodes_alive %lld\n", (long long)g.nodes_alive);
+	sked_cluster_gauges_free(&g);
+}
+
+static void
+render_worker(struct cli_ops *o, const sked_worker_metrics *m,
+              struct cli_sbuf *b)
+{
+	char why[256];
+	static const char *const outcomes[] = {"succeeded", "failed", "dead",
+	                                       "late", "released"};
+
+	family(b, "sked_info", "gauge",
+	       "This worker: sked version, node id and claim strategy "
+	       "(always 1).");
+	cli_sbuf_printf(b, "sked_info{version=\"%s\",node=\"", SKED_VERSION);
+	label(b, sked_worker_node_id(o->w));
+	cli_sbuf_puts(b, "\",strategy=\"");
+	label(b, o->strategy);
+	cli_sbuf_puts(b, "\"} 1\n");
+	family(b, "sked_worker_healthy", "gauge",
+	       "1 while the claim loop, heartbeat and finisher make progress "
+	       "(what /healthz answers).");
+	cli_sbuf_printf(b, "sked_worker_healthy %d\n",
+	                judge(m, why, sizeof why));
+	family(b, "sked_worker_progress_age_seconds", "gauge",
+	       "Time since each of the worker's loops last made progress.");
+	cli_sbuf_printf(b,
+	                "sked_worker_progress_age_seconds{loop=\"claim\"} "
+	                "%.3f\n"
+	                "sked_worker_progress_age_seconds{loop=\"heartbeat\"} "
+	                "%.3f\n"
+	                "sked_worker_progress_age_seconds{loop=\"finisher\"} "
+	                "%.3f\n",
+	                (double)m->loop_age_ms / 1000,
+	                (double)m->beat_age_ms / 1000,
+	                (double)m->finish_age_ms / 1000);
+	family(b, "sked_worker_slots", "gauge",
+	       "Handler slots of this worker, busy (queued or running) and "
+	       "free.");
+	cli_sbuf_printf(b,
+	                "sked_worker_slots{state=\"busy\"} %d\n"
+	                "sked_worker_slots{state=\"free\"} %d\n",
+	                m->busy, m->slots > m->busy ? m->slots - m->busy : 0);
+	family(b, "sked_worker_results_unrecorded", "gauge",
+	       "Results waiting for the finisher to record them.");
+	cli_sbuf_printf(b, "sked_worker_results_unrecorded %d\n",
+	                m->unrecorded);
+	family(b, "sked_worker_tasks_claimed_total", "counter",
+	       "Tasks this worker claimed.");
+	cli_sbuf_printf(b, "sked_worker_tasks_claimed_total %lld\n",
+	                (long long)m->c.claimed);
+	family(b, "sked_worker_tasks_finished_total", "counter",
+	       "Attempts this worker recorded, by kind and outcome (late: "
+	       "the lease had passed to another owner; released: given back "
+	       "on shutdown).");
+	for (size_t i = 0; i < m->nkinds; i++) {
+		const sked_worker_kind_metrics *k = &m->kinds[i];
+		const int64_t v[] = {k->succeeded, k->failed, k->dead, k->late,
+		                     k->released};
+		for (size_t j = 0; j < 5; j++) {
+			cli_sbuf_puts(
+			        b, "sked_worker_tasks_finished_total{kind=\"");
+			label(b, k->kind);
+			cli_sbuf_printf(b, "\",outcome=\"%s\"} %lld\n",
+			                outcomes[j], (long long)v[j]);
+		}
+	}
+	family(b, "sked_worker_handler_duration_seconds", "histogram",
+	       "How long handlers ran, by kind.");
+	for (size_t i = 0; i < m->nkinds; i++)
+		histogram(b, "sked_worker_handler_duration_seconds", "kind",
+		          m->kinds[i].kind, &m->kinds[i].handler);
+	family(b, "sked_worker_claim_duration_seconds", "histogram",
+	       "How long each claim statement (one batch) took.");
+	histogram(b, "sked_worker_claim_duration_seconds", NULL, NULL,
+	          &m->claim);
+	family(b, "sked_worker_lease_renewals_total", "counter",
+	       "Heartbeats that renewed every lease this worker holds.");
+	cli_sbuf_printf(b, "sked_worker_lease_renewals_total %lld\n",
+	                (long long)m->renewals);
+	family(b, "sked_worker_leases_lost_total", "counter",
+	       "Running tasks this worker found it no longer held (cancelled "
+	       "or taken over) and stopped.");
+	cli_sbuf_printf(b, "sked_worker_leases_lost_total %lld\n",
+	                (long long)m->c.lost);
+	family(b, "sked_worker_db_errors_total", "counter",
+	       "Database statements that failed, by what the worker was "
+	       "doing.");
+	cli_sbuf_printf(b,
+	                "sked_worker_db_errors_total{op=\"claim\"} %lld\n"
+	                "sked_worker_db_errors_total{op=\"renew\"} %lld\n"
+	                "sked_worker_db_errors_total{op=\"finish\"} %lld\n",
+	                (long long)m->claim_errors,
+	                (long long)m->renewal_errors,
+	                (long long)m->finish_errors);
+}
+
+/* ---- the endpoints ---- */
+
+static void
+on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
+{
+	struct cli_ops *o = ud;
+	sked_worker_metrics m;
+	char why[256];
+
+	if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0) {
+		rp->status = 405;
+		cli_sbuf_puts(&rp->body, "only GET\n");
+		return;
+	}
+	if (strcmp(rq->path, "/metrics") == 0) {
+		rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+		if (sked_worker_get_metrics(o->w, &m) != SKED_OK) {
+			rp->status = 500;
+			cli_sbuf_puts(&rp->body, "out of memory\n");
+			return;
+		}
+		render_worker(o, &m, &rp->body);
+		sked_worker_metrics_free(&m);
+		render_cluster(o, &rp->body);
+		return;
+	}
+	if (strcmp(rq->path, "/healthz") == 0 ||
+	    strcmp(rq->path, "/readyz") == 0) {
+		int ok;
+		if (sked_worker_get_metrics(o->w, &m) != SKED_OK) {
+			rp->status = 500;
+			cli_sbuf_puts(&rp->body, "out of memory\n");
+			return;
+		}
+		ok = judge(&m, why, sizeof why);
+		sked_worker_metrics_free(&m);
+		if (ok && strcmp(rq->path, "/readyz") == 0) {
+			struct timespec until;
+			int64_t now;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 2;
+			if (pthread_mutex_timedlock(&o->db_mu, &until) != 0) {
+				ok = 0;
+				snprintf(why, sizeof why,
+				         "database: busy (a scrape is waiting "
+				         "on it)");
+			} else {
+				if (sked_now(o->h, &now) != SKED_OK) {
+					ok = 0;
+					snprintf(why, sizeof why,
+					         "database: %s",
+					         sked_errmsg(o->h));
+				}
+				pthread_mutex_unlock(&o->db_mu);
+			}
+		}
+		rp->status = ok ? 200 : 503;
+		cli_sbuf_printf(&rp->body, "%s: %s\n", ok ? "ok" : "unhealthy",
+		                why);
+		return;
+	}
+	if (strcmp(rq->path, "/") == 0) {
+		cli_sbuf_puts(&rp->body, "sked worker: /metrics /healthz "
+		                         "/readyz\n");
+		return;
+	}
+	rp->status = 404;
+	cli_sbuf_puts(&rp->body, "not found\n");
+}
+
+/* ---- SIGHUP ---- */
+
+static int
+same_handlers(const struct cli_config *a, const struct cli_config *b)
+{
+	if (a->nhandlers != b->nhandlers || a->concurrency != b->concurrency)
+		return 0;
+	for (size_t i = 0; i < a->nhandlers; i++)
+		if (strcmp(a->handlers[i].kind, b->handlers[i].kind) != 0 ||
+		    strcmp(a->handlers[i].command, b->handlers[i].command) !=
+		            0 ||
+		    a->handlers[i].timeout_ms != b->handlers[i].timeout_ms)
+			return 0;
+	return 1;
+}
+
+/* Read the config file again and add or replace its schedules; say in one
+ * line what else changed and needs a restart. Never stops the worker. */
+static void
+reload(struct cli_ops *o)
+{
+	struct cli tmp;
+	int ex;
+
+	if (!o->c->cfg.path) {
+		sked_log(SKED_LOG_INFO, "SIGHUP: no config file to reload; "
+		                        "keeping running as started");
+		return;
+	}
+	memset(&tmp, 0, sizeof tmp);
+	if (cli_config_load(o->c->cfg.path, &tmp.cfg) != 0) {
+		sked_log(
+		        SKED_LOG_WARN,
+		        "SIGHUP: %s not reloaded (see the line above); keeping "
+		        "running as before",
+		        o->c->cfg.path);
+		cli_config_free(&tmp.cfg);
+		return;
+	}
+	tmp.h = o->h;
+	pthread_mutex_lock(&o->db_mu);
+	ex = o->h ? cli_sync_schedules(&tmp) : EX_UNAVAILABLE;
+	pthread_mutex_unlock(&o->db_mu);
+	sked_log(ex == 0 ? SKED_LOG_INFO : SKED_LOG_WARN,
+	         "SIGHUP: %s: %zu schedule(s) %s; %s", o->c->cfg.path,
+	         tmp.cfg.nschedules, ex == 0 ? "reloaded" : "not reloaded",
+	         same_handlers(&o->c->cfg, &tmp.cfg)
+	                 ? "handlers and concurrency unchanged"
+	                 : "changed handlers or concurrency take effect at "
+	                   "the next start (running tasks are kept)");
+	tmp.h = NULL;
+	cli_config_free(&tmp.cfg);
+}
+
+/* ---- the watcher: systemd and SIGHUP ---- */
+
+static void
+notify(const char *state)
+{
+#ifdef SKED_HAVE_SYSTEMD
+	sd_notify(0, state);
+#else
+	(void)state;
+#endif
+}
+
+static void *
+ops_main(void *arg)
+{
+	struct cli_ops *o = arg;
+	sigset_t all;
+	int ready = 0, stopping = 0;
+	int64_t next_status = 0, next_dog = 0, dog_ms = 0;
+	sked_worker_metrics m;
+	char why[256], st[320];
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+#ifdef SKED_HAVE_SYSTEMD
+	uint64_t usec = 0;
+	if (sd_watchdog_enabled(0, &usec) > 0)
+		dog_ms = (int64_t)(usec / 2000); /* ping twice per period */
+#endif
+	while (!o->exit) {
+		struct timespec ts = {0, 100 * 1000000};
+		int64_t now = mono_ms();
+		nanosleep(&ts, NULL);
+		if (g_hup) {
+			g_hup = 0;
+			reload(o);
+		}
+		if (g_stopping && !stopping) {
+			stopping = 1;
+			notify("STOPPING=1\nSTATUS=stopping: running tasks "
+			       "finish within the grace period");
+		}
+		if (stopping || sked_worker_get_metrics(o->w, &m) != SKED_OK)
+			continue;
+		int healthy = judge(&m, why, sizeof why);
+		if (m.running && !ready) {
+			ready = 1;
+			notify("READY=1");
+		}
+		if (ready && now >= next_status) {
+			snprintf(
+			        st, sizeof st,
+			        "STATUS=%s: %d of %d slots busy; %lld claimed, "
+			        "%lld succeeded, %lld failed, %lld dead",
+			        healthy ? "running" : "unhealthy", m.busy,
+			        m.slots, (long long)m.c.claimed,
+			        (long long)m.c.succeeded, (long long)m.c.failed,
+			        (long long)m.c.dead);
+			notify(st);
+			next_status = now + 5000;
+		}
+		/* the watchdog is fed only while the heartbeat renews leases
+		 * and the claim loop turns: a stuck worker gets restarted */
+		if (dog_ms && ready && healthy && now >= next_dog) {
+			notify("WATCHDOG=1");
+			next_dog = now + dog_ms;
+		}
+		sked_worker_metrics_free(&m);
+	}
+	return NULL;
+}
+
+int
+cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
+              struct cli_ops **out)
+{
+	struct cli_ops *o;
+	sked_options so;
+	sked_info info;
+	char err[256];
+	int rc, port = 0;
+
+	*out = NULL;
+	o = calloc(1, sizeof *o);
+	if (!o) {
+		cli_err("worker: out of memory");
+		return EX_OSERR;
+	}
+	o->c = c;
+	o->w = w;
+	pthread_mutex_init(&o->db_mu, NULL);
+	if (sked_get_info(c->h, &info) == SKED_OK)
+		snprintf(o->strategy, sizeof o->strategy, "%s", info.strategy);
+	/* a connection of its own, for scrapes and reloads */
+	memset(&so, 0, sizeof so);
+	so.strategy = c->strategy;
+	so.prefix = c->prefix;
+	rc = sked_open(c->url, &so, &o->h);
+	if (rc != SKED_OK) {
+		int ex = cli_fail(o->h, rc, "worker: metrics connection");
+		cli_ops_stop(o);
+		return ex;
+	}
+	if (listen) {
+		o->http = cli_http_start(listen, on_http, o, &port, err,
+		                         sizeof err);
+		if (!o->http) {
+			cli_err("worker --http: %s", err);
+			cli_ops_stop(o);
+#ifdef SKED_HAVE_MHD
+			return EX_OSERR;
+#else
+			return EX_UNAVAILABLE;
+#endif
+		}
+		sked_log(SKED_LOG_INFO,
+		         "http: /metrics, /healthz and /readyz on %s (port %d)",
+		         listen, port);
+	}
+	if (pthread_create(&o->thread, NULL, ops_main, o) != 0) {
+		cli_err("worker: cannot start a thread: %s", strerror(errno));
+		cli_ops_stop(o);
+		return EX_OSERR;
+	}
+	o->started = 1;
+	*out = o;
+	return 0;
+}
+
+void
+cli_ops_stop(struct cli_ops *o)
+{
+	if (!o)
+		return;
+	o->exit = 1;
+	if (o->started)
+		pthread_join(o->thread, NULL);
+	cli_http_stop(o->http);
+	sked_close(o->h);
+	pthread_mutex_destroy(&o->db_mu);
+	free(o);
+}

@@ -1,0 +1,383 @@
+/*
+ * ops.c — what operators read and steer: cluster gauges for /metrics,
+ * recent throughput, bulk retry and cancel, node pruning, the lock list.
+ *
+ * Layer: the model, beside queue.c and lock.c. It serves the worker's
+ * --http endpoint and `sked dashboard` (both in cli/), through sked.h.
+ * Every statement is a template kept here and run through the statement
+ * cache (sked__qx, slots 112-127), or, where a filter is optional,
+ * assembled from constant fragments with every value bound (as
+ * sked_task_list does). What each one costs is in docs/operations.md:
+ * the scrape reads only unfinished tasks, through the partial indexes
+ * where the product has them, and throughput reads a bounded number of
+ * the newest runs by primary key.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/ident.h"
+
+/* statement slots: ops.c owns 112-127 */
+enum {
+	Q_GAUGES = 112,
+	Q_RUNS_RECENT,
+	Q_NODES_PRUNE,
+	Q_LOCKS,
+};
+
+#define RUNS_RECENT_MAX 20000
+
+SKED_API double
+sked_hist_bound(int i)
+{
+	static const double b[SKED_HIST_BUCKETS] = {
+	        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+	        0.25,  0.5,    1,     2.5,  10,    60,   300};
+	return i >= 0 && i < SKED_HIST_BUCKETS ? b[i] : 1e300;
+}
+
+/* Rows: (queue, status, count, due, oldest run_at ms, now ms); status 1
+ * rows come from the running index, status -1 is the node row. Each
+ * branch's WHERE matches one partial index's predicate exactly. */
+#define GAUGES_SQL                                                             \
+	"SELECT queue, status, COUNT(*), "                                     \
+	"SUM(CASE WHEN run_at <= {now} THEN 1 ELSE 0 END), "                   \
+	"{ms:MIN(run_at)}, {nowms} FROM {p}task WHERE status IN (0, 4) "       \
+	"GROUP BY queue, status "                                              \
+	"UNION ALL SELECT queue, 1, COUNT(*), 0, NULL, {nowms} FROM {p}task "  \
+	"WHERE status = 1 GROUP BY queue "                                     \
+	"UNION ALL SELECT NULL, -1, COUNT(*), SUM(CASE WHEN {nowms} - "        \
+	"{ms:heartbeat} < lease_ms THEN 1 ELSE 0 END), NULL, {nowms} "         \
+	"FROM {p}node"
+
+static sked_queue_gauge *
+gauge_for(sked_cluster_gauges *g, const char *q)
+{
+	for (size_t i = 0; i < g->nqueues; i++)
+		if (strcmp(g->queues[i].queue, q) == 0)
+			return &g->queues[i];
+	return NULL;
+}
+
+static int
+gauge_cmp(const void *a, const void *b)
+{
+	return strcmp(((const sked_queue_gauge *)a)->queue,
+	              ((const sked_queue_gauge *)b)->queue);
+}
+
+SKED_API int
+sked_cluster_gauges_get(sked *h, sked_cluster_gauges *out)
+{
+	if (!h || !h->db || !out)
+		return SKED_EINVAL;
+	memset(out, 0, sizeof *out);
+	sked_res r = {0};
+	int rc = sked__qx(h, Q_GAUGES, GAUGES_SQL, NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the queue gauges");
+	/* at most one entry per row */
+	out->queues =
+	        r.nrows ? calloc((size_t)r.nrows, sizeof *out->queues) : NULL;
+	if (r.nrows && !out->queues) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < r.nrows; i++) {
+		int st = (int)sked__res_int(&r, i, 1);
+		int64_t cnt = sked__res_int(&r, i, 2);
+		int64_t now = sked__res_int(&r, i, 5);
+		out->now_ms = now;
+		if (st == -1) {
+			out->nodes = cnt;
+			out->nodes_alive = sked__res_int(&r, i, 3);
+			continue;
+		}
+		const char *q = sked__res_text(&r, i, 0);
+		if (!q)
+			q = "";
+		sked_queue_gauge *qg = gauge_for(out, q);
+		if (!qg) {
+			qg = &out->queues[out->nqueues++];
+			snprintf(qg->queue, sizeof qg->queue, "%s", q);
+		}
+		if (st == SKED_RUNNING) {
+			qg->running += cnt;
+			continue;
+		}
+		if (st == SKED_PENDING)
+			qg->pending += cnt;
+		else
+			qg->retrying += cnt;
+		qg->due += sked__res_int(&r, i, 3);
+		/* the oldest claimable task is due when its run_at has come */
+		if (!sked__res_null(&r, i, 4)) {
+			int64_t age = now - sked__res_int(&r, i, 4);
+			if (age > qg->oldest_due_age_ms)
+				qg->oldest_due_age_ms = age;
+		}
+	}
+	sked__res_clear(&r);
+	if (out->nqueues > 1)
+		qsort(out->queues, out->nqueues, sizeof *out->queues,
+		      gauge_cmp);
+	return SKED_OK;
+}
+
+SKED_API void
+sked_cluster_gauges_free(sked_cluster_gauges *g)
+{
+	if (!g)
+		return;
+	free(g->queues);
+	memset(g, 0, sizeof *g);
+}
+
+SKED_API int
+sked_throughput(sked *h, int minutes, int64_t *ok, int64_t *failed)
+{
+	if (!h || !h->db || minutes < 1 || minutes > 120 || !ok || !failed)
+		return SKED_EINVAL;
+	memset(ok, 0, (size_t)minutes * sizeof *ok);
+	memset(failed, 0, (size_t)minutes * sizeof *failed);
+	int64_t now;
+	int rc = sked_now(h, &now);
+	if (rc != SKED_OK)
+		return rc;
+	sked_val p = SKED_INTV(RUNS_RECENT_MAX);
+	sked_res r = {0};
+	rc = sked__qx(h, Q_RUNS_RECENT,
+	              "SELECT {ms:finished_at}, outcome FROM {p}run "
+	              "ORDER BY id DESC{lim:?1}",
+	              &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read recent runs");
+	/* minute buckets aligned to the clock, the current one last */
+	int64_t cur = now / 60000;
+	for (int i = 0; i < r.nrows; i++) {
+		if (sked__res_null(&r, i, 0))
+			continue;
+		int64_t ago = cur - sked__res_int(&r, i, 0) / 60000;
+		if (ago < 0)
+			ago = 0;
+		if (ago >= minutes)
+			continue;
+		const char *o = sked__res_text(&r, i, 1);
+		int k = minutes - 1 - (int)ago;
+		if (o && strcmp(o, SKED_OUTCOME_SUCCEEDED) == 0)
+			ok[k]++;
+		else if (!o || strcmp(o, SKED_OUTCOME_RELEASED) != 0)
+			failed[k]++;
+	}
+	sked__res_clear(&r);
+	return SKED_OK;
+}
+
+SKED_API int
+sked_task_find_unique(sked *h, const char *key, int64_t *id)
+{
+	if (!h || !h->db || !key || !id)
+		return SKED_EINVAL;
+	sked_val p = SKED_TEXTV(key);
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_UNIQUE_GET, &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot look up the unique key");
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOTFOUND,
+		                  "no task has that unique key");
+	}
+	*id = sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
+	return SKED_OK;
+}
+
+/* Run SKED_SQL_RETRY or SKED_SQL_CANCEL for each id, in one transaction. */
+static int
+each_id(sked *h, sked_sql stmt, const int64_t *ids, size_t n, int64_t *done,
+        const char *what)
+{
+	if (!h || !h->db || (n && !ids))
+		return SKED_EINVAL;
+	int64_t changed = 0;
+	int rc = sked__begin(h, 0);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, what);
+	for (size_t i = 0; i < n && rc == SKED_OK; i++) {
+		sked_val p = SKED_INTV(ids[i]);
+		rc = sked__q(h, stmt, &p, 1, NULL);
+		if (rc == SKED_OK && h->db->affected > 0)
+			changed += h->db->affected;
+	}
+	if (rc == SKED_OK)
+		rc = sked__commit(h);
+	if (rc != SKED_OK) {
+		int frc = sked__fail_db(h, rc, what);
+		sked__rollback(h);
+		return frc;
+	}
+	if (done)
+		*done = changed;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_retry_ids(sked *h, const int64_t *ids, size_t n, int64_t *done)
+{
+	return each_id(h, SKED_SQL_RETRY, ids, n, done, "cannot retry tasks");
+}
+
+SKED_API int
+sked_cancel_ids(sked *h, const int64_t *ids, size_t n, int64_t *done)
+{
+	return each_id(h, SKED_SQL_CANCEL, ids, n, done, "cannot cancel tasks");
+}
+
+/* One UPDATE over the tasks matching f; set is a constant fragment. */
+static int
+update_where(sked *h, const sked_list_filter *f, const char *set, int64_t *done,
+             const char *what)
+{
+	if (f->queue && !sked__name_valid(f->queue))
+		return sked__fail(h, SKED_EINVAL, "queue '%.64s' is not valid",
+		                  f->queue);
+	if (f->kind && !sked__name_valid(f->kind))
+		return sked__fail(h, SKED_EINVAL, "kind '%.64s' is not valid",
+		                  f->kind);
+	char tmpl[1024];
+	sked_val p[3];
+	int np = 0;
+	p[np++] = SKED_INTV(f->status);
+	int len = snprintf(tmpl, sizeof tmpl,
+	                   "UPDATE {p}task SET %s WHERE status = ?1", set);
+	if (f->queue) {
+		p[np++] = SKED_TEXTV(f->queue);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND queue = ?%d", np);
+	}
+	if (f->kind) {
+		p[np++] = SKED_TEXTV(f->kind);
+		snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		         " AND kind = ?%d", np);
+	}
+	char *sql = sked__dialect_expand(h->dialect, h->prefix, tmpl);
+	if (!sql)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	int rc = sked__qdyn(h, sql, p, np, NULL);
+	free(sql);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, what);
+	if (done)
+		*done = h->db->affected > 0 ? h->db->affected : 0;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_retry_where(sked *h, const sked_list_filter *f, int64_t *done)
+{
+	if (!h || !h->db || !f)
+		return SKED_EINVAL;
+	if (f->status != SKED_DEAD && f->status != SKED_RETRY &&
+	    f->status != SKED_CANCELLED)
+		return sked__fail(h, SKED_EINVAL,
+		                  "only dead, retry or cancelled tasks can be "
+		                  "retried");
+	return update_where(
+	        h, f,
+	        "status = 0, run_at = {now}, max_attempts = CASE WHEN "
+	        "attempts >= max_attempts THEN attempts + 1 ELSE max_attempts "
+	        "END, finished_at = NULL, lease_until = NULL, updated_at = "
+	        "{now}, version = version + 1",
+	        done, "cannot retry tasks");
+}
+
+SKED_API int
+sked_cancel_where(sked *h, const sked_list_filter *f, int64_t *done)
+{
+	if (!h || !h->db || !f)
+		return SKED_EINVAL;
+	if (f->status != SKED_PENDING && f->status != SKED_RUNNING &&
+	    f->status != SKED_RETRY)
+		return sked__fail(h, SKED_EINVAL,
+		                  "only pending, running or retry tasks can be "
+		                  "cancelled");
+	return update_where(h, f,
+	                    "status = 5, finished_at = {now}, lease_until = "
+	                    "NULL, updated_at = {now}, version = version + 1",
+	                    done, "cannot cancel tasks");
+}
+
+SKED_API int
+sked_nodes_prune(sked *h, int64_t older_than_ms, int64_t *removed)
+{
+	if (!h || !h->db || older_than_ms < 0)
+		return SKED_EINVAL;
+	sked_val p = SKED_INTV(-older_than_ms);
+	int rc = sked__qx(h, Q_NODES_PRUNE,
+	                  "DELETE FROM {p}node WHERE heartbeat < {now+?1} "
+	                  "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "
+	                  "t.node_id = {p}node.id AND t.status = 1)",
+	                  &p, 1, NULL);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot prune nodes");
+	if (removed)
+		*removed = h->db->affected > 0 ? h->db->affected : 0;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_lock_list(sked *h, sked_lock_row **out, size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
+	sked_res r = {0};
+	int rc = sked__qx(h, Q_LOCKS,
+	                  "SELECT name, owner, {ms:locked_at}, "
+	                  "{ms:locked_until}, fencing_token, {nowms} "
+	                  "FROM {p}lock ORDER BY name",
+	                  NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot list locks");
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return SKED_OK;
+	}
+	sked_lock_row *l = calloc((size_t)r.nrows, sizeof *l);
+	int oom = !l;
+	for (int i = 0; l && i < r.nrows; i++) {
+		l[i].name = sked__res_dup(&r, i, 0, &oom);
+		l[i].owner = sked__res_dup(&r, i, 1, &oom);
+		l[i].locked_at_ms = sked__res_int(&r, i, 2);
+		l[i].locked_until_ms = sked__res_int(&r, i, 3);
+		l[i].token = sked__res_int(&r, i, 4);
+		l[i].held = l[i].owner && l[i].owner[0] &&
+		            l[i].locked_until_ms > sked__res_int(&r, i, 5);
+	}
+	size_t cnt = (size_t)r.nrows;
+	sked__res_clear(&r);
+	if (oom) {
+		sked_lock_rows_free(l, l ? cnt : 0);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	*out = l;
+	*n = cnt;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_lock_rows_free(sked_lock_row *l, size_t n)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].name);
+		free(l[i].owner);
+	}
+	free(l);
+}
