@@ -16,7 +16,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: all build demo test test-only asan deps-demo deps-test format \
-	format-check install clean bench deb
+	format-check install clean bench fuzz deb
 
 all: build
 
@@ -68,6 +68,18 @@ format:
 
 format-check:
 	clang-format --dry-run --Werror $(FORMATTED)
+
+# libFuzzer runs of the fuzz targets (clang), FUZZ_SECONDS each; the seed
+# corpus lives in tests/fuzz/corpus/ and is replayed by every `make test`
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+fuzz:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DSKED_FUZZ=ON \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_url_redact_lf
+	mkdir -p $(FUZZ_BUILD)/corpus-url
+	$(FUZZ_BUILD)/fuzz_url_redact_lf -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=512 $(FUZZ_BUILD)/corpus-url tests/fuzz/corpus/url
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

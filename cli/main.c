@@ -13,6 +13,7 @@
  * adding it later is one function and one line here.
  */
 #include "cli.h"
+#include "dashboard.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -162,8 +163,28 @@ static const struct cmd commands[] = {
          "(default 0;\n"
          "                        for many short tasks, not long ones)\n"
          "  --until-empty         exit once nothing is due or running\n"
+         "  --http ADDR:PORT      serve /metrics, /healthz and /readyz "
+         "(docs/operations.md)\n"
          "  SIGTERM/SIGINT: stop claiming and let running tasks finish;\n"
-         "  a second signal gives them back at once.\n",
+         "  a second signal gives them back at once. SIGHUP reloads the "
+         "config\n"
+         "  file's schedules and never stops the worker.\n",
+         0},
+        {"dashboard", cmd_dashboard, NULL,
+         "dashboard [--listen ADDR:PORT] [--auth file:PATH|env:NAME] "
+         "[--read-only]",
+         "the web dashboard (127.0.0.1:8420 by default)",
+         "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8420); "
+         "an address\n"
+         "                      that is not loopback needs --auth\n"
+         "  --auth SPEC         file:PATH or env:NAME holding user:password "
+         "(basic\n"
+         "                      auth) or a token (bearer, or any user name); "
+         "also\n"
+         "                      SKED_DASHBOARD_AUTH. Never the secret "
+         "itself.\n"
+         "  --read-only         show, never change: no forms, POST "
+         "refused\n",
          0},
         {"nodes", cmd_nodes, NULL, "nodes", "the worker nodes and their health",
          NULL, 0},

@@ -12,7 +12,6 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 #include "util/log.h"
@@ -34,21 +33,9 @@ sked__claim_for(sked_strategy s)
 	}
 }
 
-/* A claim that lost a deadlock (MySQL 1213), a lock wait (1205) or a busy
- * SQLite database is rolled back whole and tried again, up to CLAIM_TRIES
- * times, after a short random pause so that the two sides of a deadlock
- * do not meet again. Not on a borrowed connection: its transaction is the
- * application's to retry. */
+/* A claim that lost a deadlock, a lock wait or a busy SQLite database is
+ * rolled back whole and tried again (sked__retry_pause). */
 #define CLAIM_TRIES 3
-
-static void
-pause_before_retry(int attempt)
-{
-	/* 2..12 ms, then 4..24 ms: short next to a claim's own lock waits */
-	long ms = (2 + random() % 11) * attempt;
-	struct timespec ts = {0, ms * 1000000L};
-	nanosleep(&ts, NULL);
-}
 
 int
 sked__claim(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
@@ -65,15 +52,8 @@ sked__claim(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 		sked__claimed_free(*out, *n);
 		*out = NULL;
 		*n = 0;
-		if (rc != SKED_EBUSY || h->db->err.kind != SKED_DBE_RETRY ||
-		    h->borrowed || attempt >= CLAIM_TRIES)
+		if (!sked__retry_pause(h, rc, attempt, CLAIM_TRIES, "claim"))
 			return rc;
-		h->retries++;
-		sked__log(SKED_LOG_DEBUG,
-		          "claim try %d of %d failed (%s); trying again "
-		          "(%lu retries on this handle)",
-		          attempt, CLAIM_TRIES, h->errmsg, h->retries);
-		pause_before_retry(attempt);
 	}
 }
 

@@ -204,7 +204,9 @@ sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
 	db->trace = t && *t && *t != '0';
 	rc = drv->connect(url, &db->conn, &db->err);
 	if (rc != SKED_OK || !db->conn) {
+		/* a driver may echo the URL, or the piece it could not read */
 		snprintf(err, errlen, "%s", db->err.msg);
+		sked__url_scrub(url, err, errlen);
 		rc = db->err.kind == SKED_DBE_NOMEM      ? SKED_ENOMEM
 		     : db->err.kind == SKED_DBE_READONLY ? SKED_EREADONLY
 		                                         : SKED_EUNAVAILABLE;

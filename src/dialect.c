@@ -131,7 +131,17 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "version = version + 1 "
                 "WHERE id = ?1 AND node_id = ?2 AND attempts = ?3 AND status = "
                 "1",
+        /* a started attempt stopped by a shutdown: it keeps its number
+         * (one run row per attempt) and costs no retry */
         [SKED_SQL_RELEASE] =
+                "UPDATE {p}task SET status = 0, "
+                "max_attempts = max_attempts + 1, "
+                "run_at = {now}, lease_until = NULL, updated_at = {now}, "
+                "version = version + 1 "
+                "WHERE id = ?1 AND node_id = ?2 AND attempts = ?3 AND status = "
+                "1",
+        /* an attempt that never reached a handler: its number goes back */
+        [SKED_SQL_GIVE_BACK] =
                 "UPDATE {p}task SET status = 0, attempts = attempts - 1, "
                 "run_at = {now}, lease_until = NULL, updated_at = {now}, "
                 "version = version + 1 "

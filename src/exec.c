@@ -28,6 +28,7 @@
  * result to the caller.
  */
 #include "exec.h"
+#include "guard.h"
 
 #include "sked.h"
 
@@ -605,6 +606,9 @@ try_reap(struct watch *w, int block)
 	if (r == 0 && si.si_pid == 0)
 		return 0; /* still running */
 
+	/* a zombie holds its pid: disarm while no one else can have it */
+	if (w->spec->guard)
+		sked__guard_disarm(w->spec->guard, w->spec->guard_slot);
 	reg_remove(w->reg);
 	kill(-w->pid, SIGKILL);
 
@@ -848,6 +852,8 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	if (pid > 0) {
 		reg.pgid = pid;
 		reg_add_locked(&reg);
+		if (spec->guard)
+			sked__guard_arm(spec->guard, spec->guard_slot, pid);
 	}
 	pthread_mutex_unlock(&reg_lock);
 

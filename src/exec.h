@@ -49,6 +49,11 @@ typedef struct sked_exec_spec {
 	 * fd is only polled, never read, so one eventfd may stop many
 	 * handlers at once. -1: none. */
 	int cancel_fd;
+	/* The lease guard (guard.h) and the slot this run uses in it, or
+	 * NULL: the program's process group is armed there while it runs,
+	 * and disarmed before it is reaped. */
+	struct sked_guard *guard;
+	int guard_slot;
 } sked_exec_spec;
 
 typedef struct sked_exec_result {

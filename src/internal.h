@@ -81,6 +81,14 @@ int sked__reopen(const sked *h, sked **out);
  * prepared statements are prepared again on first use. */
 int sked__reconnect(sked *h) __attribute__((warn_unused_result));
 
+/* After a failed try of a claim, finish or renewal: when the database
+ * rolled it back as a deadlock, lock wait timeout or busy database
+ * (rc SKED_EBUSY, error kind SKED_DBE_RETRY), the handle is not borrowed
+ * and attempt < tries, roll back, count the retry, pause briefly and
+ * return 1 (try again); otherwise return 0 and leave h as it is. */
+int sked__retry_pause(sked *h, int rc, int attempt, int tries,
+                      const char *what);
+
 /* For a status that is deliberately not acted on (cleanup paths, best
  * effort calls): says so where a (void) cast would not silence
  * warn_unused_result. */

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -50,6 +49,7 @@ finish_one(sked *h, const char *node, sked_outcome *o)
 		q = SKED_SQL_FINISH_OK;
 		outcome = SKED_OUTCOME_SUCCEEDED;
 		break;
+	case SKED_FIN_UNSTARTED: /* sked__finish gives these back apart */
 	case SKED_FIN_RELEASE:
 		q = SKED_SQL_RELEASE;
 		outcome = SKED_OUTCOME_RELEASED;
@@ -112,48 +112,81 @@ finish_once(sked *h, const char *node_id, sked_outcome *o, int n)
 	return SKED_OK;
 }
 
-/* A finish the database rolled back as a deadlock (MySQL 1213), a lock
- * wait timeout (1205) or a busy SQLite database is tried again whole, up
- * to FINISH_TRIES times, after a short random pause; each outcome's
- * applied/dead flags are set again by the try that commits. Not on a
- * borrowed connection (the application's transaction). */
-#define FINISH_TRIES 3
+/* A finish or renewal the database rolled back as a deadlock, a lock wait
+ * timeout or a busy SQLite database is tried again whole, up to TRIES
+ * times (sked__retry_pause); each outcome's applied/dead flags are set
+ * again by the try that commits. */
+#define TRIES 3
+
+/* Give back attempts that never reached a handler: the attempt number is
+ * returned and no run row is written, since nothing ran. Each is one
+ * conditional update of its own; a task no longer held is left alone. */
+static int
+give_back_unstarted(sked *h, const char *node, sked_outcome *o, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (o[i].what != SKED_FIN_UNSTARTED)
+			continue;
+		sked_val p[3] = {SKED_INTV(o[i].id), SKED_TEXTV(node),
+		                 SKED_INTV(o[i].attempt)};
+		int rc = sked__q(h, SKED_SQL_GIVE_BACK, p, 3, NULL);
+		if (rc != SKED_OK)
+			return sked__fail_db(h, rc, "cannot give tasks back");
+		o[i].applied = h->db->affected == 1;
+		o[i].dead = 0;
+	}
+	return SKED_OK;
+}
 
 int
 sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
 {
 	if (n == 0)
 		return SKED_OK;
-	for (int attempt = 1;; attempt++) {
-		int rc = finish_once(h, node_id, o, n);
-		if (rc != SKED_EBUSY || h->db->err.kind != SKED_DBE_RETRY ||
-		    h->borrowed || attempt >= FINISH_TRIES)
+	/* the attempts that ran go through the batch; the rest apart */
+	int nrun = 0, rc;
+	for (int i = 0; i < n; i++)
+		nrun += o[i].what != SKED_FIN_UNSTARTED;
+	if (nrun < n) {
+		for (int attempt = 1;; attempt++) {
+			rc = give_back_unstarted(h, node_id, o, n);
+			if (!sked__retry_pause(h, rc, attempt, TRIES,
+			                       "giving tasks back"))
+				break;
+		}
+		if (rc != SKED_OK || nrun == 0)
 			return rc;
-		sked__rollback(h);
-		h->retries++;
-		sked__log(SKED_LOG_DEBUG,
-		          "finishing %d task(s), try %d of %d failed (%s); "
-		          "trying again (%lu retries on this handle)",
-		          n, attempt, FINISH_TRIES, h->errmsg, h->retries);
-		long ms = (2 + random() % 11) * attempt;
-		struct timespec ts = {0, ms * 1000000L};
-		nanosleep(&ts, NULL);
 	}
+	sked_outcome *ran = o;
+	if (nrun < n) {
+		ran = malloc(sizeof *ran * (size_t)nrun);
+		if (!ran)
+			return sked__fail(h, SKED_ENOMEM, "out of memory");
+		for (int i = 0, k = 0; i < n; i++)
+			if (o[i].what != SKED_FIN_UNSTARTED)
+				ran[k++] = o[i];
+	}
+	for (int attempt = 1;; attempt++) {
+		rc = finish_once(h, node_id, ran, nrun);
+		if (!sked__retry_pause(h, rc, attempt, TRIES,
+		                       "finishing tasks"))
+			break;
+	}
+	if (ran != o) {
+		for (int i = 0, k = 0; i < n; i++)
+			if (o[i].what != SKED_FIN_UNSTARTED)
+				o[i] = ran[k++];
+		free(ran);
+	}
+	return rc;
 }
 
-int
-sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
-            int **attempts, int *n)
+static int
+list_held(sked *h, const char *node_id, int64_t **ids, int **attempts, int *n)
 {
-	*ids = NULL;
-	*attempts = NULL;
-	*n = 0;
-	sked_val p[2] = {SKED_TEXTV(node_id), SKED_INTV(lease_ms)};
-	int rc = sked__q(h, SKED_SQL_RENEW, p, 2, NULL);
-	if (rc != SKED_OK)
-		return sked__fail_db(h, rc, "cannot renew leases");
+	sked_val p = SKED_TEXTV(node_id);
 	sked_res r = {0};
-	rc = sked__q(h, SKED_SQL_HELD, p, 1, &r);
+	int rc = sked__q(h, SKED_SQL_HELD, &p, 1, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot list held tasks");
 	if (r.nrows > 0) {
@@ -175,6 +208,35 @@ sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
 	}
 	sked__res_clear(&r);
 	return SKED_OK;
+}
+
+int
+sked__held(sked *h, const char *node_id, int64_t **ids, int **attempts, int *n)
+{
+	*ids = NULL;
+	*attempts = NULL;
+	*n = 0;
+	return list_held(h, node_id, ids, attempts, n);
+}
+
+int
+sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
+            int **attempts, int *n)
+{
+	*ids = NULL;
+	*attempts = NULL;
+	*n = 0;
+	sked_val p[2] = {SKED_TEXTV(node_id), SKED_INTV(lease_ms)};
+	int rc;
+	for (int attempt = 1;; attempt++) {
+		rc = sked__q(h, SKED_SQL_RENEW, p, 2, NULL);
+		if (!sked__retry_pause(h, rc, attempt, TRIES,
+		                       "renewing leases"))
+			break;
+	}
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot renew leases");
+	return list_held(h, node_id, ids, attempts, n);
 }
 
 int

@@ -18,7 +18,19 @@ typedef struct sked_outcome {
 	int64_t id;
 	int attempt, max_attempts;
 	int64_t started_ms;
-	enum { SKED_FIN_OK, SKED_FIN_FAIL, SKED_FIN_RELEASE } what;
+	/* OK, FAIL: the handler's verdict. RELEASE: a handler that was
+	 * started and then stopped by a shutdown gives the task back; the
+	 * attempt keeps its number (its run row is "released") and the
+	 * retry budget grows by one, so a release costs no retry.
+	 * UNSTARTED: the attempt never reached a handler (prefetched at a
+	 * shutdown, a claim whose reply was lost): the task goes back with
+	 * its attempt returned and no run row, since nothing ran. */
+	enum {
+		SKED_FIN_OK,
+		SKED_FIN_FAIL,
+		SKED_FIN_RELEASE,
+		SKED_FIN_UNSTARTED
+	} what;
 	int64_t retry_delay_ms; /* SKED_FIN_FAIL with attempts left */
 	int exit_code;          /* -1: none */
 	const char *error;      /* or NULL */
@@ -34,9 +46,15 @@ int sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
 
 /* Extend the leases of every task node_id holds to now + lease_ms, then
  * list the (id, attempt) pairs it still holds. *ids and *attempts are
- * malloc'd. */
+ * malloc'd. A renewal the database rolled back as a deadlock, lock wait
+ * timeout or busy database is tried again (bounded, as a finish is). */
 int sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
                 int **attempts, int *n) __attribute__((warn_unused_result));
+
+/* List the (id, attempt) pairs node_id holds, without renewing them.
+ * *ids and *attempts are malloc'd (NULL when *n is 0). */
+int sked__held(sked *h, const char *node_id, int64_t **ids, int **attempts,
+               int *n) __attribute__((warn_unused_result));
 
 /* Take back up to 100 tasks whose lease ran out (any node's): retry
  * them, or mark them dead when their attempts are spent; one run row

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "exec.h"
+#include "guard.h"
 #include "lease.h"
 #include "sched.h"
 #include "util/ident.h"
@@ -68,6 +69,8 @@ struct sked_job {
 	                   database granted runs from no earlier than this */
 	int cancel_fd;  /* eventfd: readable = stop the handler */
 	atomic_int cancel;
+	atomic_int started; /* a pool thread began running its handler */
+	int slot; /* w->mu: its pool thread's lease guard slot, or -1 */
 	/* the result, set by the pool thread */
 	int ok;
 	int exit_code;
@@ -75,6 +78,7 @@ struct sked_job {
 	char *output;
 	struct sked_job *next;          /* in the job queue, done queue */
 	struct sked_job *rnext, *rprev; /* in the running list */
+	struct sked_job *anext, *aprev; /* in w->all, claim to record */
 };
 
 typedef struct handler {
@@ -107,6 +111,8 @@ struct sked_worker {
 	sked_job *jobs_head, *jobs_tail;
 	sked_job *done_head, *done_tail;
 	sked_job *running; /* list of jobs handed to the pool */
+	sked_job *all;     /* every job from its claim until its outcome is
+	                      recorded: what this node really holds */
 	int nrunning;      /* jobs queued or running: slots in use */
 	int nunrecorded;   /* jobs done whose outcome is not recorded */
 	int pool_exit;
@@ -129,6 +135,22 @@ struct sked_worker {
 	atomic_int stop;          /* 0, 1 graceful, 2 immediate */
 	atomic_llong lease_ok_ms; /* monotonic time the last renewal began */
 	unsigned rng;
+
+	/* Claims whose reply never arrived may have committed: the tasks
+	 * would be held by this node with no job here (strays). The loop
+	 * looks for them after a failed claim (claim_unknown); the heartbeat
+	 * checks every round, judging only tasks it saw stray twice with
+	 * every claim that was under way the first time since finished. */
+	int claim_unknown;               /* the loop's */
+	atomic_ullong claims_begun;      /* claims sent */
+	atomic_ullong claims_dispatched; /* claims done, their jobs in w->all */
+	int64_t *stray_ids;              /* the heartbeat's */
+	int *stray_att;
+	int nstray;
+	unsigned long long stray_seq;
+
+	sked_guard *guard;     /* program handlers' deadlines; or NULL */
+	atomic_int pool_slots; /* hands each pool thread its guard slot */
 	/* operations (sked_worker_get_metrics): w->mu guards these */
 	sked_hist claim_hist;
 	int64_t claim_errors, renewals, renewal_errors, finish_errors;
@@ -175,6 +197,19 @@ job_free(sked_job *j)
 	if (j->cancel_fd >= 0)
 		close(j->cancel_fd);
 	free(j);
+}
+
+/* Out of w->all, once its outcome is recorded (w->mu held). */
+static void
+all_unlink_locked(sked_worker *w, sked_job *j)
+{
+	if (j->aprev)
+		j->aprev->anext = j->anext;
+	else if (w->all == j)
+		w->all = j->anext;
+	if (j->anext)
+		j->anext->aprev = j->aprev;
+	j->anext = j->aprev = NULL;
 }
 
 static void
@@ -398,6 +433,9 @@ sked_worker_free(sked_worker *w)
 	}
 	free(w->handlers);
 	free(w->queues);
+	free(w->stray_ids);
+	free(w->stray_att);
+	sked__guard_stop(w->guard);
 	if (w->wake_fd >= 0) {
 		close(w->wake_fd);
 		pthread_mutex_destroy(&w->mu);
@@ -571,6 +609,15 @@ note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms)
 
 static int64_t safety_ms(const sked_worker *w);
 
+/* When the lease guard kills a program whose lease was last known good at
+ * basis: after the watchdog's own stop (lease - safety, then SIGKILL
+ * within safety / 2), before the lease itself can end. */
+static int64_t
+guard_deadline(const sked_worker *w, int64_t basis)
+{
+	return basis + w->o.lease_ms - safety_ms(w) / 4;
+}
+
 static void
 run_program(sked_job *j, const handler *x)
 {
@@ -596,13 +643,26 @@ run_program(sked_job *j, const handler *x)
 	                safety_ms(w) / 2 < 2000 ? safety_ms(w) / 2 : 2000,
 	        .tail_max = 4096,
 	        .cancel_fd = j->cancel_fd,
+	        .guard = j->slot >= 0 ? w->guard : NULL,
+	        .guard_slot = j->slot,
 	};
 	sked_exec_result res;
 	int rc = sked__exec_run(&spec, &res);
 	j->exit_code = res.exited ? res.exit_code : -1;
 	j->ok = rc == SKED_OK && res.exited && res.exit_code == 0 &&
 	        !res.timed_out && !res.cancelled;
-	if (!j->ok)
+	if (spec.guard && sked__guard_fired(spec.guard, spec.guard_slot)) {
+		sked__log(SKED_LOG_ERROR,
+		          "task %lld attempt %d: the lease guard killed its "
+		          "handler at the lease deadline (this worker did not "
+		          "renew the lease in time)",
+		          (long long)j->t.id, j->t.attempt);
+		j->ok = 0;
+		j->error =
+		        strdup("killed at its lease deadline by the lease "
+		               "guard: the worker did not renew the lease in "
+		               "time (frozen or stalled)");
+	} else if (!j->ok)
 		j->error = strdup(res.error[0] ? res.error : "failed");
 	j->output = res.output;
 	res.output = NULL;
@@ -642,6 +702,7 @@ pool_main(void *arg)
 	sigset_t all;
 	sigfillset(&all); /* signals belong to the caller's thread */
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	int slot = atomic_fetch_add(&w->pool_slots, 1);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->jobs_head && !w->pool_exit)
@@ -653,15 +714,33 @@ pool_main(void *arg)
 		if (!w->jobs_head)
 			w->jobs_tail = NULL;
 		j->next = NULL;
+		if (w->guard) {
+			/* the guard kills its program at the lease's deadline
+			 * unless renewals move that on (heartbeat_main) */
+			int64_t ok = atomic_load(&w->lease_ok_ms);
+			j->slot = slot;
+			sked__guard_deadline(
+			        w->guard, slot,
+			        guard_deadline(w,
+			                       j->leased > ok ? j->leased : ok),
+			        0);
+		}
 		pthread_mutex_unlock(&w->mu);
 
 		int64_t ran = mono_ms();
-		if (atomic_load(&j->cancel) == CANCEL_NONE)
+		if (atomic_load(&j->cancel) == CANCEL_NONE) {
+			atomic_store(&j->started, 1);
 			run_job(j);
-		else
+		} else {
+			j->exit_code = -1; /* nothing ran */
 			j->error = strdup("cancelled before it started");
+		}
 
 		pthread_mutex_lock(&w->mu);
+		if (j->slot >= 0) {
+			j->slot = -1;
+			sked__guard_deadline(w->guard, slot, 0, 0);
+		}
 		note_handler(w, j, mono_ms() - ran);
 		/* out of the running list, onto the done queue */
 		if (j->rprev)
@@ -732,30 +811,182 @@ check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* A renewal that began at began succeeded: the lease guard may let the
+ * programs under way run on until the new leases' deadline. */
+static void
+extend_guard(sked_worker *w, int64_t began)
+{
+	if (!w->guard)
+		return;
+	pthread_mutex_lock(&w->mu);
+	for (sked_job *j = w->running; j; j = j->rnext)
+		if (j->slot >= 0 && j->leased <= began)
+			sked__guard_deadline(w->guard, j->slot,
+			                     guard_deadline(w, began), 1);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Whether this node has a job for (id, attempt) between its claim and the
+ * record of its outcome (w->mu held). */
+static int
+holds_locked(const sked_worker *w, int64_t id, int attempt)
+{
+	for (const sked_job *j = w->all; j; j = j->anext)
+		if (j->t.id == id && j->t.attempt == attempt)
+			return 1;
+	return 0;
+}
+
+/* Give back, on connection h, the tasks of (ids, att) that the database
+ * says this node holds but that no job here runs: claims that committed
+ * while their reply was lost. They never reached a handler, so their
+ * attempt is returned and no run is recorded. The caller knows that no
+ * claim whose tasks could be among them is still under way. */
+static int
+give_back_strays(sked_worker *w, sked *h, const int64_t *ids, const int *att,
+                 int n)
+{
+	sked_outcome *o = n ? calloc((size_t)n, sizeof *o) : NULL;
+	if (n && !o)
+		return SKED_ENOMEM;
+	int k = 0;
+	pthread_mutex_lock(&w->mu);
+	for (int i = 0; i < n; i++) {
+		if (holds_locked(w, ids[i], att[i]))
+			continue;
+		o[k++] = (sked_outcome){.id = ids[i],
+		                        .attempt = att[i],
+		                        .what = SKED_FIN_UNSTARTED,
+		                        .exit_code = -1};
+	}
+	pthread_mutex_unlock(&w->mu);
+	int rc = k ? sked__finish(h, w->node_id, o, k) : SKED_OK;
+	for (int i = 0; rc == SKED_OK && i < k; i++) {
+		if (!o[i].applied)
+			continue;
+		sked__log(SKED_LOG_WARN,
+		          "task %lld attempt %d was claimed for this node but "
+		          "never reached it (the claim's reply was lost): "
+		          "given back",
+		          (long long)o[i].id, o[i].attempt);
+		pthread_mutex_lock(&w->mu);
+		w->counters.released++;
+		pthread_mutex_unlock(&w->mu);
+	}
+	if (rc != SKED_OK)
+		sked__log(SKED_LOG_WARN,
+		          "cannot give back %d stray task(s) yet: %s", k,
+		          sked_errmsg(h));
+	free(o);
+	return rc;
+}
+
+/* The heartbeat's check for strays: tasks held by this node with no job
+ * here. A claim under way may have committed tasks that are not in w->all
+ * yet, so a task is given back only when it was stray in the previous
+ * round too and every claim begun before that round's list has been
+ * dispatched since. */
+static void
+check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
+{
+	unsigned long long dispatched = atomic_load(&w->claims_dispatched);
+	unsigned long long begun = atomic_load(&w->claims_begun);
+	int64_t *cid = n ? malloc(sizeof *cid * (size_t)n) : NULL;
+	int *catt = n ? malloc(sizeof *catt * (size_t)n) : NULL;
+	int nc = 0;
+	if (n && (!cid || !catt)) {
+		free(cid);
+		free(catt);
+		return; /* next round */
+	}
+	pthread_mutex_lock(&w->mu);
+	for (int i = 0; i < n; i++) {
+		if (holds_locked(w, ids[i], att[i]))
+			continue;
+		cid[nc] = ids[i];
+		catt[nc++] = att[i];
+	}
+	pthread_mutex_unlock(&w->mu);
+	int nconf = 0;
+	if (w->nstray && dispatched >= w->stray_seq) {
+		/* confirmed ones move to the front of the candidates */
+		for (int i = 0; i < nc; i++) {
+			int seen = 0;
+			for (int k = 0; k < w->nstray && !seen; k++)
+				seen = w->stray_ids[k] == cid[i] &&
+				       w->stray_att[k] == catt[i];
+			if (!seen)
+				continue;
+			int64_t ti = cid[nconf];
+			int ta = catt[nconf];
+			cid[nconf] = cid[i];
+			catt[nconf] = catt[i];
+			cid[i] = ti;
+			catt[i] = ta;
+			nconf++;
+		}
+	}
+	if (nconf)
+		sked__ignore(give_back_strays(w, w->hb, cid, catt, nconf));
+	/* the rest are the candidates of the next round */
+	free(w->stray_ids);
+	free(w->stray_att);
+	w->nstray = nc - nconf;
+	w->stray_ids = cid;
+	w->stray_att = catt;
+	if (nconf) {
+		memmove(cid, cid + nconf, sizeof *cid * (size_t)w->nstray);
+		memmove(catt, catt + nconf, sizeof *catt * (size_t)w->nstray);
+	}
+	w->stray_seq = begun;
+}
+
 /* Stop every handler whose lease may be about to run out: its lease was
  * last known good at the later of its claim and the last renewal that
- * succeeded (both as sent, so the database's own expiry is later still). */
+ * succeeded (both as sent, so the database's own expiry is later still).
+ * stalled_ms is how long the watchdog itself could not run: when the
+ * whole worker was frozen, leases may have run out before this turn, and
+ * the log says so rather than claim a stop in time. */
 static void
-stop_unleased(sked_worker *w, int64_t now)
+stop_unleased(sked_worker *w, int64_t now, int64_t stalled_ms)
 {
 	int64_t renewed = atomic_load(&w->lease_ok_ms);
 	int64_t margin = w->o.lease_ms - safety_ms(w);
 	pthread_mutex_lock(&w->mu);
-	int n = 0;
+	int n = 0, late = 0, guarded = 0;
 	for (sked_job *j = w->running; j; j = j->rnext) {
 		int64_t basis = j->leased > renewed ? j->leased : renewed;
 		if (now <= basis + margin)
 			continue;
-		if (atomic_load(&j->cancel) == CANCEL_NONE)
+		if (atomic_load(&j->cancel) == CANCEL_NONE) {
 			n++;
+			if (now >= basis + w->o.lease_ms) {
+				late++;
+				guarded += j->slot >= 0 &&
+				           sked__guard_fired(w->guard, j->slot);
+			}
+		}
 		job_cancel(j, CANCEL_NOLEASE);
 	}
 	pthread_mutex_unlock(&w->mu);
-	if (n)
+	if (stalled_ms > safety_ms(w))
+		sked__log(SKED_LOG_WARN,
+		          "the worker process could not run for %lld ms "
+		          "(stopped, frozen or starved)",
+		          (long long)stalled_ms);
+	if (n > late)
 		sked__log(SKED_LOG_ERROR,
 		          "leases could not be renewed in time: stopped %d "
 		          "handler(s) before their leases could expire",
-		          n);
+		          n - late);
+	if (late)
+		sked__log(
+		        SKED_LOG_ERROR,
+		        "the leases of %d task(s) may have run out while this "
+		        "worker could not run: %d program handler(s) among "
+		        "them had been killed at their lease deadline by the "
+		        "lease guard; stopping the rest now",
+		        late, guarded);
 }
 
 static void *
@@ -789,7 +1020,9 @@ heartbeat_main(void *arg)
 		     0);
 		if (rc == SKED_OK) {
 			atomic_store(&w->lease_ok_ms, began);
+			extend_guard(w, began);
 			check_held(w, ids, att, n, began);
+			check_strays(w, ids, att, n);
 			if (failing)
 				sked__log(SKED_LOG_INFO, "lease renewal works "
 				                         "again");
@@ -827,8 +1060,11 @@ watchdog_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	int64_t last = mono_ms();
 	while (!atomic_load(&w->hb_exit)) {
-		stop_unleased(w, mono_ms());
+		int64_t now = mono_ms();
+		stop_unleased(w, now, now - last);
+		last = now;
 		struct timespec ts = {0, 50 * 1000000};
 		nanosleep(&ts, NULL);
 	}
@@ -916,7 +1152,11 @@ finish_done(sked_worker *w, int *db_failed)
 		o[i].exit_code = j->exit_code;
 		o[i].output = j->output;
 		if (why == CANCEL_SHUTDOWN) {
-			o[i].what = SKED_FIN_RELEASE;
+			/* stopped under way: a released attempt; never
+			 * started: the attempt goes back unrecorded */
+			o[i].what = atomic_load(&j->started)
+			                    ? SKED_FIN_RELEASE
+			                    : SKED_FIN_UNSTARTED;
 			o[i].error = "worker shutting down: task given back";
 		} else if (j->ok && why == CANCEL_NONE) {
 			o[i].what = SKED_FIN_OK;
@@ -956,13 +1196,15 @@ finish_done(sked_worker *w, int *db_failed)
 			w->counters.late++;
 		else if (o[i].what == SKED_FIN_OK)
 			w->counters.succeeded++;
-		else if (o[i].what == SKED_FIN_RELEASE)
+		else if (o[i].what == SKED_FIN_RELEASE ||
+		         o[i].what == SKED_FIN_UNSTARTED)
 			w->counters.released++;
 		else if (o[i].dead)
 			w->counters.dead++;
 		else
 			w->counters.failed++;
 		w->nunrecorded--;
+		all_unlink_locked(w, j);
 	}
 	pthread_mutex_unlock(&w->mu);
 	ring(w); /* recorded results free capacity: the loop may claim */
@@ -998,7 +1240,7 @@ dispatch(sked_worker *w, sked_claimed *c, int n, int qi, int64_t leased)
 			                  .attempt = c[i].attempt,
 			                  .max_attempts = c[i].max_attempts,
 			                  .started_ms = c[i].started_ms,
-			                  .what = SKED_FIN_RELEASE,
+			                  .what = SKED_FIN_UNSTARTED,
 			                  .exit_code = -1,
 			                  .error = "worker out of resources"};
 			sked__ignore(sked__finish(w->h, w->node_id, &o, 1));
@@ -1014,7 +1256,12 @@ dispatch(sked_worker *w, sked_claimed *c, int n, int qi, int64_t leased)
 		j->cancel_fd = fd;
 		j->since = mono_ms();
 		j->leased = leased;
+		j->slot = -1;
 		pthread_mutex_lock(&w->mu);
+		j->anext = w->all;
+		if (w->all)
+			w->all->aprev = j;
+		w->all = j;
 		w->counters.claimed++;
 		w->nrunning++;
 		if (qi >= 0)
@@ -1076,12 +1323,18 @@ claim_some(sked_worker *w, int *db_failed)
 		sked_claimed *c = NULL;
 		int n = 0;
 		int64_t sent = mono_ms();
+		unsigned long long seq =
+		        atomic_fetch_add(&w->claims_begun, 1) + 1;
 		int rc = sked__claim(w->h, &req, &c, &n);
 		note(w, rc == SKED_OK ? NULL : &w->claim_errors,
 		     rc == SKED_OK ? &w->claim_hist : NULL, mono_ms() - sent);
 		if (rc != SKED_OK) {
 			sked__log(SKED_LOG_WARN, "claim failed: %s",
 			          sked_errmsg(w->h));
+			/* it may have committed all the same (a reply lost
+			 * with the connection): find out before going on */
+			w->claim_unknown = 1;
+			atomic_store(&w->claims_dispatched, seq);
 			if (rc == SKED_EUNAVAILABLE &&
 			    sked__reconnect(w->h) != SKED_OK)
 				sked__log(SKED_LOG_DEBUG,
@@ -1093,8 +1346,29 @@ claim_some(sked_worker *w, int *db_failed)
 		if (n == free_slots)
 			full = 1;
 		(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
+		atomic_store(&w->claims_dispatched, seq);
 	}
 	return full;
+}
+
+/* After a claim that failed: tasks this node holds with no job here were
+ * claimed by it all the same (the claim committed, its reply was lost).
+ * No claim is under way (the loop is the only claimer), so every held
+ * task without a job is one of those. */
+static int
+resolve_unknown_claims(sked_worker *w)
+{
+	int64_t *ids = NULL;
+	int *att = NULL;
+	int n = 0;
+	int rc = sked__held(w->h, w->node_id, &ids, &att, &n);
+	if (rc == SKED_OK)
+		rc = give_back_strays(w, w->h, ids, att, n);
+	else if (rc == SKED_EUNAVAILABLE)
+		sked__ignore(sked__reconnect(w->h));
+	free(ids);
+	free(att);
+	return rc;
 }
 
 static int
@@ -1330,6 +1604,17 @@ sked_worker_run(sked_worker *w)
 			          "only",
 			          h->db->err.msg);
 	}
+	/* program handlers get a deadline that holds while this process
+	 * cannot run (guard.h); callbacks freeze with the worker anyway */
+	int programs = 0;
+	for (int i = 0; i < w->nhandlers; i++)
+		programs |= w->handlers[i].argv != NULL;
+	if (programs && !w->guard &&
+	    sked__guard_start(w->o.concurrency, &w->guard) != SKED_OK)
+		sked__log(SKED_LOG_WARN,
+		          "cannot start the lease guard process: a handler of "
+		          "a frozen worker could outlive its lease");
+	atomic_store(&w->pool_slots, 0);
 	rc = start_threads(w);
 	if (rc != SKED_OK) {
 		stop_threads(w);
@@ -1353,6 +1638,9 @@ sked_worker_run(sked_worker *w)
 	for (;;) {
 		int db_failed = 0;
 		int stop = atomic_load(&w->stop);
+
+		if (w->claim_unknown && resolve_unknown_claims(w) == SKED_OK)
+			w->claim_unknown = 0;
 
 		if (stop) {
 			int64_t now = mono_ms();
@@ -1459,6 +1747,8 @@ sked_worker_run(sked_worker *w)
 	atomic_store(&w->run_started, 0);
 	stop_threads(w);
 	sked__exec_kill_all(SIGKILL);
+	sked__guard_stop(w->guard);
+	w->guard = NULL;
 	if (sked__node_unregister(h, w->node_id) != SKED_OK)
 		sked__log(SKED_LOG_WARN, "%s", sked_errmsg(h));
 	sked_worker_counters c;

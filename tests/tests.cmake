@@ -49,6 +49,7 @@ foreach(t ${SKED_INT_TESTS})
   endforeach()
 endforeach()
 include(${CMAKE_SOURCE_DIR}/tests/pg_example.cmake)
+include(${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.cmake)
 
 # build/drivers: every driver whose client library is installed now is in
 # this build, unless it was turned off (-DSKED_WITH_…=OFF). A library

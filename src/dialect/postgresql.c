@@ -71,7 +71,8 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
 
 /* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
  * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node.
- * Status 0 is a release (the attempt is given back), 4 a retry, 2 and 3
+ * Status 0 is a release (a started attempt stopped at shutdown: it keeps
+ * its number and costs no retry), 4 a retry, 2 and 3
  * end the task. A row the guard rejects is late: recorded, not applied. */
 static const char finish_sql[] =
         "WITH o AS MATERIALIZED (SELECT * FROM unnest(?1::bigint[], "
@@ -80,8 +81,8 @@ static const char finish_sql[] =
         "attempt, st, started_ms, delay_ms, exit_code, error, output, "
         "outcome, ord)), "
         "u AS (UPDATE {p}task t SET status = o.st, "
-        "attempts = CASE WHEN o.st = 0 THEN t.attempts - 1 "
-        "ELSE t.attempts END, "
+        "max_attempts = CASE WHEN o.st = 0 THEN t.max_attempts + 1 "
+        "ELSE t.max_attempts END, "
         "run_at = CASE o.st WHEN 4 THEN {now+o.delay_ms} WHEN 0 THEN now() "
         "ELSE t.run_at END, "
         "finished_at = CASE WHEN o.st IN (2, 3) THEN now() "

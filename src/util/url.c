@@ -10,6 +10,7 @@
  */
 #include "util/url.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,7 +408,7 @@ secret_key_at(const char *s)
 		const char *p = s + n;
 		if (strncasecmp(s, secret_keys[i], n) != 0)
 			continue;
-		while (*p == ' ' || *p == '\t')
+		while (isspace((unsigned char)*p))
 			p++;
 		if (*p == '=')
 			return p + 1;
@@ -436,14 +437,17 @@ value_end(const char *v, enum form f)
 		}
 		return v + strcspn(v, ";");
 	}
-	while (*v == ' ' || *v == '\t')
+	/* libpq: blanks are any isspace() byte, before and after '=' */
+	while (isspace((unsigned char)*v))
 		v++;
 	if (*v == '\'') {
 		for (v++; *v != '\0' && *v != '\''; v++)
 			if (*v == '\\' && v[1] != '\0')
 				v++;
 	}
-	return v + strcspn(v, " \t\r\n");
+	while (*v != '\0' && !isspace((unsigned char)*v))
+		v++;
+	return v;
 }
 
 static int
@@ -451,15 +455,117 @@ boundary(const char *start, const char *p)
 {
 	if (p == start)
 		return 1;
-	return strchr("?&;{ \t\r\n:/", p[-1]) != NULL;
+	return strchr("?&;{:/", p[-1]) != NULL || isspace((unsigned char)p[-1]);
+}
+
+/* The spans of url that hold a secret, as each reader of that form would
+ * find them. Masking is the union of every reading: a password is hidden
+ * whether libpq, sked's own MySQL parser or an ODBC driver is the one
+ * that reads the string. */
+enum { MAX_SPANS = 64 };
+
+struct spans {
+	const char *b[MAX_SPANS], *e[MAX_SPANS];
+	int n;
+	const char *all_from; /* too many: mask everything from here */
+};
+
+static void
+span_add(struct spans *sp, const char *b, const char *e)
+{
+	if (sp->n == MAX_SPANS) {
+		if (!sp->all_from || b < sp->all_from)
+			sp->all_from = b;
+		return;
+	}
+	sp->b[sp->n] = b;
+	sp->e[sp->n] = e;
+	sp->n++;
+}
+
+/* The password of the user info that ends at at (the first ':' before
+ * it starts it). */
+static void
+userinfo_span(struct spans *sp, const char *rest, const char *at)
+{
+	const char *colon = memchr(rest, ':', (size_t)(at - rest));
+	if (colon != NULL)
+		span_add(sp, colon + 1, at);
+}
+
+static void
+find_spans(const char *url, struct spans *sp)
+{
+	size_t sl = scheme_len(url);
+	enum form f;
+	int guess = 0;
+	memset(sp, 0, sizeof *sp);
+	if (sl == 4 && strncasecmp(url, "odbc", 4) == 0) {
+		/* odbc: and odbc:// alike: the rest is a connection string */
+		f = FORM_ODBC;
+	} else if (sl > 0 && strncmp(url + sl, "://", 3) == 0) {
+		const char *rest = url + sl + 3, *at;
+		f = FORM_URL;
+		/* sked's MySQL parser (and a password with an unencoded '/',
+		 * '?' or '@' as its writer meant it) */
+		if ((at = userinfo_end(rest)) != NULL)
+			userinfo_span(sp, rest, at);
+		/* libpq: the user info is what comes before the first '@' that
+		 * no '/' precedes; '?', '#' and '=' mean nothing there */
+		at = rest + strcspn(rest, "@/");
+		if (*at == '@')
+			userinfo_span(sp, rest, at);
+	} else {
+		/* no scheme: libpq keywords, or ODBC attributes when a ';'
+		 * says they may be */
+		f = FORM_KEYWORD;
+		guess = strchr(url, ';') != NULL;
+	}
+	for (const char *p = url; *p != '\0'; p++) {
+		const char *v;
+		if (!boundary(url, p) || (v = secret_key_at(p)) == NULL)
+			continue;
+		/* in a URL query a value ends at '&' for libpq; sked's own
+		 * parser also stops at '#': mask up to the later one */
+		const char *e =
+		        f == FORM_URL ? v + strcspn(v, "&") : value_end(v, f);
+		if (guess) {
+			/* no scheme: libpq's keywords or ODBC's attributes,
+			 * whichever runs longer */
+			const char *k = value_end(v, FORM_KEYWORD);
+			const char *o = value_end(v, FORM_ODBC);
+			e = k > o ? k : o;
+		}
+		span_add(sp, v, e);
+	}
+}
+
+/* Whether position p of the string lies in a span; *end gets the end of
+ * the longest span that starts at or covers p. */
+static int
+in_span(const struct spans *sp, const char *p, const char **end)
+{
+	int hit = 0;
+	*end = p;
+	if (sp->all_from && p >= sp->all_from) {
+		*end = p + strlen(p);
+		return 1;
+	}
+	for (int i = 0; i < sp->n; i++) {
+		if (p >= sp->b[i] && (p < sp->e[i] || p == sp->b[i])) {
+			hit = 1;
+			if (sp->e[i] > *end)
+				*end = sp->e[i];
+		}
+	}
+	return hit;
 }
 
 void
 sked__url_redact(const char *url, char *out, size_t len)
 {
-	size_t o = 0, sl;
-	enum form f;
-	const char *p, *pw = NULL, *pw_end = NULL;
+	size_t o = 0;
+	struct spans sp;
 
 	if (out == NULL || len == 0)
 		return;
@@ -467,45 +573,27 @@ sked__url_redact(const char *url, char *out, size_t len)
 		out[0] = '\0';
 		return;
 	}
-	sl = scheme_len(url);
-	if (sl > 0 && strncmp(url + sl, "://", 3) == 0) {
-		const char *rest = url + sl + 3, *at = userinfo_end(rest);
-		f = FORM_URL;
-		if (at != NULL) {
-			const char *colon =
-			        memchr(rest, ':', (size_t)(at - rest));
-			if (colon != NULL) {
-				pw = colon + 1;
-				pw_end = at;
-			}
-		}
-	} else if ((sl == 4 && strncasecmp(url, "odbc", 4) == 0) ||
-	           strchr(url, ';') != NULL) {
-		f = FORM_ODBC;
-	} else {
-		f = FORM_KEYWORD;
-	}
-
+	find_spans(url, &sp);
 #define PUT(c)                                                                 \
 	do {                                                                   \
 		if (o + 1 < len)                                               \
 			out[o++] = (c);                                        \
 	} while (0)
-	for (p = url; *p != '\0';) {
-		const char *v;
-		if (p == pw) {
+	for (const char *p = url; *p != '\0';) {
+		const char *end;
+		if (in_span(&sp, p, &end)) {
 			for (const char *m = "***"; *m; m++)
 				PUT(*m);
-			p = pw_end;
-			pw = NULL; /* an empty password ends where it starts */
-			continue;
-		}
-		if (boundary(url, p) && (v = secret_key_at(p)) != NULL) {
-			for (; p < v; p++)
-				PUT(*p);
-			for (const char *m = "***"; *m; m++)
-				PUT(*m);
-			p = value_end(v, f);
+			/* overlapping spans: mask on to the end of the last */
+			const char *more;
+			while (*end != '\0' && in_span(&sp, end, &more) &&
+			       more > end)
+				end = more;
+			p = end;
+			if (*p == '\0')
+				break;
+			PUT(*p); /* the character after a span is not secret */
+			p++;
 			continue;
 		}
 		PUT(*p);
@@ -513,6 +601,62 @@ sked__url_redact(const char *url, char *out, size_t len)
 	}
 #undef PUT
 	out[o] = '\0';
+}
+
+/* Replace every occurrence of the n bytes at s in msg (a buffer of cap
+ * bytes) with "***"; what no longer fits is cut off. */
+static void
+scrub_one(char *msg, size_t cap, const char *s, size_t n)
+{
+	if (n == 0)
+		return;
+	for (char *p = msg;;) {
+		char *hit = NULL;
+		for (char *q = p; *q != '\0'; q++)
+			if (strncmp(q, s, n) == 0) {
+				hit = q;
+				break;
+			}
+		if (!hit)
+			return;
+		size_t at = (size_t)(hit - msg), tail = strlen(hit + n);
+		if (at + 4 > cap) {
+			*hit = '\0';
+			return;
+		}
+		if (at + 3 + tail + 1 > cap)
+			tail = cap - at - 4;
+		memmove(hit + 3, hit + n, tail);
+		hit[3 + tail] = '\0';
+		memcpy(hit, "***", 3);
+		p = hit + 3;
+	}
+}
+
+void
+sked__url_scrub(const char *url, char *msg, size_t cap)
+{
+	struct spans sp;
+	if (url == NULL || msg == NULL || cap == 0)
+		return;
+	find_spans(url, &sp);
+	if (sp.all_from)
+		span_add(&sp, sp.all_from, sp.all_from + strlen(sp.all_from));
+	for (int i = 0; i < sp.n; i++) {
+		size_t n = (size_t)(sp.e[i] - sp.b[i]);
+		scrub_one(msg, cap, sp.b[i], n);
+		/* and as a driver decodes it */
+		int bad = 0;
+		char *d = decode(sp.b[i], n, &bad);
+		if (d) {
+			scrub_one(msg, cap, d, strlen(d));
+			free(d);
+		}
+		/* a prefix up to a bad escape is what a parser may echo */
+		const char *pct = memchr(sp.b[i], '%', n);
+		if (bad && pct)
+			scrub_one(msg, cap, pct, (size_t)(sp.e[i] - pct));
+	}
 }
 
 SKED_API char *

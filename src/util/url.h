@@ -52,7 +52,17 @@ void sked__url_free(sked_url *u);
  * user info ("user:***@"), password=, pwd=, passwd= and sslpassword=
  * values in URL queries, libpq keyword strings and ODBC connection
  * strings (keys case-insensitive, '{…}' and '…' quoted values included).
- * A truncated result is still masked. */
+ * Every way a driver could read the string is masked at once: user info
+ * as libpq finds it (up to the first '@' before any '/') and as sked's
+ * MySQL parser does (the last '@' before the query); odbc: strings, with
+ * or without "//", by ODBC's rules only. A truncated result is still
+ * masked. tests/fuzz/fuzz_url_redact.c checks this against libpq's own
+ * parser, the MySQL parser and an ODBC connection-string reader. */
 void sked__url_redact(const char *url, char *out, size_t len);
+
+/* Mask, in msg (a NUL-terminated buffer of cap bytes), every secret of
+ * url as it is written and as it decodes: for driver messages that echo
+ * parts of the URL they were given (libpq does). */
+void sked__url_scrub(const char *url, char *msg, size_t cap);
 
 #endif /* SKED_UTIL_URL_H */

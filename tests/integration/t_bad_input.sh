@@ -56,6 +56,19 @@ esac
 bad 69 --db "postgres://sked:$pw@127.0.0.1:1/x" info
 grep -q '\*\*\*' "$T/err" || fail "the password is not shown masked"
 bad 69 --db "mysql://sked:$pw@127.0.0.1:1/x" enqueue k
+# passwords the redaction once showed: it must read each string as its
+# driver does (libpq's user info ignores '=', '#' and '?'; odbc:// is a
+# connection string; a user name may look like a secret key), and driver
+# messages that echo the URL or a piece of it are masked too
+bad 69 --db "postgres://app:pa=ss#$pw@127.0.0.1:1/x" info
+bad 69 --db "postgres://app:pa=ss?$pw@127.0.0.1:1/x" info
+bad 69 --db "mysql://pwd=a:sec&$pw@127.0.0.1:1/x" info
+bad 69 --db "postgres://u:hun%zz$pw@127.0.0.1:1/db" info
+bad 69 --db "postgres://u:$pw@[bad" info
+if [ -n "${SKED_TEST_ODBC:-}" ]; then
+	bad 69 --db "odbc://DSN=nosuch;UID=app;PWD=abc&$pw" info
+	bad 69 --db "odbc://DSN=nosuch;PWD={p#ss;$pw};UID=y" info
+fi
 touch "$T/file"
 bad 69 --db "sqlite:$T/file/sub.db" info # the parent is a regular file
 if [ "$(family)" = sqlite ]; then

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SIGTERM stops a worker gracefully: it claims nothing more, lets running
 # tasks finish within --grace (recorded succeeded), gives the rest back
-# (pending again, a "released" run on record), removes its node row and
+# (pending again, a "released" run on record; the attempt keeps its
+# number), removes its node row and
 # exits 0 soon after the grace period; another worker then finishes what
 # was given back.
 . "$(dirname "$0")/lib.sh"
@@ -51,7 +52,9 @@ expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $s1")" succeeded "r
 for id in $l1 $l2; do
 	expect_eq "$(status_of "$id")" 0 "status of given-back task $id"
 	expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $id")" released "run of given-back task $id"
-	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $id AND lease_until IS NULL AND attempts = 0")" 1 "lease cleared and attempt given back on task $id"
+	# the stopped attempt keeps its number (one run row per attempt) and
+	# costs no retry: the budget grows by one
+	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $id AND lease_until IS NULL AND attempts = 1 AND max_attempts = 6")" 1 "lease cleared, attempt kept and budget raised on task $id"
 done
 expect_eq "$(status_of "$late")" 0 "task enqueued after SIGTERM (not claimed)"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $late")" 0 "runs of the task enqueued after SIGTERM"
@@ -64,7 +67,8 @@ sk worker --node-id second --lease 5s --poll 100ms --until-empty \
 	{ cat "$T/w2.log" >&2; fail "second worker failed"; }
 for id in $l1 $l2; do
 	expect_eq "$(status_of "$id")" 2 "given-back task $id after the second worker"
-	expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $id AND node_id = 'second'")" succeeded "second worker's run of $id"
+	expect_eq "$(sql "SELECT attempt, outcome FROM {p}run WHERE task_id = $id AND node_id = 'second'")" "2	succeeded" "second worker's run of $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM (SELECT attempt FROM {p}run WHERE task_id = $id GROUP BY attempt HAVING COUNT(*) > 1) d")" 0 "attempts of $id with two run rows"
 done
 expect_eq "$(status_of "$late")" 2 "late task after the second worker"
 
@@ -88,4 +92,6 @@ wait_exit "$w3" 15
 [ "$wrc" = 0 ] || { cat "$T/w3.log" >&2; fail "prefetching worker exited $wrc"; }
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 2")" 1 "prefetch: the one task under way finished"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 0 AND attempts = 0")" 3 "prefetch: queued tasks given back untouched"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run r JOIN {p}task t ON t.id = r.task_id WHERE t.queue = 'pf' AND r.outcome = 'released'")" 3 "prefetch: released runs"
+# they never reached a handler: their attempt went back and no run is
+# recorded (a run row stands for an attempt that ran)
+expect_eq "$(count "SELECT COUNT(*) FROM {p}run r JOIN {p}task t ON t.id = r.task_id WHERE t.queue = 'pf' AND t.status = 0")" 0 "prefetch: runs of the tasks given back unstarted"

@@ -296,11 +296,14 @@ finish_batch_contract(void **state)
 	assert_true(!o[3].applied && !o[3].dead);
 	sked_task *t = NULL;
 	int want_status[4] = {2, 3, 0, 1};
-	int want_attempts[4] = {1, 1, 0, 1};
+	/* a release keeps the attempt's number and raises the budget */
+	int want_attempts[4] = {1, 1, 1, 1};
+	int want_max[4] = {1, 1, 2, 1};
 	for (int i = 0; i < 4; i++) {
 		assert_int_equal(sked_task_get(h, ids[i], &t), SKED_OK);
 		assert_int_equal(t->status, want_status[i]);
 		assert_int_equal(t->attempts, want_attempts[i]);
+		assert_int_equal(t->max_attempts, want_max[i]);
 		if (i == 1)
 			assert_string_equal(t->last_error, "exit 3");
 		sked_tasks_free(t, 1);

@@ -278,8 +278,9 @@ redaction(void **state)
 	redact_is("mysql://u:@h/db", "mysql://u:***@h/db");
 	redact_is("postgres://db/jobs?user=u&password=" MARK "&sslmode=x",
 	          "postgres://db/jobs?user=u&password=***&sslmode=x");
+	/* libpq has no fragments: "#frag" is part of the password */
 	redact_is("postgres://db/jobs?PWD=" MARK "#frag",
-	          "postgres://db/jobs?PWD=***#frag");
+	          "postgres://db/jobs?PWD=***");
 	redact_is("postgres://db/jobs?sslpassword=" MARK,
 	          "postgres://db/jobs?sslpassword=***");
 	/* a key that merely ends in "password" is not a secret key... */
@@ -299,6 +300,20 @@ redaction(void **state)
 	redact_is("odbc:DSN=x;PWD = " MARK " with space;UID=u",
 	          "odbc:DSN=x;PWD =***;UID=u");
 	redact_is("DSN=x;PWD=" MARK, "DSN=x;PWD=***");
+	/* found by fuzzing against the drivers' own readers: libpq reads
+	 * the user info up to the first '@' before any '/', whatever '=',
+	 * '#' or '?' it holds */
+	redact_is("postgres://app:pa=" MARK "#1@127.0.0.1:55599/x",
+	          "postgres://app:***@127.0.0.1:55599/x");
+	redact_is("postgres://app:pa=" MARK "?1@h/x", "postgres://app:***@h/x");
+	/* odbc:// is a connection string, not a URL */
+	redact_is("odbc://DSN=x;UID=app;PWD=abc&" MARK "gh",
+	          "odbc://DSN=x;UID=app;PWD=***");
+	redact_is("odbc://DSN=x;PWD={p#" MARK ";word};UID=y",
+	          "odbc://DSN=x;PWD=***;UID=y");
+	/* a user name that looks like a secret key hides the password too */
+	redact_is("mysql://pwd=a:" MARK "&ret@h/db", "mysql://pwd=***@h/db");
+	redact_is("mysql://password=:" MARK "@h/db", "mysql://password=***");
 	/* nothing to hide */
 	redact_is("sqlite:sked.db", "sqlite:sked.db");
 	redact_is("odbc:MyDSN", "odbc:MyDSN");
@@ -311,6 +326,40 @@ redaction(void **state)
 	assert_string_equal(out, "");
 }
 
+/* Driver messages that echo the URL, or the piece they could not read,
+ * lose every secret of the URL, as written and as decoded. */
+static void
+scrubbing(void **state)
+{
+	(void)state;
+	char m[256];
+	const char *url = "postgres://u:hun%zz" MARK "@localhost/db";
+	snprintf(m, sizeof m,
+	         "invalid percent-encoded token: \"hun%%zz" MARK "\"");
+	sked__url_scrub(url, m, sizeof m);
+	no_leak("scrub", m);
+	assert_string_equal(m, "invalid percent-encoded token: \"***\"");
+
+	url = "postgres://u:p" MARK "@[bad";
+	snprintf(m, sizeof m, "looking for \"]\" in URI: \"%s\"", url);
+	sked__url_scrub(url, m, sizeof m);
+	no_leak("scrub", m);
+	assert_string_equal(
+	        m, "looking for \"]\" in URI: \"postgres://u:***@[bad\"");
+
+	url = "mysql://u:a%40" MARK "@h/db";
+	snprintf(m, sizeof m, "user u, password a@" MARK ", raw a%%40" MARK);
+	sked__url_scrub(url, m, sizeof m);
+	no_leak("scrub", m);
+
+	/* a short password still goes, and the buffer bound holds */
+	char small[12];
+	snprintf(small, sizeof small, "ab-ab-ab-ab");
+	sked__url_scrub("postgres://u:ab@h/d", small, sizeof small);
+	assert_null(strstr(small, "ab"));
+	assert_true(strlen(small) < sizeof small);
+}
+
 int
 main(void)
 {
@@ -318,6 +367,7 @@ main(void)
 	        cmocka_unit_test(sqlite_urls), cmocka_unit_test(postgres_urls),
 	        cmocka_unit_test(mysql_urls),  cmocka_unit_test(odbc_urls),
 	        cmocka_unit_test(bad_urls),    cmocka_unit_test(redaction),
+	        cmocka_unit_test(scrubbing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

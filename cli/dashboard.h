@@ -1,0 +1,24 @@
+/*
+ * dashboard.h — what `sked dashboard` (dashboard.c) shares with the
+ * static files embedded at build time (cmake/embed_assets.cmake turns
+ * the files in cli/dashboard/ into the table below).
+ */
+#ifndef SKED_CLI_DASHBOARD_H
+#define SKED_CLI_DASHBOARD_H
+
+#include <stddef.h>
+
+struct cli_asset {
+	const char *path; /* "/static/app.css" */
+	const char *type; /* its Content-Type */
+	const char *data;
+	size_t len;
+};
+
+/* ended by an entry whose path is NULL */
+extern const struct cli_asset cli_assets[];
+
+struct cli;
+int cmd_dashboard(struct cli *c, int argc, char **argv);
+
+#endif /* SKED_CLI_DASHBOARD_H */

@@ -1,0 +1,146 @@
+#!/bin/sh
+# `sked dashboard`: every page answers and escapes what the database holds
+# (a kind and a payload holding <script>); a POST without the CSRF token,
+# or from another site, is refused; --read-only shows no form and refuses
+# every POST; a non-loopback address is refused without --auth, and with
+# it a request without credentials gets 401. Then, on sqlite and pg, a
+# real headless Chromium (tests/browser/dashboard.mjs) opens the overview,
+# follows a dead task, retries tasks in bulk by selection and by filter;
+# the database must show the change. Screenshots at laptop and phone width
+# are kept in $SKED_BUILD/screenshots.
+. "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || skip "curl is not installed"
+init_db
+
+fail_h=$(handler fail.sh <<'H'
+#!/bin/sh
+echo "could not reach the mail server" >&2
+exit 3
+H
+)
+ok_h=$(handler ok.sh <<'H'
+#!/bin/sh
+exit 0
+H
+)
+payload='<script>alert("payload")</script> & "quotes"'
+m1=$(sk enqueue mail --payload "$payload" --max-attempts 1)
+m2=$(sk enqueue mail --payload '{"to":"ada@example.com"}' --max-attempts 1)
+m3=$(sk enqueue mail --payload '{"to":"bob@example.com"}' --max-attempts 1)
+r1=$(sk enqueue report --max-attempts 1)
+r2=$(sk enqueue report --max-attempts 1)
+for i in 1 2 3 4 5 6; do sk enqueue job --payload "$i" >/dev/null; done
+start_worker w --handler "mail=$fail_h" --handler "report=$fail_h" \
+	--handler "job=$ok_h" --until-empty --poll 100ms
+wait_exit "$wpid" 60
+expect_eq "$wrc" 0 "the worker's exit status"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 3")" 5 "dead tasks"
+# a kind no `sked enqueue` accepts, as another program's INSERT could write
+sql "INSERT INTO {p}task (kind, payload, status) VALUES ('<script>alert(1)</script>', '<img src=x onerror=alert(2)>', 3)"
+sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_dash NAME ARGS...: run the dashboard; sets $base
+start_dash() {
+	dname=$1
+	shift
+	port=$(free_port)
+	"$SKED" dashboard --listen "127.0.0.1:$port" "$@" >"$T/$dname.log" 2>&1 &
+	dpid=$!
+	base="http://127.0.0.1:$port"
+	up() { curl -s -o /dev/null "$base/static/app.css"; }
+	wait_for 10 up || { cat "$T/$dname.log" >&2; fail "the dashboard did not start"; }
+}
+get() { curl -s -o "$T/page" -w '%{http_code}' -m 10 "$@" || true; }
+
+start_dash d
+for p in / /tasks /failed "/failed?status=retry" "/task/$m1" /nodes /schedules /locks \
+	"/tasks?status=dead&kind=mail" "/tasks?q=$m2"; do
+	code=$(get -L "$base$p")
+	expect_eq "$code" 200 "GET $p"
+	if grep -q '<script>alert\|<img src=x' "$T/page"; then
+		fail "GET $p shows a value from the database unescaped"
+	fi
+done
+get "$base/task/$m1" >/dev/null
+grep -q '&lt;script&gt;alert(&quot;payload&quot;)&lt;/script&gt; &amp; &quot;quotes&quot;' "$T/page" ||
+	fail "the task page does not show the payload escaped"
+get "$base/failed" >/dev/null
+grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$T/page" || fail "the failed page does not show the kind escaped"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/page" | head -1)
+[ -n "$csrf" ] || fail "no CSRF token in the failed page's forms"
+get "$base/schedules" >/dev/null
+grep -q 'Europe/Berlin' "$T/page" || fail "the schedules page does not list the schedule"
+expect_eq "$(get "$base/task/999999")" 404 "a task that does not exist"
+
+# changes need the token, and not from another site
+expect_eq "$(get -d "id=$m3" "$base/tasks/retry")" 403 "POST without a CSRF token"
+expect_eq "$(get -d "id=$m3&csrf=0000" "$base/tasks/retry")" 403 "POST with a wrong token"
+expect_eq "$(get -H 'Sec-Fetch-Site: cross-site' -d "id=$m3&csrf=$csrf" "$base/tasks/retry")" 403 \
+	"POST from another site"
+expect_eq "$(get -X GET "$base/tasks/retry?id=$m3&csrf=$csrf")" 404 "a change by GET"
+expect_eq "$(status_of "$m3")" 3 "the refused POSTs changed nothing"
+expect_eq "$(get -d "id=$m3&csrf=$csrf&back=/failed" "$base/tasks/cancel")" 303 "cancel a dead task (skipped)"
+expect_eq "$(status_of "$m3")" 3 "a dead task cannot be cancelled"
+kill -TERM "$dpid"
+wait_exit "$dpid" 10
+expect_eq "$wrc" 0 "the dashboard's exit status after SIGTERM"
+
+# --read-only
+start_dash ro --read-only
+get "$base/failed" >/dev/null
+if grep -q 'method="post"' "$T/page"; then fail "--read-only still shows forms"; fi
+expect_eq "$(get -d "id=$m3&csrf=$csrf" "$base/tasks/retry")" 403 "POST to a read-only dashboard"
+kill -TERM "$dpid"
+wait_exit "$dpid" 10
+
+# another address than loopback needs --auth; credentials never on argv
+expect_rc 64 sk dashboard --listen "0.0.0.0:$(free_port)"
+stderr_one_line "$T/err"
+grep -q 'without --auth' "$T/err" || fail "the refusal does not say --auth is needed"
+expect_rc 64 sk dashboard --auth "admin:secret-pw"
+stderr_one_line "$T/err"
+if grep -q 'secret-pw' "$T/err"; then fail "the error repeats the secret"; fi
+export SKED_TEST_DASH_AUTH="admin:correct-horse"
+start_dash auth --auth env:SKED_TEST_DASH_AUTH
+expect_eq "$(get "$base/")" 401 "no credentials"
+expect_eq "$(get -u admin:wrong-horse "$base/")" 401 "wrong credentials"
+expect_eq "$(get -u admin:correct-horse "$base/")" 200 "right credentials"
+kill -TERM "$dpid"
+wait_exit "$dpid" 10
+
+# the browser, on one database of each kind that needs no ODBC
+case "$SKED_BACKEND" in
+sqlite | pg) ;;
+*) exit 0 ;;
+esac
+command -v node >/dev/null || skip "node is not installed (the browser test drives Chromium with puppeteer-core)"
+[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || skip "chromium is not installed (Debian package chromium)"
+set +e
+sh "$SKED_SRC/tests/browser/install.sh" "$SKED_BUILD/browser" 2>"$T/npm.err"
+rc=$?
+set -e
+[ $rc = 0 ] || skip "cannot install puppeteer-core with npm: $(tail -1 "$T/npm.err")"
+shots="$SKED_BUILD/screenshots/$SKED_BACKEND"
+mkdir -p "$shots"
+start_dash browser
+# from beside its node_modules: ES modules do not read NODE_PATH
+cp "$SKED_SRC/tests/browser/dashboard.mjs" "$SKED_BUILD/browser/"
+node "$SKED_BUILD/browser/dashboard.mjs" "$base" "$shots" "$payload" "$m1,$m2" report \
+	>"$T/browser.out" 2>"$T/browser.err" && browser_rc=0 || browser_rc=$?
+cat "$T/browser.err" >&2
+[ $browser_rc = 0 ] || fail "the browser test failed"
+expect_eq "$(status_of "$m1")" 0 "task $m1 after the bulk retry"
+expect_eq "$(status_of "$m2")" 0 "task $m2 after the bulk retry"
+expect_eq "$(status_of "$m3")" 3 "task $m3, not selected"
+expect_eq "$(status_of "$r1")" 0 "report task $r1 after the retry by filter"
+expect_eq "$(status_of "$r2")" 0 "report task $r2 after the retry by filter"
+expect_eq "$(json_get 'd["filterRetried"]' <"$T/browser.out")" 2 "tasks the filter retried"
+for f in overview failed task retried; do
+	for w in laptop phone; do
+		[ -s "$shots/$f-$w.png" ] || fail "no screenshot $shots/$f-$w.png"
+	done
+done
+kill -TERM "$dpid"
+wait_exit "$dpid" 10
