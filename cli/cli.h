@@ -47,6 +47,9 @@ struct cli_config {
 	int concurrency;
 	int64_t lease_ms, poll_ms, grace_ms, timeout_ms;
 	int64_t retry_base_ms, retry_max_ms;
+	int prefetch;                 /* [worker] prefetch */
+	int64_t wait_db_ms;           /* [worker] wait_db: -1 forever */
+	int wait_db_set;              /* wait_db was given */
 	struct cli_handler *handlers; /* [handler.KIND] */
 	size_t nhandlers;
 	struct cli_schedule *schedules; /* [schedule.NAME] */
@@ -79,6 +82,16 @@ typedef int (*cli_cmd_fn)(struct cli *c, int argc, char **argv);
 /* Open c->h (once) on the resolved URL, creating or upgrading the schema
  * when needed. Returns 0, or a sysexits code after printing one line. */
 int cli_open(struct cli *c);
+/* The same for a command that only reads or steers what exists (list,
+ * show, info, stats, nodes, cancel, retry, cron ls/rm/pause/resume): it
+ * never creates a database nor its schema. A sqlite: file that does not
+ * exist is EX_NOINPUT; a database without the current schema is
+ * sked_open's SKED_ESCHEMA (EX_CONFIG). */
+int cli_open_existing(struct cli *c);
+/* cli_open for a daemon: while the database is unavailable
+ * (SKED_EUNAVAILABLE), say so once and retry with backoff (0.5 s doubling
+ * to 30 s) for wait_ms (-1: forever; 0: fail at once). */
+int cli_open_wait(struct cli *c, int64_t wait_ms);
 /* Print the usage of a command ("enqueue", "cron next") to f. */
 void cli_help(FILE *f, const char *name);
 
@@ -108,8 +121,15 @@ int cli_parse_time(const char *flag, const char *s, int64_t *ms);
 /* A positive task id given as a positional argument. */
 int cli_parse_id(const char *cmd, const char *s, int64_t *id);
 
-/* Time as ISO-8601 UTC, or "-" for 0. buf needs 32 bytes. */
+/* Time as ISO-8601 UTC with milliseconds, always ("….000Z" for a whole
+ * second), or "-" for 0. buf needs 32 bytes. */
 const char *cli_time(int64_t ms, char *buf, size_t len);
+/* The same in whole seconds, "2026-03-08T07:30:00Z": cron fire instants. */
+const char *cli_time_sec(int64_t ms, char *buf, size_t len);
+/* 1 when a failed write went to a pipe its reader closed (errno EPIPE,
+ * now or at an earlier call): a normal end for a listing, reported by
+ * nothing. */
+int cli_broken_pipe(void);
 
 /* JSON values: a time (null for 0), a string (null for NULL; bytes that are
  * not UTF-8 become U+FFFD). cli_json_print writes v to stdout, one
@@ -126,9 +146,9 @@ void cli_table_add(struct cli_table *t, const char *const *cells);
 void cli_table_print(const struct cli_table *t, FILE *f);
 void cli_table_free(struct cli_table *t);
 
-/* Read a whole file ("-": stdin) up to max bytes; *len gets the size (at
- * most max + 1, so the caller can tell it was too big). Returns 0, or
- * EX_NOINPUT after printing one line. */
+/* Read a whole file ("-": stdin) of at most max bytes; *len gets the
+ * size. Returns 0, EX_NOINPUT when it cannot be read, or EX_DATAERR when
+ * it is bigger than max (the line printed gives its true size). */
 int cli_read_file(const char *flag, const char *path, size_t max, char **out,
                   size_t *len);
 

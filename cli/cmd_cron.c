@@ -19,6 +19,12 @@
 #include <time.h>
 
 #define CRON_MAX_COUNT 1000
+/* The one rule of `cron next` and `cron add`: the expression is one
+ * argument. Its words are never joined back: unquoted, the shell may
+ * already have turned a * into the names of files. */
+#define CLI_CRON_ONE_ARG                                                       \
+	"give the cron EXPR as one quoted argument, as in '0 7 * * mon-fri' "  \
+	"(unquoted, the shell may expand its * into file names)"
 
 int
 cmd_cron_next(struct cli *c, int argc, char **argv)
@@ -35,7 +41,7 @@ cmd_cron_next(struct cli *c, int argc, char **argv)
 	char expr[1024] = "", err[256] = "", buf[32];
 	int64_t from = 0, *out;
 	long long count = 5;
-	int ch, ex, rc, have_from = 0, i;
+	int ch, ex, rc, have_from = 0;
 	size_t k;
 
 	optind = 0;
@@ -66,15 +72,11 @@ cmd_cron_next(struct cli *c, int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage("cron next", "missing the cron EXPR");
-	/* An unquoted expression arrives as several words: join them. */
-	for (i = optind; i < argc; i++) {
-		if (strlen(expr) + strlen(argv[i]) + 2 > sizeof expr)
-			return cli_usage("cron next", "the expression is too "
-			                              "long");
-		if (i > optind)
-			strcat(expr, " ");
-		strcat(expr, argv[i]);
-	}
+	if (argc - optind > 1)
+		return cli_usage("cron next", CLI_CRON_ONE_ARG);
+	if (strlen(argv[optind]) >= sizeof expr)
+		return cli_usage("cron next", "the expression is too long");
+	strcpy(expr, argv[optind]);
 	if (!have_from) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -95,15 +97,16 @@ cmd_cron_next(struct cli *c, int argc, char **argv)
 	if (c->json) {
 		json_t *arr = json_array();
 		for (k = 0; k < (size_t)count; k++)
-			json_array_append_new(arr, cli_json_time(out[k]));
+			json_array_append_new(
+			        arr, json_string(cli_time_sec(out[k], buf,
+			                                      sizeof buf)));
 		ex = cli_json_print(
 		        json_pack("{s:o, s:s, s:o, s:o}", "expr",
 		                  cli_json_cstr(expr), "tz", tz ? tz : "UTC",
 		                  "from", cli_json_time(from), "next", arr));
 	} else {
 		for (k = 0; k < (size_t)count; k++)
-			printf("%s\n",
-			       sked_format_time(out[k], buf, sizeof buf));
+			printf("%s\n", cli_time_sec(out[k], buf, sizeof buf));
 		ex = EX_OK;
 	}
 	free(out);
@@ -129,11 +132,6 @@ read_payload(const char *arg, char **buf, const char **payload, size_t *len)
 		                   SKED_MAX_PAYLOAD, buf, len);
 		if (ex != 0)
 			return ex;
-		if (*len > SKED_MAX_PAYLOAD) {
-			cli_err("--payload: more than %d bytes",
-			        SKED_MAX_PAYLOAD);
-			return EX_DATAERR;
-		}
 		*payload = *buf;
 		return 0;
 	}
@@ -223,11 +221,9 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 		}
 	}
 	if (argc - optind != 3)
-		return cli_usage("cron add",
-		                 argc - optind < 3
-		                         ? "want NAME EXPR KIND"
-		                         : "too many arguments (quote the "
-		                           "cron EXPR as one argument)");
+		return cli_usage("cron add", argc - optind < 3
+		                                     ? "want NAME EXPR KIND"
+		                                     : CLI_CRON_ONE_ARG);
 	/* the expression and zone first: a bad one needs no database */
 	rc = sked_cron_check(argv[optind + 1], so.tz, err, sizeof err);
 	if (rc != SKED_OK) {
@@ -282,7 +278,7 @@ cmd_cron_ls(struct cli *c, int argc, char **argv)
 	if (optind < argc)
 		return cli_usage("cron ls", "unexpected argument '%s'",
 		                 argv[optind]);
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = sked_schedule_list(c->h, &s, &n)) != SKED_OK)
 		return cron_fail(c, rc, "cron ls");
@@ -368,7 +364,7 @@ by_name(struct cli *c, int argc, char **argv, const char *cmd,
 	if (argc - optind != 1)
 		return cli_usage(cmd, argc - optind < 1 ? "missing the NAME"
 		                                        : "too many arguments");
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = fn(c->h, argv[optind])) != SKED_OK)
 		return cron_fail(c, rc, cmd);

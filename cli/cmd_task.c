@@ -107,7 +107,7 @@ cmd_info(struct cli *c, int argc, char **argv)
 
 	if ((ex = simple_args(c, "info", argc, argv, 0, "")) >= 0)
 		return ex;
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = sked_get_info(c->h, &i)) != SKED_OK)
 		return cli_fail(c->h, rc, "info");
@@ -218,6 +218,8 @@ read_all(const char *path, char **out, size_t *len)
 	return 0;
 }
 
+static void note_run_at(struct cli *c, int64_t id, const sked_enqueue_opts *eo);
+
 static int
 enqueue_lines(struct cli *c, const char *kind, const char *path,
               const sked_enqueue_opts *eo)
@@ -247,6 +249,8 @@ enqueue_lines(struct cli *c, const char *kind, const char *path,
 			goto out;
 		}
 	}
+	if (n > 0)
+		note_run_at(c, ids[0], eo);
 	if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
@@ -262,6 +266,35 @@ out:
 	free(lens);
 	free(buf);
 	return ex;
+}
+
+/* What the user may not expect of a run-at, said on stderr (the task is
+ * enqueued all the same): a --at before the database's now, which makes
+ * the task due at once, and a --in of more than a year. The task's own
+ * created and run-at times are the database's clock. */
+#define FAR_AHEAD_MS (INT64_C(366) * 86400000)
+static void
+note_run_at(struct cli *c, int64_t id, const sked_enqueue_opts *eo)
+{
+	sked_task *t = NULL;
+	char at[32], now[32];
+
+	if (eo->run_at_ms == 0 && eo->delay_ms <= FAR_AHEAD_MS)
+		return;
+	if (sked_task_get(c->h, id, &t) != SKED_OK)
+		return;
+	if (eo->run_at_ms != 0 && t->run_at_ms < t->created_ms)
+		fprintf(stderr,
+		        "sked: note: --at %s is before the database's now "
+		        "(%s): the task is due at once\n",
+		        cli_time(t->run_at_ms, at, sizeof at),
+		        cli_time(t->created_ms, now, sizeof now));
+	else if (eo->run_at_ms == 0)
+		fprintf(stderr,
+		        "sked: note: --in puts the task more than a year "
+		        "ahead, at %s\n",
+		        cli_time(t->run_at_ms, at, sizeof at));
+	sked_tasks_free(t, 1);
 }
 
 int
@@ -382,6 +415,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		ex = cli_fail(c->h, rc, "enqueue %s", kind);
 		goto out;
 	}
+	note_run_at(c, id, &eo);
 	if (c->json) {
 		ex = cli_json_print(json_pack("{s:I, s:b}", "id",
 		                              (json_int_t)id, "existed",
@@ -503,7 +537,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 	if (optind < argc)
 		return cli_usage("list", "unexpected argument '%s'",
 		                 argv[optind]);
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = sked_task_list(c->h, &f, &ts, &n)) != SKED_OK)
 		return cli_fail(c->h, rc, "list");
@@ -634,7 +668,7 @@ cmd_show(struct cli *c, int argc, char **argv)
 		return ex;
 	if ((ex = cli_parse_id("show", argv[optind], &id)) != 0)
 		return ex;
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = sked_task_get(c->h, id, &t)) != SKED_OK)
 		return cli_fail(c->h, rc, "task %" PRId64, id);
@@ -670,7 +704,7 @@ steer(struct cli *c, const char *cmd, int argc, char **argv,
 		return ex;
 	if ((ex = cli_parse_id(cmd, argv[optind], &id)) != 0)
 		return ex;
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = fn(c->h, id)) != SKED_OK)
 		return cli_fail(c->h, rc, "%s task %" PRId64, cmd, id);
@@ -707,7 +741,7 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 
 	if ((ex = simple_args(c, "nodes", argc, argv, 0, "")) >= 0)
 		return ex;
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = sked_nodes(c->h, &ns, &n)) != SKED_OK)
 		return cli_fail(c->h, rc, "nodes");
@@ -789,7 +823,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 
 	if ((ex = simple_args(c, "stats", argc, argv, 0, "")) >= 0)
 		return ex;
-	if ((ex = cli_open(c)) != 0)
+	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
 	if ((rc = sked_stats(c->h, &qs, &n)) != SKED_OK)
 		return cli_fail(c->h, rc, "stats");

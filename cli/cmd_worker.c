@@ -150,7 +150,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		O_EMPTY,
 		O_NOOP,
 		O_PREFETCH,
-		O_HTTP
+		O_HTTP,
+		O_WAITDB
 	};
 	static const struct option opts[] = {
 	        {"queues", required_argument, NULL, O_QUEUES},
@@ -165,6 +166,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	        {"retry-max", required_argument, NULL, O_RMAX},
 	        {"until-empty", no_argument, NULL, O_EMPTY},
 	        {"prefetch", required_argument, NULL, O_PREFETCH},
+	        {"wait-db", required_argument, NULL, O_WAITDB},
 	        {"http", required_argument, NULL, O_HTTP},
 	        /* hidden: a built-in no-op C handler, for `sked bench` */
 	        {"builtin-noop", required_argument, NULL, O_NOOP},
@@ -193,6 +195,10 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	wo.timeout_ms = cfg->timeout_ms;
 	wo.retry_base_ms = cfg->retry_base_ms;
 	wo.retry_max_ms = cfg->retry_max_ms;
+	wo.prefetch = cfg->prefetch;
+	/* at start, wait for an unreachable database: forever by default (a
+	 * daemon under a supervisor), a minute with --until-empty */
+	int64_t wait_db_ms = cfg->wait_db_set ? cfg->wait_db_ms : -2;
 	for (i = 0; i < cfg->nhandlers; i++)
 		if (put_handler(&hs, &nh, cfg->handlers[i].kind,
 		                strlen(cfg->handlers[i].kind),
@@ -269,6 +275,15 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		case O_HTTP:
 			http = optarg;
 			break;
+		case O_WAITDB:
+			if (strcmp(optarg, "forever") == 0)
+				wait_db_ms = -1;
+			else if (strcmp(optarg, "0") == 0)
+				wait_db_ms = 0;
+			else if ((ex = cli_parse_duration("--wait-db", optarg,
+			                                  &wait_db_ms)) != 0)
+				goto out;
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "worker");
 			goto out;
@@ -302,7 +317,9 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			goto out;
 		}
 
-	if ((ex = cli_open(c)) != 0)
+	if (wait_db_ms == -2)
+		wait_db_ms = wo.until_empty ? 60000 : -1;
+	if ((ex = cli_open_wait(c, wait_db_ms)) != 0)
 		goto out;
 	/* the config file's [schedule.NAME] sections (cmd_cron.c) */
 	if ((ex = cli_sync_schedules(c)) != 0)

@@ -11,7 +11,7 @@
  * Sections and keys:
  *   [sked]          database, strategy, prefix
  *   [worker]        node_id, queues, concurrency, lease, poll, grace,
- *                   timeout, retry_base, retry_max
+ *                   timeout, retry_base, retry_max, prefetch, wait_db
  *   [handler.KIND]  command, timeout
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
  *                   max_attempts, misfire, overlap: a schedule that a
@@ -179,6 +179,33 @@ on_worker(struct parse *p, const char *name, const char *value)
 		return set_duration(p, &cfg->retry_base_ms, name, value);
 	if (strcmp(name, "retry_max") == 0)
 		return set_duration(p, &cfg->retry_max_ms, name, value);
+	if (strcmp(name, "prefetch") == 0) {
+		char *end;
+		long v;
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (value[0] < '0' || value[0] > '9' || *end != '\0' ||
+		    errno != 0 || v > 10000)
+			return fail(
+			        p, "%s: '%s' is not an integer from 0 to 10000",
+			        name, value);
+		cfg->prefetch = (int)v;
+		return 1;
+	}
+	if (strcmp(name, "wait_db") == 0) {
+		if (strcmp(value, "forever") == 0) {
+			cfg->wait_db_ms = -1;
+			cfg->wait_db_set = 1;
+			return 1;
+		}
+		if (strcmp(value, "0") == 0) {
+			cfg->wait_db_ms = 0;
+			cfg->wait_db_set = 1;
+			return 1;
+		}
+		cfg->wait_db_set = 1;
+		return set_duration(p, &cfg->wait_db_ms, name, value);
+	}
 	return fail(p, "unknown key '%s' in [%s]", name, "worker");
 }
 

@@ -15,9 +15,14 @@
 #include "cli.h"
 #include "dashboard.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
 
 enum { CMD_HIDDEN = 1, CMD_NOCONFIG = 2 };
 
@@ -35,10 +40,12 @@ static const struct cmd cron_cmds[] = {
         {"next", cmd_cron_next, NULL,
          "cron next EXPR [--tz TZ] [--from TIME] [--count N]",
          "print the next fire instants of a cron expression",
-         "  EXPR          5 fields, 6 with leading seconds, or an @alias;\n"
-         "                put -- before an expression starting with '-'\n"
+         "  EXPR          one argument: quote it (5 fields, 6 with leading\n"
+         "                seconds, or an @alias); put -- before one that\n"
+         "                starts with '-'\n"
          "  --tz TZ       IANA time zone of the expression (default UTC)\n"
-         "  --from TIME   start after this ISO-8601 time (default: now)\n"
+         "  --from TIME   start after this ISO-8601 time, with its zone\n"
+         "                (default: now)\n"
          "  --count N     how many instants, 1 to 1000 (default 5)\n",
          0},
         {"add", cmd_cron_add, NULL,
@@ -114,13 +121,14 @@ static const struct cmd commands[] = {
          "[…]",
          "add a task (or one per input line); prints the id(s)",
          "  --payload P       the payload: TEXT, @FILE for a file's bytes, or\n"
-         "                    - for stdin (at most 1 MiB)\n"
+         "                    - for stdin (at most SKED_MAX_PAYLOAD, 1 MiB)\n"
          "  --lines F         one task per line of F (- for stdin), all in "
          "one\n"
          "                    transaction; the newline is not part of it\n"
          "  --queue Q         queue name (default 'default')\n"
          "  --priority N      higher runs first (default 0)\n"
-         "  --at TIME         run at this ISO-8601 time\n"
+         "  --at TIME         run at this ISO-8601 time, zone included\n"
+         "                    (2026-03-08T07:30:00Z, …T08:30:00+01:00)\n"
          "  --in DURATION     run this long from now (database clock)\n"
          "  --max-attempts N  attempts before the task is dead (default 5)\n"
          "  --unique KEY      if a task with KEY exists, print its id "
@@ -144,7 +152,8 @@ static const struct cmd commands[] = {
          "            [--node-id ID] [--lease D] [--poll D] [--grace D] "
          "[--timeout D]\n"
          "            [--retry-base D] [--retry-max D] [--prefetch N] "
-         "[--until-empty]",
+         "[--until-empty]\n"
+         "            [--wait-db D|forever]",
          "run tasks with handler programs until stopped",
          "  --queues Q[:N],…      queues to serve; N caps the slots for Q\n"
          "  --concurrency N       handler slots (default 4)\n"
@@ -165,6 +174,11 @@ static const struct cmd commands[] = {
          "  --until-empty         exit once nothing is due or running\n"
          "  --http ADDR:PORT      serve /metrics, /healthz and /readyz "
          "(docs/operations.md)\n"
+         "  --wait-db D           at start, wait this long for a database "
+         "that\n"
+         "                        cannot be reached (default forever; 1m "
+         "with\n"
+         "                        --until-empty; 0: exit 69 at once)\n"
          "  SIGTERM/SIGINT: stop claiming and let running tasks finish;\n"
          "  a second signal gives them back at once. SIGHUP reloads the "
          "config\n"
@@ -225,6 +239,31 @@ static const struct cmd commands[] = {
          "the demo's handler program", NULL, CMD_HIDDEN | CMD_NOCONFIG},
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
+
+/* SIGPIPE is caught, not ignored, so that a program sked starts never
+ * inherits it ignored (exec resets a caught signal to its default): a
+ * write to a closed pipe then fails with EPIPE, and a listing whose reader
+ * went away ends quietly with status 0. */
+static volatile sig_atomic_t g_sigpipe;
+
+static void
+on_sigpipe(int sig)
+{
+	(void)sig;
+	g_sigpipe = 1;
+}
+
+static void
+catch_sigpipe(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigpipe;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGPIPE, &sa, NULL);
+}
 
 static const struct cmd *
 find(const struct cmd *table, const char *name)
@@ -342,27 +381,132 @@ cmd_help(int argc, char **argv)
 	return EX_OK;
 }
 
-int
-cli_open(struct cli *c)
+/* sked_open on the resolved URL; on failure *rc holds the code and c->h
+ * the failed handle (for its message), or NULL. */
+static int
+try_open(struct cli *c, int migrate)
 {
 	sked_options o;
-	char red[512];
-	int rc, ex;
 
-	if (c->h != NULL)
-		return 0;
 	memset(&o, 0, sizeof o);
 	o.strategy = c->strategy;
 	o.prefix = c->prefix;
-	o.migrate = 1;
-	rc = sked_open(c->url, &o, &c->h);
-	if (rc == SKED_OK)
-		return 0;
-	ex = cli_fail(c->h, rc, "cannot open %s",
-	              sked_redact_url(c->url, red, sizeof red));
+	o.migrate = migrate;
+	return sked_open(c->url, &o, &c->h);
+}
+
+static int
+open_failed(struct cli *c, int rc, const char *after)
+{
+	char red[512];
+	int ex = cli_fail(c->h, rc, "cannot open %s%s",
+	                  sked_redact_url(c->url, red, sizeof red), after);
+
 	sked_close(c->h);
 	c->h = NULL;
 	return ex;
+}
+
+int
+cli_open(struct cli *c)
+{
+	int rc;
+
+	if (c->h != NULL)
+		return 0;
+	rc = try_open(c, 1);
+	return rc == SKED_OK ? 0 : open_failed(c, rc, "");
+}
+
+/* The file of a sqlite: URL, as the driver reads it; NULL for another
+ * scheme or an in-memory database. */
+static const char *
+sqlite_file(const char *url)
+{
+	const char *p;
+
+	if (strncasecmp(url, "sqlite:", 7) != 0)
+		return NULL;
+	p = url + 7;
+	if (strncmp(p, "//", 2) == 0)
+		p += 2;
+	return *p == '\0' || strcmp(p, ":memory:") == 0 ? NULL : p;
+}
+
+int
+cli_open_existing(struct cli *c)
+{
+	const char *file = sqlite_file(c->url);
+	int rc;
+
+	if (c->h != NULL)
+		return 0;
+	if (file != NULL && access(file, F_OK) != 0 && errno == ENOENT) {
+		cli_err("no database at %s: 'sked init' (or any command that "
+		        "adds something) creates it; this command only reads",
+		        file);
+		return EX_NOINPUT;
+	}
+	rc = try_open(c, 0);
+	return rc == SKED_OK ? 0 : open_failed(c, rc, "");
+}
+
+int
+cli_open_wait(struct cli *c, int64_t wait_ms)
+{
+	struct timespec t0, now, pause;
+	int64_t backoff_ms = 500, waited_ms;
+	char red[512], until[64];
+	int rc, said = 0;
+
+	if (c->h != NULL)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		rc = try_open(c, 1);
+		if (rc == SKED_OK) {
+			if (said)
+				cli_err("database %s answers: starting",
+				        sked_redact_url(c->url, red,
+				                        sizeof red));
+			return 0;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		waited_ms = (int64_t)(now.tv_sec - t0.tv_sec) * 1000 +
+		            (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (rc != SKED_EUNAVAILABLE || wait_ms == 0 ||
+		    (wait_ms > 0 && waited_ms >= wait_ms)) {
+			char after[96] = "";
+			if (said)
+				snprintf(after, sizeof after,
+				         " (waited %s, --wait-db)",
+				         sked_format_duration(wait_ms, until,
+				                              sizeof until));
+			return open_failed(c, rc, after);
+		}
+		if (!said) {
+			if (wait_ms < 0)
+				snprintf(until, sizeof until, "until it does");
+			else
+				sked_format_duration(wait_ms, until,
+				                     sizeof until);
+			cli_err("cannot reach %s (%s): waiting for it, "
+			        "retrying "
+			        "with backoff up to 30s, for %s (--wait-db)",
+			        sked_redact_url(c->url, red, sizeof red),
+			        sked_errmsg(c->h), until);
+			said = 1;
+		}
+		sked_close(c->h);
+		c->h = NULL;
+		if (wait_ms > 0 && backoff_ms > wait_ms - waited_ms)
+			backoff_ms = wait_ms - waited_ms;
+		pause.tv_sec = backoff_ms / 1000;
+		pause.tv_nsec = (backoff_ms % 1000) * 1000000;
+		while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+			;
+		backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
+	}
 }
 
 static const char *
@@ -417,9 +561,10 @@ main(int argc, char **argv)
 	const char *db = NULL, *config = NULL, *strategy = NULL;
 	const struct cmd *t;
 	struct cli c;
-	int ch, ex;
+	int ch, ex, closed = 0;
 
 	memset(&c, 0, sizeof c);
+	catch_sigpipe();
 	opterr = 0;
 	/* '+': stop at the command name; its flags are its own. */
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
@@ -480,9 +625,17 @@ main(int argc, char **argv)
 
 	sked_close(c.h);
 	cli_config_free(&c.cfg);
-	if (fflush(stdout) != 0 && ex == EX_OK) {
-		cli_err("cannot write to stdout");
-		ex = EX_IOERR;
+	/* `sked list | head`: the reader closed the pipe; it has what it
+	 * wanted, and that is a normal end, not an error. (The MariaDB
+	 * client library sets SIGPIPE to ignored, so EPIPE tells too.) */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		closed = g_sigpipe || cli_broken_pipe();
+		if (ex == EX_OK && !closed) {
+			cli_err("cannot write to stdout");
+			ex = EX_IOERR;
+		}
 	}
+	if ((closed || g_sigpipe) && ex == EX_IOERR)
+		ex = EX_OK;
 	return ex;
 }

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -157,10 +158,21 @@ cli_parse_duration(const char *flag, const char *s, int64_t *ms)
 int
 cli_parse_time(const char *flag, const char *s, int64_t *ms)
 {
+	const char *t = strpbrk(s, "Tt ");
+
 	if (sked_parse_time(s, ms) != SKED_OK) {
 		cli_err("%s: '%s' is not an ISO-8601 time (like "
 		        "2026-03-08T07:30:00Z)",
 		        flag, s);
+		return EX_USAGE;
+	}
+	/* The library reads a time without a zone as UTC; on the command
+	 * line that is more often someone's local time, so the zone must be
+	 * written: Z or an offset after the time of day. */
+	if (t == NULL || strpbrk(t, "Zz+-") == NULL) {
+		cli_err("%s: '%s' names no time zone: write Z for UTC "
+		        "(%.10sT%sZ) or an offset such as +01:00",
+		        flag, s, s, t != NULL ? t + 1 : "00:00:00");
 		return EX_USAGE;
 	}
 	return 0;
@@ -187,6 +199,30 @@ cli_time(int64_t ms, char *buf, size_t len)
 		return buf;
 	}
 	return sked_format_time(ms, buf, len);
+}
+
+const char *
+cli_time_sec(int64_t ms, char *buf, size_t len)
+{
+	size_t n;
+
+	sked_format_time(ms, buf, len);
+	n = strlen(buf);
+	if (n >= 5 && buf[n - 5] == '.') { /* "….123Z" → "…Z" */
+		buf[n - 5] = 'Z';
+		buf[n - 4] = '\0';
+	}
+	return buf;
+}
+
+int
+cli_broken_pipe(void)
+{
+	static int closed; /* once seen, stdout stays closed */
+
+	if (errno == EPIPE)
+		closed = 1;
+	return closed;
 }
 
 /* ---- JSON ---- */
@@ -281,8 +317,12 @@ cli_json_print(json_t *v)
 	}
 	if (json_dumpf(v, stdout, JSON_INDENT(2)) != 0 ||
 	    fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
-		cli_err("cannot write JSON to stdout: %s", strerror(errno));
-		rc = EX_IOERR;
+		/* a reader that closed the pipe has what it wanted */
+		if (!cli_broken_pipe()) {
+			cli_err("cannot write JSON to stdout: %s",
+			        strerror(errno));
+			rc = EX_IOERR;
+		}
 	}
 	json_decref(v);
 	return rc;
@@ -372,6 +412,33 @@ cli_table_free(struct cli_table *t)
 
 /* ---- input ---- */
 
+/* The refusal of an input over max bytes, of which n were read: its
+ * size from fstat for a regular file, else by reading the rest. */
+static int
+too_big(const char *flag, int fd, const char *path, size_t n, size_t max)
+{
+	struct stat st;
+	char sink[65536];
+	uintmax_t size = n;
+	ssize_t got;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		size = (uintmax_t)st.st_size;
+	} else {
+		while ((got = read(fd, sink, sizeof sink)) != 0) {
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0)
+				break;
+			size += (uintmax_t)got;
+		}
+	}
+	cli_err("%s: %s is %ju bytes, more than the limit of %zu bytes "
+	        "(SKED_MAX_PAYLOAD in sked.h, fixed when sked is built)",
+	        flag, fd == 0 ? "stdin" : path, size, max);
+	return EX_DATAERR;
+}
+
 int
 cli_read_file(const char *flag, const char *path, size_t max, char **out,
               size_t *len)
@@ -412,6 +479,14 @@ cli_read_file(const char *flag, const char *path, size_t max, char **out,
 			return EX_NOINPUT;
 		}
 		n += (size_t)got;
+	}
+	if (n > max) {
+		/* too big: say how big, not how much was read to know it */
+		int ex = too_big(flag, fd, path, n, max);
+		free(buf);
+		if (fd != 0)
+			close(fd);
+		return ex;
 	}
 	if (fd != 0)
 		close(fd);

@@ -660,8 +660,9 @@ SKED_API int sked_parse_duration(const char *s, int64_t *ms);
 /* ISO-8601: "2026-03-08T07:30:00Z", fractions, "+01:00" offsets,
  * "2026-03-08 07:30:00" (UTC), "2026-03-08" (midnight UTC). */
 SKED_API int sked_parse_time(const char *s, int64_t *ms);
-/* "2026-03-08T07:30:00Z", or with ".123" when ms is not whole seconds.
- * buf needs 32 bytes. Returns buf. */
+/* "2026-03-08T07:30:00.123Z": always with milliseconds, ".000" on a
+ * whole second, so every time has one shape. buf needs 32 bytes.
+ * Returns buf. */
 SKED_API char *sked_format_time(int64_t ms, char *buf, size_t len);
 /* "1h30m", "500ms". buf needs 32 bytes. Returns buf. */
 SKED_API char *sked_format_duration(int64_t ms, char *buf, size_t len);

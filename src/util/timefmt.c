@@ -12,6 +12,7 @@
 #include "util/timefmt.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "sked.h"
 
@@ -164,7 +165,7 @@ sked__time_format(int64_t ms, char *buf, size_t len)
 	int64_t day = ms / MS_PER_DAY, rem = ms % MS_PER_DAY;
 	int y, hh, mi, ss, frac;
 	unsigned m, d;
-	char ybuf[16], fbuf[8] = "";
+	char ybuf[16];
 
 	if (buf == NULL || len == 0)
 		return;
@@ -181,10 +182,27 @@ sked__time_format(int64_t ms, char *buf, size_t len)
 		snprintf(ybuf, sizeof(ybuf), "%04d", y);
 	else
 		snprintf(ybuf, sizeof(ybuf), "%+05d", y);
-	if (frac != 0)
-		snprintf(fbuf, sizeof(fbuf), ".%03d", frac);
-	snprintf(buf, len, "%s-%02u-%02uT%02d:%02d:%02d%sZ", ybuf, m, d, hh, mi,
-	         ss, fbuf);
+	/* always the milliseconds, even .000: one shape for every value, so
+	 * a reader's format string never meets a time it cannot parse */
+	snprintf(buf, len, "%s-%02u-%02uT%02d:%02d:%02d.%03dZ", ybuf, m, d, hh,
+	         mi, ss, frac);
+}
+
+void
+sked__time_format_sec(int64_t ms, char *buf, size_t len)
+{
+	char full[32];
+	size_t n;
+
+	sked__time_format(ms, full, sizeof full);
+	/* drop ".mmm" before the final Z: the instant truncated to its
+	 * second (times before 1970 round down, as the date does) */
+	n = strlen(full);
+	if (n >= 5 && full[n - 5] == '.') {
+		full[n - 5] = 'Z';
+		full[n - 4] = '\0';
+	}
+	snprintf(buf, len, "%s", full);
 }
 
 SKED_API int

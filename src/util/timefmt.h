@@ -32,9 +32,13 @@ unsigned sked__days_in_month(int y, unsigned m);
 int sked__time_parse(const char *s, int64_t *ms)
         __attribute__((warn_unused_result));
 
-/* "2026-03-08T07:30:00Z", or "2026-03-08T07:30:00.123Z" when ms is not a
- * whole second. Years outside 0000..9999 carry a sign (ISO-8601 extended
- * years). 32 bytes always suffice. */
+/* "2026-03-08T07:30:00.123Z": always with milliseconds, ".000" for a
+ * whole second, so every time has one shape. Years outside 0000..9999
+ * carry a sign (ISO-8601 extended years). 32 bytes always suffice. */
 void sked__time_format(int64_t ms, char *buf, size_t len);
+
+/* The same truncated to whole seconds: "2026-03-08T07:30:00Z" (the shape
+ * of cron fire instants, which fall on whole seconds). */
+void sked__time_format_sec(int64_t ms, char *buf, size_t len);
 
 #endif /* SKED_UTIL_TIMEFMT_H */

@@ -59,7 +59,7 @@ expect_fires(const char *expr, const char *zone, const char *from, ...)
 		if (rc != SKED_OK)
 			fail_msg("\"%s\" in %s after %s: fire %d: rc %d", expr,
 			         zone ? zone : "UTC", from, i, rc);
-		sked__time_format(next, got, sizeof(got));
+		sked__time_format_sec(next, got, sizeof(got));
 		if (strcmp(got, want) != 0)
 			fail_msg("\"%s\" in %s after %s: fire %d is %s, "
 			         "expected %s",

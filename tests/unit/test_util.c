@@ -265,20 +265,34 @@ time_format(void **state)
 {
 	char buf[32];
 
+	/* one shape whatever the value: a whole second keeps its ".000" */
 	sked__time_format(INT64_C(1772955000000), buf, sizeof(buf));
-	assert_string_equal(buf, "2026-03-08T07:30:00Z");
+	assert_string_equal(buf, "2026-03-08T07:30:00.000Z");
 	sked__time_format(INT64_C(1772955000123), buf, sizeof(buf));
 	assert_string_equal(buf, "2026-03-08T07:30:00.123Z");
 	sked__time_format(INT64_C(1772955000007), buf, sizeof(buf));
 	assert_string_equal(buf, "2026-03-08T07:30:00.007Z");
 	sked__time_format(0, buf, sizeof(buf));
-	assert_string_equal(buf, "1970-01-01T00:00:00Z");
+	assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
 	sked__time_format(-1, buf, sizeof(buf));
 	assert_string_equal(buf, "1969-12-31T23:59:59.999Z");
 	sked__time_format(-86400000, buf, sizeof(buf));
-	assert_string_equal(buf, "1969-12-31T00:00:00Z");
+	assert_string_equal(buf, "1969-12-31T00:00:00.000Z");
 	assert_ptr_equal(sked_format_time(951782400000, buf, sizeof(buf)), buf);
-	assert_string_equal(buf, "2000-02-29T00:00:00Z");
+	assert_string_equal(buf, "2000-02-29T00:00:00.000Z");
+	/* every value of a second has the same length */
+	for (int64_t ms = INT64_C(1772955000000); ms < INT64_C(1772955001000);
+	     ms++) {
+		sked__time_format(ms, buf, sizeof(buf));
+		assert_int_equal(strlen(buf), 24);
+	}
+	/* whole seconds, for cron fire instants */
+	sked__time_format_sec(INT64_C(1772955000000), buf, sizeof(buf));
+	assert_string_equal(buf, "2026-03-08T07:30:00Z");
+	sked__time_format_sec(INT64_C(1772955000999), buf, sizeof(buf));
+	assert_string_equal(buf, "2026-03-08T07:30:00Z");
+	sked__time_format_sec(-1, buf, sizeof(buf));
+	assert_string_equal(buf, "1969-12-31T23:59:59Z");
 	/* the extremes fit in 32 bytes, with an extended year */
 	sked__time_format(INT64_MAX, buf, sizeof(buf));
 	assert_true(strlen(buf) < 32);
