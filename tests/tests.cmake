@@ -73,3 +73,7 @@ add_test(NAME build/completion COMMAND bash ${CMAKE_SOURCE_DIR}/tests/build/t_co
 set_tests_properties(build/completion PROPERTIES
   ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_SRC=${CMAKE_SOURCE_DIR}"
   LABELS build TIMEOUT 60)
+add_test(NAME build/docs COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_docs.sh)
+set_tests_properties(build/docs PROPERTIES
+  ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_SRC=${CMAKE_SOURCE_DIR}"
+  LABELS build TIMEOUT 60)
