@@ -244,6 +244,16 @@ renew_lists_what_is_held(void **state)
 	assert_int_equal(sked_cancel(h, ids[1]), SKED_ESTATE);
 	free(held);
 	free(att);
+	/* a renewal the database turns away as busy or deadlocked is tried
+	 * again, as claims and finishes are, instead of failing the round */
+	unsigned long before = h->retries;
+	sked__db_fault_after(1, SKED_DBE_RETRY);
+	assert_int_equal(sked__renew(h, "n", 60000, &held, &att, &nh), SKED_OK);
+	sked__db_fault_after(0, SKED_DBE_NONE);
+	assert_int_equal(nh, 2);
+	assert_int_equal(h->retries, before + 1);
+	free(held);
+	free(att);
 	sked__claimed_free(c, n);
 	sked_close(h);
 }
@@ -295,6 +305,70 @@ bad_input_is_refused_before_sql(void **state)
 	sked_close(x);
 }
 
+/* Giving back at a shutdown: a started attempt keeps its number (its run
+ * row is "released") and gets one more try in its budget; an attempt that
+ * never reached a handler goes back with its number and no run row, so a
+ * run row's (task, attempt) always names one attempt. */
+static void
+give_back_started_and_unstarted(void **state)
+{
+	(void)state;
+	sked *h = open_db(tmp_url());
+	const char *p[2] = {"started", "unstarted"};
+	int64_t ids[2];
+	sked_enqueue_opts eo = {.max_attempts = 3};
+	assert_int_equal(sked_enqueue_many(h, "k", 2, p, NULL, &eo, ids),
+	                 SKED_OK);
+	sked_claim_req req = {.node_id = "n", .limit = 2, .lease_ms = 5000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	sked_outcome o[2];
+	memset(o, 0, sizeof o);
+	for (int i = 0; i < 2; i++) {
+		int k = c[i].id == ids[0] ? 0 : 1;
+		o[k].id = c[i].id;
+		o[k].attempt = c[i].attempt;
+		o[k].max_attempts = c[i].max_attempts;
+		o[k].started_ms = c[i].started_ms;
+		o[k].exit_code = -1;
+	}
+	o[0].what = SKED_FIN_RELEASE;
+	o[1].what = SKED_FIN_UNSTARTED;
+	assert_int_equal(sked__finish(h, "n", o, 2), SKED_OK);
+	assert_true(o[0].applied && o[1].applied);
+	sked_task *t = NULL;
+	assert_int_equal(sked_task_get(h, ids[0], &t), SKED_OK);
+	assert_int_equal(t->status, 0);
+	assert_int_equal(t->attempts, 1);
+	assert_int_equal(t->max_attempts, 4);
+	sked_tasks_free(t, 1);
+	assert_int_equal(sked_task_get(h, ids[1], &t), SKED_OK);
+	assert_int_equal(t->status, 0);
+	assert_int_equal(t->attempts, 0);
+	assert_int_equal(t->max_attempts, 3);
+	sked_tasks_free(t, 1);
+	char q[160];
+	snprintf(q, sizeof q,
+	         "SELECT COUNT(*) FROM {p}run WHERE task_id = %lld AND "
+	         "outcome = 'released' AND attempt = 1 AND exit_code IS NULL",
+	         (long long)ids[0]);
+	assert_int_equal(count(h, q), 1);
+	snprintf(q, sizeof q,
+	         "SELECT COUNT(*) FROM {p}run WHERE task_id = %lld",
+	         (long long)ids[1]);
+	assert_int_equal(count(h, q), 0);
+	/* the next claim of the released task is its attempt 2 */
+	sked__claimed_free(c, n);
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(c[i].attempt, c[i].id == ids[0] ? 2 : 1);
+	sked__claimed_free(c, n);
+	sked_close(h);
+}
+
 int
 main(void)
 {
@@ -304,6 +378,7 @@ main(void)
 	        cmocka_unit_test(late_finish_is_recorded_not_applied),
 	        cmocka_unit_test(failures_retry_then_die),
 	        cmocka_unit_test(renew_lists_what_is_held),
+	        cmocka_unit_test(give_back_started_and_unstarted),
 	        cmocka_unit_test(unique_key_returns_existing),
 	        cmocka_unit_test(bad_input_is_refused_before_sql),
 	};
