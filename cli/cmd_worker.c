@@ -328,6 +328,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		ex = cli_fail(c->h, rc, "worker");
 		goto out;
 	}
+	sked_set_log_node(sked_worker_node_id(w)); /* for JSON log lines */
 	for (i = 0; i < nh; i++) {
 		char **hargv = cli_split_argv(hs[i].command);
 		if (hargv == NULL) {

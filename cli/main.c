@@ -294,11 +294,21 @@ print_overview(FILE *f)
 	        "  --strategy S     auto, skip-locked, readpast, optimistic "
 	        "or sqlite\n"
 	        "  --json           machine-readable output\n"
+	        "  --log-format F   text (default) or json: one object per "
+	        "log line\n"
 	        "  -h, --help       this help;  --version  the version\n"
 	        "Environment: SKED_DATABASE_URL, SKED_CONFIG, SKED_STRATEGY "
 	        "stand for the\n"
 	        "flags. Precedence: flag, environment, config file, "
 	        "default.\n"
+	        "Also read: SKED_LOG (error, warn, info or debug; default "
+	        "info),\n"
+	        "SKED_LOG_FORMAT (text or json), SKED_DASHBOARD_AUTH "
+	        "(dashboard --auth),\n"
+	        "SKED_SQLITE_BUSY_MS (SQLite's busy timeout), SKED_TRACE_SQL=1 "
+	        "(log every\n"
+	        "statement), PGCONNECT_TIMEOUT (libpq). Handlers get "
+	        "SKED_TASK_*.\n"
 	        "\n"
 	        "Commands:\n",
 	        CLI_DEFAULT_URL);
@@ -546,6 +556,28 @@ dispatch(struct cli *c, const struct cmd *t, int argc, char **argv)
 	return t->fn(c, argc, argv);
 }
 
+/* SKED_LOG and the log format: a value sked would ignore is refused. */
+static int
+setup_log(const char *format)
+{
+	const char *lv = env("SKED_LOG");
+
+	if (lv && sked_log_level_from_name(lv) < 0) {
+		cli_err("SKED_LOG: '%s' is not error, warn, info or debug", lv);
+		return EX_CONFIG;
+	}
+	if (!format)
+		format = env("SKED_LOG_FORMAT");
+	if (format && sked_set_log_format(format) != SKED_OK) {
+		cli_err("%s: '%s' is not text or json",
+		        env("SKED_LOG_FORMAT") == format ? "SKED_LOG_FORMAT"
+		                                         : "--log-format",
+		        format);
+		return format == env("SKED_LOG_FORMAT") ? EX_CONFIG : EX_USAGE;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -554,11 +586,13 @@ main(int argc, char **argv)
 	        {"config", required_argument, NULL, 'c'},
 	        {"strategy", required_argument, NULL, 's'},
 	        {"json", no_argument, NULL, 'j'},
+	        {"log-format", required_argument, NULL, 'L'},
 	        {"help", no_argument, NULL, 'h'},
 	        {"version", no_argument, NULL, 'V'},
 	        {NULL, 0, NULL, 0},
 	};
 	const char *db = NULL, *config = NULL, *strategy = NULL;
+	const char *log_format = NULL;
 	const struct cmd *t;
 	struct cli c;
 	int ch, ex, closed = 0;
@@ -581,6 +615,9 @@ main(int argc, char **argv)
 		case 'j':
 			c.json = 1;
 			break;
+		case 'L':
+			log_format = optarg;
+			break;
 		case 'h':
 			print_overview(stdout);
 			return EX_OK;
@@ -594,6 +631,8 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	if ((ex = setup_log(log_format)) != 0)
+		return ex;
 	if (argc < 1) {
 		print_overview(stderr);
 		return EX_USAGE;

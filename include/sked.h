@@ -104,6 +104,15 @@ SKED_API void sked_set_log(sked_log_fn fn, void *userdata, int threshold);
 SKED_API void sked_log(int level, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
+/* "text" (the default) or "json": one JSON object per line with time,
+ * level, pid, node, and task_id and attempt when the line is about a
+ * task (SKED_LOG_FORMAT sets it too). SKED_EINVAL for another name. */
+SKED_API int sked_set_log_format(const char *format);
+/* The node id JSON lines carry (a worker sets its own); NULL clears. */
+SKED_API void sked_set_log_node(const char *node);
+/* SKED_LOG_* for "error", "warn", "info", "debug"; -1 when unknown. */
+SKED_API int sked_log_level_from_name(const char *name);
+
 /* ------------------------------------------------------------------ */
 /* Handle                                                             */
 /* ------------------------------------------------------------------ */

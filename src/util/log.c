@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static sked_log_fn sink; /* guarded by lock; NULL: stderr */
 static void *sink_data;  /* guarded by lock */
 static atomic_int threshold = SKED_LOG_INFO;
+static atomic_int json_lines; /* SKED_LOG_FORMAT=json: one object a line */
+static char log_node[SKED_MAX_NAME + 1]; /* guarded by lock */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -64,6 +67,63 @@ read_env(void)
 	int t = sked__log_level_parse(getenv("SKED_LOG"));
 	if (t >= 0)
 		atomic_store(&threshold, t);
+	const char *f = getenv("SKED_LOG_FORMAT");
+	if (f && strcasecmp(f, "json") == 0)
+		atomic_store(&json_lines, 1);
+}
+
+/* s as a JSON string body (quotes not included) */
+static size_t
+json_escape(char *out, size_t cap, const char *s, size_t n)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 7 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c < 0x20) {
+			o += (size_t)snprintf(out + o, cap - o, "\\u%04x", c);
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* The JSON form of a line: time, level, pid, node, and the task id and
+ * attempt when the message names them ("task N attempt A…"). */
+static int
+json_line(char *out, size_t cap, const char *stamp, const char *level,
+          const char *msg, size_t n)
+{
+	char esc[LINE_MAX_BYTES * 2], node[SKED_MAX_NAME * 2 + 32];
+	const char *t = strstr(msg, "task ");
+	long long id = 0;
+	int attempt = 0, len;
+
+	json_escape(esc, sizeof esc, msg, n);
+	if (t && sscanf(t, "task %lld attempt %d", &id, &attempt) < 1)
+		id = 0;
+	node[0] = '\0';
+	if (log_node[0]) {
+		char en[SKED_MAX_NAME * 2 + 1];
+		json_escape(en, sizeof en, log_node, strlen(log_node));
+		snprintf(node, sizeof node, ",\"node\":\"%s\"", en);
+	}
+	len = snprintf(out, cap,
+	               "{\"time\":\"%s\",\"level\":\"%s\","
+	               "\"pid\":%ld%s",
+	               stamp, level, (long)getpid(), node);
+	if (id > 0)
+		len += snprintf(out + len, cap - (size_t)len,
+		                ",\"task_id\":%lld", id);
+	if (id > 0 && attempt > 0)
+		len += snprintf(out + len, cap - (size_t)len, ",\"attempt\":%d",
+		                attempt);
+	len += snprintf(out + len, cap - (size_t)len, ",\"msg\":\"%s\"}", esc);
+	return len < (int)cap ? len : (int)cap - 1;
 }
 
 int
@@ -130,7 +190,22 @@ sked__log(int level, const char *fmt, ...)
 	line[n] = '\0';
 
 	pthread_mutex_lock(&lock);
-	if (sink != NULL) {
+	if (atomic_load(&json_lines)) {
+		char js[LINE_MAX_BYTES * 3];
+		int stamp_len = 0;
+		while (line[stamp_len] && line[stamp_len] != ' ')
+			stamp_len++;
+		line[stamp_len] = '\0';
+		int jn = json_line(js, sizeof js - 1, line, name,
+		                   line + (n - m), (size_t)m);
+		line[stamp_len] = ' ';
+		if (sink != NULL) {
+			sink(level, js, sink_data);
+		} else {
+			js[jn] = '\n';
+			write_stderr(js, (size_t)jn + 1);
+		}
+	} else if (sink != NULL) {
 		sink(level, line, sink_data);
 	} else {
 		line[n] = '\n';
@@ -169,4 +244,31 @@ sked_log(int level, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	sked__log(level, "%s", msg);
+}
+
+SKED_API int
+sked_set_log_format(const char *format)
+{
+	pthread_once(&env_once, read_env);
+	if (format && strcasecmp(format, "json") == 0)
+		atomic_store(&json_lines, 1);
+	else if (format && strcasecmp(format, "text") == 0)
+		atomic_store(&json_lines, 0);
+	else
+		return SKED_EINVAL;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_set_log_node(const char *node)
+{
+	pthread_mutex_lock(&lock);
+	snprintf(log_node, sizeof log_node, "%s", node ? node : "");
+	pthread_mutex_unlock(&lock);
+}
+
+SKED_API int
+sked_log_level_from_name(const char *name)
+{
+	return sked__log_level_parse(name);
 }
