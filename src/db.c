@@ -7,7 +7,7 @@
  * level), mapping driver error kinds to status codes, and fault injection
  * for tests. Result-set helpers for drivers are here too.
  */
-#include "db.h"
+#include "db/driver.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -17,112 +17,6 @@
 
 #include "util/log.h"
 #include "util/url.h"
-
-/* ---- results ---- */
-
-int
-sked__res_begin(sked_res *r, int ncols)
-{
-	sked__res_clear(r);
-	r->ncols = ncols;
-	return SKED_OK;
-}
-
-int
-sked__res_add(sked_res *r, const char *s, size_t len)
-{
-	assert(r->ncols > 0);
-	if (r->ncells == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : (size_t)r->ncols * 8;
-		char **cell = realloc(r->cell, cap * sizeof *cell);
-		if (!cell)
-			return SKED_ENOMEM;
-		r->cell = cell;
-		size_t *lens = realloc(r->len, cap * sizeof *lens);
-		if (!lens)
-			return SKED_ENOMEM;
-		r->len = lens;
-		r->cap = cap;
-	}
-	char *copy = NULL;
-	if (s) {
-		copy = malloc(len + 1);
-		if (!copy)
-			return SKED_ENOMEM;
-		memcpy(copy, s, len);
-		copy[len] = '\0';
-	}
-	r->cell[r->ncells] = copy;
-	r->len[r->ncells] = len;
-	r->ncells++;
-	r->nrows = (int)(r->ncells / (size_t)r->ncols);
-	return SKED_OK;
-}
-
-void
-sked__res_clear(sked_res *r)
-{
-	if (!r)
-		return;
-	for (size_t i = 0; i < r->ncells; i++)
-		free(r->cell[i]);
-	free(r->cell);
-	free(r->len);
-	memset(r, 0, sizeof *r);
-}
-
-static const char *
-cell(const sked_res *r, int row, int col)
-{
-	assert(row >= 0 && row < r->nrows && col >= 0 && col < r->ncols);
-	return r->cell[(size_t)row * (size_t)r->ncols + (size_t)col];
-}
-
-int
-sked__res_null(const sked_res *r, int row, int col)
-{
-	return cell(r, row, col) == NULL;
-}
-
-int64_t
-sked__res_int(const sked_res *r, int row, int col)
-{
-	const char *s = cell(r, row, col);
-	if (!s)
-		return 0;
-	/* some servers hand back numeric text such as "12.0" for integer
-	 * expressions; strtoll stops at the dot, which is what we want */
-	return strtoll(s, NULL, 10);
-}
-
-const char *
-sked__res_text(const sked_res *r, int row, int col)
-{
-	return cell(r, row, col);
-}
-
-size_t
-sked__res_len(const sked_res *r, int row, int col)
-{
-	assert(row >= 0 && row < r->nrows && col >= 0 && col < r->ncols);
-	return r->len[(size_t)row * (size_t)r->ncols + (size_t)col];
-}
-
-char *
-sked__res_dup(const sked_res *r, int row, int col, int *nomem)
-{
-	const char *s = cell(r, row, col);
-	if (!s)
-		return NULL;
-	size_t n = sked__res_len(r, row, col);
-	char *d = malloc(n + 1);
-	if (!d) {
-		*nomem = 1;
-		return NULL;
-	}
-	memcpy(d, s, n + 1);
-	return d;
-}
 
 /* ---- fault injection ---- */
 
@@ -334,4 +228,61 @@ sked__db_server(sked_db *db, char *product, size_t plen, char *version,
 		return sked__db_status(db);
 	}
 	return SKED_OK;
+}
+
+/* ---- what the model may see of a connection ---- */
+
+const sked_dberr *
+sked__db_err(const sked_db *db)
+{
+	return &db->err;
+}
+
+int64_t
+sked__db_affected(const sked_db *db)
+{
+	return db->affected;
+}
+
+int64_t
+sked__db_last_id(const sked_db *db)
+{
+	return db->last_id;
+}
+
+void
+sked__db_exec_keep_err(sked_db *db, const char *sql)
+{
+	sked_dberr keep = db->err;
+	int64_t affected = db->affected, last_id = db->last_id;
+	int rc = sked__db_exec(db, -1, sql, NULL, 0, NULL);
+	(void)rc; /* the earlier error is the one to report */
+	db->err = keep;
+	db->affected = affected;
+	db->last_id = last_id;
+}
+
+const char *
+sked__db_driver(const sked_db *db)
+{
+	return db->drv->name;
+}
+
+int
+sked__db_socket(sked_db *db)
+{
+	return db->drv->socket ? db->drv->socket(db->conn) : -1;
+}
+
+void
+sked__db_drain_notify(sked_db *db)
+{
+	if (db->drv->drain_notify)
+		(void)db->drv->drain_notify(db->conn, &db->err);
+}
+
+void *
+sked__db_native(sked_db *db)
+{
+	return db->drv->native ? db->drv->native(db->conn) : NULL;
 }

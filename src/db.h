@@ -93,56 +93,9 @@ typedef struct sked_dberr {
 	char msg[512];    /* one line, password-free */
 } sked_dberr;
 
-/* The method table a driver fills. Called only from db.c. */
-typedef struct sked_driver {
-	const char *name; /* "sqlite", "libpq", "mariadb", "odbc" */
-	/* url is the whole URL (the driver parses what it needs with url.h).
-	 * On failure *conn stays NULL and e says why. */
-	int (*connect)(const char *url, void **conn, sked_dberr *e);
-	void (*close)(void *conn);
-	/* product as the server names itself, and its version string */
-	int (*server)(void *conn, char *product, size_t plen, char *version,
-	              size_t vlen, sked_dberr *e);
-	/* Run sql with params. slot >= 0: cache the prepared statement under
-	 * that slot (the same slot always carries the same sql). res may be
-	 * NULL when no rows are wanted. *affected gets the rows changed by
-	 * INSERT/UPDATE/DELETE (or -1). *last_id, if not NULL, gets the id an
-	 * INSERT into an identity column produced (0 if none). */
-	int (*exec)(void *conn, int slot, const char *sql, const sked_val *p,
-	            int np, sked_res *res, int64_t *affected, int64_t *last_id,
-	            sked_dberr *e);
-	/* optional: a socket to poll for asynchronous notifications, or -1 */
-	int (*socket)(void *conn);
-	/* optional: consume pending notifications; returns how many arrived */
-	int (*drain_notify)(void *conn, sked_dberr *e);
-	/* optional: the native connection (PGconn *, MYSQL *, sqlite3 *,
-	 * SQLHDBC) */
-	void *(*native)(void *conn);
-	/* optional: wrap a native connection the application holds; close
-	 * must then leave the native connection open */
-	int (*wrap)(void *native, void **conn, sked_dberr *e);
-} sked_driver;
-
-extern const sked_driver sked__driver_sqlite;
-#ifdef SKED_HAVE_PG
-extern const sked_driver sked__driver_pg;
-#endif
-#ifdef SKED_HAVE_MYSQL
-extern const sked_driver sked__driver_mysql;
-#endif
-#ifdef SKED_HAVE_ODBC
-extern const sked_driver sked__driver_odbc;
-#endif
-
-/* A connection: a driver, its native state and the last error. */
-typedef struct sked_db {
-	const sked_driver *drv;
-	void *conn;
-	sked_dberr err;
-	int in_tx;
-	int64_t affected, last_id;
-	int trace;
-} sked_db;
+/* A connection: a driver, its native state and the last error. Opaque
+ * above this seam; drivers and db.c see it through db/driver.h. */
+typedef struct sked_db sked_db;
 
 /* Pick the driver from the URL's scheme and connect. On failure *out is
  * NULL and err (one line, password-free) says why; returns
@@ -168,6 +121,28 @@ int sked__db_server(sked_db *db, char *product, size_t plen, char *version,
 
 /* Map a driver error kind to a status code. */
 int sked__db_status(const sked_db *db);
+
+/* What the last statement left: its error (kind NONE after a success),
+ * the rows it changed (-1: not a write), the id an INSERT produced. */
+const sked_dberr *sked__db_err(const sked_db *db);
+int64_t sked__db_affected(const sked_db *db);
+int64_t sked__db_last_id(const sked_db *db);
+
+/* Run sql (no parameters, no cache) and keep the error of the statement
+ * before it: for rollbacks on a failure path. */
+void sked__db_exec_keep_err(sked_db *db, const char *sql);
+
+/* The driver's name ("sqlite", "libpq", "mariadb", "odbc"). */
+const char *sked__db_driver(const sked_db *db);
+
+/* Push wake-up: a socket to poll for the server's notifications (-1 when
+ * the driver has none), and consuming what arrived on it. */
+int sked__db_socket(sked_db *db);
+void sked__db_drain_notify(sked_db *db);
+
+/* The native connection (PGconn *, MYSQL *, sqlite3 *, SQLHDBC), or
+ * NULL. */
+void *sked__db_native(sked_db *db);
 
 /* Fault injection for tests: the nth statement executed from now on (1 =
  * the next) fails with kind; 0 disarms. Process-wide. */

@@ -71,7 +71,7 @@ finish_one(sked *h, const char *node, sked_outcome *o)
 	int rc = sked__q(h, q, p, np, NULL);
 	if (rc != SKED_OK)
 		return rc;
-	o->applied = h->db->affected == 1;
+	o->applied = sked__affected(h) == 1;
 	if (!o->applied) {
 		/* Someone else owns this attempt now (lease expired and taken
 		 * back, or the task was cancelled): keep the result as a
@@ -132,7 +132,7 @@ give_back_unstarted(sked *h, const char *node, sked_outcome *o, int n)
 		int rc = sked__q(h, SKED_SQL_GIVE_BACK, p, 3, NULL);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc, "cannot give tasks back");
-		o[i].applied = h->db->affected == 1;
+		o[i].applied = sked__affected(h) == 1;
 		o[i].dead = 0;
 	}
 	return SKED_OK;
@@ -261,7 +261,7 @@ sked__reap(sked *h, int *taken)
 		if ((rc = sked__begin(h, 1)) != SKED_OK)
 			break;
 		rc = sked__q(h, SKED_SQL_REAP, p, 3, NULL);
-		if (rc == SKED_OK && h->db->affected == 1) {
+		if (rc == SKED_OK && sked__affected(h) == 1) {
 			rc = insert_run(h, id, attempt, node, started,
 			                SKED_OUTCOME_LEASE_EXPIRED, -1, err,
 			                NULL);
@@ -272,7 +272,7 @@ sked__reap(sked *h, int *taken)
 			rc = sked__commit(h);
 		else
 			sked__rollback(h);
-		if (rc == SKED_OK && h->db->affected >= 0)
+		if (rc == SKED_OK && sked__affected(h) >= 0)
 			sked__log(SKED_LOG_DEBUG, "took back task %lld",
 			          (long long)id);
 	}
@@ -300,11 +300,11 @@ expire_previous(sked *h, const char *node_id)
 		return sked__fail_db(h, rc,
 		                     "cannot end the leases of a "
 		                     "previous node of this id");
-	if (h->db->affected > 0)
+	if (sked__affected(h) > 0)
 		sked__log(SKED_LOG_INFO,
 		          "node %s restarted: %lld lease(s) of its previous "
 		          "run will be taken back",
-		          node_id, (long long)h->db->affected);
+		          node_id, (long long)sked__affected(h));
 	return SKED_OK;
 }
 
@@ -321,7 +321,7 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
 	int rc = sked__q(h, SKED_SQL_NODE_INSERT, p, 6, NULL);
 	if (rc == SKED_OK)
 		return expire_previous(h, node_id);
-	if (h->db->err.kind != SKED_DBE_UNIQUE)
+	if (sked__err_kind(h) != SKED_DBE_UNIQUE)
 		return sked__fail_db(h, rc, "cannot register the node");
 	/* A node of this id exists: a restart after a crash is fine, a
 	 * second live process with the same id is not. */

@@ -90,7 +90,7 @@ try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 	              v, 3, NULL);
 	if (rc != SKED_OK)
 		goto fail;
-	if (h->db->affected == 1) {
+	if (sked__affected(h) == 1) {
 		rc = sked__qx(
 		        h, Q_TOKEN,
 		        "SELECT fencing_token FROM {p}lock WHERE name = ?1 "
@@ -129,7 +129,7 @@ try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 		*token = 1;
 		return SKED_OK;
 	}
-	if (h->db->err.kind == SKED_DBE_UNIQUE) {
+	if (sked__err_kind(h) == SKED_DBE_UNIQUE) {
 		sked__rollback(h);
 		return sked__fail(h, SKED_ELOCKED,
 		                  "lock %s is held by another owner (taken "
@@ -202,7 +202,7 @@ sked_lock_extend(sked *h, const char *name, const char *owner, int64_t token,
 	              v, 4, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot extend the lock");
-	if (h->db->affected != 1)
+	if (sked__affected(h) != 1)
 		return sked__fail(h, SKED_ELOST,
 		                  "lock %s is no longer held by %s with token "
 		                  "%lld (it expired or was taken over)",

@@ -210,8 +210,8 @@ each_id(sked *h, sked_sql stmt, const int64_t *ids, size_t n, int64_t *done,
 	for (size_t i = 0; i < n && rc == SKED_OK; i++) {
 		sked_val p = SKED_INTV(ids[i]);
 		rc = sked__q(h, stmt, &p, 1, NULL);
-		if (rc == SKED_OK && h->db->affected > 0)
-			changed += h->db->affected;
+		if (rc == SKED_OK && sked__affected(h) > 0)
+			changed += sked__affected(h);
 	}
 	if (rc == SKED_OK)
 		rc = sked__commit(h);
@@ -272,7 +272,7 @@ update_where(sked *h, const sked_list_filter *f, const char *set, int64_t *done,
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, what);
 	if (done)
-		*done = h->db->affected > 0 ? h->db->affected : 0;
+		*done = sked__affected(h) > 0 ? sked__affected(h) : 0;
 	return SKED_OK;
 }
 
@@ -325,7 +325,7 @@ sked_nodes_prune(sked *h, int64_t older_than_ms, int64_t *removed)
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot prune nodes");
 	if (removed)
-		*removed = h->db->affected > 0 ? h->db->affected : 0;
+		*removed = sked__affected(h) > 0 ? sked__affected(h) : 0;
 	return SKED_OK;
 }
 

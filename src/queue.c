@@ -95,11 +95,11 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	*dup = 0;
 	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 7, &r);
 	if (rc == SKED_OK) {
-		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : h->db->last_id;
+		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : sked__last_id(h);
 		sked__res_clear(&r);
 		return SKED_OK;
 	}
-	if (h->db->err.kind != SKED_DBE_UNIQUE || !o->unique_key)
+	if (sked__err_kind(h) != SKED_DBE_UNIQUE || !o->unique_key)
 		return sked__fail_db(h, rc, "cannot enqueue");
 	/* The unique index decided: the key exists. Return that task. */
 	*dup = 1;
@@ -365,7 +365,7 @@ sked_cancel(sked *h, int64_t id)
 	int rc = sked__q(h, SKED_SQL_CANCEL, &p, 1, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot cancel the task");
-	if (h->db->affected == 1)
+	if (sked__affected(h) == 1)
 		return SKED_OK;
 	int st;
 	if ((rc = task_status(h, id, &st)) != SKED_OK)
@@ -387,7 +387,7 @@ sked_retry(sked *h, int64_t id)
 	int rc = sked__q(h, SKED_SQL_RETRY, &p, 1, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot retry the task");
-	if (h->db->affected == 1)
+	if (sked__affected(h) == 1)
 		return SKED_OK;
 	int st;
 	if ((rc = task_status(h, id, &st)) != SKED_OK)

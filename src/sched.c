@@ -340,7 +340,7 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 					*created_out = 1;
 				return SKED_OK;
 			}
-			int unique = h->db->err.kind == SKED_DBE_UNIQUE;
+			int unique = sked__err_kind(h) == SKED_DBE_UNIQUE;
 			sked__rollback(h);
 			if (unique)
 				continue; /* added meanwhile: replace it */
@@ -391,7 +391,7 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 			sked__rollback(h);
 			return rc;
 		}
-		if (h->db->affected != 1) {
+		if (sked__affected(h) != 1) {
 			sked__rollback(h);
 			continue; /* changed meanwhile: read again */
 		}
@@ -434,7 +434,7 @@ sked_schedule_remove(sked *h, const char *name)
 	              &v, 1, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot remove the schedule");
-	return h->db->affected == 1 ? SKED_OK : not_found(h, name);
+	return sked__affected(h) == 1 ? SKED_OK : not_found(h, name);
 }
 
 SKED_API int
@@ -451,7 +451,7 @@ sked_schedule_pause(sked *h, const char *name)
 	              &v, 1, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot pause the schedule");
-	return h->db->affected == 1 ? SKED_OK : not_found(h, name);
+	return sked__affected(h) == 1 ? SKED_OK : not_found(h, name);
 }
 
 SKED_API int
@@ -503,7 +503,7 @@ sked_schedule_resume(sked *h, const char *name)
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc,
 			                     "cannot resume the schedule");
-		if (h->db->affected == 1)
+		if (sked__affected(h) == 1)
 			return SKED_OK;
 		/* already enabled, or changed meanwhile */
 		rc = sked__qx(h, Q_DEF,
@@ -696,7 +696,7 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 		        "version = version + 1, updated_at = {now} "
 		        "WHERE name = ?1 AND version = ?2 AND enabled = 1",
 		        c, 3, NULL);
-		if (rc != SKED_OK || h->db->affected != 1) {
+		if (rc != SKED_OK || sked__affected(h) != 1) {
 			/* another node claimed these fires (or the schedule
 			 * changed): nothing to do */
 			sked__rollback(h);
@@ -770,7 +770,7 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 				        d->name, skipped);
 			return SKED_OK;
 		}
-		int dup = h->db->err.kind == SKED_DBE_UNIQUE;
+		int dup = sked__err_kind(h) == SKED_DBE_UNIQUE;
 		sked__rollback(h);
 		if (!dup)
 			return rc;
@@ -879,8 +879,9 @@ sked__sched_poll(sked *h, sked_sched_clock *c, int64_t mono_ms)
 	if (rc != SKED_OK) {
 		if (!c->failing)
 			sked__log(SKED_LOG_WARN, "schedule tick failed: %s",
-			          h->db->err.msg[0] ? h->db->err.msg
-			                            : sked_strerror(rc));
+			          sked__db_err(h->db)->msg[0]
+			                  ? sked__db_err(h->db)->msg
+			                  : sked_strerror(rc));
 		c->failing = 1;
 	} else {
 		if (c->failing)

@@ -1423,7 +1423,7 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 	struct pollfd fds[2] = {{.fd = w->wake_fd, .events = POLLIN}};
 	int nfds = 1;
 	sked_db *db = w->h->db;
-	int sock = db->drv->socket ? db->drv->socket(db->conn) : -1;
+	int sock = sked__db_socket(db);
 	if (sock >= 0 && w->h->listen_sql) {
 		fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
 		nfds = 2;
@@ -1431,8 +1431,8 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 	int r = poll(fds, (nfds_t)nfds, (int)timeout_ms);
 	if (r > 0 && (fds[0].revents & POLLIN))
 		drain_fd(w->wake_fd);
-	if (r > 0 && nfds == 2 && fds[1].revents && db->drv->drain_notify)
-		(void)db->drv->drain_notify(db->conn, &db->err);
+	if (r > 0 && nfds == 2 && fds[1].revents)
+		sked__db_drain_notify(db);
 }
 
 /* How long a partial batch may wait to grow. On a server every
@@ -1602,7 +1602,7 @@ sked_worker_run(sked_worker *w)
 			sked__log(SKED_LOG_WARN,
 			          "cannot listen for new tasks (%s); polling "
 			          "only",
-			          h->db->err.msg);
+			          sked__db_err(h->db)->msg);
 	}
 	/* program handlers get a deadline that holds while this process
 	 * cannot run (guard.h); callbacks freeze with the worker anyway */

@@ -50,7 +50,7 @@ claim_optimistic(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 		sked_val u[4] = {p[0], p[1], SKED_INTV(id),
 		                 SKED_INTV(sked__res_int(&c, i, 1))};
 		rc = sked__q(h, SKED_SQL_OPT_CLAIM, u, 4, NULL);
-		if (rc == SKED_OK && h->db->affected == 1)
+		if (rc == SKED_OK && sked__affected(h) == 1)
 			won[nwon++] = id;
 	}
 	for (int i = 0; rc == SKED_OK && i < nwon; i++) {

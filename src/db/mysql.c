@@ -19,7 +19,7 @@
  *     round trip instead of prepare/execute/close, and may hold several
  *     statements separated by ';' (the dialect's session_init does).
  */
-#include "db.h"
+#include "db/driver.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -31,7 +31,7 @@
  * password from the connection string masked; the connection string
  * itself is never quoted.
  */
-#include "db.h"
+#include "db/driver.h"
 
 #include <ctype.h>
 #include <stdio.h>

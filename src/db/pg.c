@@ -18,7 +18,7 @@
  * it, never changes its notice processor, and runs unnamed statements
  * only, so it leaves no prepared statements behind in that session.
  */
-#include "db.h"
+#include "db/driver.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * (SKED_SQLITE_BUSY_MS overrides) so that concurrent writers queue rather
  * than fail.
  */
-#include "db.h"
+#include "db/driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "db.h"
+#include "db/driver.h" /* the driver is under test */
 #include "detect.h"
 #include "dialect.h"
 #include "sked.h"

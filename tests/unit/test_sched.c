@@ -49,7 +49,7 @@ sql1(sked *h, const char *tmpl, const sked_val *p, int np)
 	int rc = sked__qdyn(h, sql, p, np, &r);
 	free(sql);
 	if (rc != SKED_OK)
-		fail_msg("%s: %s", tmpl, h->db->err.msg);
+		fail_msg("%s: %s", tmpl, sked__db_err(h->db)->msg);
 	int64_t v = r.nrows > 0 ? sked__res_int(&r, 0, 0) : -1;
 	sked__res_clear(&r);
 	return v;

@@ -1,0 +1,54 @@
+/*
+ * claim/rows.c — claimed tasks: reading them from a claim's rows, and
+ * freeing them.
+ *
+ * Layer: below the strategies in src/claim/ and the seam in claim.c, which
+ * all call down into it (see claim.h).
+ */
+#include "claim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void
+sked__claimed_free(sked_claimed *c, int n)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < n; i++) {
+		free(c[i].queue);
+		free(c[i].kind);
+		free(c[i].payload);
+	}
+	free(c);
+}
+
+int
+sked__claimed_from_rows(const sked_res *r, sked_claimed **out, int *n)
+{
+	if (r->nrows == 0)
+		return SKED_OK;
+	sked_claimed *c = realloc(*out, sizeof *c * (size_t)(*n + r->nrows));
+	if (!c)
+		return SKED_ENOMEM;
+	*out = c;
+	for (int i = 0; i < r->nrows; i++) {
+		sked_claimed *t = &c[*n];
+		int oom = 0;
+		memset(t, 0, sizeof *t);
+		t->id = sked__res_int(r, i, 0);
+		t->queue = sked__res_dup(r, i, 1, &oom);
+		t->kind = sked__res_dup(r, i, 2, &oom);
+		t->payload = sked__res_dup(r, i, 3, &oom);
+		t->payload_len = t->payload ? sked__res_len(r, i, 3) : 0;
+		t->attempt = (int)sked__res_int(r, i, 4);
+		t->max_attempts = (int)sked__res_int(r, i, 5);
+		t->started_ms = sked__res_int(r, i, 6);
+		(*n)++;
+		if (oom)
+			return SKED_ENOMEM;
+	}
+	return SKED_OK;
+}

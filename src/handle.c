@@ -1,0 +1,192 @@
+/*
+ * handle.c — the handle core: failing, querying, transactions, the
+ * database's clock, reconnecting, and the one rule for trying again.
+ *
+ * Layer: below the model (queue.c, lease.c, sched.c, lock.c, ops.c,
+ * schema.c) and the claim strategies, above the driver seam (db.h). It
+ * calls down only: into db.c for statements and into the dialect's
+ * renderer for templates, never into api.c or the model. api.c builds a
+ * handle and hands it to the layers that use this file.
+ */
+#include "handle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/log.h"
+
+/* ---- errors on a handle ---- */
+
+int
+sked__fail(sked *h, int rc, const char *fmt, ...)
+{
+	if (!h)
+		return rc;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+	va_end(ap);
+	/* one line, always */
+	for (char *c = h->errmsg; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	return rc;
+}
+
+int
+sked__fail_db(sked *h, int rc, const char *context)
+{
+	return sked__fail(h, rc, "%s: %s", context, sked__db_err(h->db)->msg);
+}
+
+SKED_API const char *
+sked_errmsg(const sked *h)
+{
+	if (!h)
+		return "out of memory";
+	return h->errmsg[0] ? h->errmsg : "no error";
+}
+
+/* ---- statements ---- */
+
+int
+sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
+{
+	if (!h->sql[id])
+		return sked__fail(h, SKED_EUNSUPPORTED,
+		                  "statement %d has no text for the %s dialect",
+		                  (int)id, h->dialect->name);
+	return sked__db_exec(h->db, (int)id, h->sql[id], p, np, res);
+}
+
+int
+sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
+         sked_res *res)
+{
+	int i = slot - SKED_XSQL_BASE;
+	if (i < 0 || i >= SKED_XSQL_N)
+		return sked__fail(h, SKED_EINVAL, "statement slot %d", slot);
+	if (!h->xsql[i] &&
+	    !(h->xsql[i] = sked__dialect_expand(h->dialect, h->prefix, tmpl)))
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	return sked__db_exec(h->db, slot, h->xsql[i], p, np, res);
+}
+
+int
+sked__qdyn(sked *h, const char *sql, const sked_val *p, int np, sked_res *res)
+{
+	return sked__db_exec(h->db, -1, sql, p, np, res);
+}
+
+int
+sked__begin(sked *h, int claim)
+{
+	if (h->borrowed) /* the application's transaction decides */
+		return SKED_OK;
+	const char *sql = claim ? h->dialect->begin_claim : h->dialect->begin;
+	int rc = sked__db_exec(h->db, -1, sql, NULL, 0, NULL);
+	if (rc == SKED_OK)
+		h->in_tx = 1;
+	return rc;
+}
+
+int
+sked__commit(sked *h)
+{
+	if (h->borrowed)
+		return SKED_OK;
+	int rc = sked__db_exec(h->db, -1, h->dialect->commit, NULL, 0, NULL);
+	if (rc == SKED_OK)
+		h->in_tx = 0;
+	else
+		sked__rollback(h);
+	return rc;
+}
+
+void
+sked__rollback(sked *h)
+{
+	if (!h->in_tx)
+		return;
+	/* the first error is the one to report, not the rollback's */
+	sked__db_exec_keep_err(h->db, h->dialect->rollback);
+	h->in_tx = 0;
+}
+
+int
+sked__now(sked *h, int64_t *ms)
+{
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_NOW, NULL, 0, &r);
+	if (rc == SKED_OK && r.nrows == 1)
+		*ms = sked__res_int(&r, 0, 0);
+	else if (rc == SKED_OK)
+		rc = SKED_EDB;
+	sked__res_clear(&r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the database clock");
+	return SKED_OK;
+}
+
+SKED_API int
+sked_now(sked *h, int64_t *now_ms)
+{
+	if (!h || !now_ms)
+		return SKED_EINVAL;
+	return sked__now(h, now_ms);
+}
+
+/* ---- connections ---- */
+
+int
+sked__reconnect(sked *h)
+{
+	if (h->borrowed)
+		return sked__fail(h, SKED_EUNAVAILABLE,
+		                  "the application's connection is broken");
+	char err[512];
+	sked_db *db = NULL;
+	int rc = sked__db_open(h->url, &db, err, sizeof err);
+	if (rc != SKED_OK)
+		return sked__fail(h, rc, "%s", err);
+	sked__db_close(h->db);
+	h->db = db;
+	if (h->dialect->session_init)
+		sked__ignore(
+		        sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL));
+	/* a worker that listened for new tasks listens again */
+	if (h->listening && h->listen_sql &&
+	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)
+		h->listening = 0;
+	return SKED_OK;
+}
+
+/* ---- trying again ---- */
+
+/* A claim, a finish or a lease renewal that the database rolled back as a
+ * deadlock (MySQL 1213, a Galera certification failure), a lock wait
+ * timeout (1205) or a busy SQLite database is tried again whole, a few
+ * times, after a short random pause so that the two sides of a deadlock
+ * do not meet again. Never on a borrowed connection: its transaction is
+ * the application's to retry. */
+int
+sked__retry_pause(sked *h, int rc, int attempt, int tries, const char *what)
+{
+	if (rc != SKED_EBUSY || sked__db_err(h->db)->kind != SKED_DBE_RETRY ||
+	    h->borrowed || attempt >= tries)
+		return 0;
+	sked__rollback(h);
+	h->retries++;
+	sked__log(SKED_LOG_DEBUG,
+	          "%s: try %d of %d failed (%s); trying again (%lu retries "
+	          "on this handle)",
+	          what, attempt, tries, h->errmsg, h->retries);
+	/* 2..12 ms, then 4..24 ms: short next to a claim's own lock waits */
+	long ms = (2 + random() % 11) * attempt;
+	struct timespec ts = {0, ms * 1000000L};
+	nanosleep(&ts, NULL);
+	return 1;
+}

@@ -1,0 +1,138 @@
+/*
+ * handle.h — the handle core: struct sked and what every layer above the
+ * driver seam does with it.
+ *
+ * Layer: the bottom of the model. A struct sked is one connection plus
+ * what was detected and chosen for it: dialect, claim strategy, rendered
+ * SQL. This header declares failing (one-line messages), querying
+ * (registry statements, templates, dynamic text), transactions, the
+ * database's clock, reconnecting and the bounded retry; handle.c defines
+ * them on top of db.h and nothing else of sked's. Calls run one way:
+ * api.c → schema / claim / model → this → db.c → drivers. Nothing here
+ * is thread safe; a handle is used by one thread at a time.
+ */
+#ifndef SKED_HANDLE_H
+#define SKED_HANDLE_H
+
+#include <stdarg.h>
+
+#include "claim.h"
+#include "db.h"
+#include "detect.h"
+#include "dialect.h"
+#include "sked.h"
+
+#define SKED_XSQL_N 64
+
+struct sked {
+	sked_db *db;
+	const sked_dialect *dialect;
+	const sked_claim_strategy *strategy;
+	sked_decision decision; /* product, version, default strategy, why */
+	char *sql[SKED_SQL__COUNT];
+	char *listen_sql,
+	        *notify_sql;     /* push wake-up, where the dialect has it */
+	char *xsql[SKED_XSQL_N]; /* see sked__qx */
+	int listening;           /* LISTEN is on: a reconnect issues it again */
+	int in_tx;               /* a transaction of ours is open */
+	int borrowed; /* wraps the application's connection: never begins,
+	                 commits or closes it */
+	char prefix[32];
+	char *url; /* as given (may hold a password): never logged */
+	char url_redacted[512];
+	char product[64], version[64];
+	char reason[512]; /* why this strategy */
+	sked_options opts;
+	char strategy_opt[32];
+	int schema_version;
+	unsigned long retries; /* claims and finishes retried after a
+	                          deadlock, lock wait timeout or busy */
+	char errmsg[1024];
+};
+
+/* Record the detail of a failure on h and return rc. The message is one
+ * line; callers pass text that holds no password. */
+int sked__fail(sked *h, int rc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* Record the database's error (h->db->err) with a leading context. */
+int sked__fail_db(sked *h, int rc, const char *context);
+
+/* Run statement id with params; res may be NULL. */
+int sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
+        __attribute__((warn_unused_result));
+/* Run dynamic SQL text (already rendered), no statement cache. */
+int sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
+               sked_res *res) __attribute__((warn_unused_result));
+
+/* Statements that a module keeps beside its code (sched.c, lock.c) as
+ * templates: expanded for this handle on first use, cached in slot
+ * (SKED_XSQL_BASE .. SKED_XSQL_BASE + SKED_XSQL_N - 1; sched.c takes
+ * 64-95, lock.c 96-111, ops.c 112-127), and run through the driver's
+ * statement cache. */
+#define SKED_XSQL_BASE 64
+int sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
+             sked_res *res) __attribute__((warn_unused_result));
+
+/* Transactions: begin (claim = the dialect's claim transaction), commit,
+ * rollback (never fails loudly: it is the cleanup path). */
+int sked__begin(sked *h, int claim) __attribute__((warn_unused_result));
+int sked__commit(sked *h) __attribute__((warn_unused_result));
+void sked__rollback(sked *h);
+
+/* A second handle on the same database, with the same options and the
+ * same strategy (the worker's lease-renewal connection). */
+int sked__reopen(const sked *h, sked **out);
+
+/* Replace a broken connection with a new one to the same database;
+ * prepared statements are prepared again on first use. */
+int sked__reconnect(sked *h) __attribute__((warn_unused_result));
+
+/* After a failed try of a claim, finish or renewal: when the database
+ * rolled it back as a deadlock, lock wait timeout or busy database
+ * (rc SKED_EBUSY, error kind SKED_DBE_RETRY), the handle is not borrowed
+ * and attempt < tries, roll back, count the retry, pause briefly and
+ * return 1 (try again); otherwise return 0 and leave h as it is. */
+int sked__retry_pause(sked *h, int rc, int attempt, int tries,
+                      const char *what);
+
+/* For a status that is deliberately not acted on (cleanup paths, best
+ * effort calls): says so where a (void) cast would not silence
+ * warn_unused_result. */
+static inline void
+sked__ignore(int rc)
+{
+	(void)rc;
+}
+
+/* Run outcome text (kept in the run table). */
+#define SKED_OUTCOME_SUCCEEDED     "succeeded"
+#define SKED_OUTCOME_FAILED        "failed"
+#define SKED_OUTCOME_LEASE_EXPIRED "lease-expired"
+#define SKED_OUTCOME_LATE          "late"
+#define SKED_OUTCOME_RELEASED      "released"
+
+/* The database now, as ms. */
+int sked__now(sked *h, int64_t *ms) __attribute__((warn_unused_result));
+
+/* What the last statement on h changed, as the driver counted it (-1:
+ * not a write), and the id an INSERT produced. */
+static inline int64_t
+sked__affected(const sked *h)
+{
+	return sked__db_affected(h->db);
+}
+
+static inline int64_t
+sked__last_id(const sked *h)
+{
+	return sked__db_last_id(h->db);
+}
+
+/* The kind of the last database error on h (SKED_DBE_NONE: none). */
+static inline sked_dbe_kind
+sked__err_kind(const sked *h)
+{
+	return sked__db_err(h->db)->kind;
+}
+
+#endif /* SKED_HANDLE_H */
