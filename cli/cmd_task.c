@@ -10,6 +10,7 @@
  * states is the library's; its one-line messages are passed on.
  */
 #include "cli.h"
+#include "ops.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -739,6 +740,9 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 	size_t n = 0, i;
 	int ex, rc;
 
+	for (i = 1; i < (size_t)argc; i++)
+		if (strcmp(argv[i], "--prune") == 0)
+			return cli_nodes_prune(c, argc, argv); /* cmd_ops.c */
 	if ((ex = simple_args(c, "nodes", argc, argv, 0, "")) >= 0)
 		return ex;
 	if ((ex = cli_open_existing(c)) != 0)
@@ -818,8 +822,10 @@ int
 cmd_stats(struct cli *c, int argc, char **argv)
 {
 	sked_queue_stats *qs = NULL, total;
+	sked_cluster_gauges g;
 	size_t n = 0, i, k;
 	int ex, rc;
+	char od[32];
 
 	if ((ex = simple_args(c, "stats", argc, argv, 0, "")) >= 0)
 		return ex;
@@ -827,6 +833,11 @@ cmd_stats(struct cli *c, int argc, char **argv)
 		return ex;
 	if ((rc = sked_stats(c->h, &qs, &n)) != SKED_OK)
 		return cli_fail(c->h, rc, "stats");
+	/* the oldest due task's age per queue (cmd_ops.c) */
+	if ((rc = sked_cluster_gauges_get(c->h, &g)) != SKED_OK) {
+		free(qs);
+		return cli_fail(c->h, rc, "stats");
+	}
 	memset(&total, 0, sizeof total);
 	snprintf(total.queue, sizeof total.queue, "(total)");
 	for (i = 0; i < n; i++) {
@@ -844,24 +855,31 @@ cmd_stats(struct cli *c, int argc, char **argv)
 				json_object_set_new(
 				        o, stat_cols[k].name,
 				        json_integer(stat_of(&qs[i], k)));
+			json_object_set_new(o, "oldest_due_ms",
+			                    json_integer(cli_oldest_due_ms(
+			                            &g, qs[i].queue)));
 			json_array_append_new(arr, o);
 		}
 		for (k = 0; k < NSTAT; k++)
 			json_object_set_new(tot, stat_cols[k].name,
 			                    json_integer(stat_of(&total, k)));
+		json_object_set_new(tot, "oldest_due_ms",
+		                    json_integer(cli_oldest_due_ms(&g, NULL)));
 		ex = cli_json_print(
 		        json_pack("{s:o, s:o}", "queues", arr, "total", tot));
 	} else {
-		const char *head[NSTAT + 1];
+		const char *head[NSTAT + 2];
 		struct cli_table *t;
 		head[0] = "QUEUE";
 		for (k = 0; k < NSTAT; k++)
 			head[k + 1] = stat_cols[k].name;
-		t = cli_table_new(NSTAT + 1, head);
+		head[NSTAT + 1] = "oldest_due";
+		t = cli_table_new(NSTAT + 2, head);
 		for (i = 0; i <= n; i++) {
 			const sked_queue_stats *q = i < n ? &qs[i] : &total;
 			char cells[NSTAT][24];
-			const char *row[NSTAT + 1];
+			const char *row[NSTAT + 2];
+			int64_t age;
 			if (i == n && n == 1)
 				break;
 			row[0] = q->queue;
@@ -870,6 +888,11 @@ cmd_stats(struct cli *c, int argc, char **argv)
 				         stat_of(q, k));
 				row[k + 1] = cells[k];
 			}
+			age = cli_oldest_due_ms(&g, i < n ? q->queue : NULL);
+			row[NSTAT + 1] =
+			        age ? sked_format_duration(age / 1000 * 1000,
+			                                   od, sizeof od)
+			            : "-";
 			cli_table_add(t, row);
 		}
 		if (n > 0)
@@ -878,6 +901,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			fprintf(stderr, "no tasks\n");
 		cli_table_free(t);
 	}
+	sked_cluster_gauges_free(&g);
 	free(qs);
 	return ex;
 }

@@ -200,9 +200,16 @@ static const struct cmd commands[] = {
          "  --read-only         show, never change: no forms, POST "
          "refused\n",
          0},
-        {"nodes", cmd_nodes, NULL, "nodes", "the worker nodes and their health",
-         NULL, 0},
-        {"stats", cmd_stats, NULL, "stats", "task counts per queue and status",
+        {"nodes", cmd_nodes, NULL, "nodes [--prune [--older-than D]]",
+         "the worker nodes and their health",
+         "  --prune          remove the rows of nodes whose heartbeat is "
+         "older than\n"
+         "                   --older-than D (default 1h) and that hold no "
+         "task;\n"
+         "                   workers do this for nodes silent for a day\n",
+         0},
+        {"stats", cmd_stats, NULL, "stats",
+         "task counts per queue and status, and the oldest due task's age",
          NULL, 0},
         {"cron", NULL, cron_cmds, "cron SUBCOMMAND …", "recurring schedules",
          NULL, 0},

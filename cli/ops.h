@@ -22,6 +22,11 @@ int cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
 /* Stop the thread and the server; NULL-safe. */
 void cli_ops_stop(struct cli_ops *o);
 
+/* cmd_ops.c: `sked nodes --prune [--older-than D]`; the oldest due age
+ * of queue (NULL: of any queue) in g, 0 when none is due. */
+int cli_nodes_prune(struct cli *c, int argc, char **argv);
+int64_t cli_oldest_due_ms(const sked_cluster_gauges *g, const char *queue);
+
 /* Async-signal-safe: a SIGHUP arrived; the worker was asked to stop. */
 void cli_ops_hup(void);
 void cli_ops_stopping(void);
