@@ -14,13 +14,19 @@ test_pkgs="$demo_pkgs libcmocka-dev libpq-dev postgresql postgresql-client
 libmariadb-dev mariadb-server mariadb-client unixodbc unixodbc-dev
 odbc-postgresql odbc-mariadb libsqliteodbc sqlite3 procps psmisc e2fsprogs
 clang-format jq python3 help2man man-db bash-completion dpkg-dev lintian
-binutils"
+binutils libmicrohttpd-dev libsystemd-dev systemd prometheus chromium curl
+nodejs"
 
 case "${1:-demo}" in
 demo) want=$demo_pkgs ;;
 test) want=$test_pkgs ;;
 *) echo "usage: $0 demo|test" >&2; exit 64 ;;
 esac
+# the browser test's npm (tests/browser): Debian's, unless a nodejs from
+# elsewhere brought its own
+if [ "${1:-demo}" = test ] && ! command -v npm >/dev/null; then
+	want="$want npm"
+fi
 
 missing=""
 for p in $want; do
