@@ -1,0 +1,235 @@
+/*
+ * worker/finish.c — recording outcomes: the finisher thread and retry
+ * backoff.
+ *
+ * Layer: the worker (worker.h), on the model (lease.h). The finisher owns
+ * the finish connection w->hf and records as many outcomes as have piled
+ * up (at most FINISH_MAX) in one transaction, while the loop goes on
+ * claiming.
+ */
+#include "worker/worker.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "guard.h"
+#include "lease.h"
+#include "util/log.h"
+
+static int64_t
+backoff_ms(sked_worker *w, int attempt)
+{
+	int64_t d = w->o.retry_base_ms;
+	for (int i = 1; i < attempt && d < w->o.retry_max_ms; i++)
+		d *= 2;
+	if (d > w->o.retry_max_ms)
+		d = w->o.retry_max_ms;
+	/* equal jitter: half fixed, half random, so retries of tasks that
+	 * failed together spread out */
+	int64_t half = d / 2;
+	return half + (half > 0 ? (int64_t)(rand_r(&w->rng) % (half + 1)) : 0);
+}
+/* Put outcomes that could not be recorded back at the head of the done
+ * queue, in order, to be tried again. */
+static void
+requeue_done(sked_worker *w, sked_job *list)
+{
+	pthread_mutex_lock(&w->mu);
+	sked_job *t = list;
+	while (t->next)
+		t = t->next;
+	t->next = w->done_head;
+	w->done_head = list;
+	if (!w->done_tail)
+		w->done_tail = t;
+	pthread_mutex_unlock(&w->mu);
+}
+/* Finish what the pool completed: one transaction for the batch, on the
+ * finisher's connection. Returns how many jobs were finished (slots
+ * freed); on a database failure puts them back and sets *db_failed. */
+static int
+finish_done(sked_worker *w, int *db_failed)
+{
+	/* take at most FINISH_MAX outcomes: one transaction stays short */
+	pthread_mutex_lock(&w->mu);
+	sked_job *list = w->done_head, *last = NULL;
+	int taken = 0;
+	for (sked_job *j = list; j && taken < FINISH_MAX; j = j->next) {
+		last = j;
+		taken++;
+	}
+	if (last) {
+		w->done_head = last->next;
+		if (!w->done_head)
+			w->done_tail = NULL;
+		last->next = NULL;
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (!list)
+		return 0;
+	int n = 0;
+	for (sked_job *j = list; j; j = j->next)
+		n++;
+	sked_outcome *o = calloc((size_t)n, sizeof *o);
+	if (!o) {
+		/* put them back; try again next turn */
+		requeue_done(w, list);
+		*db_failed = 1;
+		return 0;
+	}
+	int i = 0;
+	for (sked_job *j = list; j; j = j->next, i++) {
+		int why = atomic_load(&j->cancel);
+		o[i].id = j->t.id;
+		o[i].attempt = j->t.attempt;
+		o[i].max_attempts = j->t.max_attempts;
+		o[i].started_ms = j->t.started_ms;
+		o[i].exit_code = j->exit_code;
+		o[i].output = j->output;
+		if (why == CANCEL_SHUTDOWN) {
+			/* stopped under way: a released attempt; never
+			 * started: the attempt goes back unrecorded */
+			o[i].what = atomic_load(&j->started)
+			                    ? SKED_FIN_RELEASE
+			                    : SKED_FIN_UNSTARTED;
+			o[i].error = "worker shutting down: task given back";
+		} else if (j->ok && why == CANCEL_NONE) {
+			o[i].what = SKED_FIN_OK;
+		} else {
+			o[i].what = SKED_FIN_FAIL;
+			o[i].retry_delay_ms = backoff_ms(w, j->t.attempt);
+			o[i].error =
+			        why == CANCEL_NOLEASE
+			                ? "stopped: lease could not be "
+			                  "renewed"
+			        : why == CANCEL_LOST
+			                ? "stopped: task no longer held by "
+			                  "this node"
+			                : j->error;
+		}
+	}
+	int rc = sked__finish(w->hf, w->node_id, o, n);
+	if (rc != SKED_OK) {
+		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
+		          n, sked_errmsg(w->hf));
+		if (rc == SKED_EUNAVAILABLE &&
+		    sked__reconnect(w->hf) != SKED_OK)
+			sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+			          sked_errmsg(w->hf));
+		requeue_done(w, list);
+		free(o);
+		*db_failed = 1;
+		sked__wk_note(w, &w->finish_errors, NULL, 0);
+		return 0;
+	}
+	atomic_store(&w->fin_ok_ms, sked__wk_mono_ms());
+	pthread_mutex_lock(&w->mu);
+	i = 0;
+	for (sked_job *j = list; j; j = j->next, i++) {
+		sked__wk_note_outcome(w, j, &o[i]);
+		if (!o[i].applied)
+			w->counters.late++;
+		else if (o[i].what == SKED_FIN_OK)
+			w->counters.succeeded++;
+		else if (o[i].what == SKED_FIN_RELEASE ||
+		         o[i].what == SKED_FIN_UNSTARTED)
+			w->counters.released++;
+		else if (o[i].dead)
+			w->counters.dead++;
+		else
+			w->counters.failed++;
+		sked__wk_move(w, j, JOB_RECORDED);
+	}
+	pthread_mutex_unlock(&w->mu);
+	sked__wk_ring(
+	        w); /* recorded results free capacity: the loop may claim */
+	for (int k = 0; k < n; k++) {
+		if (o[k].applied && o[k].what == SKED_FIN_FAIL)
+			sked__log(o[k].dead ? SKED_LOG_WARN : SKED_LOG_INFO,
+			          "task %lld attempt %d/%d failed%s: %s",
+			          (long long)o[k].id, o[k].attempt,
+			          o[k].max_attempts, o[k].dead ? " (dead)" : "",
+			          o[k].error ? o[k].error : "");
+	}
+	free(o);
+	while (list) {
+		sked_job *next = list->next;
+		sked__wk_job_free(list);
+		list = next;
+	}
+	return n;
+}
+static void
+add_ms(struct timespec *ts, int64_t ms)
+{
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+void *
+sked__wk_finisher_main(void *arg)
+{
+	sked_worker *w = arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	int64_t backoff = 0, give_up = 0;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->done_head && !w->fin_exit)
+			pthread_cond_wait(&w->cv_done, &w->mu);
+		if (!w->done_head)
+			break;
+		/* let a small batch grow for a moment while handlers run */
+		if (!w->fin_exit && w->nheld > 0 &&
+		    w->nunrecorded < (w->o.concurrency + 1) / 2) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			add_ms(&until, LINGER_MS);
+			while (!w->fin_exit && w->nheld > 0 &&
+			       w->nunrecorded < (w->o.concurrency + 1) / 2 &&
+			       pthread_cond_timedwait(&w->cv_done, &w->mu,
+			                              &until) == 0)
+				;
+		}
+		if (w->fin_exit && !give_up)
+			give_up = sked__wk_mono_ms() + 10000;
+		pthread_mutex_unlock(&w->mu);
+		int failed = 0;
+		finish_done(w, &failed);
+		if (failed) {
+			if (give_up && sked__wk_mono_ms() > give_up) {
+				sked__log(
+				        SKED_LOG_ERROR,
+				        "giving up recording results: their "
+				        "leases will expire and the tasks will "
+				        "run again");
+				pthread_mutex_lock(&w->mu);
+				break;
+			}
+			backoff = backoff ? backoff * 2 : 50;
+			if (backoff > 2000)
+				backoff = 2000;
+			struct timespec ts = {backoff / 1000,
+			                      (backoff % 1000) * 1000000};
+			nanosleep(&ts, NULL);
+		} else {
+			backoff = 0;
+		}
+		pthread_mutex_lock(&w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}

@@ -1,0 +1,209 @@
+/*
+ * worker/pool.c — the handler pool and the job view handlers see.
+ *
+ * Layer: the worker (worker.h), on the runner (exec.h) and the lease guard
+ * (guard.h). A pool thread takes the next queued job, runs its callback or
+ * program (no SQL), and moves it to the done queue for the finisher.
+ */
+#include "worker/worker.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec.h"
+#include "guard.h"
+#include "lease.h"
+#include "util/log.h"
+
+SKED_API int64_t
+sked_job_id(const sked_job *j)
+{
+	return j->t.id;
+}
+
+SKED_API const char *
+sked_job_kind(const sked_job *j)
+{
+	return j->t.kind;
+}
+
+SKED_API const char *
+sked_job_queue(const sked_job *j)
+{
+	return j->t.queue;
+}
+
+SKED_API const char *
+sked_job_payload(const sked_job *j, size_t *len)
+{
+	if (len)
+		*len = j->t.payload_len;
+	return j->t.payload ? j->t.payload : "";
+}
+
+SKED_API int
+sked_job_attempt(const sked_job *j)
+{
+	return j->t.attempt;
+}
+
+SKED_API int
+sked_job_max_attempts(const sked_job *j)
+{
+	return j->t.max_attempts;
+}
+
+SKED_API int
+sked_job_cancelled(const sked_job *j)
+{
+	return atomic_load(&((sked_job *)j)->cancel) != CANCEL_NONE;
+}
+
+SKED_API void
+sked_job_set_error(sked_job *j, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	free(j->error);
+	j->error = strdup(buf);
+}
+
+static void
+run_program(sked_job *j, const handler *x)
+{
+	sked_worker *w = j->w;
+	char id[48], attempt[32], kind[SKED_MAX_NAME + 32],
+	        queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32];
+	snprintf(id, sizeof id, "SKED_TASK_ID=%lld", (long long)j->t.id);
+	snprintf(attempt, sizeof attempt, "SKED_TASK_ATTEMPT=%d", j->t.attempt);
+	snprintf(kind, sizeof kind, "SKED_TASK_KIND=%s", j->t.kind);
+	snprintf(queue, sizeof queue, "SKED_TASK_QUEUE=%s", j->t.queue);
+	snprintf(node, sizeof node, "SKED_NODE_ID=%s", w->node_id);
+	const char *env[] = {id, attempt, kind, queue, node, NULL};
+	sked_exec_spec spec = {
+	        .argv = (const char *const *)x->argv,
+	        .env_extra = env,
+	        .input = j->t.payload,
+	        .input_len = j->t.payload_len,
+	        .timeout_ms = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms,
+	        /* SIGTERM to SIGKILL: 2 s, but short enough that a handler
+	         * ignoring SIGTERM is dead before a lease the watchdog gave
+	         * up on can expire (short leases) */
+	        .kill_grace_ms = sked__wk_safety_ms(w) / 2 < 2000
+	                                 ? sked__wk_safety_ms(w) / 2
+	                                 : 2000,
+	        .tail_max = 4096,
+	        .cancel_fd = j->cancel_fd,
+	        .guard = j->slot >= 0 ? w->guard : NULL,
+	        .guard_slot = j->slot,
+	};
+	sked_exec_result res;
+	int rc = sked__exec_run(&spec, &res);
+	j->exit_code = res.exited ? res.exit_code : -1;
+	j->ok = rc == SKED_OK && res.exited && res.exit_code == 0 &&
+	        !res.timed_out && !res.cancelled;
+	if (spec.guard && sked__guard_fired(spec.guard, spec.guard_slot)) {
+		sked__log(SKED_LOG_ERROR,
+		          "task %lld attempt %d: the lease guard killed its "
+		          "handler at the lease deadline (this worker did not "
+		          "renew the lease in time)",
+		          (long long)j->t.id, j->t.attempt);
+		j->ok = 0;
+		j->error =
+		        strdup("killed at its lease deadline by the lease "
+		               "guard: the worker did not renew the lease in "
+		               "time (frozen or stalled)");
+	} else if (!j->ok)
+		j->error = strdup(res.error[0] ? res.error : "failed");
+	j->output = res.output;
+	res.output = NULL;
+	sked__exec_result_free(&res);
+}
+static void
+run_job(sked_job *j)
+{
+	const handler *x = sked__wk_find_handler(j->w, j->t.kind);
+	j->exit_code = -1;
+	if (!x) {
+		char buf[SKED_MAX_NAME * 2 + 64];
+		snprintf(buf, sizeof buf, "no handler for kind '%s' on node %s",
+		         j->t.kind, j->w->node_id);
+		j->ok = 0;
+		j->error = strdup(buf);
+		return;
+	}
+	if (x->argv) {
+		run_program(j, x);
+		return;
+	}
+	int rc = x->fn(j, x->ud);
+	j->ok = rc == 0;
+	if (!j->ok && !j->error) {
+		char buf[64];
+		snprintf(buf, sizeof buf, "handler returned %d", rc);
+		j->error = strdup(buf);
+	}
+}
+void *
+sked__wk_pool_main(void *arg)
+{
+	sked_worker *w = arg;
+	sigset_t all;
+	sigfillset(&all); /* signals belong to the caller's thread */
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	int slot = atomic_fetch_add(&w->pool_slots, 1);
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->jobs_head && !w->pool_exit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->jobs_head)
+			break;
+		sked_job *j = w->jobs_head;
+		sked__wk_move(w, j, JOB_RUNNING);
+		if (w->guard) {
+			/* the guard kills its program at the lease's deadline
+			 * unless renewals move that on
+			 * (sked__wk_heartbeat_main) */
+			int64_t ok = atomic_load(&w->lease_ok_ms);
+			j->slot = slot;
+			sked__guard_deadline(
+			        w->guard, slot,
+			        sked__wk_guard_deadline(
+			                w, j->leased > ok ? j->leased : ok),
+			        0);
+		}
+		pthread_mutex_unlock(&w->mu);
+
+		int64_t ran = sked__wk_mono_ms();
+		if (atomic_load(&j->cancel) == CANCEL_NONE) {
+			atomic_store(&j->started, 1);
+			run_job(j);
+		} else {
+			j->exit_code = -1; /* nothing ran */
+			j->error = strdup("cancelled before it started");
+		}
+
+		pthread_mutex_lock(&w->mu);
+		if (j->slot >= 0) {
+			j->slot = -1;
+			sked__guard_deadline(w->guard, slot, 0, 0);
+		}
+		sked__wk_note_handler(w, j, sked__wk_mono_ms() - ran);
+		sked__wk_move(w, j, JOB_DONE);
+		pthread_cond_signal(&w->cv_done);
+		sked__wk_ring(w);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}

@@ -1,0 +1,192 @@
+/*
+ * worker/worker.h — the worker runtime's own header: its state, its jobs,
+ * and the functions its files share.
+ *
+ * Layer: the top of the library, on the model (lease.h, claim.h) and the
+ * handler runner (exec.h). Threads and what each owns:
+ *
+ *   the loop     (the caller of sked_worker_run) owns the caller's handle
+ *                w->h: it claims up to the number of free slots in one
+ *                call, hands jobs to the pool, takes back expired leases,
+ *                fires due schedules,
+ *                and sleeps on w->wake_fd (or the server's notification
+ *                socket) when there is nothing to do.
+ *   the pool     (concurrency threads) runs handlers; no SQL.
+ *   finisher     owns a third connection w->hf: it records what the pool
+ *                completed, as many outcomes as have piled up in one
+ *                transaction, while the loop goes on claiming. Claims and
+ *                finishes overlap instead of taking turns.
+ *   heartbeat    owns a second connection w->hb: every lease/3 it beats
+ *                the node row, renews every lease this node holds and
+ *                compares what the database says it holds with what runs.
+ *                A job the node no longer holds (cancelled, or taken
+ *                over) is stopped.
+ *   watchdog     no SQL, so it never waits on the database: when no renewal
+ *                has succeeded for so long that a lease could run out
+ *                (renewals failing, or one stuck on a lock or a silent
+ *                server), it stops every handler before the lease can
+ *                expire: an expired lease never means two copies of a task
+ *                running at once.
+ *
+ * w->mu guards the job lists (w->all, w->held, the pool's queue, the
+ * done queue), slot counts and counters. It is never held across SQL or a
+ * handler. Lock order: w->mu only (the exec registry lock is never taken
+ * under it).
+ *
+ * Job states (w->mu), changed only by sked__wk_move: queued -> running ->
+ * done -> recorded; and the cancel reasons that may be set on a job:
+ * shutdown (give the task back), lost (no longer held: fail it, which the
+ * database then records as late), nolease (renewals failed in time).
+ */
+#ifndef SKED_WORKER_WORKER_H
+#define SKED_WORKER_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "guard.h"
+#include "internal.h"
+#include "lease.h"
+
+enum { CANCEL_NONE = 0, CANCEL_SHUTDOWN, CANCEL_LOST, CANCEL_NOLEASE };
+
+struct sked_job {
+	sked_worker *w;
+	sked_claimed t;
+	int qi;         /* index in w->queues, or -1 */
+	int64_t since;  /* monotonic ms when dispatched */
+	int64_t leased; /* monotonic ms when its claim was sent: the lease the
+	                   database granted runs from no earlier than this */
+	int cancel_fd;  /* eventfd: readable = stop the handler */
+	atomic_int cancel;
+	atomic_int started; /* a pool thread began running its handler */
+	int slot; /* w->mu: its pool thread's lease guard slot, or -1 */
+	/* the result, set by the pool thread */
+	int ok;
+	int exit_code;
+	char *error;
+	char *output;
+	struct sked_job *next;          /* in the job queue, done queue */
+	int state;                      /* w->mu: JOB_* */
+	struct sked_job *hnext, *hprev; /* in w->held while it takes a slot */
+	struct sked_job *anext, *aprev; /* in w->all, claim to record */
+};
+
+typedef struct handler {
+	char kind[SKED_MAX_NAME + 1];
+	sked_handler_fn fn;
+	void *ud;
+	char **argv;
+	int64_t timeout_ms;
+	sked_worker_kind_metrics m; /* w->mu: sked_worker_get_metrics */
+} handler;
+
+typedef struct wqueue {
+	char name[SKED_MAX_NAME + 1];
+	int max;  /* slots this queue may use */
+	int held; /* w->mu: slots in use */
+} wqueue;
+
+struct sked_worker {
+	sked *h;  /* borrowed: the loop's connection */
+	sked *hb; /* owned: the heartbeat's connection */
+	sked_worker_options o;
+	char node_id[SKED_MAX_NAME + 1];
+	handler *handlers;
+	int nhandlers;
+	wqueue *queues;
+	int nqueues;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* pool: a job or exit */
+	sked_job *jobs_head, *jobs_tail;
+	sked_job *done_head, *done_tail;
+	sked_job *held;  /* jobs that take a slot: queued or running */
+	sked_job *all;   /* every job from its claim until its outcome is
+	                    recorded: what this node really holds */
+	int nheld;       /* slots in use: jobs queued or running */
+	int nunrecorded; /* jobs done whose outcome is not recorded */
+	int pool_exit;
+	sked_worker_counters counters;
+
+	pthread_t *threads;
+	int nthreads;
+	pthread_t hb_thread;
+	int hb_started;
+	pthread_t wd_thread;
+	int wd_started;
+	sked *hf; /* owned: the finisher's connection */
+	pthread_t fin_thread;
+	int fin_started;
+	pthread_cond_t cv_done; /* finisher: done jobs or exit */
+	int fin_exit;           /* w->mu */
+	atomic_int hb_exit;
+
+	int wake_fd;              /* eventfd: the loop's doorbell */
+	atomic_int stop;          /* 0, 1 graceful, 2 immediate */
+	atomic_llong lease_ok_ms; /* monotonic time the last renewal began */
+	unsigned rng;
+
+	/* Claims whose reply never arrived may have committed: the tasks
+	 * would be held by this node with no job here (strays). The loop
+	 * looks for them after a failed claim (claim_unknown); the heartbeat
+	 * checks every round, judging only tasks it saw stray twice with
+	 * every claim that was under way the first time since finished. */
+	int claim_unknown;               /* the loop's */
+	atomic_ullong claims_begun;      /* claims sent */
+	atomic_ullong claims_dispatched; /* claims done, their jobs in w->all */
+	int64_t *stray_ids;              /* the heartbeat's */
+	int *stray_att;
+	int nstray;
+	unsigned long long stray_seq;
+
+	sked_guard *guard;     /* program handlers' deadlines; or NULL */
+	atomic_int pool_slots; /* hands each pool thread its guard slot */
+	/* operations (sked_worker_get_metrics): w->mu guards these */
+	sked_hist claim_hist;
+	int64_t claim_errors, renewals, renewal_errors, finish_errors;
+	atomic_llong loop_ok_ms, fin_ok_ms; /* monotonic ms of progress */
+	atomic_int run_started;
+};
+
+/* How long --until-empty keeps trying a database that does not answer. */
+#define UNTIL_EMPTY_GIVE_UP_MS 60000
+
+/* Outcomes recorded in one transaction at most. */
+#define FINISH_MAX 500
+
+/* How long a partial batch may wait to grow (loop and finisher). */
+#define LINGER_MS 2
+
+/* ---- worker/jobs.c ---- */
+int64_t sked__wk_mono_ms(void);
+void sked__wk_ring(sked_worker *w); /* wake the loop */
+void sked__wk_drain_fd(int fd);
+void sked__wk_job_free(sked_job *j);
+void sked__wk_job_cancel(sked_job *j, int why); /* first reason wins */
+/* job states, and the one function that moves a job between them */
+enum { JOB_QUEUED = 1, JOB_RUNNING, JOB_DONE, JOB_RECORDED };
+void sked__wk_move(sked_worker *w, sked_job *j, int to); /* w->mu held */
+const handler *sked__wk_find_handler(const sked_worker *w, const char *kind);
+void sked__wk_hist_add(sked_hist *hg, int64_t ms);
+void sked__wk_note_handler(sked_worker *w, const sked_job *j, int64_t ms);
+void sked__wk_note_outcome(sked_worker *w, const sked_job *j,
+                           const sked_outcome *o);
+void sked__wk_note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms);
+/* how long before a lease ends the watchdog stops handlers; heartbeat
+ * period; when the lease guard kills a program leased at basis */
+int64_t sked__wk_safety_ms(const sked_worker *w);
+int64_t sked__wk_beat_interval(const sked_worker *w);
+int64_t sked__wk_guard_deadline(const sked_worker *w, int64_t basis);
+int sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt);
+int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
+                              const int *att, int n);
+
+/* ---- the threads (pool.c, renew.c, finish.c) ---- */
+void *sked__wk_pool_main(void *arg);
+void *sked__wk_heartbeat_main(void *arg);
+void *sked__wk_watchdog_main(void *arg);
+void *sked__wk_finisher_main(void *arg);
+
+#endif /* SKED_WORKER_WORKER_H */
