@@ -397,9 +397,34 @@ name_arg(const struct cli_http_request *rq, const char *key)
 	return v && v[0] && sked_name_valid(v) ? v : NULL;
 }
 
-static void
-filter_fields(struct cli_sbuf *b, const sked_list_filter *f)
+/* the creation windows the filter offers, as durations */
+static const char *const windows[] = {"15m", "1h", "1d", "7d"};
+
+static const char *
+window_arg(const struct cli_http_request *rq, const char *v)
 {
+	if (!v)
+		v = cli_http_arg(rq, "since");
+	for (size_t i = 0; v && i < sizeof windows / sizeof windows[0]; i++)
+		if (strcmp(v, windows[i]) == 0)
+			return windows[i];
+	return NULL;
+}
+
+static void
+filter_fields(struct cli_sbuf *b, const sked_list_filter *f, const char *since)
+{
+	if (f->node_id) {
+		cli_sbuf_puts(b,
+		              "<input type=\"hidden\" name=\"node\" value=\"");
+		esc(b, f->node_id);
+		cli_sbuf_puts(b, "\">");
+	}
+	if (since)
+		cli_sbuf_printf(b,
+		                "<input type=\"hidden\" name=\"since\" "
+		                "value=\"%s\">",
+		                since);
 	if (f->queue) {
 		cli_sbuf_puts(b,
 		              "<input type=\"hidden\" name=\"queue\" value=\"");
@@ -421,8 +446,14 @@ filter_fields(struct cli_sbuf *b, const sked_list_filter *f)
 
 /* the query string of a filter (for links), already escaped for HTML */
 static void
-filter_query(struct cli_sbuf *b, const sked_list_filter *f)
+filter_query(struct cli_sbuf *b, const sked_list_filter *f, const char *since)
 {
+	if (f->node_id) {
+		cli_sbuf_puts(b, "&amp;node=");
+		cli_sbuf_url(b, f->node_id);
+	}
+	if (since)
+		cli_sbuf_printf(b, "&amp;since=%s", since);
 	if (f->queue) {
 		cli_sbuf_puts(b, "&amp;queue=");
 		cli_sbuf_url(b, f->queue);
@@ -445,13 +476,19 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 	sked_task *t = NULL;
 	size_t n = 0;
 	const char *s, *q = cli_http_arg(rq, "q");
-	int64_t now = 0;
+	const char *since = window_arg(rq, NULL);
+	int64_t now = 0, win = 0;
 	const char *nav = failed_view ? "/failed" : "/tasks";
 
 	memset(&f, 0, sizeof f);
 	f.status = -1;
 	f.queue = name_arg(rq, "queue");
 	f.kind = name_arg(rq, "kind");
+	f.node_id = name_arg(rq, "node");
+	if (sked_now(d->h, &now) != SKED_OK)
+		return db_error(d, rp, "cannot list tasks");
+	if (since && sked_parse_duration(since, &win) == SKED_OK)
+		f.created_after_ms = now - win;
 	if ((s = cli_http_arg(rq, "status")) && s[0])
 		f.status = sked_status_parse(s);
 	if (failed_view && f.status != SKED_RETRY && f.status != SKED_CANCELLED)
@@ -475,8 +512,7 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 			return;
 		}
 	}
-	if (sked_now(d->h, &now) != SKED_OK ||
-	    sked_task_list(d->h, &f, &t, &n) != SKED_OK)
+	if (sked_task_list(d->h, &f, &t, &n) != SKED_OK)
 		return db_error(d, rp, "cannot list tasks");
 
 	html_reply(rp);
@@ -513,7 +549,19 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 		                f.status == st ? " selected" : "",
 		                sked_status_name(st));
 	}
-	cli_sbuf_puts(b, "</select></label><label>Id or unique key<input "
+	cli_sbuf_puts(b, "</select></label><label>Created<select "
+	                 "name=\"since\">");
+	cli_sbuf_printf(b, "<option value=\"\"%s>any time</option>",
+	                since ? "" : " selected");
+	for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)
+		cli_sbuf_printf(b, "<option value=\"%s\"%s>last %s</option>",
+		                windows[i],
+		                since == windows[i] ? " selected" : "",
+		                windows[i]);
+	cli_sbuf_puts(b, "</select></label><label>Node<input name=\"node\" "
+	                 "size=\"12\" value=\"");
+	esc(b, f.node_id);
+	cli_sbuf_puts(b, "\"></label><label>Id or unique key<input "
 	                 "name=\"q\" size=\"16\" placeholder=\"search\">"
 	                 "</label><button type=\"submit\">Filter</button>"
 	                 "</form>");
@@ -536,7 +584,7 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 		                verb, can_retry ? "Retry" : "Cancel",
 		                sked_status_name(f.status));
 		csrf_field(d, b);
-		filter_fields(b, &f);
+		filter_fields(b, &f, since);
 		cli_sbuf_printf(b,
 		                "<input type=\"hidden\" name=\"scope\" "
 		                "value=\"filter\"><input type=\"hidden\" "
@@ -572,7 +620,7 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 			                "<input type=\"hidden\" name=\"back\" "
 			                "value=\"%s\">",
 			                nav);
-			filter_fields(b, &f);
+			filter_fields(b, &f, since);
 			cli_sbuf_puts(b, "<div class=\"actions\">");
 			if (can_retry)
 				cli_sbuf_puts(b, "<button type=\"submit\" "
@@ -636,13 +684,13 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 	cli_sbuf_puts(b, "</div><div class=\"pager\">");
 	if (f.before_id > 0) {
 		cli_sbuf_printf(b, "<a href=\"%s?x=1", nav);
-		filter_query(b, &f);
+		filter_query(b, &f, since);
 		cli_sbuf_puts(b, "\">« newest</a>");
 	}
 	if (more) {
 		cli_sbuf_printf(b, "<a id=\"older\" href=\"%s?before=%" PRId64,
 		                nav, t[shown - 1].id);
-		filter_query(b, &f);
+		filter_query(b, &f, since);
 		cli_sbuf_puts(b, "\">older »</a>");
 	}
 	cli_sbuf_printf(b, "<span class=\"muted\">%zu shown</span></div>",
@@ -879,7 +927,11 @@ page_nodes(struct dash *d, const struct cli_http_request *rq,
 			cli_sbuf_puts(b, "</td><td>");
 			pill(b, nd[i].alive ? "yes" : "no",
 			     nd[i].alive ? "alive" : "dead");
-			cli_sbuf_printf(b, "</td><td class=\"num\">%lld</td>",
+			cli_sbuf_puts(b,
+			              "</td><td class=\"num\"><a "
+			              "href=\"/tasks?status=running&amp;node=");
+			cli_sbuf_url(b, nd[i].id);
+			cli_sbuf_printf(b, "\">%lld</a></td>",
 			                (long long)nd[i].running);
 			time_cell(b, now, nd[i].heartbeat_ms);
 			time_cell(b, now, nd[i].started_ms);
@@ -1055,11 +1107,21 @@ post_tasks(struct dash *d, const struct cli_http_request *rq,
 
 	if (cli_http_form(rq, "scope", 0, buf, sizeof buf) &&
 	    strcmp(buf, "filter") == 0) {
-		char q[160], k[160], s[32];
+		char q[160], k[160], s[32], nd[160], w[16];
+		const char *since;
+		int64_t now, win;
 		sked_list_filter f;
 		memset(&f, 0, sizeof f);
 		f.queue = cli_http_form(rq, "queue", 0, q, sizeof q);
 		f.kind = cli_http_form(rq, "kind", 0, k, sizeof k);
+		f.node_id = cli_http_form(rq, "node", 0, nd, sizeof nd);
+		since = window_arg(rq,
+		                   cli_http_form(rq, "since", 0, w, sizeof w));
+		if (since && (sked_now(d->h, &now) != SKED_OK ||
+		              sked_parse_duration(since, &win) != SKED_OK))
+			return db_error(d, rp, "cannot read the clock");
+		if (since)
+			f.created_after_ms = now - win;
 		f.status = cli_http_form(rq, "status", 0, s, sizeof s)
 		                   ? sked_status_parse(s)
 		                   : -1;

@@ -225,6 +225,20 @@ render_cluster(struct cli_ops *o, struct cli_sbuf *b)
 	family(b, "sked_nodes_alive", "gauge",
 	       "Worker nodes whose heartbeat is younger than their lease.");
 	cli_sbuf_printf(b, "sked_nodes_alive %lld\n", (long long)g.nodes_alive);
+	family(b, "sked_schedules", "gauge",
+	       "Schedules in the cluster, active and paused.");
+	cli_sbuf_printf(b,
+	                "sked_schedules{state=\"active\"} %lld\n"
+	                "sked_schedules{state=\"paused\"} %lld\n",
+	                (long long)(g.schedules - g.schedules_paused),
+	                (long long)g.schedules_paused);
+	family(b, "sked_locks", "gauge",
+	       "Cluster locks ever taken, and those held by an owner now.");
+	cli_sbuf_printf(b,
+	                "sked_locks{state=\"held\"} %lld\n"
+	                "sked_locks{state=\"free\"} %lld\n",
+	                (long long)g.locks_held,
+	                (long long)(g.locks - g.locks_held));
 	sked_cluster_gauges_free(&g);
 }
 
@@ -310,6 +324,21 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	       "or taken over) and stopped.");
 	cli_sbuf_printf(b, "sked_worker_leases_lost_total %lld\n",
 	                (long long)m->c.lost);
+	sked_process_counters pc;
+	sked_process_counters_get(&pc);
+	family(b, "sked_schedule_fires_total", "counter",
+	       "Tasks this process made from schedules (each fire is claimed "
+	       "by one node in the cluster).");
+	cli_sbuf_printf(b, "sked_schedule_fires_total %lld\n",
+	                (long long)pc.schedule_fires);
+	family(b, "sked_lock_acquisitions_total", "counter",
+	       "Cluster lock acquisitions by this process, by result.");
+	cli_sbuf_printf(b,
+	                "sked_lock_acquisitions_total{result=\"acquired\"} "
+	                "%lld\n"
+	                "sked_lock_acquisitions_total{result=\"busy\"} %lld\n",
+	                (long long)pc.lock_acquisitions,
+	                (long long)pc.lock_busy);
 	family(b, "sked_worker_db_errors_total", "counter",
 	       "Database statements that failed, by what the worker was "
 	       "doing.");

@@ -254,11 +254,13 @@ typedef struct sked_task {
 SKED_API int sked_task_get(sked *h, int64_t id, sked_task **out);
 
 typedef struct sked_list_filter {
-	int status;        /* -1: any */
-	const char *queue; /* NULL: any */
-	const char *kind;  /* NULL: any */
-	int limit;         /* 0: 100 */
-	int64_t before_id; /* 0: newest first from the top; else ids < this */
+	int status;          /* -1: any */
+	const char *queue;   /* NULL: any */
+	const char *kind;    /* NULL: any */
+	int limit;           /* 0: 100 */
+	int64_t before_id;   /* 0: newest first from the top; else ids < this */
+	const char *node_id; /* NULL: any; else tasks it runs or ran last */
+	int64_t created_after_ms, created_before_ms; /* 0: no bound */
 } sked_list_filter;
 
 /* Tasks, newest first. *out is an array of *n tasks (NULL when 0); free
@@ -564,6 +566,8 @@ typedef struct sked_cluster_gauges {
 	size_t nqueues;
 	int64_t nodes, nodes_alive; /* node rows; heartbeat within a lease */
 	int64_t now_ms;             /* the database's now */
+	int64_t locks, locks_held;  /* lock rows; held by an owner now */
+	int64_t schedules, schedules_paused;
 } sked_cluster_gauges;
 
 /* One statement: counts of unfinished tasks per queue, the oldest due
@@ -573,6 +577,14 @@ typedef struct sked_cluster_gauges {
  * sked_cluster_gauges_free (NULL-safe). */
 SKED_API int sked_cluster_gauges_get(sked *h, sked_cluster_gauges *out);
 SKED_API void sked_cluster_gauges_free(sked_cluster_gauges *g);
+
+/* What this process did since it started, across its handles: schedule
+ * fires (tasks made by schedules), lock acquisitions that succeeded and
+ * that found the lock held elsewhere. Thread safe. */
+typedef struct sked_process_counters {
+	int64_t schedule_fires, lock_acquisitions, lock_busy;
+} sked_process_counters;
+SKED_API void sked_process_counters_get(sked_process_counters *out);
 
 /* Finished attempts per minute over the last minutes (at most 120),
  * newest minute last: ok[i] succeeded, failed[i] failed (any other
@@ -592,9 +604,10 @@ SKED_API int sked_retry_ids(sked *h, const int64_t *ids, size_t n,
 SKED_API int sked_cancel_ids(sked *h, const int64_t *ids, size_t n,
                              int64_t *done);
 
-/* Retry every task matching f (status dead, retry or cancelled; queue and
- * kind NULL for any), or cancel every one (status pending, running or
- * retry), in one statement. f->limit and f->before_id are ignored.
+/* Retry every task matching f (status dead, retry or cancelled; queue,
+ * kind, node and creation bounds as in sked_task_list), or cancel every
+ * one (status pending, running or retry), in one statement. f->limit and
+ * f->before_id are ignored.
  * SKED_EINVAL for another status. */
 SKED_API int sked_retry_where(sked *h, const sked_list_filter *f,
                               int64_t *done);

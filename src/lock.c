@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "counters.h"
 #include "util/ident.h"
 #include "util/timefmt.h"
 
@@ -172,11 +173,17 @@ sked_lock_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 		rc = try_acquire(h, name, owner, ttl_ms, token_out);
 		/* a busy database (SQLite's writer lock, a deadlock victim)
 		 * is worth another try within the wait, like a held lock */
-		if (rc != SKED_ELOCKED && rc != SKED_EBUSY)
+		if (rc != SKED_ELOCKED && rc != SKED_EBUSY) {
+			if (rc == SKED_OK)
+				sked__count(SKED__COUNT_LOCKS, 1);
 			return rc;
+		}
 		int64_t left = deadline - mono_ms();
-		if (left <= 0)
+		if (left <= 0) {
+			if (rc == SKED_ELOCKED)
+				sked__count(SKED__COUNT_LOCK_BUSY, 1);
 			return rc;
+		}
 		int64_t d = pause < left ? pause : left;
 		struct timespec ts = {d / 1000, (d % 1000) * 1000000};
 		nanosleep(&ts, NULL);

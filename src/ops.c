@@ -14,10 +14,12 @@
  */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "util/ident.h"
 
 /* statement slots: ops.c owns 112-127 */
@@ -40,8 +42,10 @@ sked_hist_bound(int i)
 }
 
 /* Rows: (queue, status, count, due, oldest run_at ms, now ms); status 1
- * rows come from the running index, status -1 is the node row. Each
- * branch's WHERE matches one partial index's predicate exactly. */
+ * rows come from the running index; status -1 is the node row (count,
+ * alive), -2 the lock row (count, held), -3 the schedule row (count,
+ * paused). Each task branch's WHERE matches one partial index's
+ * predicate exactly; the other tables are small. */
 #define GAUGES_SQL                                                             \
 	"SELECT queue, status, COUNT(*), "                                     \
 	"SUM(CASE WHEN run_at <= {now} THEN 1 ELSE 0 END), "                   \
@@ -51,7 +55,12 @@ sked_hist_bound(int i)
 	"WHERE status = 1 GROUP BY queue "                                     \
 	"UNION ALL SELECT NULL, -1, COUNT(*), SUM(CASE WHEN {nowms} - "        \
 	"{ms:heartbeat} < lease_ms THEN 1 ELSE 0 END), NULL, {nowms} "         \
-	"FROM {p}node"
+	"FROM {p}node "                                                        \
+	"UNION ALL SELECT NULL, -2, COUNT(*), SUM(CASE WHEN owner IS NOT "     \
+	"NULL AND locked_until > {now} THEN 1 ELSE 0 END), NULL, {nowms} "     \
+	"FROM {p}lock "                                                        \
+	"UNION ALL SELECT NULL, -3, COUNT(*), SUM(CASE WHEN enabled = 0 THEN " \
+	"1 ELSE 0 END), NULL, {nowms} FROM {p}schedule"
 
 static sked_queue_gauge *
 gauge_for(sked_cluster_gauges *g, const char *q)
@@ -94,6 +103,16 @@ sked_cluster_gauges_get(sked *h, sked_cluster_gauges *out)
 		if (st == -1) {
 			out->nodes = cnt;
 			out->nodes_alive = sked__res_int(&r, i, 3);
+			continue;
+		}
+		if (st == -2) {
+			out->locks = cnt;
+			out->locks_held = sked__res_int(&r, i, 3);
+			continue;
+		}
+		if (st == -3) {
+			out->schedules = cnt;
+			out->schedules_paused = sked__res_int(&r, i, 3);
 			continue;
 		}
 		const char *q = sked__res_text(&r, i, 0);
@@ -249,7 +268,7 @@ update_where(sked *h, const sked_list_filter *f, const char *set, int64_t *done,
 		return sked__fail(h, SKED_EINVAL, "kind '%.64s' is not valid",
 		                  f->kind);
 	char tmpl[1024];
-	sked_val p[3];
+	sked_val p[6];
 	int np = 0;
 	p[np++] = SKED_INTV(f->status);
 	int len = snprintf(tmpl, sizeof tmpl,
@@ -261,8 +280,23 @@ update_where(sked *h, const sked_list_filter *f, const char *set, int64_t *done,
 	}
 	if (f->kind) {
 		p[np++] = SKED_TEXTV(f->kind);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND kind = ?%d", np);
+	}
+	if (f->node_id) {
+		p[np++] = SKED_TEXTV(f->node_id);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND node_id = ?%d", np);
+	}
+	if (f->created_after_ms > 0) {
+		p[np++] = SKED_INTV(f->created_after_ms);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND created_at >= {ts:?%d}", np);
+	}
+	if (f->created_before_ms > 0) {
+		p[np++] = SKED_INTV(f->created_before_ms);
 		snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		         " AND kind = ?%d", np);
+		         " AND created_at < {ts:?%d}", np);
 	}
 	char *sql = sked__dialect_expand(h->dialect, h->prefix, tmpl);
 	if (!sql)
@@ -380,4 +414,25 @@ sked_lock_rows_free(sked_lock_row *l, size_t n)
 		free(l[i].owner);
 	}
 	free(l);
+}
+
+/* ---- process-wide counters ---- */
+
+static atomic_llong counter[SKED__COUNT_N];
+
+void
+sked__count(int which, int64_t n)
+{
+	if (which >= 0 && which < SKED__COUNT_N)
+		atomic_fetch_add(&counter[which], n);
+}
+
+SKED_API void
+sked_process_counters_get(sked_process_counters *out)
+{
+	if (!out)
+		return;
+	out->schedule_fires = atomic_load(&counter[SKED__COUNT_FIRES]);
+	out->lock_acquisitions = atomic_load(&counter[SKED__COUNT_LOCKS]);
+	out->lock_busy = atomic_load(&counter[SKED__COUNT_LOCK_BUSY]);
 }

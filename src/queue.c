@@ -274,7 +274,7 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 	/* The statement is assembled from constant fragments only; every
 	 * value is bound. */
 	char tmpl[1024];
-	sked_val p[5];
+	sked_val p[8];
 	int np = 0;
 	int len = snprintf(
 	        tmpl, sizeof tmpl,
@@ -302,6 +302,21 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 		p[np++] = SKED_INTV(f->before_id);
 		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
 		                " AND id < ?%d", np);
+	}
+	if (f->node_id) {
+		p[np++] = SKED_TEXTV(f->node_id);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND node_id = ?%d", np);
+	}
+	if (f->created_after_ms > 0) {
+		p[np++] = SKED_INTV(f->created_after_ms);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND created_at >= {ts:?%d}", np);
+	}
+	if (f->created_before_ms > 0) {
+		p[np++] = SKED_INTV(f->created_before_ms);
+		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
+		                " AND created_at < {ts:?%d}", np);
 	}
 	p[np++] = SKED_INTV(f->limit > 0 ? f->limit : 100);
 	snprintf(tmpl + len, sizeof tmpl - (size_t)len,

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "util/ident.h"
 #include "util/log.h"
 #include "util/timefmt.h"
@@ -844,6 +845,7 @@ tick(sked *h, int *fired, int64_t *next, int64_t *now)
 		int made = 0;
 		rc = fire_one(h, &d, t_now, &made);
 		*fired += made;
+		sked__count(SKED__COUNT_FIRES, made);
 	}
 	sked__res_clear(&r);
 	if (rc != SKED_OK)

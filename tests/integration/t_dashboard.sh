@@ -73,6 +73,10 @@ csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/page" | head -1
 get "$base/schedules" >/dev/null
 grep -q 'Europe/Berlin' "$T/page" || fail "the schedules page does not list the schedule"
 expect_eq "$(get "$base/task/999999")" 404 "a task that does not exist"
+get "$base/tasks?since=15m&kind=mail" >/dev/null
+grep -q "href=\"/task/$m1\"" "$T/page" || fail "a task created a moment ago is not in the last 15m"
+get "$base/tasks?node=nobody" >/dev/null
+grep -q 'No tasks match' "$T/page" || fail "a node filter matched tasks of no such node"
 
 # changes need the token, and not from another site
 expect_eq "$(get -d "id=$m3" "$base/tasks/retry")" 403 "POST without a CSRF token"

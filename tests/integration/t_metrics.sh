@@ -2,10 +2,11 @@
 # Operations endpoints of `sked worker --http`: /metrics passes
 # `promtool check metrics` and its figures match the database (tasks by
 # queue and status, due tasks, the oldest due task's age, finished tasks by
-# kind and outcome, nodes); /healthz and /readyz answer 200, and /healthz
-# turns 503 while the database is blocked (a lock held on this test's own
-# tables from another session) and 200 again once it is released; SIGHUP
-# reloads the config file's schedules and never stops the worker.
+# kind and outcome, nodes, schedules, locks, schedule fires); /healthz and
+# /readyz answer 200, and /healthz turns 503 while the database is blocked
+# (a lock held on this test's own tables from another session) and 200
+# again once it is released; SIGHUP reloads the config file's schedules
+# and never stops the worker.
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 command -v promtool >/dev/null || skip "promtool is not installed (Debian package prometheus)"
@@ -21,6 +22,10 @@ sk enqueue other --queue q2 >/dev/null
 sk enqueue other --queue q2 >/dev/null
 sk enqueue other --queue q2 --in 1h >/dev/null
 sk enqueue job --in 1h >/dev/null
+sk cron add tick '* * * * * *' other --queue q3 >/dev/null
+sk cron add paused-one '@daily' other --queue q3 >/dev/null
+sk cron pause paused-one >/dev/null
+sk lock run maint --ttl 10s -- true
 sleep 1 # the due tasks of q2 have waited at least this long
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -61,6 +66,15 @@ expect_eq "$(value 'sked_worker_handler_duration_seconds_count{kind="job"}')" 3 
 expect_eq "$(value sked_nodes)" "$(count "SELECT COUNT(*) FROM {p}node")" "nodes"
 expect_eq "$(value sked_nodes_alive)" 1 "nodes alive"
 expect_eq "$(value 'sked_worker_slots{state="busy"}')" 0 "busy slots"
+expect_eq "$(value 'sked_schedules{state="active"}')" 1 "active schedules"
+expect_eq "$(value 'sked_schedules{state="paused"}')" 1 "paused schedules"
+expect_eq "$(value 'sked_locks{state="free"}')" 1 "free locks"
+expect_eq "$(value 'sked_locks{state="held"}')" 0 "held locks"
+fired() {
+	curl -s -m 5 "$base/metrics" >"$T/metrics" &&
+		awk '$1 == "sked_schedule_fires_total" && $2 >= 1 { ok = 1 } END { exit !ok }' "$T/metrics"
+}
+wait_for 10 fired || fail "sked_schedule_fires_total stayed 0 with a schedule firing every second"
 expect_eq "$(code /healthz)" 200 "GET /healthz"
 expect_eq "$(code /readyz)" 200 "GET /readyz"
 expect_eq "$(code /nope)" 404 "an unknown path"
