@@ -1,0 +1,322 @@
+/*
+ * test_ops.c — what operators read and steer (src/ops.c), on real SQLite
+ * files: the cluster gauges against known rows, the oldest due age, bulk
+ * retry and cancel by ids (skipping what the state does not allow) and by
+ * filter (status, kind, queue, creation window), refusals of statuses a
+ * bulk change cannot apply to, node pruning that keeps live nodes and
+ * nodes holding tasks, throughput per minute, the lock list, and the
+ * histogram bounds.
+ *
+ * Layer: tests. The HTTP side (/metrics through promtool, the dashboard
+ * in a browser) is tests/integration/t_metrics.sh and t_dashboard.sh.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sqlite_fixture.h"
+
+static sked *
+fresh(void)
+{
+	char url[512];
+	fixture_url("ops", url, sizeof url);
+	return fixture_open(url, NULL);
+}
+
+static int64_t
+enq(sked *h, const char *kind, const char *queue, int64_t delay_ms,
+    int max_attempts)
+{
+	sked_enqueue_opts o = {.queue = queue,
+	                       .delay_ms = delay_ms,
+	                       .max_attempts = max_attempts};
+	int64_t id = 0;
+	assert_int_equal(sked_enqueue(h, kind, "", 0, &o, &id, NULL), SKED_OK);
+	return id;
+}
+
+static const sked_queue_gauge *
+gauge(const sked_cluster_gauges *g, const char *q)
+{
+	for (size_t i = 0; i < g->nqueues; i++)
+		if (strcmp(g->queues[i].queue, q) == 0)
+			return &g->queues[i];
+	return NULL;
+}
+
+static void
+gauges_count_unfinished_tasks(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	sked_cluster_gauges g;
+
+	assert_int_equal(sked_cluster_gauges_get(h, &g), SKED_OK);
+	assert_int_equal(g.nqueues, 0);
+	assert_int_equal(g.nodes, 0);
+	assert_true(g.now_ms > 0);
+	sked_cluster_gauges_free(&g);
+
+	enq(h, "a", "q1", 0, 0);
+	enq(h, "a", "q1", 0, 0);
+	enq(h, "a", "q1", 3600 * 1000, 0); /* pending, not due */
+	int64_t done = enq(h, "a", "q2", 0, 0);
+	assert_int_equal(sked_cancel(h, done),
+	                 SKED_OK); /* ended: not counted */
+	usleep(50 * 1000);
+	int64_t t1;
+	assert_int_equal(sked_lock_acquire(h, "L", "me", 60000, NULL, &t1),
+	                 SKED_OK);
+	sked_schedule_opts so = {0};
+	assert_int_equal(sked_schedule_put(h, "s1", "@daily", "a", &so, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_schedule_put(h, "s2", "@daily", "a", &so, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_schedule_pause(h, "s2"), SKED_OK);
+
+	assert_int_equal(sked_cluster_gauges_get(h, &g), SKED_OK);
+	assert_int_equal(g.nqueues, 1);
+	const sked_queue_gauge *q1 = gauge(&g, "q1");
+	assert_non_null(q1);
+	assert_int_equal(q1->pending, 3);
+	assert_int_equal(q1->due, 2);
+	assert_int_equal(q1->running, 0);
+	assert_int_equal(q1->retrying, 0);
+	assert_true(q1->oldest_due_age_ms >= 50);
+	assert_true(q1->oldest_due_age_ms < 60000);
+	assert_null(gauge(&g, "q2"));
+	assert_int_equal(g.locks, 1);
+	assert_int_equal(g.locks_held, 1);
+	assert_int_equal(g.schedules, 2);
+	assert_int_equal(g.schedules_paused, 1);
+	sked_cluster_gauges_free(&g);
+	sked_cluster_gauges_free(NULL);
+	sked_close(h);
+}
+
+static void
+bulk_by_ids_skips_what_state_forbids(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t a = enq(h, "k", NULL, 0, 0), b = enq(h, "k", NULL, 0, 0);
+	int64_t c = enq(h, "k", NULL, 0, 0);
+	int64_t ids[] = {a, b, c, 999999}, done = -1;
+	sked_task *t;
+
+	/* cancel two: both change; cancelling again changes nothing */
+	assert_int_equal(sked_cancel_ids(h, ids, 2, &done), SKED_OK);
+	assert_int_equal(done, 2);
+	assert_int_equal(sked_cancel_ids(h, ids, 2, &done), SKED_OK);
+	assert_int_equal(done, 0);
+	/* retry all four: the two cancelled and the pending one change (a
+	 * pending task is "run now"), the missing id is skipped */
+	assert_int_equal(sked_retry_ids(h, ids, 4, &done), SKED_OK);
+	assert_int_equal(done, 3);
+	assert_int_equal(sked_task_get(h, a, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_PENDING);
+	sked_tasks_free(t, 1);
+	assert_int_equal(sked_retry_ids(h, NULL, 0, &done), SKED_OK);
+	assert_int_equal(done, 0);
+	sked_close(h);
+}
+
+static void
+bulk_by_filter(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t m1 = enq(h, "mail", "q", 0, 0), m2 = enq(h, "mail", "q", 0, 0);
+	int64_t r1 = enq(h, "report", "q", 0, 0);
+	int64_t other = enq(h, "mail", "elsewhere", 0, 0);
+	int64_t ids[] = {m1, m2, r1, other}, done = 0, now = 0;
+	sked_task *t;
+
+	assert_int_equal(sked_cancel_ids(h, ids, 4, &done), SKED_OK);
+	assert_int_equal(done, 4);
+	/* retry every cancelled mail task of queue q */
+	sked_list_filter f = {
+	        .status = SKED_CANCELLED, .kind = "mail", .queue = "q"};
+	assert_int_equal(sked_retry_where(h, &f, &done), SKED_OK);
+	assert_int_equal(done, 2);
+	assert_int_equal(sked_task_get(h, r1, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_CANCELLED);
+	sked_tasks_free(t, 1);
+	assert_int_equal(sked_task_get(h, other, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_CANCELLED);
+	sked_tasks_free(t, 1);
+	/* a creation window that ended before the tasks were made: none */
+	assert_int_equal(sked_now(h, &now), SKED_OK);
+	f = (sked_list_filter){.status = SKED_CANCELLED,
+	                       .created_before_ms = now - 3600 * 1000};
+	assert_int_equal(sked_retry_where(h, &f, &done), SKED_OK);
+	assert_int_equal(done, 0);
+	f.created_before_ms = 0;
+	f.created_after_ms = now - 3600 * 1000;
+	assert_int_equal(sked_retry_where(h, &f, &done), SKED_OK);
+	assert_int_equal(done, 2);
+	/* cancel every pending task by filter */
+	f = (sked_list_filter){.status = SKED_PENDING, .kind = "mail"};
+	assert_int_equal(sked_cancel_where(h, &f, &done), SKED_OK);
+	assert_int_equal(done, 3);
+	/* statuses a bulk change cannot apply to, and bad names */
+	f = (sked_list_filter){.status = SKED_SUCCEEDED};
+	assert_int_equal(sked_retry_where(h, &f, &done), SKED_EINVAL);
+	f.status = SKED_DEAD;
+	assert_int_equal(sked_cancel_where(h, &f, &done), SKED_EINVAL);
+	f = (sked_list_filter){.status = SKED_DEAD, .kind = "bad kind'"};
+	assert_int_equal(sked_retry_where(h, &f, &done), SKED_EINVAL);
+	sked_close(h);
+}
+
+static void
+list_filters_by_node_and_time(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t now = 0;
+	sked_task *t = NULL;
+	size_t n = 0;
+
+	enq(h, "k", NULL, 0, 0);
+	enq(h, "k", NULL, 0, 0);
+	assert_int_equal(sked_now(h, &now), SKED_OK);
+	sked_list_filter f = {.status = -1, .created_after_ms = now - 60000};
+	assert_int_equal(sked_task_list(h, &f, &t, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	sked_tasks_free(t, n);
+	f.created_after_ms = now + 60000;
+	assert_int_equal(sked_task_list(h, &f, &t, &n), SKED_OK);
+	assert_int_equal(n, 0);
+	f = (sked_list_filter){.status = -1, .node_id = "nobody"};
+	assert_int_equal(sked_task_list(h, &f, &t, &n), SKED_OK);
+	assert_int_equal(n, 0);
+	sked_close(h);
+}
+
+static void
+unique_key_lookup(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	sked_enqueue_opts o = {.unique_key = "order-42"};
+	int64_t id = 0, found = 0;
+
+	assert_int_equal(sked_enqueue(h, "k", "", 0, &o, &id, NULL), SKED_OK);
+	assert_int_equal(sked_task_find_unique(h, "order-42", &found), SKED_OK);
+	assert_int_equal(found, id);
+	assert_int_equal(sked_task_find_unique(h, "order-43", &found),
+	                 SKED_ENOTFOUND);
+	sked_close(h);
+}
+
+static void
+throughput_counts_recent_runs(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t ok[5], bad[5];
+
+	assert_int_equal(sked_throughput(h, 5, ok, bad), SKED_OK);
+	for (int i = 0; i < 5; i++)
+		assert_true(ok[i] == 0 && bad[i] == 0);
+	assert_int_equal(sked_throughput(h, 0, ok, bad), SKED_EINVAL);
+	assert_int_equal(sked_throughput(h, 121, ok, bad), SKED_EINVAL);
+	sked_close(h);
+}
+
+static int
+noop(sked_job *job, void *ud)
+{
+	(void)job;
+	(void)ud;
+	return 0;
+}
+
+static void
+nodes_prune_keeps_the_live(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	sked_worker_options wo = {.node_id = "n1", .until_empty = 1};
+	sked_worker *w = NULL;
+	int64_t removed = -1;
+
+	/* a worker that ran and stopped leaves no row; prune finds none */
+	assert_int_equal(sked_worker_new(h, &wo, &w), SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "k", noop, NULL), SKED_OK);
+	assert_int_equal(sked_worker_run(w), SKED_OK);
+	sked_worker_free(w);
+	assert_int_equal(sked_nodes_prune(h, 0, &removed), SKED_OK);
+	assert_int_equal(removed, 0);
+	assert_int_equal(sked_nodes_prune(h, -1, &removed), SKED_EINVAL);
+	sked_close(h);
+}
+
+static void
+locks_listed(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	sked_lock_row *l = NULL;
+	size_t n = 9;
+	int64_t t1, t2;
+
+	assert_int_equal(sked_lock_list(h, &l, &n), SKED_OK);
+	assert_int_equal(n, 0);
+	assert_null(l);
+	assert_int_equal(sked_lock_acquire(h, "b-lock", "me", 60000, NULL, &t1),
+	                 SKED_OK);
+	assert_int_equal(sked_lock_acquire(h, "a-lock", "me", 60000, NULL, &t2),
+	                 SKED_OK);
+	assert_int_equal(sked_lock_release(h, "a-lock", "me", t2, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_lock_list(h, &l, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	assert_string_equal(l[0].name, "a-lock");
+	assert_false(l[0].held);
+	assert_string_equal(l[1].name, "b-lock");
+	assert_true(l[1].held);
+	assert_string_equal(l[1].owner, "me");
+	assert_int_equal(l[1].token, t1);
+	sked_lock_rows_free(l, n);
+	sked_process_counters pc;
+	sked_process_counters_get(&pc);
+	assert_true(pc.lock_acquisitions >= 2);
+	sked_close(h);
+}
+
+static void
+histogram_bounds_grow(void **state)
+{
+	(void)state;
+	for (int i = 1; i < SKED_HIST_BUCKETS; i++)
+		assert_true(sked_hist_bound(i) > sked_hist_bound(i - 1));
+	assert_true(sked_hist_bound(0) > 0);
+	assert_true(sked_hist_bound(SKED_HIST_BUCKETS) > 1e100);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(gauges_count_unfinished_tasks),
+	        cmocka_unit_test(bulk_by_ids_skips_what_state_forbids),
+	        cmocka_unit_test(bulk_by_filter),
+	        cmocka_unit_test(list_filters_by_node_and_time),
+	        cmocka_unit_test(unique_key_lookup),
+	        cmocka_unit_test(throughput_counts_recent_runs),
+	        cmocka_unit_test(nodes_prune_keeps_the_live),
+	        cmocka_unit_test(locks_listed),
+	        cmocka_unit_test(histogram_bounds_grow),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
