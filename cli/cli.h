@@ -10,10 +10,12 @@
 #ifndef SKED_CLI_H
 #define SKED_CLI_H
 
+#include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <sked.h>
@@ -148,15 +150,58 @@ void cli_table_free(struct cli_table *t);
 
 /* Read a whole file ("-": stdin) of at most max bytes; *len gets the
  * size. Returns 0, EX_NOINPUT when it cannot be read, or EX_DATAERR when
- * it is bigger than max (the line printed gives its true size). */
+ * it is bigger than max (the line printed gives its true size). The
+ * buffer grows with the input; CLI_READ_UNBOUNDED: no limit but memory.
+ * *out is NUL-terminated; free it. */
+#define CLI_READ_UNBOUNDED (SIZE_MAX / 2)
 int cli_read_file(const char *flag, const char *path, size_t max, char **out,
                   size_t *len);
+
+/* Parse only the common flags (--help, --json) of command cmd and expect
+ * exactly nargs positional arguments (what names them in the usage
+ * error). Returns -1 to go on, else an exit code. */
+int cli_simple_args(struct cli *c, const char *cmd, int argc, char **argv,
+                    int nargs, const char *what);
 
 /* Split a command on spaces and tabs into a NULL-terminated argv (no
  * quoting, no shell). Free with cli_argv_free. NULL when empty or out of
  * memory (errno tells which: 0 empty, ENOMEM). */
 char **cli_split_argv(const char *command);
 void cli_argv_free(char **argv);
+
+/* CLOCK_MONOTONIC, for intervals and deadlines (every process on the
+ * host shares it), in nanoseconds and milliseconds. */
+static inline int64_t
+cli_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t
+cli_mono_ms(void)
+{
+	return cli_mono_ns() / 1000000;
+}
+
+/* Sleep that long, going on after a signal handler ran. */
+static inline void
+cli_sleep_ns(int64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000),
+	                      (long)(ns % 1000000000)};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static inline void
+cli_sleep_ms(int64_t ms)
+{
+	cli_sleep_ns(ms * 1000000);
+}
 
 /* ---- config.c ---- */
 

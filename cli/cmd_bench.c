@@ -65,15 +65,6 @@ struct bench_shm {
 	atomic_llong lat_start_ns[]; /* CLOCK_MONOTONIC ns; 0: not yet */
 };
 
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Machine CPU from /proc/stat: busy and total jiffies over all cores.
  * 0 and 0 where there is no /proc. */
 static void
@@ -93,15 +84,6 @@ cpu_jiffies(long long *busy, long long *total)
 		*busy = *total - v[3] - v[4]; /* less idle and iowait */
 	}
 	fclose(f);
-}
-
-static void
-sleep_ns(int64_t ns)
-{
-	struct timespec ts = {ns / 1000000000, ns % 1000000000};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
 }
 
 /* ---- the worker side (called from cmd_worker.c) ---- */
@@ -133,7 +115,7 @@ cli_bench_attach(void)
 int
 cli_bench_noop(sked_job *job, void *userdata)
 {
-	int64_t t = now_ns(); /* the first thing the handler does */
+	int64_t t = cli_mono_ns(); /* the first thing the handler does */
 	struct bench_shm *s = userdata;
 	const char *p;
 	size_t len;
@@ -441,7 +423,7 @@ phase_enqueue(struct bench *b)
 		ex = EX_OSERR;
 		goto out;
 	}
-	t0 = now_ns();
+	t0 = cli_mono_ns();
 	while (done < b->tasks) {
 		long long n =
 		        b->tasks - done < b->batch ? b->tasks - done : b->batch;
@@ -459,12 +441,12 @@ phase_enqueue(struct bench *b)
 			goto out;
 		}
 		done += n;
-		if (now_ns() - last > 200000000) {
-			last = now_ns();
+		if (cli_mono_ns() - last > 200000000) {
+			last = cli_mono_ns();
 			progress(b, "enqueued %lld/%lld", done, b->tasks);
 		}
 	}
-	b->enq_s = (double)(now_ns() - t0) / 1e9;
+	b->enq_s = (double)(cli_mono_ns() - t0) / 1e9;
 	progress_end(b);
 out:
 	free(buf);
@@ -492,7 +474,7 @@ phase_drain(struct bench *b)
 	}
 	atomic_store(&b->shm->handled, 0);
 	cpu_jiffies(&busy0, &total0);
-	t0 = now_ns();
+	t0 = cli_mono_ns();
 	deadline = t0 + b->timeout_ms * 1000000;
 	for (i = 0; i < b->workers; i++)
 		if ((ex = spawn_worker(b, b->threads, 1)) != 0) {
@@ -502,8 +484,8 @@ phase_drain(struct bench *b)
 		}
 	/* The handlers' counter first, without touching the database. */
 	while (atomic_load(&b->shm->handled) < b->tasks) {
-		int64_t now = now_ns();
-		sleep_ns(2000000);
+		int64_t now = cli_mono_ns();
+		cli_sleep_ns(2000000);
 		if (now - last > 250000000) {
 			long long h = atomic_load(&b->shm->handled);
 			last = now;
@@ -533,18 +515,18 @@ phase_drain(struct bench *b)
 		if ((ex = counts(b, st, NULL)) != 0)
 			break;
 		if (unfinished(st) == 0) {
-			t1 = now_ns();
+			t1 = cli_mono_ns();
 			cpu_jiffies(&busy1, &total1);
 			break;
 		}
-		if (now_ns() > deadline) {
+		if (cli_mono_ns() > deadline) {
 			cli_err("bench: timed out with %" PRId64
 			        " tasks unfinished",
 			        unfinished(st));
 			ex = EX_SOFTWARE;
 			break;
 		}
-		sleep_ns(2000000);
+		cli_sleep_ns(2000000);
 	}
 	progress_end(b);
 	b->handled = atomic_load(&b->shm->handled);
@@ -561,14 +543,14 @@ phase_drain(struct bench *b)
 		cli_err("bench: warning: only %" PRId64 " tasks succeeded",
 		        st[SKED_SUCCEEDED] - b->finished_before);
 	/* The workers leave on their own (--until-empty). */
-	stop_at = now_ns() + 30000000000LL;
-	while ((alive = reap(b, 0)) > 0 && now_ns() < stop_at)
-		sleep_ns(1000000);
+	stop_at = cli_mono_ns() + 30000000000LL;
+	while ((alive = reap(b, 0)) > 0 && cli_mono_ns() < stop_at)
+		cli_sleep_ns(1000000);
 	if (alive > 0) {
 		kill_workers(b, SIGTERM);
 		alive = reap(b, 1);
 	}
-	b->exit_s = (double)(now_ns() - t0) / 1e9;
+	b->exit_s = (double)(cli_mono_ns() - t0) / 1e9;
 	b->npids = 0;
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
 		b->worker_cpu_s = (double)ru.ru_utime.tv_sec +
@@ -629,7 +611,7 @@ phase_latency(struct bench *b)
 	/* Give the worker a second to start and fall idle, as the peers
 	 * harness does. */
 	progress(b, "latency: worker starting");
-	sleep_ns(1000000000);
+	cli_sleep_ns(1000000000);
 	if (reap(b, 0) <= 0) {
 		progress_end(b);
 		cli_err("bench: the latency worker did not stay up");
@@ -637,16 +619,16 @@ phase_latency(struct bench *b)
 		goto out;
 	}
 	step = (int64_t)(1e9 / b->rate);
-	t0 = now_ns();
+	t0 = cli_mono_ns();
 	for (i = 0; i < b->lat_tasks; i++) {
 		char p[24];
-		int64_t due = t0 + i * step, now = now_ns();
+		int64_t due = t0 + i * step, now = cli_mono_ns();
 		int len = snprintf(p, sizeof p, "L%lld", i);
 		if (due > now)
-			sleep_ns(due - now);
+			cli_sleep_ns(due - now);
 		rc = sked_enqueue(b->c->h, BENCH_KIND, p, (size_t)len, &o, &id,
 		                  NULL);
-		ret[i] = now_ns();
+		ret[i] = cli_mono_ns();
 		if (rc != SKED_OK) {
 			progress_end(b);
 			ex = cli_fail(b->c->h, rc, "bench: enqueue");
@@ -657,10 +639,10 @@ phase_latency(struct bench *b)
 			         i + 1, b->lat_tasks,
 			         atomic_load(&b->shm->lat_handled));
 	}
-	wait_end = now_ns() + 30000000000LL;
+	wait_end = cli_mono_ns() + 30000000000LL;
 	while (atomic_load(&b->shm->lat_handled) < b->lat_tasks &&
-	       now_ns() < wait_end)
-		sleep_ns(2000000);
+	       cli_mono_ns() < wait_end)
+		cli_sleep_ns(2000000);
 	progress_end(b);
 	b->lat_n = 0;
 	for (i = 0; i < b->lat_tasks; i++) {
@@ -892,8 +874,8 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		return cli_usage("bench", "unexpected argument '%s'",
 		                 argv[optind]);
 	if (b.prefix[0] == '\0') {
-		unsigned r =
-		        (unsigned)getpid() * 2654435761u ^ (unsigned)now_ns();
+		unsigned r = (unsigned)getpid() * 2654435761u ^
+		             (unsigned)cli_mono_ns();
 		snprintf(b.prefix, sizeof b.prefix, "skb%08x_", r);
 		b.fresh = 1;
 	}

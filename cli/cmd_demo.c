@@ -81,24 +81,6 @@ wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms(int64_t ms)
-{
-	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* ------------------------------------------------------------------ */
 /* The handler program                                                */
 /* ------------------------------------------------------------------ */
@@ -139,7 +121,7 @@ cmd_demo_handler(struct cli *c, int argc, char **argv)
 	payload[n] = '\0';
 	fail = attempt <= fails_until(payload);
 
-	sleep_ms(5 + (id * 7) % 20); /* the "work" */
+	cli_sleep_ms(5 + (id * 7) % 20); /* the "work" */
 
 	len = snprintf(line, sizeof line,
 	               "%" PRId64 " %d %s %ld %" PRId64 " %" PRId64 "\n", id,
@@ -516,14 +498,14 @@ spawn_all(struct demo *d)
 static void
 stop_all(struct demo *d)
 {
-	int64_t until = mono_ms() + 10000;
+	int64_t until = cli_mono_ms() + 10000;
 	size_t i;
 
 	for (i = 0; i < DEMO_WORKERS; i++)
 		if (d->w[i].pid != 0)
 			kill(d->w[i].pid, SIGTERM);
-	while (reap(d) > 0 && mono_ms() < until)
-		sleep_ms(100);
+	while (reap(d) > 0 && cli_mono_ms() < until)
+		cli_sleep_ms(100);
 	for (i = 0; i < DEMO_WORKERS; i++)
 		if (d->w[i].pid != 0) {
 			kill(d->w[i].pid, SIGKILL);
@@ -538,7 +520,7 @@ static int
 run_workers(struct demo *d, int64_t *elapsed_ms)
 {
 	int tty = isatty(1), alive, rc, rounds = 1;
-	int64_t t0 = mono_ms(), last_line = 0, count[6], due, unfinished;
+	int64_t t0 = cli_mono_ms(), last_line = 0, count[6], due, unfinished;
 	size_t i;
 	int ex;
 
@@ -561,23 +543,24 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 	fflush(stdout);
 
 	for (;;) {
-		sleep_ms(DEMO_TICK_MS);
+		cli_sleep_ms(DEMO_TICK_MS);
 		alive = reap(d);
 		rc = totals(d, count, &due);
 		unfinished = count[SKED_PENDING] + count[SKED_RUNNING] +
 		             count[SKED_RETRY];
-		if (rc == SKED_OK && (tty || mono_ms() - last_line >= 1000)) {
+		if (rc == SKED_OK &&
+		    (tty || cli_mono_ms() - last_line >= 1000)) {
 			printf("%s  [%5.1fs] pending %3" PRId64
 			       "  running %2" PRId64 "  retry %3" PRId64
 			       "  succeeded %3" PRId64 "  dead %" PRId64
 			       "   workers %d%s",
 			       tty ? "\r\033[K" : "",
-			       (double)(mono_ms() - t0) / 1000.0,
+			       (double)(cli_mono_ms() - t0) / 1000.0,
 			       count[SKED_PENDING], count[SKED_RUNNING],
 			       count[SKED_RETRY], count[SKED_SUCCEEDED],
 			       count[SKED_DEAD], alive, tty ? "" : "\n");
 			fflush(stdout);
-			last_line = mono_ms();
+			last_line = cli_mono_ms();
 		}
 		if (alive == 0 && rc == SKED_OK && unfinished == 0)
 			break;
@@ -598,7 +581,7 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 			if ((ex = spawn_all(d)) != 0)
 				return ex;
 		}
-		if (mono_ms() - t0 > DEMO_DEADLINE_MS) {
+		if (cli_mono_ms() - t0 > DEMO_DEADLINE_MS) {
 			printf("\n");
 			cli_err("demo: not finished after %d s; stopping the "
 			        "workers",
@@ -610,7 +593,7 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 	}
 	if (tty)
 		printf("\n");
-	*elapsed_ms = mono_ms() - t0;
+	*elapsed_ms = cli_mono_ms() - t0;
 	return 0;
 }
 
@@ -1018,7 +1001,7 @@ schedule_part(struct demo *d)
 		free(env[n - 1]);
 		free(env);
 	}
-	sleep_ms(DEMO_SCHED_MS);
+	cli_sleep_ms(DEMO_SCHED_MS);
 	/* stop firing, then stop the nodes */
 	if (sked_schedule_pause(d->h, name) != SKED_OK)
 		d->checks_failed++;

@@ -471,14 +471,13 @@ cli_open_existing(struct cli *c)
 int
 cli_open_wait(struct cli *c, int64_t wait_ms)
 {
-	struct timespec t0, now, pause;
-	int64_t backoff_ms = 500, waited_ms;
+	int64_t backoff_ms = 500, waited_ms, t0;
 	char red[512], until[64];
 	int rc, said = 0;
 
 	if (c->h != NULL)
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = cli_mono_ms();
 	for (;;) {
 		rc = try_open(c, 1);
 		if (rc == SKED_OK) {
@@ -488,9 +487,7 @@ cli_open_wait(struct cli *c, int64_t wait_ms)
 				                        sizeof red));
 			return 0;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		waited_ms = (int64_t)(now.tv_sec - t0.tv_sec) * 1000 +
-		            (now.tv_nsec - t0.tv_nsec) / 1000000;
+		waited_ms = cli_mono_ms() - t0;
 		if (rc != SKED_EUNAVAILABLE || wait_ms == 0 ||
 		    (wait_ms > 0 && waited_ms >= wait_ms)) {
 			char after[96] = "";
@@ -518,10 +515,7 @@ cli_open_wait(struct cli *c, int64_t wait_ms)
 		c->h = NULL;
 		if (wait_ms > 0 && backoff_ms > wait_ms - waited_ms)
 			backoff_ms = wait_ms - waited_ms;
-		pause.tv_sec = backoff_ms / 1000;
-		pause.tv_nsec = (backoff_ms % 1000) * 1000000;
-		while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
-			;
+		cli_sleep_ms(backoff_ms);
 		backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
 	}
 }

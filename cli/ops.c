@@ -57,15 +57,6 @@ cli_ops_stopping(void)
 	g_stopping = 1;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- health ---- */
 
 /* A loop is stale when it made no progress for one lease (at least two
@@ -168,7 +159,7 @@ static void
 render_cluster(struct cli_ops *o, struct cli_sbuf *b)
 {
 	sked_cluster_gauges g;
-	int64_t t0 = mono_ms();
+	int64_t t0 = cli_mono_ms();
 	int rc;
 
 	pthread_mutex_lock(&o->db_mu);
@@ -183,7 +174,7 @@ render_cluster(struct cli_ops *o, struct cli_sbuf *b)
 	family(b, "sked_scrape_duration_seconds", "gauge",
 	       "How long the cluster query of this scrape took.");
 	cli_sbuf_printf(b, "sked_scrape_duration_seconds %.3f\n",
-	                (double)(mono_ms() - t0) / 1000);
+	                (double)(cli_mono_ms() - t0) / 1000);
 	if (rc != SKED_OK)
 		return;
 	family(b, "sked_tasks", "gauge",
@@ -506,7 +497,7 @@ ops_main(void *arg)
 #endif
 	while (!o->exit) {
 		struct timespec ts = {0, 100 * 1000000};
-		int64_t now = mono_ms();
+		int64_t now = cli_mono_ms();
 		nanosleep(&ts, NULL);
 		if (g_hup) {
 			g_hup = 0;

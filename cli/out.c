@@ -444,8 +444,8 @@ cli_read_file(const char *flag, const char *path, size_t max, char **out,
               size_t *len)
 {
 	int fd = 0;
-	char *buf;
-	size_t n = 0;
+	char *buf = NULL, *nb;
+	size_t n = 0, cap = 0, want;
 	ssize_t got;
 
 	if (strcmp(path, "-") != 0) {
@@ -456,16 +456,26 @@ cli_read_file(const char *flag, const char *path, size_t max, char **out,
 			return EX_NOINPUT;
 		}
 	}
-	buf = malloc(max + 2);
-	if (buf == NULL) {
-		if (fd != 0)
-			close(fd);
-		cli_err("%s: out of memory", flag);
-		return EX_OSERR;
-	}
-	/* Read at most max + 1 bytes: enough to know it is too big. */
-	while (n < max + 1) {
-		got = read(fd, buf + n, max + 1 - n);
+	/* Read at most max + 1 bytes: enough to know it is too big. The
+	 * buffer grows as the input does, so a large max costs nothing. */
+	for (;;) {
+		if (n == cap) {
+			want = cap ? cap * 2 : 65536;
+			if (want > max + 1 || want < cap)
+				want = max + 1;
+			if (want <= cap)
+				break; /* max + 1 bytes read */
+			if ((nb = realloc(buf, want + 1)) == NULL) {
+				free(buf);
+				if (fd != 0)
+					close(fd);
+				cli_err("%s: out of memory", flag);
+				return EX_OSERR;
+			}
+			buf = nb;
+			cap = want;
+		}
+		got = read(fd, buf + n, cap - n);
 		if (got == 0)
 			break;
 		if (got < 0) {
@@ -543,4 +553,33 @@ cli_argv_free(char **argv)
 	for (i = 0; argv[i] != NULL; i++)
 		free(argv[i]);
 	free(argv);
+}
+
+int
+cli_simple_args(struct cli *c, const char *cmd, int argc, char **argv,
+                int nargs, const char *what)
+{
+	static const struct option opts[] = {CLI_COMMON_OPTIONS,
+	                                     {NULL, 0, NULL, 0}};
+	int ch;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case CLI_OPT_HELP:
+			cli_help(stdout, cmd);
+			return EX_OK;
+		case CLI_OPT_JSON:
+			c->json = 1;
+			break;
+		default:
+			return cli_opt_error(cmd, ch, argv);
+		}
+	}
+	if (argc - optind < nargs)
+		return cli_usage(cmd, "missing %s", what);
+	if (argc - optind > nargs)
+		return cli_usage(cmd, "unexpected argument '%s'",
+		                 argv[optind + nargs]);
+	return -1;
 }

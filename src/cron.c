@@ -497,15 +497,6 @@ sked__cron_has_seconds(const sked_cron *c)
 
 /* ---- searching ----------------------------------------------------- */
 
-static int64_t
-floordiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if (a % b != 0 && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
 /* The lowest set bit of mask at or above from, or -1. */
 static int
 next_bit(uint64_t mask, int from)
@@ -587,7 +578,7 @@ find_local(const sked_cron *c, int64_t from, int64_t limit, int64_t *out)
 
 	if (from >= limit)
 		return 0;
-	days = floordiv(from, 86400);
+	days = sked__floordiv(from, 86400);
 	sod = from - days * 86400;
 	sked__civil_from_days(days, &y, &um, &ud);
 	m = um;
@@ -726,7 +717,7 @@ sked__cron_next(const sked_cron *c, const sked_tz *tz, int64_t after_ms,
 
 	if (after_ms > MAX_ABS_S * 1000 || after_ms < -MAX_ABS_S * 1000)
 		return SKED_EINVAL;
-	t0 = floordiv(after_ms, 1000) + 1; /* fires are whole seconds */
+	t0 = sked__floordiv(after_ms, 1000) + 1; /* fires are whole seconds */
 	if (!tz) {
 		/* UTC: one segment, the whole horizon. */
 		if (!find_local(c, t0, t0 + HORIZON_S, &fire))

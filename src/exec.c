@@ -29,6 +29,7 @@
  */
 #include "exec.h"
 #include "guard.h"
+#include "util/clock.h"
 
 #include "sked.h"
 
@@ -126,14 +127,6 @@ sked__exec_running(void)
 /* ------------------------------------------------------------------ */
 /* Small helpers.                                                      */
 /* ------------------------------------------------------------------ */
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* strerror that is safe from many threads (GNU strerror_r). */
 static const char *
@@ -646,7 +639,7 @@ watch_loop(struct watch *w)
 	int cancel_fd = s->cancel_fd;
 
 	for (;;) {
-		int64_t now = mono_ms();
+		int64_t now = sked__mono_ms();
 		if (!w->exited) {
 			if (!w->stopping && now >= w->deadline) {
 				w->res->timed_out = 1;
@@ -706,13 +699,13 @@ watch_loop(struct watch *w)
 			feed_input(w);
 		if (i_cancel >= 0 && pf[i_cancel].revents) {
 			w->res->cancelled = 1;
-			stop_child(w, mono_ms());
+			stop_child(w, sked__mono_ms());
 		}
 		if (!w->exited && (w->pidfd < 0 || pf[i_pid].revents)) {
 			if (try_reap(w, 0)) {
 				/* A survivor outside the group may hold the
 				 * pipe; read what comes soon, then stop. */
-				w->drain_until = mono_ms() + DRAIN_MS;
+				w->drain_until = sked__mono_ms() + DRAIN_MS;
 			}
 		}
 	}
@@ -843,7 +836,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 
 	struct running reg = {0};
 	w.reg = &reg;
-	int64_t t0 = mono_ms();
+	int64_t t0 = sked__mono_ms();
 	pthread_mutex_lock(&reg_lock);
 	pid_t pid = fork();
 	if (pid == 0)
@@ -891,7 +884,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 		/* The status is our own _exit(127): not the program's. */
 		res->exited = res->exit_code = 0;
 		res->signaled = res->signo = 0;
-		res->wall_ms = mono_ms() - t0;
+		res->wall_ms = sked__mono_ms() - t0;
 		rc = SKED_EIO;
 		goto out_mask;
 	}
@@ -930,7 +923,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 		describe(res, spec);
 		rc = SKED_OK;
 	}
-	res->wall_ms = mono_ms() - t0;
+	res->wall_ms = sked__mono_ms() - t0;
 	res->output = tail_take(&w.tail, &res->output_len);
 
 out_mask:

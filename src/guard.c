@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "sked.h"
+#include "util/clock.h"
 
 #define GUARD_TICK_MS 10
 
@@ -45,14 +46,6 @@ struct sked_guard {
 	size_t size;
 	pid_t pid;
 };
-
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The guard, after fork: async-signal-safe calls only, never returns. */
 static void __attribute__((noreturn))
@@ -82,7 +75,7 @@ guard_main(struct shm *m, pid_t parent, int max_fd)
 			close(fd);
 	const struct timespec tick = {0, GUARD_TICK_MS * 1000000L};
 	while (!atomic_load(&m->stop) && getppid() == parent) {
-		int64_t now = mono_ms();
+		int64_t now = sked__mono_ms();
 		for (int i = 0; i < m->nslots; i++) {
 			struct slot *s = &m->s[i];
 			int pg = atomic_load(&s->pgid);

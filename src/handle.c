@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/ident.h"
 #include "util/log.h"
 
 /* ---- errors on a handle ---- */
@@ -34,6 +35,17 @@ sked__fail(sked *h, int rc, const char *fmt, ...)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
 	return rc;
+}
+
+int
+sked__check_name(sked *h, const char *what, const char *s)
+{
+	if (s && sked__name_valid(s))
+		return SKED_OK;
+	return sked__fail(h, SKED_EINVAL,
+	                  "%s '%.64s' is not a valid name (letters, digits, "
+	                  "'_', '.', ':', '-'; at most %d bytes)",
+	                  what, s ? s : "", SKED_MAX_NAME);
 }
 
 int

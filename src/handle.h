@@ -54,6 +54,10 @@ struct sked {
  * line; callers pass text that holds no password. */
 int sked__fail(sked *h, int rc, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
+/* SKED_OK when s is a name (util/ident.h); otherwise SKED_EINVAL with
+ * "WHAT 'S' is not a valid name (…)" on h. The one wording of that
+ * refusal for every kind of name (queue, kind, node, lock, schedule). */
+int sked__check_name(sked *h, const char *what, const char *s);
 /* Record the database's error (h->db->err) with a leading context. */
 int sked__fail_db(sked *h, int rc, const char *context);
 

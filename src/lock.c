@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "counters.h"
-#include "util/ident.h"
+#include "util/clock.h"
 #include "util/timefmt.h"
 
 /* statement slots: lock.c owns 96-111 */
@@ -42,16 +42,11 @@ check(sked *h, const char *name, const char *owner, int64_t ttl_ms)
 {
 	if (!h || !h->db)
 		return SKED_EINVAL;
-	if (!name || !sked__name_valid(name))
-		return sked__fail(h, SKED_EINVAL,
-		                  "lock name '%.64s' is not a valid name "
-		                  "(letters, digits, '_', '.', ':', '-'; at "
-		                  "most %d bytes)",
-		                  name ? name : "", SKED_MAX_NAME);
-	if (!owner || !sked__name_valid(owner))
-		return sked__fail(h, SKED_EINVAL,
-		                  "lock owner '%.64s' is not a valid name",
-		                  owner ? owner : "");
+	int rc = sked__check_name(h, "lock name", name);
+	if (rc == SKED_OK)
+		rc = sked__check_name(h, "lock owner", owner);
+	if (rc != SKED_OK)
+		return rc;
 	if (ttl_ms < 1 || ttl_ms > SKED__LOCK_MAX_MS)
 		return sked__fail(h, SKED_EINVAL,
 		                  "lock time-to-live %lld ms is out of range "
@@ -144,14 +139,6 @@ fail:
 	return rc;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 SKED_API int
 sked_lock_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
                   const sked_lock_opts *opts, int64_t *token_out)
@@ -167,7 +154,7 @@ sked_lock_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 	     (opts->at_least_ms < 0 || opts->at_least_ms > SKED__LOCK_MAX_MS)))
 		return sked__fail(h, SKED_EINVAL,
 		                  "lock wait and at-least must be 0 to a year");
-	int64_t deadline = mono_ms() + wait_ms;
+	int64_t deadline = sked__mono_ms() + wait_ms;
 	int64_t pause = SKED__LOCK_WAIT_MIN_MS;
 	for (;;) {
 		rc = try_acquire(h, name, owner, ttl_ms, token_out);
@@ -178,7 +165,7 @@ sked_lock_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 				sked__count(SKED__COUNT_LOCKS, 1);
 			return rc;
 		}
-		int64_t left = deadline - mono_ms();
+		int64_t left = deadline - sked__mono_ms();
 		if (left <= 0) {
 			if (rc == SKED_ELOCKED)
 				sked__count(SKED__COUNT_LOCK_BUSY, 1);

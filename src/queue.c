@@ -25,24 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/ident.h"
-
 static int
 check_enqueue(sked *h, const char *kind, size_t payload_len,
               const sked_enqueue_opts *o)
 {
-	if (!kind || !sked__name_valid(kind))
-		return sked__fail(
-		        h, SKED_EINVAL,
-		        "kind '%.64s' is not a valid name (letters, "
-		        "digits, '_', '.', ':', '-'; at most %d bytes)",
-		        kind ? kind : "", SKED_MAX_NAME);
-	if (o && o->queue && !sked__name_valid(o->queue))
-		return sked__fail(
-		        h, SKED_EINVAL,
-		        "queue '%.64s' is not a valid name (letters, "
-		        "digits, '_', '.', ':', '-'; at most %d bytes)",
-		        o->queue, SKED_MAX_NAME);
+	int rc = sked__check_name(h, "kind", kind);
+	if (rc == SKED_OK && o && o->queue)
+		rc = sked__check_name(h, "queue", o->queue);
+	if (rc != SKED_OK)
+		return rc;
 	if (payload_len > SKED_MAX_PAYLOAD)
 		return sked__fail(h, SKED_ETOOBIG,
 		                  "payload is %zu bytes; the limit is %d",
@@ -265,12 +256,10 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 	static const sked_list_filter all = {.status = -1};
 	if (!f)
 		f = &all;
-	if (f->queue && !sked__name_valid(f->queue))
-		return sked__fail(h, SKED_EINVAL, "queue '%.64s' is not valid",
-		                  f->queue);
-	if (f->kind && !sked__name_valid(f->kind))
-		return sked__fail(h, SKED_EINVAL, "kind '%.64s' is not valid",
-		                  f->kind);
+	if (f->queue && sked__check_name(h, "queue", f->queue) != SKED_OK)
+		return SKED_EINVAL;
+	if (f->kind && sked__check_name(h, "kind", f->kind) != SKED_OK)
+		return SKED_EINVAL;
 	/* The statement is assembled from constant fragments only; every
 	 * value is bound. */
 	char tmpl[1024];

@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "counters.h"
-#include "util/ident.h"
 #include "util/log.h"
 #include "util/timefmt.h"
 
@@ -201,20 +200,13 @@ check_def(sked *h, const char *name, const char *expr, const char *kind,
           const sked_schedule_opts *o, plan *p)
 {
 	char err[256] = "";
-	if (!name || !sked__name_valid(name))
-		return sked__fail(h, SKED_EINVAL,
-		                  "schedule name '%.64s' is not a valid name "
-		                  "(letters, digits, '_', '.', ':', '-'; at "
-		                  "most %d bytes)",
-		                  name ? name : "", SKED_MAX_NAME);
-	if (!kind || !sked__name_valid(kind))
-		return sked__fail(h, SKED_EINVAL,
-		                  "kind '%.64s' is not a valid name",
-		                  kind ? kind : "");
-	if (o->queue && !sked__name_valid(o->queue))
-		return sked__fail(h, SKED_EINVAL,
-		                  "queue '%.64s' is not a valid name",
-		                  o->queue);
+	int rc = sked__check_name(h, "schedule name", name);
+	if (rc == SKED_OK)
+		rc = sked__check_name(h, "kind", kind);
+	if (rc == SKED_OK && o->queue)
+		rc = sked__check_name(h, "queue", o->queue);
+	if (rc != SKED_OK)
+		return rc;
 	if (o->tz && strlen(o->tz) > 255)
 		return sked__fail(h, SKED_ETZ, "time zone name is too long");
 	if (o->max_attempts < 0 || o->max_attempts > 1000)
@@ -241,7 +233,7 @@ check_def(sked *h, const char *name, const char *expr, const char *kind,
 		return sked__fail(h, SKED_ECRON,
 		                  "cron expression is missing "
 		                  "or too long");
-	int rc = plan_load(expr, o->tz, p, err, sizeof err);
+	rc = plan_load(expr, o->tz, p, err, sizeof err);
 	if (rc != SKED_OK)
 		return sked__fail(h, rc, "%s",
 		                  err[0] ? err : sked_strerror(rc));
@@ -411,11 +403,7 @@ check_name(sked *h, const char *name)
 {
 	if (!h || !h->db)
 		return SKED_EINVAL;
-	if (!name || !sked__name_valid(name))
-		return sked__fail(h, SKED_EINVAL,
-		                  "schedule name '%.64s' is not a valid name",
-		                  name ? name : "");
-	return SKED_OK;
+	return sked__check_name(h, "schedule name", name);
 }
 
 static int

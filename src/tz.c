@@ -59,15 +59,6 @@ struct sked_tz {
 	struct prule start, end;  /* when DST starts and ends */
 };
 
-static int64_t
-floordiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if (a % b != 0 && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
 static void
 seterr(char *err, size_t errlen, const char *what, const char *name,
        const char *tail)
@@ -271,7 +262,7 @@ year_of(int64_t local_s)
 	int y;
 	unsigned m, d;
 
-	sked__civil_from_days(floordiv(local_s, 86400), &y, &m, &d);
+	sked__civil_from_days(sked__floordiv(local_s, 86400), &y, &m, &d);
 	return y;
 }
 

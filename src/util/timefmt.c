@@ -18,21 +18,11 @@
 
 #define MS_PER_DAY INT64_C(86400000)
 
-/* Floor division for the negative side of the epoch. */
-static int64_t
-floordiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	if ((a % b != 0) && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
 int64_t
 sked__days_from_civil(int y, unsigned m, unsigned d)
 {
 	int64_t yy = (int64_t)y - (m <= 2); /* the year starts in March */
-	int64_t era = floordiv(yy, 400);
+	int64_t era = sked__floordiv(yy, 400);
 	int64_t yoe = yy - era * 400;                        /* 0..399 */
 	int64_t mp = (m + 9) % 12;                           /* March = 0 */
 	int64_t doy = (153 * mp + 2) / 5 + (int64_t)d - 1;   /* 0..365 */
@@ -45,7 +35,7 @@ void
 sked__civil_from_days(int64_t z, int *y, unsigned *m, unsigned *d)
 {
 	int64_t zz = z + 719468;
-	int64_t era = floordiv(zz, 146097);
+	int64_t era = sked__floordiv(zz, 146097);
 	int64_t doe = zz - era * 146097; /* 0..146096 */
 	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
 	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100); /* 0..365 */

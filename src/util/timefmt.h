@@ -12,6 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* a / b rounded towards minus infinity (C rounds towards zero), for
+ * times before the epoch: floordiv(-1, 1000) is -1, not 0. b != 0. */
+static inline int64_t
+sked__floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	if (a % b != 0 && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
 /* Days since 1970-01-01 of the proleptic Gregorian date y-m-d
  * (m 1..12, d 1..31; not range checked). */
 int64_t sked__days_from_civil(int y, unsigned m, unsigned d);

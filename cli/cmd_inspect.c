@@ -1,54 +1,20 @@
 /*
- * cmd_task.c — the commands that inspect and steer the queue: init, info,
- * enqueue, list, show, cancel, retry, nodes, stats.
+ * cmd_inspect.c — the commands that read the queue: list, show, nodes,
+ * stats.
  *
- * Layer: the command-line program. Each command parses its own flags
- * strictly (a bad value is a usage error before the database is touched),
- * opens the database through cli_open() (which creates or upgrades the
- * schema on first use), makes one or two library calls and prints a table
- * or, with --json, one JSON document. Validation of names, sizes and
- * states is the library's; its one-line messages are passed on.
+ * Layer: the command-line program, a client of sked.h only. Each command
+ * parses its own flags strictly, opens an existing database
+ * (cli_open_existing: it never creates one), makes one or two library
+ * calls and prints a table or, with --json, one JSON document.
  */
 #include "cli.h"
 #include "ops.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
-
-/* Parse only the common flags (--help, --json) and expect exactly
- * nargs positional arguments. Returns -1 to go on, else an exit code. */
-static int
-simple_args(struct cli *c, const char *cmd, int argc, char **argv, int nargs,
-            const char *what)
-{
-	static const struct option opts[] = {CLI_COMMON_OPTIONS,
-	                                     {NULL, 0, NULL, 0}};
-	int ch;
-
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (ch) {
-		case CLI_OPT_HELP:
-			cli_help(stdout, cmd);
-			return EX_OK;
-		case CLI_OPT_JSON:
-			c->json = 1;
-			break;
-		default:
-			return cli_opt_error(cmd, ch, argv);
-		}
-	}
-	if (argc - optind < nargs)
-		return cli_usage(cmd, "missing %s", what);
-	if (argc - optind > nargs)
-		return cli_usage(cmd, "unexpected argument '%s'",
-		                 argv[optind + nargs]);
-	return -1;
-}
 
 /* Print s with control bytes escaped; keep newlines (each new line
  * starts with indent) and tabs when multiline is set. */
@@ -74,366 +40,6 @@ print_text(FILE *f, const char *s, size_t len, const char *indent,
 		}
 	}
 	fputc('\n', f);
-}
-
-/* ---- init, info ---- */
-
-int
-cmd_init(struct cli *c, int argc, char **argv)
-{
-	sked_info info;
-	int ex, rc;
-
-	if ((ex = simple_args(c, "init", argc, argv, 0, "")) >= 0)
-		return ex;
-	if ((ex = cli_open(c)) != 0)
-		return ex;
-	if ((rc = sked_migrate(c->h)) != SKED_OK)
-		return cli_fail(c->h, rc, "init");
-	if ((rc = sked_get_info(c->h, &info)) != SKED_OK)
-		return cli_fail(c->h, rc, "init");
-	if (c->json)
-		return cli_json_print(json_pack("{s:i, s:s}", "schema_version",
-		                                info.schema_version, "url",
-		                                info.url));
-	printf("schema at version %d\n", info.schema_version);
-	return EX_OK;
-}
-
-int
-cmd_info(struct cli *c, int argc, char **argv)
-{
-	sked_info i;
-	int ex, rc;
-
-	if ((ex = simple_args(c, "info", argc, argv, 0, "")) >= 0)
-		return ex;
-	if ((ex = cli_open_existing(c)) != 0)
-		return ex;
-	if ((rc = sked_get_info(c->h, &i)) != SKED_OK)
-		return cli_fail(c->h, rc, "info");
-	if (c->json)
-		return cli_json_print(json_pack(
-		        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:s}",
-		        "url", cli_json_cstr(i.url), "driver",
-		        cli_json_cstr(i.driver), "dialect",
-		        cli_json_cstr(i.dialect), "product",
-		        cli_json_cstr(i.product), "version",
-		        cli_json_cstr(i.version), "strategy",
-		        cli_json_cstr(i.strategy), "reason",
-		        cli_json_cstr(i.reason), "schema_version",
-		        i.schema_version, "schema_expected", i.schema_expected,
-		        "sked_version", SKED_VERSION));
-	printf("url       %s\n", i.url);
-	printf("driver    %s (dialect %s)\n", i.driver, i.dialect);
-	printf("product   %s %s\n", i.product, i.version);
-	printf("strategy  %s\n", i.strategy);
-	printf("  why     %s\n", i.reason);
-	printf("schema    version %d (this sked expects %d)\n",
-	       i.schema_version, i.schema_expected);
-	printf("sked      %s\n", SKED_VERSION);
-	return EX_OK;
-}
-
-/* ---- enqueue ---- */
-
-/* Split buf into lines; a final newline does not make an empty line. */
-static int
-split_lines(char *buf, size_t len, char ***lines, size_t **lens, size_t *n)
-{
-	size_t cap = 0, i = 0, start = 0;
-
-	*n = 0;
-	*lines = NULL;
-	*lens = NULL;
-	while (start < len) {
-		char *nl = memchr(buf + start, '\n', len - start);
-		size_t end = nl ? (size_t)(nl - buf) : len;
-		if (i == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			char **l = realloc(*lines, ncap * sizeof *l);
-			size_t *s;
-			if (l == NULL)
-				return -1;
-			*lines = l;
-			s = realloc(*lens, ncap * sizeof *s);
-			if (s == NULL)
-				return -1;
-			*lens = s;
-			cap = ncap;
-		}
-		buf[end] = '\0';
-		(*lines)[i] = buf + start;
-		(*lens)[i] = end - start;
-		i++;
-		start = end + 1;
-	}
-	*n = i;
-	return 0;
-}
-
-/* The whole lines input: no size limit but memory (each line is checked
- * by the library against SKED_MAX_PAYLOAD). */
-static int
-read_all(const char *path, char **out, size_t *len)
-{
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, got;
-
-	if (f == NULL) {
-		cli_err("--lines: cannot read %s: %s", path, strerror(errno));
-		return EX_NOINPUT;
-	}
-	for (;;) {
-		if (cap - n < 65536) {
-			char *b = realloc(buf, cap ? cap * 2 : 131072);
-			if (b == NULL) {
-				free(buf);
-				if (f != stdin)
-					fclose(f);
-				cli_err("--lines: out of memory");
-				return EX_OSERR;
-			}
-			buf = b;
-			cap = cap ? cap * 2 : 131072;
-		}
-		got = fread(buf + n, 1, cap - n - 1, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		cli_err("--lines: cannot read %s: %s",
-		        f == stdin ? "stdin" : path, strerror(errno));
-		free(buf);
-		if (f != stdin)
-			fclose(f);
-		return EX_NOINPUT;
-	}
-	if (f != stdin)
-		fclose(f);
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
-static void note_run_at(struct cli *c, int64_t id, const sked_enqueue_opts *eo);
-
-static int
-enqueue_lines(struct cli *c, const char *kind, const char *path,
-              const sked_enqueue_opts *eo)
-{
-	char *buf = NULL, **lines = NULL;
-	size_t len = 0, *lens = NULL, n = 0, i;
-	int64_t *ids = NULL;
-	int ex, rc;
-
-	if ((ex = read_all(path, &buf, &len)) != 0)
-		return ex;
-	if (split_lines(buf, len, &lines, &lens, &n) != 0 ||
-	    (n > 0 && (ids = calloc(n, sizeof *ids)) == NULL)) {
-		cli_err("--lines: out of memory");
-		ex = EX_OSERR;
-		goto out;
-	}
-	if ((ex = cli_open(c)) != 0)
-		goto out;
-	if (n > 0) {
-		rc = sked_enqueue_many(c->h, kind, n,
-		                       (const char *const *)lines, lens, eo,
-		                       ids);
-		if (rc != SKED_OK) {
-			ex = cli_fail(c->h, rc, "enqueue %s (%zu tasks)", kind,
-			              n);
-			goto out;
-		}
-	}
-	if (n > 0)
-		note_run_at(c, ids[0], eo);
-	if (c->json) {
-		json_t *arr = json_array();
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, json_integer(ids[i]));
-		ex = cli_json_print(json_pack("{s:o}", "ids", arr));
-	} else {
-		for (i = 0; i < n; i++)
-			printf("%" PRId64 "\n", ids[i]);
-	}
-out:
-	free(ids);
-	free(lines);
-	free(lens);
-	free(buf);
-	return ex;
-}
-
-/* What the user may not expect of a run-at, said on stderr (the task is
- * enqueued all the same): a --at before the database's now, which makes
- * the task due at once, and a --in of more than a year. The task's own
- * created and run-at times are the database's clock. */
-#define FAR_AHEAD_MS (INT64_C(366) * 86400000)
-static void
-note_run_at(struct cli *c, int64_t id, const sked_enqueue_opts *eo)
-{
-	sked_task *t = NULL;
-	char at[32], now[32];
-
-	if (eo->run_at_ms == 0 && eo->delay_ms <= FAR_AHEAD_MS)
-		return;
-	if (sked_task_get(c->h, id, &t) != SKED_OK)
-		return;
-	if (eo->run_at_ms != 0 && t->run_at_ms < t->created_ms)
-		fprintf(stderr,
-		        "sked: note: --at %s is before the database's now "
-		        "(%s): the task is due at once\n",
-		        cli_time(t->run_at_ms, at, sizeof at),
-		        cli_time(t->created_ms, now, sizeof now));
-	else if (eo->run_at_ms == 0)
-		fprintf(stderr,
-		        "sked: note: --in puts the task more than a year "
-		        "ahead, at %s\n",
-		        cli_time(t->run_at_ms, at, sizeof at));
-	sked_tasks_free(t, 1);
-}
-
-int
-cmd_enqueue(struct cli *c, int argc, char **argv)
-{
-	enum {
-		O_PAYLOAD = 1,
-		O_LINES,
-		O_QUEUE,
-		O_PRIO,
-		O_AT,
-		O_IN,
-		O_MAX,
-		O_UNIQUE
-	};
-	static const struct option opts[] = {
-	        {"payload", required_argument, NULL, O_PAYLOAD},
-	        {"lines", required_argument, NULL, O_LINES},
-	        {"queue", required_argument, NULL, O_QUEUE},
-	        {"priority", required_argument, NULL, O_PRIO},
-	        {"at", required_argument, NULL, O_AT},
-	        {"in", required_argument, NULL, O_IN},
-	        {"max-attempts", required_argument, NULL, O_MAX},
-	        {"unique", required_argument, NULL, O_UNIQUE},
-	        CLI_COMMON_OPTIONS,
-	        {NULL, 0, NULL, 0},
-	};
-	const char *payload_arg = NULL, *lines = NULL, *kind;
-	sked_enqueue_opts eo;
-	char *payload = NULL;
-	size_t payload_len = 0;
-	long long v;
-	int64_t id = 0;
-	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0;
-
-	memset(&eo, 0, sizeof eo);
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (ch) {
-		case O_PAYLOAD:
-			payload_arg = optarg;
-			break;
-		case O_LINES:
-			lines = optarg;
-			break;
-		case O_QUEUE:
-			eo.queue = optarg;
-			break;
-		case O_PRIO:
-			if ((ex = cli_parse_int("--priority", optarg, INT_MIN,
-			                        INT_MAX, &v)) != 0)
-				return ex;
-			eo.priority = (int)v;
-			break;
-		case O_AT:
-			if ((ex = cli_parse_time("--at", optarg,
-			                         &eo.run_at_ms)) != 0)
-				return ex;
-			have_at = 1;
-			break;
-		case O_IN:
-			if ((ex = cli_parse_duration("--in", optarg,
-			                             &eo.delay_ms)) != 0)
-				return ex;
-			have_in = 1;
-			break;
-		case O_MAX:
-			if ((ex = cli_parse_int("--max-attempts", optarg, 1,
-			                        INT_MAX, &v)) != 0)
-				return ex;
-			eo.max_attempts = (int)v;
-			break;
-		case O_UNIQUE:
-			eo.unique_key = optarg;
-			break;
-		case CLI_OPT_HELP:
-			cli_help(stdout, "enqueue");
-			return EX_OK;
-		case CLI_OPT_JSON:
-			c->json = 1;
-			break;
-		default:
-			return cli_opt_error("enqueue", ch, argv);
-		}
-	}
-	if (argc - optind < 1)
-		return cli_usage("enqueue", "missing the task KIND");
-	if (argc - optind > 1)
-		return cli_usage("enqueue", "unexpected argument '%s'",
-		                 argv[optind + 1]);
-	kind = argv[optind];
-	if (have_at && have_in)
-		return cli_usage("enqueue", "--at and --in conflict");
-	if (lines != NULL && payload_arg != NULL)
-		return cli_usage("enqueue", "--lines and --payload conflict");
-	if (lines != NULL && eo.unique_key != NULL)
-		return cli_usage("enqueue", "--lines and --unique conflict");
-	if (lines != NULL)
-		return enqueue_lines(c, kind, lines, &eo);
-
-	if (payload_arg != NULL && payload_arg[0] == '@') {
-		if ((ex = cli_read_file("--payload", payload_arg + 1,
-		                        SKED_MAX_PAYLOAD, &payload,
-		                        &payload_len)) != 0)
-			return ex;
-	} else if (payload_arg != NULL && strcmp(payload_arg, "-") == 0) {
-		if ((ex = cli_read_file("--payload", "-", SKED_MAX_PAYLOAD,
-		                        &payload, &payload_len)) != 0)
-			return ex;
-	} else if (payload_arg != NULL) {
-		payload_len = strlen(payload_arg);
-	}
-	if ((ex = cli_open(c)) != 0)
-		goto out;
-	rc = sked_enqueue(c->h, kind, payload ? payload : payload_arg,
-	                  payload_len, &eo, &id, &existed);
-	if (rc != SKED_OK) {
-		ex = cli_fail(c->h, rc, "enqueue %s", kind);
-		goto out;
-	}
-	note_run_at(c, id, &eo);
-	if (c->json) {
-		ex = cli_json_print(json_pack("{s:I, s:b}", "id",
-		                              (json_int_t)id, "existed",
-		                              existed));
-	} else {
-		printf("%" PRId64 "\n", id);
-		if (existed) {
-			fflush(stdout);
-			fprintf(stderr,
-			        "note: a task with unique key '%s' already "
-			        "existed: %" PRId64 " (nothing enqueued)\n",
-			        eo.unique_key, id);
-		}
-	}
-out:
-	free(payload);
-	return ex;
 }
 
 /* ---- list, show ---- */
@@ -665,7 +271,8 @@ cmd_show(struct cli *c, int argc, char **argv)
 	int64_t id;
 	int ex, rc;
 
-	if ((ex = simple_args(c, "show", argc, argv, 1, "the task ID")) >= 0)
+	if ((ex = cli_simple_args(c, "show", argc, argv, 1, "the task ID")) >=
+	    0)
 		return ex;
 	if ((ex = cli_parse_id("show", argv[optind], &id)) != 0)
 		return ex;
@@ -692,42 +299,6 @@ cmd_show(struct cli *c, int argc, char **argv)
 	return ex;
 }
 
-/* ---- cancel, retry ---- */
-
-static int
-steer(struct cli *c, const char *cmd, int argc, char **argv,
-      int (*fn)(sked *, int64_t), const char *done)
-{
-	int64_t id;
-	int ex, rc;
-
-	if ((ex = simple_args(c, cmd, argc, argv, 1, "the task ID")) >= 0)
-		return ex;
-	if ((ex = cli_parse_id(cmd, argv[optind], &id)) != 0)
-		return ex;
-	if ((ex = cli_open_existing(c)) != 0)
-		return ex;
-	if ((rc = fn(c->h, id)) != SKED_OK)
-		return cli_fail(c->h, rc, "%s task %" PRId64, cmd, id);
-	if (c->json)
-		return cli_json_print(json_pack(
-		        "{s:I, s:s}", "id", (json_int_t)id, "result", done));
-	printf("task %" PRId64 " %s\n", id, done);
-	return EX_OK;
-}
-
-int
-cmd_cancel(struct cli *c, int argc, char **argv)
-{
-	return steer(c, "cancel", argc, argv, sked_cancel, "cancelled");
-}
-
-int
-cmd_retry(struct cli *c, int argc, char **argv)
-{
-	return steer(c, "retry", argc, argv, sked_retry, "will run again");
-}
-
 /* ---- nodes, stats ---- */
 
 int
@@ -743,7 +314,7 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 	for (i = 1; i < (size_t)argc; i++)
 		if (strcmp(argv[i], "--prune") == 0)
 			return cli_nodes_prune(c, argc, argv); /* cmd_ops.c */
-	if ((ex = simple_args(c, "nodes", argc, argv, 0, "")) >= 0)
+	if ((ex = cli_simple_args(c, "nodes", argc, argv, 0, "")) >= 0)
 		return ex;
 	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
@@ -827,7 +398,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 	int ex, rc;
 	char od[32];
 
-	if ((ex = simple_args(c, "stats", argc, argv, 0, "")) >= 0)
+	if ((ex = cli_simple_args(c, "stats", argc, argv, 0, "")) >= 0)
 		return ex;
 	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
