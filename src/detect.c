@@ -106,8 +106,8 @@ has(const char *s, const char *needle)
 	return s != NULL && find_ci(s, needle) != NULL;
 }
 
-static sked_product
-classify(const char *product, const char *version)
+sked_product
+sked__product_of(const char *product, const char *version)
 {
 	int blank = product == NULL || product[0] == '\0';
 
@@ -170,7 +170,7 @@ sked__decide(const char *product, const char *version, sked_decision *out)
 
 	memset(out, 0, sizeof(*out));
 	read_version(version, &v);
-	out->product = classify(product, version);
+	out->product = sked__product_of(product, version);
 	out->major = v.major;
 	out->minor = v.minor;
 	out->patch = v.patch;

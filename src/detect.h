@@ -45,6 +45,11 @@ typedef struct sked_decision {
  * "10.11.6-MariaDB") at version (may be NULL). Always fills *out. */
 void sked__decide(const char *product, const char *version, sked_decision *out);
 
+/* The product a server's name and version string say it is (pure; the
+ * ODBC driver uses it too, so that products are told apart in one
+ * place). */
+sked_product sked__product_of(const char *product, const char *version);
+
 /* 1 when strategy s can run on the server described by d; else 0 with
  * why (may be NULL) telling the user what it needs. */
 int sked__strategy_allowed(const sked_decision *d, sked_strategy s, char *why,

@@ -20,6 +20,7 @@
  *     statements separated by ';' (the dialect's session_init does).
  */
 #include "db/driver.h"
+#include "db/errmap.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -52,44 +53,12 @@ typedef struct my {
 
 /* ---- errors ---- */
 
-static sked_dbe_kind
-kind_of(unsigned int no)
-{
-	switch (no) {
-	case 1062: /* ER_DUP_ENTRY */
-	case 1586: /* ER_DUP_ENTRY_WITH_KEY_NAME */
-		return SKED_DBE_UNIQUE;
-	case 1205: /* ER_LOCK_WAIT_TIMEOUT */
-	case 1213: /* ER_LOCK_DEADLOCK */
-		return SKED_DBE_RETRY;
-	case 1146: /* ER_NO_SUCH_TABLE */
-		return SKED_DBE_NOTABLE;
-	case 2002: /* CR_CONNECTION_ERROR */
-	case 2003: /* CR_CONN_HOST_ERROR */
-	case 2006: /* CR_SERVER_GONE_ERROR */
-	case 2013: /* CR_SERVER_LOST */
-	case 2055: /* CR_SERVER_LOST_EXTENDED */
-	case 1045: /* ER_ACCESS_DENIED_ERROR */
-	case 1049: /* ER_BAD_DB_ERROR */
-	case 1927: /* ER_CONNECTION_KILLED (MariaDB) */
-		return SKED_DBE_CONNECT;
-	case 1290: /* ER_OPTION_PREVENTS_STATEMENT (--read-only) */
-	case 1792: /* ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION */
-	case 1836: /* ER_READ_ONLY_MODE */
-		return SKED_DBE_READONLY;
-	case 2008: /* CR_OUT_OF_MEMORY */
-		return SKED_DBE_NOMEM;
-	default:
-		return SKED_DBE_OTHER;
-	}
-}
-
 static void
 set_err(sked_dberr *e, unsigned int no, const char *state, const char *msg,
         const char *what)
 {
 	e->native = (int)no;
-	e->kind = kind_of(no);
+	e->kind = sked__errmap_mysql(no);
 	snprintf(e->sqlstate, sizeof e->sqlstate, "%s", state ? state : "");
 	snprintf(e->msg, sizeof e->msg, "mariadb: %s%s%s (%u%s%s)",
 	         what ? what : "", what ? ": " : "", msg ? msg : "?", no,

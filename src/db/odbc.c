@@ -32,6 +32,8 @@
  * itself is never quoted.
  */
 #include "db/driver.h"
+#include "db/errmap.h"
+#include "detect.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -190,82 +192,26 @@ mask(char *msg, const char *secret)
 	}
 }
 
-static int
-starts(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
+/* One map per product (db/errmap.c): the SQLSTATE first, then the
+ * product's own numbers. */
 static sked_dbe_kind
 classify(int fam, const char *state, long native, const char *msg)
 {
-	if (starts(state, "08") || strcmp(state, "HYT01") == 0)
-		return SKED_DBE_CONNECT;
-	if (strcmp(state, "HY001") == 0)
-		return SKED_DBE_NOMEM;
-	if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 ||
-	    strcmp(state, "55P03") == 0)
-		return SKED_DBE_RETRY;
-	if (strcmp(state, "23505") == 0)
-		return SKED_DBE_UNIQUE;
-	if (strcmp(state, "42S02") == 0 || strcmp(state, "42P01") == 0)
-		return SKED_DBE_NOTABLE;
-	if (strcmp(state, "25006") == 0)
-		return SKED_DBE_READONLY;
+	sked_dbe_kind k = sked__errmap_sqlstate(state);
+	if (k != SKED_DBE_OTHER)
+		return k;
 	switch (fam) {
 	case FAM_MYSQL:
-		if (native == 1062 || native == 1586)
-			return SKED_DBE_UNIQUE;
-		if (native == 1213 || native == 1205)
-			return SKED_DBE_RETRY;
-		if (native == 1146)
-			return SKED_DBE_NOTABLE;
-		if (native == 1290 || native == 1792 || native == 1836)
-			return SKED_DBE_READONLY;
-		if (native == 2002 || native == 2003 || native == 2006 ||
-		    native == 2013)
-			return SKED_DBE_CONNECT;
-		break;
+		return sked__errmap_mysql((unsigned int)native);
 	case FAM_MSSQL:
-		if (native == 2627 || native == 2601)
-			return SKED_DBE_UNIQUE;
-		if (native == 1205 || native == 1222)
-			return SKED_DBE_RETRY;
-		if (native == 208)
-			return SKED_DBE_NOTABLE;
-		if (native == 3906)
-			return SKED_DBE_READONLY;
-		break;
+		return sked__errmap_mssql(native);
 	case FAM_SQLITE:
 		/* sqliteodbc reports SQLite's result code as the native
 		 * error, mostly under SQLSTATE HY000 */
-		switch (native & 0xff) {
-		case 5: /* SQLITE_BUSY */
-		case 6: /* SQLITE_LOCKED */
-			return SKED_DBE_RETRY;
-		case 8: /* SQLITE_READONLY */
-			return SKED_DBE_READONLY;
-		case 7: /* SQLITE_NOMEM */
-			return SKED_DBE_NOMEM;
-		case 19: /* SQLITE_CONSTRAINT */
-			if (strstr(msg, "UNIQUE") ||
-			    strstr(msg, "PRIMARY KEY") || strstr(msg, "unique"))
-				return SKED_DBE_UNIQUE;
-			return SKED_DBE_OTHER;
-		}
-		if (strstr(msg, "no such table"))
-			return SKED_DBE_NOTABLE;
-		if (strstr(msg, "database is locked"))
-			return SKED_DBE_RETRY;
-		break;
+		return sked__errmap_sqlite((int)native, (int)native, msg);
 	default:
-		break;
+		return SKED_DBE_OTHER;
 	}
-	if (strcmp(state, "23000") == 0 &&
-	    (strstr(msg, "uplicate") || strstr(msg, "UNIQUE") ||
-	     strstr(msg, "unique")))
-		return SKED_DBE_UNIQUE;
-	return SKED_DBE_OTHER;
 }
 
 /* Fill e from the first diagnostic record of handle. */
@@ -363,20 +309,23 @@ odbc_close(void *conn)
 	free(o);
 }
 
+/* The product as detection names it (detect.c), in the driver's terms. */
 static int
 family(const char *product, const char *version)
 {
-	if (strcasestr(product, "sqlite"))
+	switch (sked__product_of(product, version)) {
+	case SKED_PROD_SQLITE:
 		return FAM_SQLITE;
-	if (strcasestr(product, "postgres"))
+	case SKED_PROD_POSTGRESQL:
 		return FAM_PG;
-	if (strcasestr(product, "mysql") || strcasestr(product, "mariadb") ||
-	    strcasestr(version, "mariadb"))
+	case SKED_PROD_MYSQL:
+	case SKED_PROD_MARIADB:
 		return FAM_MYSQL;
-	if (strcasestr(product, "sql server") ||
-	    strcasestr(product, "microsoft"))
+	case SKED_PROD_SQLSERVER:
 		return FAM_MSSQL;
-	return FAM_OTHER;
+	default:
+		return FAM_OTHER;
+	}
 }
 
 /* Run a statement that needs no parameters and whose rows (if any) are
@@ -455,14 +404,15 @@ identify(odbc *o, sked_dberr *e)
 	o->fam = family(o->product, o->version);
 	normalise_version(o->version, sizeof o->version, o->fam);
 	if (o->fam == FAM_SQLITE) {
+		/* what the native SQLite driver sets (db/errmap.c) */
 		char sql[64];
-		const char *bms = getenv("SKED_SQLITE_BUSY_MS");
 		snprintf(sql, sizeof sql, "PRAGMA busy_timeout = %d",
-		         bms && *bms ? atoi(bms) : 10000);
-		if (direct(o, sql, e) != SKED_OK ||
-		    direct(o, "PRAGMA journal_mode = WAL", e) != SKED_OK ||
-		    direct(o, "PRAGMA synchronous = NORMAL", e) != SKED_OK)
+		         sked__sqlite_busy_ms());
+		if (direct(o, sql, e) != SKED_OK)
 			return SKED_EDB;
+		for (const char *const *p = sked__sqlite_pragmas; *p; p++)
+			if (direct(o, *p, e) != SKED_OK)
+				return SKED_EDB;
 	}
 	return SKED_OK;
 }

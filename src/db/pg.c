@@ -19,6 +19,7 @@
  * only, so it leaves no prepared statements behind in that session.
  */
 #include "db/driver.h"
+#include "db/errmap.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -35,7 +36,6 @@
 /* Exposed for tests/unit/test_pg.c; not part of db.h. used (may be NULL)
  * gets a 1 at [N-1] for each $N the text refers to, for N <= nused. */
 char *sked__pg_rewrite(const char *sql, unsigned char *used, int nused);
-sked_dbe_kind sked__pg_errkind(const char *sqlstate);
 
 typedef struct pgc {
 	PGconn *conn;
@@ -126,30 +126,6 @@ sked__pg_rewrite(const char *sql, unsigned char *used, int nused)
 
 /* ---- errors ---- */
 
-sked_dbe_kind
-sked__pg_errkind(const char *st)
-{
-	if (!st || strlen(st) != 5)
-		return SKED_DBE_OTHER;
-	if (strcmp(st, "23505") == 0)
-		return SKED_DBE_UNIQUE;
-	if (strcmp(st, "40001") == 0 || strcmp(st, "40P01") == 0 ||
-	    strcmp(st, "55P03") == 0)
-		return SKED_DBE_RETRY;
-	if (strcmp(st, "42P01") == 0)
-		return SKED_DBE_NOTABLE;
-	if (strcmp(st, "25006") == 0)
-		return SKED_DBE_READONLY;
-	if (strcmp(st, "53200") == 0)
-		return SKED_DBE_NOMEM;
-	/* class 08: connection exception; 57P01-57P03: the server shut the
-	 * session down (pg_terminate_backend, restart, still starting) */
-	if (strncmp(st, "08", 2) == 0 || strcmp(st, "57P01") == 0 ||
-	    strcmp(st, "57P02") == 0 || strcmp(st, "57P03") == 0)
-		return SKED_DBE_CONNECT;
-	return SKED_DBE_OTHER;
-}
-
 /* Copy msg into e->msg as one line; mask pw wherever it appears. */
 static void
 put_msg(sked_dberr *e, const char *what, const char *msg, const char *pw)
@@ -188,7 +164,7 @@ set_err(sked_dberr *e, PGconn *conn, const PGresult *r)
 	const char *msg = r ? PQresultErrorMessage(r) : NULL;
 	if (!msg || !*msg)
 		msg = conn ? PQerrorMessage(conn) : "out of memory";
-	e->kind = sked__pg_errkind(st);
+	e->kind = sked__errmap_sqlstate(st);
 	e->native = 0;
 	snprintf(e->sqlstate, sizeof e->sqlstate, "%s", st ? st : "");
 	/* a dead session has no SQLSTATE to tell: the connection says */

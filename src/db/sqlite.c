@@ -15,6 +15,7 @@
  * than fail.
  */
 #include "db/driver.h"
+#include "db/errmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,32 +38,7 @@ set_err(sked_dberr *e, sqlite3 *db, int rc, const char *what)
 	int ext = db ? sqlite3_extended_errcode(db) : rc;
 	const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
 	e->native = ext;
-	switch (rc & 0xff) {
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		e->kind = SKED_DBE_RETRY;
-		break;
-	case SQLITE_READONLY:
-		e->kind = SKED_DBE_READONLY;
-		break;
-	case SQLITE_NOMEM:
-		e->kind = SKED_DBE_NOMEM;
-		break;
-	case SQLITE_CONSTRAINT:
-		e->kind = (ext == SQLITE_CONSTRAINT_UNIQUE ||
-		           ext == SQLITE_CONSTRAINT_PRIMARYKEY)
-		                  ? SKED_DBE_UNIQUE
-		                  : SKED_DBE_OTHER;
-		break;
-	case SQLITE_CANTOPEN:
-	case SQLITE_NOTADB:
-		e->kind = SKED_DBE_CONNECT;
-		break;
-	default:
-		e->kind = strncmp(msg, "no such table", 13) == 0
-		                  ? SKED_DBE_NOTABLE
-		                  : SKED_DBE_OTHER;
-	}
+	e->kind = sked__errmap_sqlite(rc, ext, msg);
 	snprintf(e->msg, sizeof e->msg, "sqlite: %s%s%s", what ? what : "",
 	         what ? ": " : "", msg);
 }
@@ -124,13 +100,13 @@ lite_connect(const char *url, void **conn, sked_dberr *e)
 		return SKED_EUNAVAILABLE;
 	}
 	sqlite3_extended_result_codes(l->db, 1);
-	const char *bms = getenv("SKED_SQLITE_BUSY_MS");
-	sqlite3_busy_timeout(l->db, bms && *bms ? atoi(bms) : 10000);
+	sqlite3_busy_timeout(l->db, sked__sqlite_busy_ms());
 	/* journal_mode answers with a row; sqlite3_exec discards it. A file
 	 * in a folder we cannot write fails here, naming the file. */
-	if (pragma(l, "PRAGMA journal_mode=WAL", e) != SKED_OK ||
-	    pragma(l, "PRAGMA synchronous=NORMAL", e) != SKED_OK ||
-	    pragma(l, "PRAGMA foreign_keys=ON", e) != SKED_OK) {
+	int bad = 0;
+	for (const char *const *pr = sked__sqlite_pragmas; *pr && !bad; pr++)
+		bad = pragma(l, *pr, e) != SKED_OK;
+	if (bad) {
 		char what[300];
 		snprintf(what, sizeof what, "cannot use '%s'", u.path);
 		set_err(e, l->db, sqlite3_errcode(l->db), what);

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "db/errmap.h"
 #include "internal.h"
 #include "lease.h"
 #include "sked.h"
@@ -29,7 +30,6 @@
 #ifdef SKED_HAVE_PG
 
 char *sked__pg_rewrite(const char *sql, unsigned char *used, int nused);
-sked_dbe_kind sked__pg_errkind(const char *sqlstate);
 
 static void
 rewrite_is(const char *sql, const char *want)
@@ -73,19 +73,19 @@ static void
 error_mapping(void **state)
 {
 	(void)state;
-	assert_int_equal(sked__pg_errkind("23505"), SKED_DBE_UNIQUE);
-	assert_int_equal(sked__pg_errkind("40001"), SKED_DBE_RETRY);
-	assert_int_equal(sked__pg_errkind("40P01"), SKED_DBE_RETRY);
-	assert_int_equal(sked__pg_errkind("55P03"), SKED_DBE_RETRY);
-	assert_int_equal(sked__pg_errkind("42P01"), SKED_DBE_NOTABLE);
-	assert_int_equal(sked__pg_errkind("25006"), SKED_DBE_READONLY);
-	assert_int_equal(sked__pg_errkind("08006"), SKED_DBE_CONNECT);
-	assert_int_equal(sked__pg_errkind("08001"), SKED_DBE_CONNECT);
-	assert_int_equal(sked__pg_errkind("57P01"), SKED_DBE_CONNECT);
-	assert_int_equal(sked__pg_errkind("23503"), SKED_DBE_OTHER);
-	assert_int_equal(sked__pg_errkind("42601"), SKED_DBE_OTHER);
-	assert_int_equal(sked__pg_errkind(NULL), SKED_DBE_OTHER);
-	assert_int_equal(sked__pg_errkind(""), SKED_DBE_OTHER);
+	assert_int_equal(sked__errmap_sqlstate("23505"), SKED_DBE_UNIQUE);
+	assert_int_equal(sked__errmap_sqlstate("40001"), SKED_DBE_RETRY);
+	assert_int_equal(sked__errmap_sqlstate("40P01"), SKED_DBE_RETRY);
+	assert_int_equal(sked__errmap_sqlstate("55P03"), SKED_DBE_RETRY);
+	assert_int_equal(sked__errmap_sqlstate("42P01"), SKED_DBE_NOTABLE);
+	assert_int_equal(sked__errmap_sqlstate("25006"), SKED_DBE_READONLY);
+	assert_int_equal(sked__errmap_sqlstate("08006"), SKED_DBE_CONNECT);
+	assert_int_equal(sked__errmap_sqlstate("08001"), SKED_DBE_CONNECT);
+	assert_int_equal(sked__errmap_sqlstate("57P01"), SKED_DBE_CONNECT);
+	assert_int_equal(sked__errmap_sqlstate("23503"), SKED_DBE_OTHER);
+	assert_int_equal(sked__errmap_sqlstate("42601"), SKED_DBE_OTHER);
+	assert_int_equal(sked__errmap_sqlstate(NULL), SKED_DBE_OTHER);
+	assert_int_equal(sked__errmap_sqlstate(""), SKED_DBE_OTHER);
 }
 
 static void
