@@ -640,11 +640,12 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 			cli_sbuf_puts(b, "<th><input type=\"checkbox\" "
 			                 "data-select-all aria-label=\"select "
 			                 "all\"></th>");
-		cli_sbuf_puts(b, "<th class=\"num\">Id</th><th>Kind</th>"
-		                 "<th>Queue</th><th>Status</th><th "
-		                 "class=\"num\">Attempts</th><th>Run at</th>"
-		                 "<th class=\"hide-sm\">Last error</th></tr>"
-		                 "</thead><tbody>");
+		cli_sbuf_puts(
+		        b, "<th class=\"num\">Id</th><th>Kind</th>"
+		           "<th class=\"hide-sm\">Queue</th><th>Status</th><th "
+		           "class=\"num\">Attempts</th><th>Run at</th>"
+		           "<th class=\"hide-sm\">Last error</th></tr>"
+		           "</thead><tbody>");
 		for (size_t i = 0; i < shown; i++) {
 			cli_sbuf_puts(b, "<tr>");
 			if (!d->read_only)
@@ -660,7 +661,7 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 			        "\">%" PRId64 "</a></td><td>",
 			        t[i].id, t[i].id);
 			esc(b, t[i].kind);
-			cli_sbuf_puts(b, "</td><td>");
+			cli_sbuf_puts(b, "</td><td class=\"hide-sm\">");
 			esc(b, t[i].queue);
 			cli_sbuf_puts(b, "</td><td>");
 			status_pill(b, t[i].status);

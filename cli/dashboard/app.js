@@ -18,7 +18,7 @@
 	var auto = document.getElementById("autorefresh");
 	if (auto) {
 		var key = "sked.autorefresh";
-		auto.checked = window.localStorage.getItem(key) !== "off";
+		auto.checked = window.localStorage.getItem(key) === "on";
 		auto.addEventListener("change", function () {
 			window.localStorage.setItem(key, auto.checked ? "on" : "off");
 		});

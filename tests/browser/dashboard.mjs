@@ -111,6 +111,13 @@ try {
 	seen.filterRetried = Number((flash2.match(/Retried (\d+)/) || [])[1]);
 	check(seen.filterRetried > 0, "the flash after a retry by filter: " + flash2);
 
+	// the other pages, for the record
+	for (const name of ["nodes", "schedules", "locks"]) {
+		await go(() => page.click(`header nav a[href='/${name}']`));
+		check((await page.title()).toLowerCase().startsWith(name), `the ${name} page`);
+		await shoot(name);
+	}
+
 	check(alerts === 0, `no script from the database ran (${alerts} alert(s))`);
 	check(errors.length === 0, "no errors in the page's console: " + errors.join("; "));
 	seen.ok = true;

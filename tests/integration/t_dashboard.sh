@@ -38,6 +38,8 @@ expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 3")" 5 "dead tas
 # a kind no `sked enqueue` accepts, as another program's INSERT could write
 sql "INSERT INTO {p}task (kind, payload, status) VALUES ('<script>alert(1)</script>', '<img src=x onerror=alert(2)>', 3)"
 sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
+sk cron add hourly-digest '@hourly' mail >/dev/null
+sk lock run nightly-backup --ttl 10s -- true
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -141,7 +143,7 @@ expect_eq "$(status_of "$m3")" 3 "task $m3, not selected"
 expect_eq "$(status_of "$r1")" 0 "report task $r1 after the retry by filter"
 expect_eq "$(status_of "$r2")" 0 "report task $r2 after the retry by filter"
 expect_eq "$(json_get 'd["filterRetried"]' <"$T/browser.out")" 2 "tasks the filter retried"
-for f in overview failed task retried; do
+for f in overview failed task retried nodes schedules locks; do
 	for w in laptop phone; do
 		[ -s "$shots/$f-$w.png" ] || fail "no screenshot $shots/$f-$w.png"
 	done
