@@ -143,7 +143,7 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 			            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
 			            *c))
 				*c = '-';
-		unsigned r = (unsigned)getpid() ^ (unsigned)sked__wk_mono_ms();
+		unsigned r = (unsigned)getpid() ^ (unsigned)sked__mono_ms();
 		snprintf(w->node_id, sizeof w->node_id, "%s-%d-%04x", host,
 		         (int)getpid(), r & 0xffff);
 	}
@@ -162,8 +162,7 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	pthread_cond_init(&w->cv_done, NULL);
-	w->rng =
-	        (unsigned)getpid() * 2654435761u ^ (unsigned)sked__wk_mono_ms();
+	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)sked__mono_ms();
 	*out = w;
 	return SKED_OK;
 }
@@ -324,7 +323,7 @@ dispatch(sked_worker *w, sked_claimed *c, int n, int qi, int64_t leased)
 		j->t = c[i];
 		j->qi = qi;
 		j->cancel_fd = fd;
-		j->since = sked__wk_mono_ms();
+		j->since = sked__mono_ms();
 		j->leased = leased;
 		j->slot = -1;
 		pthread_mutex_lock(&w->mu);
@@ -376,13 +375,13 @@ claim_some(sked_worker *w, int *db_failed)
 		};
 		sked_claimed *c = NULL;
 		int n = 0;
-		int64_t sent = sked__wk_mono_ms();
+		int64_t sent = sked__mono_ms();
 		unsigned long long seq =
 		        atomic_fetch_add(&w->claims_begun, 1) + 1;
 		int rc = sked__claim(w->h, &req, &c, &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
 		              rc == SKED_OK ? &w->claim_hist : NULL,
-		              sked__wk_mono_ms() - sent);
+		              sked__mono_ms() - sent);
 		if (rc != SKED_OK) {
 			sked__log(SKED_LOG_WARN, "claim failed: %s",
 			          sked_errmsg(w->h));
@@ -522,7 +521,7 @@ start_threads(sked_worker *w)
 			                  strerror(errno));
 		w->nthreads++;
 	}
-	atomic_store(&w->lease_ok_ms, sked__wk_mono_ms());
+	atomic_store(&w->lease_ok_ms, sked__mono_ms());
 	if (pthread_create(&w->hb_thread, NULL, sked__wk_heartbeat_main, w) !=
 	    0)
 		return sked__fail(w->h, SKED_ENOMEM,
@@ -606,8 +605,8 @@ sked_worker_run(sked_worker *w)
 		(void)sked__node_unregister(h, w->node_id);
 		return rc;
 	}
-	atomic_store(&w->loop_ok_ms, sked__wk_mono_ms());
-	atomic_store(&w->fin_ok_ms, sked__wk_mono_ms());
+	atomic_store(&w->loop_ok_ms, sked__mono_ms());
+	atomic_store(&w->fin_ok_ms, sked__mono_ms());
 	atomic_store(&w->run_started, 1);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s started: %d slot(s), lease %llds, strategy %s",
@@ -628,7 +627,7 @@ sked_worker_run(sked_worker *w)
 			w->claim_unknown = 0;
 
 		if (stop) {
-			int64_t now = sked__wk_mono_ms();
+			int64_t now = sked__mono_ms();
 			if (!grace_end) {
 				grace_end =
 				        now + (stop == 2 ? 0 : w->o.grace_ms);
@@ -653,7 +652,7 @@ sked_worker_run(sked_worker *w)
 			continue;
 		}
 
-		int64_t now = sked__wk_mono_ms();
+		int64_t now = sked__mono_ms();
 		if (now >= next_reap) {
 			int taken = 0;
 			if (sked__reap(h, &taken) != SKED_OK)
@@ -699,9 +698,9 @@ sked_worker_run(sked_worker *w)
 			/* a worker keeps trying (it may hold running tasks);
 			 * a one-shot drain gives up after a minute */
 			if (!failing_since)
-				failing_since = sked__wk_mono_ms();
+				failing_since = sked__mono_ms();
 			if (w->o.until_empty && unsettled(w) == 0 &&
-			    sked__wk_mono_ms() - failing_since >
+			    sked__mono_ms() - failing_since >
 			            UNTIL_EMPTY_GIVE_UP_MS) {
 				gave_up = 1;
 				break;
@@ -714,7 +713,7 @@ sked_worker_run(sked_worker *w)
 		}
 		db_backoff = 0;
 		failing_since = 0;
-		atomic_store(&w->loop_ok_ms, sked__wk_mono_ms());
+		atomic_store(&w->loop_ok_ms, sked__mono_ms());
 		pthread_mutex_lock(&w->mu);
 		int more = free_slots_locked(w) > 0;
 		pthread_mutex_unlock(&w->mu);
@@ -774,7 +773,7 @@ sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
 	                     : NULL;
 	if (w->nhandlers && !out->kinds)
 		return SKED_ENOMEM;
-	int64_t now = sked__wk_mono_ms();
+	int64_t now = sked__mono_ms();
 	pthread_mutex_lock(&w->mu);
 	out->c = w->counters;
 	out->slots = w->o.concurrency;

@@ -131,7 +131,7 @@ finish_done(sked_worker *w, int *db_failed)
 		sked__wk_note(w, &w->finish_errors, NULL, 0);
 		return 0;
 	}
-	atomic_store(&w->fin_ok_ms, sked__wk_mono_ms());
+	atomic_store(&w->fin_ok_ms, sked__mono_ms());
 	pthread_mutex_lock(&w->mu);
 	i = 0;
 	for (sked_job *j = list; j; j = j->next, i++) {
@@ -205,12 +205,12 @@ sked__wk_finisher_main(void *arg)
 				;
 		}
 		if (w->fin_exit && !give_up)
-			give_up = sked__wk_mono_ms() + 10000;
+			give_up = sked__mono_ms() + 10000;
 		pthread_mutex_unlock(&w->mu);
 		int failed = 0;
 		finish_done(w, &failed);
 		if (failed) {
-			if (give_up && sked__wk_mono_ms() > give_up) {
+			if (give_up && sked__mono_ms() > give_up) {
 				sked__log(
 				        SKED_LOG_ERROR,
 				        "giving up recording results: their "

@@ -26,13 +26,6 @@
 
 /* ---- small helpers ---- */
 
-int64_t
-sked__wk_mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 void
 sked__wk_ring(sked_worker *w)
 {

@@ -185,7 +185,7 @@ sked__wk_pool_main(void *arg)
 		}
 		pthread_mutex_unlock(&w->mu);
 
-		int64_t ran = sked__wk_mono_ms();
+		int64_t ran = sked__mono_ms();
 		if (atomic_load(&j->cancel) == CANCEL_NONE) {
 			atomic_store(&j->started, 1);
 			run_job(j);
@@ -199,7 +199,7 @@ sked__wk_pool_main(void *arg)
 			j->slot = -1;
 			sked__guard_deadline(w->guard, slot, 0, 0);
 		}
-		sked__wk_note_handler(w, j, sked__wk_mono_ms() - ran);
+		sked__wk_note_handler(w, j, sked__mono_ms() - ran);
 		sked__wk_move(w, j, JOB_DONE);
 		pthread_cond_signal(&w->cv_done);
 		sked__wk_ring(w);

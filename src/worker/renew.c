@@ -183,10 +183,10 @@ sked__wk_heartbeat_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	int64_t next = sked__wk_mono_ms() + sked__wk_beat_interval(w);
+	int64_t next = sked__mono_ms() + sked__wk_beat_interval(w);
 	int failing = 0;
 	while (!atomic_load(&w->hb_exit)) {
-		int64_t now = sked__wk_mono_ms();
+		int64_t now = sked__mono_ms();
 		if (now < next) {
 			int64_t d = next - now;
 			struct timespec ts = {d / 1000, (d % 1000) * 1000000};
@@ -195,7 +195,7 @@ sked__wk_heartbeat_main(void *arg)
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		int64_t began = sked__wk_mono_ms();
+		int64_t began = sked__mono_ms();
 		int64_t *ids = NULL;
 		int *att = NULL;
 		int n = 0;
@@ -228,7 +228,7 @@ sked__wk_heartbeat_main(void *arg)
 				          "reconnect failed: %s",
 				          sked_errmsg(w->hb));
 			/* try again soon, but not in a tight loop */
-			next = sked__wk_mono_ms() +
+			next = sked__mono_ms() +
 			       (sked__wk_beat_interval(w) < 1000
 			                ? sked__wk_beat_interval(w)
 			                : 1000);
@@ -248,9 +248,9 @@ sked__wk_watchdog_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	int64_t last = sked__wk_mono_ms();
+	int64_t last = sked__mono_ms();
 	while (!atomic_load(&w->hb_exit)) {
-		int64_t now = sked__wk_mono_ms();
+		int64_t now = sked__mono_ms();
 		stop_unleased(w, now, now - last);
 		last = now;
 		struct timespec ts = {0, 50 * 1000000};

@@ -48,6 +48,7 @@
 #include "guard.h"
 #include "internal.h"
 #include "lease.h"
+#include "util/clock.h"
 
 enum { CANCEL_NONE = 0, CANCEL_SHUTDOWN, CANCEL_LOST, CANCEL_NOLEASE };
 
@@ -160,7 +161,6 @@ struct sked_worker {
 #define LINGER_MS 2
 
 /* ---- worker/jobs.c ---- */
-int64_t sked__wk_mono_ms(void);
 void sked__wk_ring(sked_worker *w); /* wake the loop */
 void sked__wk_drain_fd(int fd);
 void sked__wk_job_free(sked_job *j);
