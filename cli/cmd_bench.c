@@ -32,12 +32,12 @@
  * call that drops tables: the prefix is printed so a script can.
  */
 #include "cli.h"
+#include "fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -151,9 +151,8 @@ struct bench {
 	char shm_path[128], conf_path[128];
 	struct bench_shm *shm;
 	size_t shm_size;
-	char **env; /* the workers' environment */
-	pid_t *pids;
-	int npids;
+	char **env;             /* the workers' environment */
+	struct cli_fleet fleet; /* the workers of the current phase */
 	/* results */
 	int64_t rows_before, finished_before;
 	double enq_s, drain_s, exit_s, worker_cpu_s;
@@ -307,7 +306,7 @@ teardown(struct bench *b)
 	for (i = 0; b->env != NULL && b->env[i] != NULL; i++)
 		free(b->env[i]);
 	free(b->env);
-	free(b->pids);
+	cli_fleet_free(&b->fleet);
 	free(b->lat_ns);
 }
 
@@ -318,8 +317,6 @@ spawn_worker(struct bench *b, long long threads, int until_empty)
 {
 	char conc[24], poll[32];
 	const char *argv[16];
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
 	int n = 0, err;
 
 	snprintf(conc, sizeof conc, "%lld", threads);
@@ -345,60 +342,23 @@ spawn_worker(struct bench *b, long long threads, int until_empty)
 		argv[n++] = poll;
 	}
 	argv[n] = NULL;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, 2, 1);
-	err = posix_spawn(&pid, "/proc/self/exe", &fa, NULL,
-	                  (char *const *)argv, b->env);
-	posix_spawn_file_actions_destroy(&fa);
+	err = cli_fleet_spawn(&b->fleet, b->fleet.n, "/proc/self/exe", argv,
+	                      b->env, NULL);
 	if (err != 0) {
 		cli_err("bench: cannot start a worker: %s", strerror(err));
 		return EX_OSERR;
 	}
-	b->pids[b->npids++] = pid;
 	return 0;
 }
 
 /* Reap workers that exited. Returns how many are still running, or -1
- * when one failed (after saying so). */
+ * when one failed (the fleet says which). */
 static int
 reap(struct bench *b, int block)
 {
-	int i, alive = 0, failed = 0;
+	int failed = 0, alive = cli_fleet_reap(&b->fleet, block, &failed);
 
-	for (i = 0; i < b->npids; i++) {
-		int st;
-		pid_t r;
-		if (b->pids[i] <= 0)
-			continue;
-		r = waitpid(b->pids[i], &st, block ? 0 : WNOHANG);
-		if (r == 0) {
-			alive++;
-			continue;
-		}
-		if (r < 0 && errno == EINTR) {
-			i--;
-			continue;
-		}
-		if (r > 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-			cli_err("bench: worker %d %s %d", (int)b->pids[i],
-			        WIFEXITED(st) ? "exited with"
-			                      : "killed by signal",
-			        WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-			failed = 1;
-		}
-		b->pids[i] = 0;
-	}
 	return failed ? -1 : alive;
-}
-
-static void
-kill_workers(struct bench *b, int sig)
-{
-	int i;
-
-	for (i = 0; i < b->npids; i++)
-		if (b->pids[i] > 0)
-			kill(b->pids[i], sig);
 }
 
 static int
@@ -478,7 +438,7 @@ phase_drain(struct bench *b)
 	deadline = t0 + b->timeout_ms * 1000000;
 	for (i = 0; i < b->workers; i++)
 		if ((ex = spawn_worker(b, b->threads, 1)) != 0) {
-			kill_workers(b, SIGTERM);
+			cli_fleet_signal(&b->fleet, SIGTERM);
 			reap(b, 1);
 			return ex;
 		}
@@ -505,7 +465,7 @@ phase_drain(struct bench *b)
 				        "tasks",
 				        atomic_load(&b->shm->handled),
 				        b->tasks);
-			kill_workers(b, SIGTERM);
+			cli_fleet_signal(&b->fleet, SIGTERM);
 			reap(b, 1);
 			return EX_SOFTWARE;
 		}
@@ -531,7 +491,7 @@ phase_drain(struct bench *b)
 	progress_end(b);
 	b->handled = atomic_load(&b->shm->handled);
 	if (ex != 0) {
-		kill_workers(b, SIGTERM);
+		cli_fleet_signal(&b->fleet, SIGTERM);
 		reap(b, 1);
 		return ex;
 	}
@@ -547,11 +507,11 @@ phase_drain(struct bench *b)
 	while ((alive = reap(b, 0)) > 0 && cli_mono_ns() < stop_at)
 		cli_sleep_ns(1000000);
 	if (alive > 0) {
-		kill_workers(b, SIGTERM);
+		cli_fleet_signal(&b->fleet, SIGTERM);
 		alive = reap(b, 1);
 	}
 	b->exit_s = (double)(cli_mono_ns() - t0) / 1e9;
-	b->npids = 0;
+	b->fleet.n = 0;
 	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
 		b->worker_cpu_s = (double)ru.ru_utime.tv_sec +
 		                  (double)ru.ru_utime.tv_usec / 1e6 +
@@ -605,7 +565,7 @@ phase_latency(struct bench *b)
 		cli_err("bench: out of memory");
 		return EX_OSERR;
 	}
-	b->npids = 0;
+	b->fleet.n = 0;
 	if ((ex = spawn_worker(b, b->lat_threads, 0)) != 0)
 		goto out;
 	/* Give the worker a second to start and fall idle, as the peers
@@ -662,10 +622,10 @@ phase_latency(struct bench *b)
 	}
 	qsort(b->lat_ns, (size_t)b->lat_n, sizeof *b->lat_ns, cmp_i64);
 out:
-	kill_workers(b, SIGTERM);
+	cli_fleet_signal(&b->fleet, SIGTERM);
 	if (reap(b, 1) < 0 && ex == 0)
 		ex = EX_SOFTWARE;
-	b->npids = 0;
+	b->fleet.n = 0;
 	free(ret);
 	return ex;
 }
@@ -893,11 +853,11 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		                " unfinished bench tasks; use a fresh prefix",
 		                b.prefix, unfinished(st));
 	b.finished_before = st[SKED_SUCCEEDED];
-	b.pids = calloc((size_t)b.workers + 1, sizeof *b.pids);
-	if (b.pids == NULL) {
+	if (cli_fleet_init(&b.fleet, "bench", (size_t)b.workers + 1) != 0) {
 		cli_err("bench: out of memory");
 		return EX_OSERR;
 	}
+	b.fleet.report = 1;
 	if ((ex = setup(&b)) == 0 && (ex = phase_enqueue(&b)) == 0 &&
 	    (ex = phase_drain(&b)) == 0 &&
 	    (b.lat_tasks == 0 || (ex = phase_latency(&b)) == 0))

@@ -14,6 +14,7 @@
  * result.
  */
 #include "cli.h"
+#include "fleet.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,6 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -148,12 +148,11 @@ cmd_demo_handler(struct cli *c, int argc, char **argv)
 /* The demo                                                           */
 /* ------------------------------------------------------------------ */
 
-struct worker_proc {
+/* What the demo names each worker process by; its pid and exits are in
+ * the fleet's slot of the same index. */
+struct demo_node {
 	char node[32];
 	char logpath[PATH_MAX];
-	pid_t pid; /* 0: not running */
-	int status;
-	int ok; /* every exit so far was 0 */
 };
 
 struct demo {
@@ -168,8 +167,9 @@ struct demo {
 	int64_t *ids;  /* the tasks, in enqueue order */
 	int *plan;     /* ids[i] was made from plans[plan[i]] */
 	size_t *by_id; /* indexes into ids, sorted by id */
-	struct worker_proc w[DEMO_WORKERS];
-	pid_t pids_seen[64]; /* every worker pid, for PPID → node */
+	struct demo_node w[DEMO_WORKERS];
+	struct cli_fleet fleet; /* DEMO_WORKERS slots */
+	pid_t pids_seen[64];    /* every worker pid, for PPID → node */
 	char nodes_seen[64][32];
 	size_t npids;
 	int checks_failed;
@@ -364,11 +364,11 @@ worker_env(const char *node)
 }
 
 static int
-spawn_worker(struct demo *d, struct worker_proc *w)
+spawn_worker(struct demo *d, size_t i)
 {
 	char hv[NKINDS][PATH_MAX * 2 + 64];
 	const char *argv[32];
-	posix_spawn_file_actions_t fa;
+	const struct demo_node *w = &d->w[i];
 	char **env;
 	size_t k, a = 0;
 	int rc;
@@ -403,59 +403,19 @@ spawn_worker(struct demo *d, struct worker_proc *w)
 	env = worker_env(w->node);
 	if (env == NULL)
 		return ENOMEM;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, w->logpath,
-	                                 O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	rc = posix_spawn(&w->pid, d->self, &fa, NULL, (char *const *)argv, env);
-	posix_spawn_file_actions_destroy(&fa);
+	rc = cli_fleet_spawn(&d->fleet, i, d->self, argv, env, w->logpath);
 	for (k = 0; env[k] != NULL; k++)
 		;
 	free(env[k - 1]); /* our SKED_DEMO_NODE=; the rest is borrowed */
 	free(env);
 	if (rc == 0 &&
 	    d->npids < sizeof d->pids_seen / sizeof d->pids_seen[0]) {
-		d->pids_seen[d->npids] = w->pid;
-		snprintf(d->nodes_seen[d->npids], sizeof d->nodes_seen[0], "%s",
-		         w->node);
+		d->pids_seen[d->npids] = d->fleet.p[i].pid;
+		memcpy(d->nodes_seen[d->npids], w->node,
+		       sizeof d->nodes_seen[0]); /* both char[32] */
 		d->npids++;
 	}
 	return rc;
-}
-
-/* Reap the workers that have exited; returns how many still run. */
-static int
-reap(struct demo *d)
-{
-	int alive = 0, st;
-	size_t i;
-
-	for (i = 0; i < DEMO_WORKERS; i++) {
-		struct worker_proc *w = &d->w[i];
-		if (w->pid == 0)
-			continue;
-		if (waitpid(w->pid, &st, WNOHANG) == w->pid) {
-			w->pid = 0;
-			w->status = st;
-			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-				w->ok = 0;
-		} else {
-			alive++;
-		}
-	}
-	return alive;
-}
-
-static int
-all_ok(const struct demo *d)
-{
-	size_t i;
-
-	for (i = 0; i < DEMO_WORKERS; i++)
-		if (!d->w[i].ok)
-			return 0;
-	return 1;
 }
 
 static int
@@ -483,9 +443,9 @@ spawn_all(struct demo *d)
 	int rc;
 
 	for (i = 0; i < DEMO_WORKERS; i++) {
-		if (d->w[i].pid != 0)
+		if (d->fleet.p[i].pid != 0)
 			continue;
-		rc = spawn_worker(d, &d->w[i]);
+		rc = spawn_worker(d, i);
 		if (rc != 0) {
 			cli_err("demo: cannot start %s: %s", d->self,
 			        strerror(rc));
@@ -493,26 +453,6 @@ spawn_all(struct demo *d)
 		}
 	}
 	return 0;
-}
-
-static void
-stop_all(struct demo *d)
-{
-	int64_t until = cli_mono_ms() + 10000;
-	size_t i;
-
-	for (i = 0; i < DEMO_WORKERS; i++)
-		if (d->w[i].pid != 0)
-			kill(d->w[i].pid, SIGTERM);
-	while (reap(d) > 0 && cli_mono_ms() < until)
-		cli_sleep_ms(100);
-	for (i = 0; i < DEMO_WORKERS; i++)
-		if (d->w[i].pid != 0) {
-			kill(d->w[i].pid, SIGKILL);
-			waitpid(d->w[i].pid, &d->w[i].status, 0);
-			d->w[i].pid = 0;
-			d->w[i].ok = 0;
-		}
 }
 
 /* Run the workers to completion, showing counts every DEMO_TICK_MS. */
@@ -529,22 +469,22 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 	       "folder:\n",
 	       DEMO_WORKERS, DEMO_WORKERS);
 	for (i = 0; i < DEMO_WORKERS; i++) {
-		struct worker_proc *w = &d->w[i];
+		struct demo_node *w = &d->w[i];
 		snprintf(w->node, sizeof w->node, "demo-node-%zu", i + 1);
 		snprintf(w->logpath, sizeof w->logpath, "%s/demo-node-%zu.log",
 		         d->dir, i + 1);
-		w->ok = 1;
 	}
 	if ((ex = spawn_all(d)) != 0)
 		return ex;
 	for (i = 0; i < DEMO_WORKERS; i++)
-		printf("  %s  pid %ld\n", d->w[i].node, (long)d->w[i].pid);
+		printf("  %s  pid %ld\n", d->w[i].node,
+		       (long)d->fleet.p[i].pid);
 	printf("\n");
 	fflush(stdout);
 
 	for (;;) {
 		cli_sleep_ms(DEMO_TICK_MS);
-		alive = reap(d);
+		alive = cli_fleet_reap(&d->fleet, 0, NULL);
 		rc = totals(d, count, &due);
 		unfinished = count[SKED_PENDING] + count[SKED_RUNNING] +
 		             count[SKED_RETRY];
@@ -564,7 +504,7 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 		}
 		if (alive == 0 && rc == SKED_OK && unfinished == 0)
 			break;
-		if (alive == 0 && !all_ok(d)) {
+		if (alive == 0 && !cli_fleet_all_ok(&d->fleet)) {
 			printf("%s", tty ? "\n" : "");
 			cli_err("demo: a worker failed; see its log below");
 			break;
@@ -586,7 +526,7 @@ run_workers(struct demo *d, int64_t *elapsed_ms)
 			cli_err("demo: not finished after %d s; stopping the "
 			        "workers",
 			        DEMO_DEADLINE_MS / 1000);
-			stop_all(d);
+			cli_fleet_stop(&d->fleet, 10000);
 			d->checks_failed++;
 			break;
 		}
@@ -864,11 +804,11 @@ report(struct demo *d, int64_t elapsed_ms)
 	      "enqueue",
 	      min_wait == INT64_MAX ? 0.0 : (double)min_wait / 1000);
 	for (i = 0, j = 0; i < DEMO_WORKERS; i++)
-		j += d->w[i].ok;
+		j += d->fleet.p[i].ok;
 	check(d, j == DEMO_WORKERS, "all %d worker processes exited cleanly",
 	      DEMO_WORKERS);
 	for (i = 0; i < DEMO_WORKERS; i++)
-		if (!d->w[i].ok)
+		if (!d->fleet.p[i].ok)
 			print_tail(d->w[i].logpath);
 
 	/* 3. What happened, for the reader. */
@@ -952,7 +892,8 @@ schedule_part(struct demo *d)
 {
 	static const char *const name = "demo-every-second";
 	sked_list_filter f = {.status = -1, .kind = "tick", .limit = 1000};
-	struct worker_proc w[DEMO_WORKERS];
+	struct demo_node w[DEMO_WORKERS];
+	struct cli_fleet fl;
 	sked_task *tasks = NULL, **by_fire = NULL;
 	size_t n = 0, i, dups = 0, gaps = 0;
 	char t1[32], t2[32];
@@ -968,13 +909,17 @@ schedule_part(struct demo *d)
 		return;
 	}
 	memset(w, 0, sizeof w);
+	if (cli_fleet_init(&fl, "demo", DEMO_WORKERS) != 0) {
+		cli_err("demo: out of memory");
+		d->checks_failed++;
+		return;
+	}
 	for (i = 0; i < DEMO_WORKERS; i++) {
 		const char *argv[] = {d->self,  "--db",      d->url,
 		                      "worker", "--node-id", w[i].node,
 		                      "--poll", "200ms",     "--lease",
 		                      "5s",     "--handler", "tick=true",
 		                      NULL};
-		posix_spawn_file_actions_t fa;
 		char **env;
 
 		snprintf(w[i].node, sizeof w[i].node, "node-%zu", i + 1);
@@ -985,17 +930,8 @@ schedule_part(struct demo *d)
 		             node) >= (int)sizeof w[i].logpath ||
 		    (env = worker_env(w[i].node)) == NULL)
 			continue;
-		posix_spawn_file_actions_init(&fa);
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
-		                                 0);
-		posix_spawn_file_actions_addopen(&fa, 1, w[i].logpath,
-		                                 O_WRONLY | O_CREAT | O_APPEND,
-		                                 0644);
-		posix_spawn_file_actions_adddup2(&fa, 1, 2);
-		if (posix_spawn(&w[i].pid, d->self, &fa, NULL,
-		                (char *const *)argv, env) != 0)
-			w[i].pid = 0;
-		posix_spawn_file_actions_destroy(&fa);
+		/* a node that does not start leaves the others to fire */
+		(void)cli_fleet_spawn(&fl, i, d->self, argv, env, w[i].logpath);
 		for (n = 0; env[n] != NULL; n++)
 			;
 		free(env[n - 1]);
@@ -1005,12 +941,9 @@ schedule_part(struct demo *d)
 	/* stop firing, then stop the nodes */
 	if (sked_schedule_pause(d->h, name) != SKED_OK)
 		d->checks_failed++;
-	for (i = 0; i < DEMO_WORKERS; i++)
-		if (w[i].pid != 0)
-			kill(w[i].pid, SIGTERM);
-	for (i = 0; i < DEMO_WORKERS; i++)
-		if (w[i].pid != 0)
-			waitpid(w[i].pid, &w[i].status, 0);
+	cli_fleet_signal(&fl, SIGTERM);
+	cli_fleet_reap(&fl, 1, NULL);
+	cli_fleet_free(&fl);
 
 	n = 0;
 	rc = sked_task_list(d->h, &f, &tasks, &n);
@@ -1080,6 +1013,11 @@ cmd_demo(struct cli *c, int argc, char **argv)
 		cli_err("demo: out of memory");
 		return EX_OSERR;
 	}
+	if (cli_fleet_init(&d->fleet, "demo", DEMO_WORKERS) != 0) {
+		free(d);
+		cli_err("demo: out of memory");
+		return EX_OSERR;
+	}
 	if ((ex = setup(d)) != 0)
 		goto out;
 
@@ -1109,7 +1047,7 @@ cmd_demo(struct cli *c, int argc, char **argv)
 
 	/* 3, 4. The workers, with live counts. */
 	if ((ex = run_workers(d, &elapsed)) != 0) {
-		stop_all(d);
+		cli_fleet_stop(&d->fleet, 10000);
 		goto out;
 	}
 
@@ -1130,6 +1068,7 @@ out:
 	free(d->ids);
 	free(d->plan);
 	free(d->by_id);
+	cli_fleet_free(&d->fleet);
 	free(d);
 	return ex;
 }
