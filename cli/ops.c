@@ -322,6 +322,11 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	       "by one node in the cluster).");
 	cli_sbuf_printf(b, "sked_schedule_fires_total %lld\n",
 	                (long long)pc.schedule_fires);
+	family(b, "sked_schedule_fires_skipped_total", "counter",
+	       "Fires this process skipped because the schedule's previous "
+	       "task was unfinished (overlap skip).");
+	cli_sbuf_printf(b, "sked_schedule_fires_skipped_total %lld\n",
+	                (long long)pc.schedule_skips);
 	family(b, "sked_lock_acquisitions_total", "counter",
 	       "Cluster lock acquisitions by this process, by result.");
 	cli_sbuf_printf(b,

@@ -579,10 +579,12 @@ SKED_API int sked_cluster_gauges_get(sked *h, sked_cluster_gauges *out);
 SKED_API void sked_cluster_gauges_free(sked_cluster_gauges *g);
 
 /* What this process did since it started, across its handles: schedule
- * fires (tasks made by schedules), lock acquisitions that succeeded and
- * that found the lock held elsewhere. Thread safe. */
+ * fires (tasks made by schedules), fires skipped because the schedule's
+ * previous task was unfinished (overlap skip), lock acquisitions that
+ * succeeded and that found the lock held elsewhere. Thread safe. */
 typedef struct sked_process_counters {
 	int64_t schedule_fires, lock_acquisitions, lock_busy;
+	int64_t schedule_skips;
 } sked_process_counters;
 SKED_API void sked_process_counters_get(sked_process_counters *out);
 

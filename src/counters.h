@@ -15,6 +15,7 @@ enum {
 	SKED__COUNT_FIRES,     /* tasks made by schedules */
 	SKED__COUNT_LOCKS,     /* lock acquisitions that succeeded */
 	SKED__COUNT_LOCK_BUSY, /* acquisitions that found the lock held */
+	SKED__COUNT_SKIPS,     /* fires skipped: the previous task ran on */
 	SKED__COUNT_N
 };
 

@@ -435,4 +435,5 @@ sked_process_counters_get(sked_process_counters *out)
 	out->schedule_fires = atomic_load(&counter[SKED__COUNT_FIRES]);
 	out->lock_acquisitions = atomic_load(&counter[SKED__COUNT_LOCKS]);
 	out->lock_busy = atomic_load(&counter[SKED__COUNT_LOCK_BUSY]);
+	out->schedule_skips = atomic_load(&counter[SKED__COUNT_SKIPS]);
 }

@@ -750,6 +750,7 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 			rc = sked__commit(h);
 		if (rc == SKED_OK) {
 			*fired = made;
+			sked__count(SKED__COUNT_SKIPS, skipped);
 			if (skipped)
 				sked__log(
 				        SKED_LOG_INFO,

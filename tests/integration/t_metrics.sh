@@ -22,7 +22,7 @@ sk enqueue other --queue q2 >/dev/null
 sk enqueue other --queue q2 >/dev/null
 sk enqueue other --queue q2 --in 1h >/dev/null
 sk enqueue job --in 1h >/dev/null
-sk cron add tick '* * * * * *' other --queue q3 >/dev/null
+sk cron add tick '* * * * * *' other --queue q3 --overlap skip >/dev/null
 sk cron add paused-one '@daily' other --queue q3 >/dev/null
 sk cron pause paused-one >/dev/null
 sk lock run maint --ttl 10s -- true
@@ -75,6 +75,14 @@ fired() {
 		awk '$1 == "sked_schedule_fires_total" && $2 >= 1 { ok = 1 } END { exit !ok }' "$T/metrics"
 }
 wait_for 10 fired || fail "sked_schedule_fires_total stayed 0 with a schedule firing every second"
+# q3 is not served: its one task stays pending, so later fires are skipped
+skipped() {
+	curl -s -m 5 "$base/metrics" >"$T/metrics" &&
+		awk '$1 == "sked_schedule_fires_skipped_total" && $2 >= 1 { ok = 1 } END { exit !ok }' "$T/metrics"
+}
+wait_for 10 skipped || fail "sked_schedule_fires_skipped_total stayed 0 with an overlap-skip schedule"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'q3'")" "$(value sked_schedule_fires_total)" \
+	"tasks made by the schedule"
 expect_eq "$(code /healthz)" 200 "GET /healthz"
 expect_eq "$(code /readyz)" 200 "GET /readyz"
 expect_eq "$(code /nope)" 404 "an unknown path"
