@@ -37,8 +37,9 @@ struct dash {
 	pthread_mutex_t db_mu; /* guards h */
 	int read_only;
 	char csrf[33];
-	char *user, *secret; /* --auth: user may be NULL (a token) */
-	char url[512];       /* redacted */
+	char *user, *secret;   /* --auth: user may be NULL (a token) */
+	char url[512];         /* redacted */
+	char listen_host[256]; /* as given in --listen, without the port */
 };
 
 /* ---- small helpers ---- */
@@ -1220,6 +1221,36 @@ b64dec(const char *in, char *out, size_t len)
 	return 0;
 }
 
+/* Without --auth, answer only requests addressed to a loopback name or
+ * to the address listened on: a page elsewhere that points a name of its
+ * own at 127.0.0.1 (DNS rebinding) must not read or steer the dashboard. */
+static int
+host_allowed(const struct dash *d, const struct cli_http_request *rq)
+{
+	const char *host = cli_http_header(rq, "Host");
+	char name[256];
+	size_t n;
+
+	if (d->secret)
+		return 1;
+	if (!host)
+		return 0;
+	if (host[0] == '[') {
+		const char *close = strchr(host, ']');
+		n = close ? (size_t)(close - host + 1) : strlen(host);
+	} else {
+		n = strcspn(host, ":");
+	}
+	if (n >= sizeof name)
+		return 0;
+	memcpy(name, host, n);
+	name[n] = '\0';
+	return strcmp(name, "localhost") == 0 || strcmp(name, "[::1]") == 0 ||
+	       (strncmp(name, "127.", 4) == 0 &&
+	        strspn(name, "0123456789.") == n) ||
+	       (d->listen_host[0] && strcmp(name, d->listen_host) == 0);
+}
+
 static int
 authorized(struct dash *d, const struct cli_http_request *rq)
 {
@@ -1253,6 +1284,12 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 	const char *p = rq->path;
 	char tok[64];
 
+	if (!host_allowed(d, rq)) {
+		rp->status = 403;
+		cli_sbuf_puts(&rp->body, "this dashboard answers to its own "
+		                         "address only\n");
+		return;
+	}
 	if (!authorized(d, rq)) {
 		rp->status = 401;
 		rp->www_authenticate =
@@ -1453,6 +1490,14 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 	}
 	if (auth && auth[0] && (ex = load_auth(&d, auth)) != 0)
 		goto out;
+	{
+		const char *colon = strrchr(listen, ':');
+		size_t hl = colon ? (size_t)(colon - listen) : 0;
+		if (hl < sizeof d.listen_host) {
+			memcpy(d.listen_host, listen, hl);
+			d.listen_host[hl] = '\0';
+		}
+	}
 	if (!loop && !d.secret) {
 		cli_err("dashboard: refusing to listen on %s, which is not a "
 		        "loopback address, without --auth",

@@ -86,6 +86,9 @@ expect_eq "$(get -d "id=$m3&csrf=0000" "$base/tasks/retry")" 403 "POST with a wr
 expect_eq "$(get -H 'Sec-Fetch-Site: cross-site' -d "id=$m3&csrf=$csrf" "$base/tasks/retry")" 403 \
 	"POST from another site"
 expect_eq "$(get -X GET "$base/tasks/retry?id=$m3&csrf=$csrf")" 404 "a change by GET"
+# DNS rebinding: another name pointed at 127.0.0.1 gets nothing
+expect_eq "$(get -H 'Host: attacker.example' "$base/failed")" 403 "a request for another host name"
+expect_eq "$(get -H "Host: localhost:$port" "$base/failed")" 200 "a request for localhost"
 expect_eq "$(status_of "$m3")" 3 "the refused POSTs changed nothing"
 expect_eq "$(get -d "id=$m3&csrf=$csrf&back=/failed" "$base/tasks/cancel")" 303 "cancel a dead task (skipped)"
 expect_eq "$(status_of "$m3")" 3 "a dead task cannot be cancelled"
