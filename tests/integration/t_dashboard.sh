@@ -92,6 +92,14 @@ expect_eq "$(get -H "Host: localhost:$port" "$base/failed")" 200 "a request for 
 expect_eq "$(status_of "$m3")" 3 "the refused POSTs changed nothing"
 expect_eq "$(get -d "id=$m3&csrf=$csrf&back=/failed" "$base/tasks/cancel")" 303 "cancel a dead task (skipped)"
 expect_eq "$(status_of "$m3")" 3 "a dead task cannot be cancelled"
+# schedules: pause and resume; nodes: prune
+expect_eq "$(get -d "name=nightly&csrf=$csrf" "$base/schedules/pause")" 303 "pause a schedule"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}schedule WHERE name = 'nightly' AND enabled = 0")" 1 "paused in the database"
+get "$base/schedules" >/dev/null
+grep -q 'paused' "$T/page" || fail "the schedules page does not show the pause"
+expect_eq "$(get -d "name=nightly&csrf=$csrf" "$base/schedules/resume")" 303 "resume a schedule"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}schedule WHERE name = 'nightly' AND enabled = 1")" 1 "resumed in the database"
+expect_eq "$(get -d "older_than=1m&csrf=$csrf" "$base/nodes/prune")" 303 "prune dead nodes"
 kill -TERM "$dpid"
 wait_exit "$dpid" 10
 expect_eq "$wrc" 0 "the dashboard's exit status after SIGTERM"
