@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sysexits.h>
 #include <unistd.h>
 
@@ -1221,6 +1222,24 @@ b64dec(const char *in, char *out, size_t len)
 	return 0;
 }
 
+/* A POST comes from this dashboard's own pages: Sec-Fetch-Site says so
+ * (checked by the caller), or, from a browser too old to send it, the
+ * Origin names this host. */
+static int
+same_origin(const struct cli_http_request *rq)
+{
+	const char *origin = cli_http_header(rq, "Origin");
+	const char *host = cli_http_header(rq, "Host");
+	const char *o;
+
+	if (cli_http_header(rq, "Sec-Fetch-Site") || !origin)
+		return 1;
+	if (!host || strcmp(origin, "null") == 0)
+		return 0;
+	o = strstr(origin, "://");
+	return o && strcmp(o + 3, host) == 0;
+}
+
 /* Without --auth, answer only requests addressed to a loopback name or
  * to the address listened on: a page elsewhere that points a name of its
  * own at 127.0.0.1 (DNS rebinding) must not read or steer the dashboard. */
@@ -1317,6 +1336,7 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		}
 		if ((site && strcmp(site, "same-origin") != 0 &&
 		     strcmp(site, "none") != 0) ||
+		    !same_origin(rq) ||
 		    !cli_http_form(rq, "csrf", 0, tok, sizeof tok) ||
 		    !same(tok, d->csrf)) {
 			rp->status = 403;
@@ -1377,9 +1397,15 @@ load_auth(struct dash *d, const char *spec)
 	int ex;
 
 	if (strncmp(spec, "file:", 5) == 0) {
+		struct stat st;
 		if ((ex = cli_read_file("--auth", spec + 5, 4096, &text,
 		                        &len)) != 0)
 			return ex;
+		if (stat(spec + 5, &st) == 0 && (st.st_mode & 077))
+			sked_log(SKED_LOG_WARN,
+			         "dashboard --auth: %s can be read by other "
+			         "users (chmod 600 it)",
+			         spec + 5);
 	} else if (strncmp(spec, "env:", 4) == 0) {
 		const char *v = getenv(spec + 4);
 		if (!v || !v[0]) {

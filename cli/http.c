@@ -357,7 +357,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		        "default-src 'none'; style-src 'self'; script-src "
 		        "'self'; img-src 'self' data:; form-action 'self'; "
 		        "frame-ancestors 'none'; base-uri 'none'");
-		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+		MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
 	}
 	if (rp.location[0])
 		MHD_add_response_header(resp, "Location", rp.location);

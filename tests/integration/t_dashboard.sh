@@ -85,6 +85,8 @@ expect_eq "$(get -d "id=$m3" "$base/tasks/retry")" 403 "POST without a CSRF toke
 expect_eq "$(get -d "id=$m3&csrf=0000" "$base/tasks/retry")" 403 "POST with a wrong token"
 expect_eq "$(get -H 'Sec-Fetch-Site: cross-site' -d "id=$m3&csrf=$csrf" "$base/tasks/retry")" 403 \
 	"POST from another site"
+expect_eq "$(get -H 'Origin: http://attacker.example' -d "id=$m3&csrf=$csrf" "$base/tasks/retry")" 403 \
+	"POST with another site's Origin"
 expect_eq "$(get -X GET "$base/tasks/retry?id=$m3&csrf=$csrf")" 404 "a change by GET"
 # DNS rebinding: another name pointed at 127.0.0.1 gets nothing
 expect_eq "$(get -H 'Host: attacker.example' "$base/failed")" 403 "a request for another host name"
