@@ -545,6 +545,76 @@ typedef struct sked_lock_state {
 /* Read a lock. SKED_ENOTFOUND when it was never taken. */
 SKED_API int sked_lock_get(sked *h, const char *name, sked_lock_state *out);
 
+/* How sked_lock_run holds its lock and runs its program. */
+typedef struct sked_lock_run_opts {
+	/* The owner name; NULL: HOST-PID-RANDOM. */
+	const char *owner;
+	/* The lease, renewed every ttl_ms / 3; at least 1000 ms. */
+	int64_t ttl_ms;
+	/* wait_ms and at_least_ms as for sked_lock_acquire/_release. */
+	sked_lock_opts lock;
+	/* > 2: a descriptor (a pipe's read end, say) on which each byte is a
+	 * signal number to pass on to the program's process group, so that
+	 * a caller's signal handler can forward SIGTERM with one write().
+	 * While the lock is still being waited for, a byte there ends the
+	 * wait instead (SKED_ELOCKED). Otherwise: nothing is forwarded. */
+	int forward_fd;
+} sked_lock_run_opts;
+
+/* How the program of sked_lock_run ended. */
+typedef struct sked_lock_run_result {
+	int64_t token;   /* the fencing token it ran with; 0: not taken */
+	int spawned;     /* 1: the program started */
+	int spawn_errno; /* when it did not: why (ENOENT: no such program) */
+	int exited;      /* 1: it exited, with exit_code (0..255) */
+	int exit_code;
+	int signaled; /* 1: a signal signo killed it */
+	int signo;
+	/* 1: renewals failed until the lease could run out, and the program
+	 * was killed (SIGKILL to its group) a fifth of ttl_ms (at least
+	 * 200 ms) before it could have; the lock was then released. Also 1
+	 * when the lease guard process died and the program was stopped
+	 * because nothing could have killed it in time. */
+	int expired;
+	/* 1: a renewal found the lock taken over (SKED_ELOST) and the
+	 * program was killed at once; the lock was not released. */
+	int lost;
+	/* The release after the program ended: SKED_OK, or its failure
+	 * (sked_errmsg() has the detail; the lock then expires by itself at
+	 * its TTL). SKED_OK when there was nothing to release (lost). */
+	int release_rc;
+	/* One line: why the program could not start, or how it ended
+	 * ("exit status 3", "killed by signal 9 (Killed)"); "" for exit 0. */
+	char error[256];
+} sked_lock_run_result;
+
+/* Take lock name (waiting opts->lock.wait_ms while it is held
+ * elsewhere), run argv[0] with argv (no shell; a name without '/' is
+ * searched in PATH) while holding it, and give it up when the program
+ * ends. The program runs in a process group of its own with the
+ * caller's stdin, stdout and stderr and no other descriptor, the
+ * caller's environment plus SKED_LOCK_NAME and SKED_FENCING_TOKEN, and
+ * dies with the calling thread's process (PR_SET_PDEATHSIG). While it
+ * runs, the lease is renewed every ttl/3; a lease guard process kills
+ * the program's group when no renewal has succeeded for so long that
+ * the lease could run out, even while the caller is stuck in a database
+ * call or the whole process is stopped. When the program ends, what is
+ * left of its group is killed.
+ *
+ * Returns SKED_OK when the program ran, however it ended: *out says how.
+ * SKED_ELOCKED: held elsewhere (sked_errmsg() names the holder and until
+ * when); the program did not run. SKED_EINVAL: a bad name, owner,
+ * ttl_ms or argv. SKED_EIO: the program could not be started
+ * (out->spawned 0, out->spawn_errno and out->error say why; the lock was
+ * released), or no lease guard or thread could be started. Otherwise
+ * the status of sked_lock_acquire. *out is always filled (zeroed on an
+ * early failure). Blocks for the program's whole life and uses h all the
+ * while: not from a signal handler, and h not from another thread
+ * meanwhile. The caller must not reap children it did not start. */
+SKED_API int sked_lock_run(sked *h, const char *name, const char *const *argv,
+                           const sked_lock_run_opts *opts,
+                           sked_lock_run_result *out);
+
 /* ------------------------------------------------------------------ */
 /* Operations: what metrics, health probes and the dashboard read      */
 /* (src/ops.c, docs/operations.md)                                     */

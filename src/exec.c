@@ -389,12 +389,15 @@ static void __attribute__((noreturn)) child_main(const struct child_args *a)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
+	if (a->in_r < 0) /* inherit_stdio: 0, 1 and 2 stay the caller's */
+		goto other_fds;
 	/* All pipe ends are above 2 (above_stdio), so these cannot clobber
 	 * each other; dup2 clears O_CLOEXEC on the copies. */
 	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 ||
 	    dup2(a->out_w, 2) < 0)
 		child_fail(a->err_w, STAGE_SETUP, errno);
 
+other_fds:
 	/* Every other fd goes, except the error pipe (CLOEXEC: exec closes
 	 * it, which the parent reads as success). Fds other threads opened
 	 * without O_CLOEXEC would otherwise leak into the handler. */
@@ -504,6 +507,7 @@ struct watch {
 	int exited;       /* reaped */
 	int64_t drain_until;
 	int sigpipe_was_pending;
+	int forward_fd; /* spec->forward_fd; -1 once it stops answering */
 };
 
 static void
@@ -625,6 +629,24 @@ try_reap(struct watch *w, int block)
 	return 1;
 }
 
+/* Pass on to the child's group the signal numbers waiting on forward_fd
+ * (the child is not reaped yet, so its group id is still its own). At
+ * EOF or on an error, stop reading it. */
+static void
+forward_signals(struct watch *w)
+{
+	unsigned char sig[16];
+	ssize_t k = read(w->forward_fd, sig, sizeof sig);
+	if (k <= 0) {
+		if (k == 0 || (errno != EINTR && errno != EAGAIN))
+			w->forward_fd = -1;
+		return;
+	}
+	for (ssize_t i = 0; i < k; i++)
+		if (sig[i] > 0 && sig[i] < NSIG)
+			kill(-w->pid, sig[i]);
+}
+
 static int64_t
 min64(int64_t a, int64_t b)
 {
@@ -653,8 +675,9 @@ watch_loop(struct watch *w)
 		if (w->exited && (w->out_fd < 0 || now >= w->drain_until))
 			return 0;
 
-		struct pollfd pf[4];
+		struct pollfd pf[5];
 		int n = 0, i_out = -1, i_in = -1, i_cancel = -1, i_pid = -1;
+		int i_fwd = -1;
 		if (w->out_fd >= 0) {
 			pf[n] = (struct pollfd){w->out_fd, POLLIN, 0};
 			i_out = n++;
@@ -670,6 +693,10 @@ watch_loop(struct watch *w)
 		if (!w->exited && w->pidfd >= 0) {
 			pf[n] = (struct pollfd){w->pidfd, POLLIN, 0};
 			i_pid = n++;
+		}
+		if (!w->exited && w->forward_fd > 2) {
+			pf[n] = (struct pollfd){w->forward_fd, POLLIN, 0};
+			i_fwd = n++;
 		}
 
 		int64_t until = INT64_MAX;
@@ -697,6 +724,8 @@ watch_loop(struct watch *w)
 			return -1;
 		if (i_in >= 0 && pf[i_in].revents)
 			feed_input(w);
+		if (i_fwd >= 0 && pf[i_fwd].revents)
+			forward_signals(w);
 		if (i_cancel >= 0 && pf[i_cancel].revents) {
 			w->res->cancelled = 1;
 			stop_child(w, sked__mono_ms());
@@ -753,6 +782,7 @@ static void
 spawn_error(sked_exec_result *res, const char *prog, const char *what, int err)
 {
 	char eb[128];
+	res->spawn_errno = err;
 	snprintf(res->error, sizeof(res->error), "cannot run '%.120s': %s%s%s",
 	         prog, what ? what : "", what ? ": " : "",
 	         errstr(err, eb, sizeof(eb)));
@@ -770,7 +800,8 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	memset(res, 0, sizeof(*res));
 	if (!spec || !spec->argv || !spec->argv[0] || !spec->argv[0][0] ||
 	    spec->timeout_ms < 0 || spec->kill_grace_ms < 0 ||
-	    (spec->input_len > 0 && !spec->input)) {
+	    (spec->input_len > 0 && !spec->input) ||
+	    (spec->inherit_stdio && spec->input_len > 0)) {
 		snprintf(res->error, sizeof(res->error),
 		         "invalid handler spec");
 		return SKED_EINVAL;
@@ -785,6 +816,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	w.res = res;
 	w.pidfd = -1;
 	w.in_fd = w.out_fd = -1;
+	w.forward_fd = spec->forward_fd;
 	w.tail.cap = spec->tail_max ? spec->tail_max : DEFAULT_TAIL_MAX;
 	w.grace_ms =
 	        spec->kill_grace_ms ? spec->kill_grace_ms : DEFAULT_GRACE_MS;
@@ -805,7 +837,8 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 		goto out;
 	}
 
-	if (make_pipe(in_p) < 0 || make_pipe(out_p) < 0 ||
+	if ((!spec->inherit_stdio &&
+	     (make_pipe(in_p) < 0 || make_pipe(out_p) < 0)) ||
 	    make_pipe(err_p) < 0) {
 		spawn_error(res, prog, "pipe", errno);
 		rc = SKED_EIO;
@@ -901,8 +934,10 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	in_p[1] = -1;
 	w.out_fd = out_p[0];
 	out_p[0] = -1;
-	set_nonblock(w.in_fd);
-	set_nonblock(w.out_fd);
+	if (w.in_fd >= 0)
+		set_nonblock(w.in_fd);
+	if (w.out_fd >= 0)
+		set_nonblock(w.out_fd);
 	if (spec->input_len == 0)
 		close_fd(&w.in_fd);
 	w.deadline = spec->timeout_ms ? t0 + spec->timeout_ms : INT64_MAX;

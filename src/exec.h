@@ -54,6 +54,13 @@ typedef struct sked_exec_spec {
 	 * and disarmed before it is reaped. */
 	struct sked_guard *guard;
 	int guard_slot;
+	/* 1: the program keeps the caller's stdin, stdout and stderr (input
+	 * must be empty; no output tail is kept). 0: the pipes above. */
+	int inherit_stdio;
+	/* > 2: each byte read from this fd is a signal number to pass on to
+	 * the program's process group while it runs (the fd is read, so
+	 * give each run its own). Otherwise none. */
+	int forward_fd;
 } sked_exec_spec;
 
 typedef struct sked_exec_result {
@@ -77,6 +84,9 @@ typedef struct sked_exec_result {
 	 * "killed by signal 9 (Killed)", "timed out after 2s", "cancelled",
 	 * "cannot run 'nosuch': No such file or directory". */
 	char error[256];
+	/* When spawned is 0: the errno of the failure (ENOENT: no such
+	 * program; EACCES: not executable); else 0. */
+	int spawn_errno;
 } sked_exec_result;
 
 /* The marker that opens a truncated output tail (UTF-8 ellipsis). */
@@ -88,7 +98,8 @@ typedef struct sked_exec_result {
  * sked__exec_result_free()).
  *
  * Returns SKED_OK when the program ran, whatever its exit; SKED_EINVAL for a
- * bad spec (no argv[0], an env entry without '=', negative times);
+ * bad spec (no argv[0], an env entry without '=', negative times, input
+ * with inherit_stdio);
  * SKED_ENOMEM; SKED_EIO when it could not be started (program not found or
  * not executable, no fds or processes left) — res->spawned is 0 and
  * res->error says why — or, rarely, when waiting on a started child failed

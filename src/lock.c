@@ -9,7 +9,7 @@
  * name decides between racers; the token is read back in the same
  * transaction. Rows are never deleted, so tokens never start over. What a
  * holder does with its lease (renewing it while a program runs) is left to
- * the caller (cli/cmd_lock.c).
+ * the caller, or to lock_run.c (sked_lock_run).
  *
  * Row locks: one lock row per transaction, nothing else.
  */

@@ -4,8 +4,8 @@
  * Layer: the model. The public API is in sked.h (sked_lock_*); this
  * header only names the module for the house rule that every .c includes
  * its own header first. Running a program under a lock (renewing the
- * lease while it runs, stopping it when the lease could be lost) is the
- * command line's business (cli/cmd_lock.c).
+ * lease while it runs, stopping it when the lease could be lost) is
+ * lock_run.c's (sked_lock_run).
  */
 #ifndef SKED_LOCK_H
 #define SKED_LOCK_H

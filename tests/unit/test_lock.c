@@ -3,12 +3,14 @@
  * racing handles, fencing tokens that only grow, owner checks on extend
  * and release, expiry by the database clock, lock-at-least-for, waiting.
  *
- * Layer: tests. `sked lock run` (renewal while a program runs, killing
- * it when the lease could run out) is covered by
+ * Layer: tests. sked_lock_run's outcomes are checked here; `sked lock
+ * run` under a race, a kill -9 and a takeover (renewal while a program
+ * runs, killing it when the lease could be lost) in
  * tests/integration/t_lock_race.sh.
  */
 #include "lock.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <cmocka.h>
 
 #include "sqlite_fixture.h"
+#include "util/clock.h"
 
 static char url[512];
 
@@ -37,14 +40,6 @@ static sked *
 open_db(void)
 {
 	return fixture_open(url, NULL);
-}
-
-static int64_t
-mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -115,7 +110,7 @@ at_least_keeps_it_after_release(void **state)
 	sked *a = open_db(), *b = open_db();
 	sked_lock_opts lo = {.at_least_ms = 800};
 	int64_t ta = 0, tb = 0;
-	int64_t t0 = mono();
+	int64_t t0 = sked__mono_ms();
 	assert_int_equal(sked_lock_acquire(a, "A", "alice", 5000, &lo, &ta),
 	                 SKED_OK);
 	assert_int_equal(sked_lock_release(a, "A", "alice", ta, &lo), SKED_OK);
@@ -125,7 +120,7 @@ at_least_keeps_it_after_release(void **state)
 	sked_lock_opts wait = {.wait_ms = 3000};
 	assert_int_equal(sked_lock_acquire(b, "A", "bob", 5000, &wait, &tb),
 	                 SKED_OK);
-	int64_t waited = mono() - t0;
+	int64_t waited = sked__mono_ms() - t0;
 	assert_true(waited >= 700 && waited < 2500);
 	assert_true(tb > ta);
 	sked_close(a);
@@ -142,10 +137,10 @@ wait_is_bounded(void **state)
 	assert_int_equal(sked_lock_acquire(a, "W", "alice", 10000, NULL, &ta),
 	                 SKED_OK);
 	sked_lock_opts lo = {.wait_ms = 300};
-	int64_t t0 = mono();
+	int64_t t0 = sked__mono_ms();
 	assert_int_equal(sked_lock_acquire(b, "W", "bob", 5000, &lo, &tb),
 	                 SKED_ELOCKED);
-	int64_t waited = mono() - t0;
+	int64_t waited = sked__mono_ms() - t0;
 	assert_true(waited >= 300 && waited < 1500);
 	sked_close(a);
 	sked_close(b);
@@ -196,6 +191,54 @@ one_winner_among_racers(void **state)
 	assert_int_equal(won, 1);
 }
 
+/* sked_lock_run: the program runs holding the lock, with its name and
+ * token in the environment; its status comes back; the lock is released
+ * after it, and also when the program cannot start; a held lock runs
+ * nothing. */
+static void
+run_holds_reports_and_releases(void **state)
+{
+	(void)state;
+	new_db();
+	sked *a = open_db(), *b = open_db();
+	sked_lock_run_opts ro = {.owner = "runner", .ttl_ms = 2000};
+	sked_lock_run_result res;
+	int64_t t = 0;
+	const char *exit3[] = {"sh", "-c",
+	                       "test \"$SKED_LOCK_NAME\" = R && "
+	                       "test \"$SKED_FENCING_TOKEN\" = 1 && exit 3",
+	                       NULL};
+	assert_int_equal(sked_lock_run(a, "R", exit3, &ro, &res), SKED_OK);
+	assert_int_equal(res.token, 1);
+	assert_true(res.spawned);
+	assert_true(res.exited);
+	assert_int_equal(res.exit_code, 3);
+	assert_false(res.expired);
+	assert_false(res.lost);
+	assert_int_equal(res.release_rc, SKED_OK);
+	assert_int_equal(sked_lock_acquire(b, "R", "other", 2000, NULL, &t),
+	                 SKED_OK);
+
+	const char *never[] = {"sh", "-c", "exit 9", NULL};
+	assert_int_equal(sked_lock_run(a, "R", never, &ro, &res), SKED_ELOCKED);
+	assert_false(res.spawned);
+	assert_non_null(strstr(sked_errmsg(a), "other"));
+	assert_int_equal(sked_lock_release(b, "R", "other", t, NULL), SKED_OK);
+
+	const char *nosuch[] = {"/nonexistent/sked-program", NULL};
+	assert_int_equal(sked_lock_run(a, "R", nosuch, &ro, &res), SKED_EIO);
+	assert_false(res.spawned);
+	assert_int_equal(res.spawn_errno, ENOENT);
+	assert_non_null(strstr(sked_errmsg(a), "cannot run"));
+	assert_int_equal(sked_lock_acquire(b, "R", "other", 2000, NULL, &t),
+	                 SKED_OK);
+
+	ro.ttl_ms = 999; /* renewed every ttl/3: too short */
+	assert_int_equal(sked_lock_run(a, "Q", exit3, &ro, &res), SKED_EINVAL);
+	sked_close(a);
+	sked_close(b);
+}
+
 int
 main(void)
 {
@@ -204,6 +247,7 @@ main(void)
 	        cmocka_unit_test(at_least_keeps_it_after_release),
 	        cmocka_unit_test(wait_is_bounded),
 	        cmocka_unit_test(one_winner_among_racers),
+	        cmocka_unit_test(run_holds_reports_and_releases),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
