@@ -1,9 +1,13 @@
 #!/bin/sh
 # scripts/test-servers.sh — private PostgreSQL and MariaDB servers for tests.
 #
-#   scripts/test-servers.sh start [pg|mariadb]...   start (default: both)
-#   scripts/test-servers.sh stop                    stop both
-#   scripts/test-servers.sh env                     print the URLs as exports
+#   scripts/test-servers.sh start [pg|mariadb|pgbouncer]...
+#                                   start (default: all three)
+#   scripts/test-servers.sh stop    stop them all
+#   scripts/test-servers.sh env     print the URLs as exports
+#
+# pgbouncer is PgBouncer in transaction pooling in front of the pg server
+# (the `pgbouncer` test backend); it needs pg.
 #
 # Each server is a local instance on loopback with its own data folder,
 # port and socket under $SKED_TEST_DIR (default: .sked-test in the
@@ -27,6 +31,8 @@ PG_PORT=${SKED_TEST_PG_PORT:-55433}
 MY_PORT=${SKED_TEST_MY_PORT:-53307}
 PG_URL="postgres://postgres@127.0.0.1:$PG_PORT/sked_test"
 MY_URL="mysql://sked:sked-test-pw@127.0.0.1:$MY_PORT/sked_test"
+PGB_PORT=${SKED_TEST_PGB_PORT:-56432}
+PGB_URL="postgres://postgres@127.0.0.1:$PGB_PORT/sked_test?sked_pooling=transaction"
 
 as_pg() {
 	if [ "$(id -u)" = 0 ]; then
@@ -67,6 +73,60 @@ stop_pg() {
 	bin=$(pg_bin)
 	[ -n "$bin" ] && [ -f "$DIR/pg/data/PG_VERSION" ] || return 0
 	as_pg "$bin/pg_ctl" -D "$DIR/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+# PgBouncer 1.18 in transaction pooling: a server session per
+# transaction, so nothing a session holds survives between transactions.
+start_pgbouncer() {
+	command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] ||
+		{ echo "test-servers: PgBouncer is not installed" >&2; return 1; }
+	pgb=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+	d="$DIR/pgbouncer"
+	mkdir -p "$d"
+	chmod 755 "$DIR" "$d"
+	[ "$(id -u)" = 0 ] && chown postgres "$d"
+	cat >"$d/pgbouncer.ini" <<INI
+[databases]
+* = host=127.0.0.1 port=$PG_PORT
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $PGB_PORT
+unix_socket_dir = $d
+auth_type = trust
+auth_file = $d/users.txt
+admin_users = postgres
+pool_mode = transaction
+max_client_conn = 2000
+default_pool_size = 40
+max_db_connections = 80
+server_reset_query =
+logfile = $d/pgbouncer.log
+pidfile = $d/pgbouncer.pid
+INI
+	echo '"postgres" ""' >"$d/users.txt"
+	if [ -f "$d/pgbouncer.pid" ] && kill -0 "$(cat "$d/pgbouncer.pid")" 2>/dev/null; then
+		:
+	else
+		rm -f "$d/pgbouncer.pid"
+		as_pg "$pgb" -d "$d/pgbouncer.ini" >"$d/start.log" 2>&1 || {
+			echo "test-servers: PgBouncer did not start: $(tail -n 1 "$d/start.log")" >&2
+			return 1
+		}
+	fi
+	i=0
+	until psql -X -q -At "postgres://postgres@127.0.0.1:$PGB_PORT/sked_test" \
+		-c 'SELECT 1' >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 60 ] || { echo "test-servers: PgBouncer does not answer; see $d/pgbouncer.log" >&2; return 1; }
+		sleep 0.5
+	done
+	echo "test-servers: PgBouncer (transaction pooling) up on 127.0.0.1:$PGB_PORT" >&2
+}
+
+stop_pgbouncer() {
+	f="$DIR/pgbouncer/pgbouncer.pid"
+	[ -f "$f" ] || return 0
+	kill "$(cat "$f")" 2>/dev/null || true
 }
 
 my_admin() {
@@ -113,28 +173,31 @@ stop_mariadb() {
 
 cmd=${1:-}
 [ $# -gt 0 ] && shift
-which=${*:-pg mariadb}
+which=${*:-pg mariadb pgbouncer}
 case "$cmd" in
 start)
 	for s in $which; do
 		case "$s" in
 		pg) start_pg ;;
 		mariadb) start_mariadb ;;
+		pgbouncer) start_pgbouncer ;;
 		*) echo "test-servers: unknown server '$s'" >&2; exit 64 ;;
 		esac
 	done
 	;;
 stop)
+	stop_pgbouncer
 	stop_pg
 	stop_mariadb
 	;;
 env)
 	echo "export SKED_TEST_PG_URL='$PG_URL'"
 	echo "export SKED_TEST_MY_URL='$MY_URL'"
+	echo "export SKED_TEST_PGB_URL='$PGB_URL'"
 	echo "export SKED_TEST_DIR='$DIR'"
 	;;
 *)
-	echo "usage: $0 start [pg|mariadb]... | stop | env" >&2
+	echo "usage: $0 start [pg|mariadb|pgbouncer]... | stop | env" >&2
 	exit 64
 	;;
 esac

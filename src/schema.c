@@ -2,7 +2,8 @@
  * schema.c — applies the versioned schema steps (see schema.h).
  *
  * Layer: the model's foundation. Concurrency: the whole migration runs
- * under the dialect's migration lock (PostgreSQL: an advisory lock; MySQL:
+ * under the dialect's migration lock (PostgreSQL: a transaction-scoped
+ * advisory lock taken first in the migration's transaction; MySQL:
  * GET_LOCK) or, where there is none, inside the dialect's write
  * transaction (SQLite: BEGIN IMMEDIATE, one writer at a time). The version
  * is read again under that lock, so a node that waited finds the work done
@@ -138,23 +139,27 @@ sked__schema_migrate(sked *h)
 {
 	const sked_dialect *d = h->dialect;
 	int rc, applied = 0;
+	/* Where DDL is transactional the lock is taken inside the migration's
+	 * transaction: a transaction-scoped lock (PostgreSQL's
+	 * pg_advisory_xact_lock) then holds exactly as long as the work and
+	 * never outlives it in a server session a pooler hands on. */
+	if (d->ddl_in_tx) {
+		rc = sked__begin(h, 0);
+		if (rc != SKED_OK)
+			return sked__fail_db(h, rc,
+			                     "cannot begin the migration");
+	}
 	if (d->migrate_lock) {
 		/* a template: the lock may be keyed by the prefix */
 		char *lock =
 		        sked__dialect_expand(d, h->prefix, d->migrate_lock);
-		if (!lock)
-			return sked__fail(h, SKED_ENOMEM, "out of memory");
-		rc = sked__qdyn(h, lock, NULL, 0, NULL);
+		rc = lock ? sked__qdyn(h, lock, NULL, 0, NULL) : SKED_ENOMEM;
 		free(lock);
-		if (rc != SKED_OK)
-			return sked__fail_db(h, rc,
-			                     "cannot take the migration lock");
-	}
-	if (d->ddl_in_tx) {
-		rc = sked__begin(h, 0);
 		if (rc != SKED_OK) {
-			sked__fail_db(h, rc, "cannot begin the migration");
-			goto unlock;
+			sked__fail_db(h, rc, "cannot take the migration lock");
+			if (d->ddl_in_tx)
+				sked__rollback(h);
+			return rc;
 		}
 	}
 	rc = apply(h, &applied);
@@ -168,7 +173,6 @@ sked__schema_migrate(sked *h)
 			sked__rollback(h);
 		}
 	}
-unlock:
 	if (d->migrate_unlock) {
 		char *unlock =
 		        sked__dialect_expand(d, h->prefix, d->migrate_unlock);

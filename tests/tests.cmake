@@ -37,7 +37,7 @@ else()
 endif()
 
 set(SKED_BACKENDS sqlite sqlite-optimistic pg pg-optimistic mariadb
-    mariadb-optimistic odbc-sqlite odbc-pg odbc-mariadb)
+    mariadb-optimistic odbc-sqlite odbc-pg odbc-mariadb pgbouncer)
 file(GLOB SKED_INT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/integration/t_*.sh)
 foreach(t ${SKED_INT_TESTS})
   get_filename_component(name ${t} NAME_WE)

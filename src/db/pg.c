@@ -17,6 +17,18 @@
  * A borrowed connection (wrap) is the application's: sked never closes
  * it, never changes its notice processor, and runs unnamed statements
  * only, so it leaves no prepared statements behind in that session.
+ *
+ * Behind a pooler that hands out server sessions per transaction
+ * (PgBouncer's pool_mode = transaction) nothing lives from one
+ * transaction to the next, and a pooler does not say which mode it is
+ * in, so the user says it: sked_pooling=transaction in the URL's query
+ * (sked_pooling=session, the default, changes nothing). The driver takes
+ * the parameter out before libpq sees the URL and then runs unnamed
+ * statements only (Parse, Bind and Execute under one Sync, which the
+ * pooler keeps on one server session), lends no socket for wake-ups and
+ * turns LISTEN into a no-op, so workers poll. Without the parameter, the
+ * errors such a pooler causes (a named statement missing or already
+ * there: SQLSTATE 26000, 42P05) say which setting is missing.
  */
 #include "db/driver.h"
 #include "db/errmap.h"
@@ -40,7 +52,8 @@ char *sked__pg_rewrite(const char *sql, unsigned char *used, int nused);
 typedef struct pgc {
 	PGconn *conn;
 	int borrowed;
-	unsigned serial;             /* makes statement names unique */
+	int txpool;      /* sked_pooling=transaction: nothing outlives a tx */
+	unsigned serial; /* makes statement names unique */
 	unsigned char ready[NSLOTS]; /* slot prepared on this session */
 } pgc;
 
@@ -171,6 +184,17 @@ set_err(sked_dberr *e, PGconn *conn, const PGresult *r)
 	if (!conn || PQstatus(conn) == CONNECTION_BAD)
 		e->kind = conn ? SKED_DBE_CONNECT : SKED_DBE_NOMEM;
 	put_msg(e, NULL, msg, NULL);
+	/* sked names its statements sked_<serial>_<slot>: one missing, or
+	 * one there already that this session never made, means the server
+	 * session changed under the connection — a transaction pooler */
+	if (st && (strcmp(st, "26000") == 0 || strcmp(st, "42P05") == 0) &&
+	    strstr(e->msg, "\"sked_")) {
+		size_t l = strlen(e->msg);
+		snprintf(e->msg + l, sizeof e->msg - l, "%s",
+		         " (behind a pooler in transaction mode, such as "
+		         "PgBouncer's pool_mode = transaction? add "
+		         "sked_pooling=transaction to the URL)");
+	}
 }
 
 /* ---- connections ---- */
@@ -211,16 +235,71 @@ url_password(const char *url)
 	return pw;
 }
 
+/* Take sked_pooling=MODE out of the URL's query ('?' or '&' before it).
+ * *clean gets the URL libpq may read (malloc'd), *txpool 1 for
+ * "transaction". Returns 0, or -1 with e set (a mode sked does not know,
+ * or out of memory). */
 static int
-pg_connect(const char *url, void **out, sked_dberr *e)
+take_pooling(const char *url, char **clean, int *txpool, sked_dberr *e)
+{
+	static const char key[] = "sked_pooling=";
+	*txpool = 0;
+	*clean = strdup(url);
+	if (!*clean) {
+		e->kind = SKED_DBE_NOMEM;
+		snprintf(e->msg, sizeof e->msg, "out of memory");
+		return -1;
+	}
+	char *s = *clean;
+	for (char *k = strstr(s, key); k; k = strstr(k + 1, key)) {
+		if (k == s || (k[-1] != '?' && k[-1] != '&'))
+			continue;
+		char *v = k + sizeof key - 1;
+		size_t vl = strcspn(v, "&");
+		if (vl == strlen("transaction") &&
+		    strncmp(v, "transaction", vl) == 0) {
+			*txpool = 1;
+		} else if (!(vl == strlen("session") &&
+		             strncmp(v, "session", vl) == 0)) {
+			e->kind = SKED_DBE_CONNECT;
+			snprintf(
+			        e->msg, sizeof e->msg,
+			        "postgresql: sked_pooling must be 'session' or "
+			        "'transaction', not '%.*s'",
+			        (int)(vl > 40 ? 40 : vl), v);
+			free(*clean);
+			*clean = NULL;
+			return -1;
+		}
+		/* drop "KEY=VALUE" with the '&' after it, or the '&' or '?'
+		 * before it when it is the last */
+		char *from = k, *to = v + vl;
+		if (*to == '&')
+			to++;
+		else
+			from = k - 1;
+		memmove(from, to, strlen(to) + 1);
+		k = from > s ? from - 1 : s;
+	}
+	return 0;
+}
+
+static int
+pg_connect(const char *url_in, void **out, sked_dberr *e)
 {
 	*out = NULL;
+	char *url = NULL;
+	int txpool = 0;
+	if (take_pooling(url_in, &url, &txpool, e) != 0)
+		return e->kind == SKED_DBE_NOMEM ? SKED_ENOMEM : SKED_EINVAL;
 	pgc *p = calloc(1, sizeof *p);
 	if (!p) {
+		free(url);
 		e->kind = SKED_DBE_NOMEM;
 		snprintf(e->msg, sizeof e->msg, "out of memory");
 		return SKED_ENOMEM;
 	}
+	p->txpool = txpool;
 	/* Defaults first, the URL last: with expand_dbname libpq keeps the
 	 * last value of a repeated key word, so the URL overrides. */
 	const char *keys[4], *vals[4];
@@ -244,10 +323,12 @@ pg_connect(const char *url, void **out, sked_dberr *e)
 		        p->conn ? PQerrorMessage(p->conn) : "out of memory",
 		        pw);
 		free(pw);
+		free(url);
 		pg_close(p);
 		return e->kind == SKED_DBE_NOMEM ? SKED_ENOMEM
 		                                 : SKED_EUNAVAILABLE;
 	}
+	free(url);
 	PQsetNoticeProcessor(p->conn, notice, NULL);
 	p->serial = atomic_fetch_add(&next_serial, 1);
 	*out = p;
@@ -362,7 +443,12 @@ pg_exec(void *c, int slot, const char *sql, const sked_val *v, int np,
 		goto nomem;
 	for (int i = 0; i < nu; i++)
 		types[i] = used[i] ? 0 : TEXTOID;
-	int cached = slot >= 0 && slot < NSLOTS && !p->borrowed;
+	/* no session of its own to LISTEN in: the worker polls instead */
+	if (p->txpool && strncmp(text, "LISTEN ", 7) == 0) {
+		*affected = -1;
+		goto done;
+	}
+	int cached = slot >= 0 && slot < NSLOTS && !p->borrowed && !p->txpool;
 	if (cached) {
 		char name[48];
 		snprintf(name, sizeof name, "sked_%u_%d", p->serial, slot);
@@ -422,7 +508,7 @@ static int
 pg_socket(void *c)
 {
 	pgc *p = c;
-	return PQsocket(p->conn);
+	return p->txpool ? -1 : PQsocket(p->conn);
 }
 
 static int

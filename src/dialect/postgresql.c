@@ -18,8 +18,9 @@
  *   enqueue_many  n tasks in one INSERT … SELECT FROM unnest(…), ids in
  *                 input order, one pg_notify for the whole statement.
  *   wake-up       LISTEN/NOTIFY on a channel named after the prefix.
- *   migration     a session advisory lock keyed by the prefix, so
- *                 different prefixes never wait for each other.
+ *   migration     a transaction-scoped advisory lock keyed by the prefix
+ *                 (different prefixes never wait for each other), taken
+ *                 first in the migration's transaction.
  *
  * Row locks: a claim locks only the rows it returns (skipping rows
  * others hold); finish_batch locks the finished task rows in the order
@@ -307,11 +308,13 @@ const sked_dialect sked__dialect_postgresql = {
         .begin_claim = "BEGIN",
         .commit = "COMMIT",
         .rollback = "ROLLBACK",
-        /* two int4 keys: sked's migrations, then this prefix */
-        .migrate_lock = "SELECT pg_advisory_lock(hashtext('sked:migrate'), "
-                        "hashtext('{p}'))",
-        .migrate_unlock = "SELECT pg_advisory_unlock(hashtext('sked:migrate'), "
-                          "hashtext('{p}'))",
+        /* two int4 keys: sked's migrations, then this prefix; held by the
+         * migration's transaction (schema.c), so it needs no unlock and
+         * works behind a transaction pooler */
+        .migrate_lock =
+                "SELECT pg_advisory_xact_lock(hashtext('sked:migrate'), "
+                "hashtext('{p}'))",
+        .migrate_unlock = NULL,
         .ddl_in_tx = 1,
         .session_init = NULL,
         .listen = "LISTEN {p}task",

@@ -54,6 +54,13 @@ pg | pg-optimistic)
 	URL=$SKED_TEST_PG_URL
 	[ "$SKED_BACKEND" = pg ] || STRATEGY=optimistic
 	;;
+pgbouncer)
+	# PgBouncer in transaction pooling in front of the pg server; the sql
+	# helper talks to that server directly (SKED_TEST_PG_URL)
+	[ -n "${SKED_TEST_PGB_URL:-}" ] || skip "no PgBouncer given (SKED_TEST_PGB_URL)"
+	[ -n "${SKED_TEST_PG_URL:-}" ] || skip "no PostgreSQL server given (SKED_TEST_PG_URL)"
+	URL=$SKED_TEST_PGB_URL
+	;;
 mariadb | mariadb-optimistic)
 	[ -n "${SKED_TEST_MY_URL:-}" ] || skip "no MariaDB server given (SKED_TEST_MY_URL)"
 	URL=$SKED_TEST_MY_URL
