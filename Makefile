@@ -69,17 +69,33 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(FORMATTED)
 
-# libFuzzer runs of the fuzz targets (clang), FUZZ_SECONDS each; the seed
-# corpus lives in tests/fuzz/corpus/ and is replayed by every `make test`
+# libFuzzer runs of the fuzz targets (clang), FUZZ_SECONDS each, one after
+# another (one core); the seed corpus lives in tests/fuzz/corpus/NAME and
+# is replayed by every build's CTest. What a run finds is kept in
+# $(FUZZ_BUILD)/corpus-NAME (new inputs) and crash-* files (findings).
+#   make fuzz                       every target, 60 s each
+#   make fuzz FUZZ_SECONDS=600      the long run (docs/testing.md)
+#   make fuzz FUZZ_TARGETS=cron     one target
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= url_redact cron tzif dur_time config
 fuzz:
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DSKED_FUZZ=ON \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_url_redact_lf
-	mkdir -p $(FUZZ_BUILD)/corpus-url
-	$(FUZZ_BUILD)/fuzz_url_redact_lf -max_total_time=$(FUZZ_SECONDS) \
-		-max_len=512 $(FUZZ_BUILD)/corpus-url tests/fuzz/corpus/url
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target \
+		$(patsubst %,fuzz_%_lf,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		c=$$t; [ $$t = url_redact ] && c=url; \
+		mkdir -p $(FUZZ_BUILD)/corpus-$$c; \
+		echo "== fuzz_$$t: $(FUZZ_SECONDS) s"; \
+		(cd $(FUZZ_BUILD) && ./fuzz_$${t}_lf \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+			-print_final_stats=1 corpus-$$c \
+			$(CURDIR)/tests/fuzz/corpus/$$c 2>fuzz_$$t.log) || \
+			{ tail -n 40 $(FUZZ_BUILD)/fuzz_$$t.log; exit 1; }; \
+		grep -E '^(stat::number_of_executed_units|#[0-9]+ +DONE)' \
+			$(FUZZ_BUILD)/fuzz_$$t.log || true; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

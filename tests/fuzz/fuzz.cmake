@@ -28,3 +28,56 @@ foreach(name fuzz_url_redact)
     endif()
   endif()
 endforeach()
+
+# The parsers of outside input beside the URL: cron expressions, TZif
+# bytes, durations and times, the config file. name:sources compiled with
+# the fuzzer's instrumentation (the rest comes from sked_static).
+set(SKED_FUZZ_PARSERS
+  "fuzz_cron:src/cron.c,src/tz.c,src/util/timefmt.c"
+  "fuzz_tzif:src/tz.c,src/cron.c,src/util/timefmt.c"
+  "fuzz_dur_time:src/util/dur.c,src/util/timefmt.c"
+  "fuzz_config:cli/config.c")
+foreach(entry ${SKED_FUZZ_PARSERS})
+  string(REPLACE ":" ";" entry ${entry})
+  list(GET entry 0 name)
+  list(GET entry 1 srcs)
+  string(REPLACE "," ";" srcs ${srcs})
+  string(REPLACE "fuzz_" "" corpus ${name})
+  set(src ${CMAKE_SOURCE_DIR}/tests/fuzz/${name}.c)
+  set(libs sked_static)
+  if(name STREQUAL "fuzz_config")
+    list(APPEND libs PkgConfig::INIH)
+  endif()
+  # the program's own files (cli/) are in no library: compiled in
+  set(plainsrc ${src})
+  foreach(s ${srcs})
+    if(s MATCHES "^cli/")
+      list(APPEND plainsrc ${CMAKE_SOURCE_DIR}/${s})
+    endif()
+  endforeach()
+  add_executable(${name} ${plainsrc})
+  target_compile_options(${name} PRIVATE "SHELL:-iquote ${CMAKE_SOURCE_DIR}/src"
+                         "SHELL:-iquote ${CMAKE_SOURCE_DIR}/cli"
+                         "SHELL:-iquote ${CMAKE_BINARY_DIR}"
+                         ${SKED_WARN} -Wno-missing-prototypes)
+  target_compile_definitions(${name} PRIVATE _GNU_SOURCE ${SKED_DEFS})
+  target_link_libraries(${name} PRIVATE ${libs})
+  add_test(NAME fuzz/${name}
+           COMMAND ${name} ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${corpus})
+  set_tests_properties(fuzz/${name} PROPERTIES LABELS "unit;fuzz" TIMEOUT 60)
+  if(SKED_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
+    set(lfsrc ${src})
+    foreach(s ${srcs})
+      list(APPEND lfsrc ${CMAKE_SOURCE_DIR}/${s})
+    endforeach()
+    add_executable(${name}_lf ${lfsrc})
+    target_compile_options(${name}_lf PRIVATE "SHELL:-iquote ${CMAKE_SOURCE_DIR}/src"
+                           "SHELL:-iquote ${CMAKE_SOURCE_DIR}/cli"
+                           "SHELL:-iquote ${CMAKE_BINARY_DIR}"
+                           -fsanitize=fuzzer,address,undefined -g)
+    target_compile_definitions(${name}_lf PRIVATE _GNU_SOURCE SKED_LIBFUZZER ${SKED_DEFS})
+    target_include_directories(${name}_lf PRIVATE ${CMAKE_SOURCE_DIR}/include)
+    target_link_options(${name}_lf PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_libraries(${name}_lf PRIVATE ${libs})
+  endif()
+endforeach()
