@@ -139,9 +139,11 @@ setup(sked *h)
 	rc = choose_strategy(h);
 	if (rc != SKED_OK)
 		return rc;
-	rc = sked__dialect_render(h->dialect, h->prefix, h->sql);
+	char err[256];
+	rc = sked__dialect_render(h->dialect, h->prefix, h->sql, err,
+	                          sizeof err);
 	if (rc != SKED_OK)
-		return sked__fail(h, rc, "out of memory");
+		return sked__fail(h, rc, "%s", err);
 	if (h->dialect->listen &&
 	    !(h->listen_sql = sked__dialect_expand(h->dialect, h->prefix,
 	                                           h->dialect->listen)))
@@ -213,8 +215,6 @@ sked_close(sked *h)
 	sked__dialect_free_rendered(h->sql);
 	free(h->listen_sql);
 	free(h->notify_sql);
-	for (int i = 0; i < SKED_XSQL_N; i++)
-		free(h->xsql[i]);
 	sked__db_close(h->db);
 	free(h->url);
 	free(h);

@@ -20,8 +20,9 @@
 #include <string.h>
 
 #include "detect.h"
-#include "util/buf.h"
 #include "sked.h"
+#include "util/buf.h"
+#include "util/log.h"
 
 #define TASK_COLS                                                              \
 	"id, queue, kind, payload, status, priority, {ms:run_at}, attempts, "  \
@@ -40,10 +41,35 @@
 #define DUE         "status IN (0, 4) AND run_at <= {now}"
 #define CLAIM_ORDER " ORDER BY priority DESC, run_at, id"
 
+#define DEF_COLS                                                               \
+	"cron, tz, kind, payload, queue, priority, max_attempts, misfire, "    \
+	"overlap"
+
 #define ENQ_COLS                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
 	"updated_at) VALUES (?1, ?2, ?3, 0, ?4, "
+
+/* The cluster gauges' rows: (queue, status, count, due, oldest run_at ms,
+ * now ms); status 1 rows come from the running index; status -1 is the
+ * node row (count, alive), -2 the lock row (count, held), -3 the schedule
+ * row (count, paused). Each task branch's WHERE matches one partial
+ * index's predicate exactly; the other tables are small. */
+#define GAUGES                                                                 \
+	"SELECT queue, status, COUNT(*), "                                     \
+	"SUM(CASE WHEN run_at <= {now} THEN 1 ELSE 0 END), "                   \
+	"{ms:MIN(run_at)}, {nowms} FROM {p}task WHERE status IN (0, 4) "       \
+	"GROUP BY queue, status "                                              \
+	"UNION ALL SELECT queue, 1, COUNT(*), 0, NULL, {nowms} FROM {p}task "  \
+	"WHERE status = 1 GROUP BY queue "                                     \
+	"UNION ALL SELECT NULL, -1, COUNT(*), SUM(CASE WHEN {nowms} - "        \
+	"{ms:heartbeat} < lease_ms THEN 1 ELSE 0 END), NULL, {nowms} "         \
+	"FROM {p}node "                                                        \
+	"UNION ALL SELECT NULL, -2, COUNT(*), SUM(CASE WHEN owner IS NOT "     \
+	"NULL AND locked_until > {now} THEN 1 ELSE 0 END), NULL, {nowms} "     \
+	"FROM {p}lock "                                                        \
+	"UNION ALL SELECT NULL, -3, COUNT(*), SUM(CASE WHEN enabled = 0 THEN " \
+	"1 ELSE 0 END), NULL, {nowms} FROM {p}schedule"
 
 static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_NOW] = "SELECT {nowms}",
@@ -191,7 +217,145 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_CLAIMED_GET] =
                 "SELECT " CLAIMED_COLS " FROM {p}task "
                 "WHERE id = ?1 AND node_id = ?2 AND status = 1",
+
+        /* ---- task lists: a head, filter fragments, a tail ---- */
+        [SKED_SQL_LIST_HEAD] = "SELECT " TASK_COLS " FROM {p}task WHERE 1 = 1",
+        [SKED_SQL_AND_STATUS] = " AND status = {arg}",
+        [SKED_SQL_AND_QUEUE] = " AND queue = {arg}",
+        [SKED_SQL_AND_KIND] = " AND kind = {arg}",
+        [SKED_SQL_AND_BEFORE_ID] = " AND id < {arg}",
+        [SKED_SQL_AND_NODE] = " AND node_id = {arg}",
+        [SKED_SQL_AND_CREATED_FROM] = " AND created_at >= {ts:{arg}}",
+        [SKED_SQL_AND_CREATED_BEFORE] = " AND created_at < {ts:{arg}}",
+        [SKED_SQL_LIST_TAIL] = " ORDER BY id DESC{lim:{arg}}",
+        /* the same transitions as SKED_SQL_RETRY and SKED_SQL_CANCEL, for
+         * every task of status ?1 that the fragments after it match */
+        [SKED_SQL_RETRY_WHERE] =
+                "UPDATE {p}task SET status = 0, run_at = {now}, "
+                "max_attempts = CASE WHEN attempts >= max_attempts THEN "
+                "attempts + 1 ELSE max_attempts END, finished_at = NULL, "
+                "lease_until = NULL, updated_at = {now}, version = version + "
+                "1 WHERE status = ?1",
+        [SKED_SQL_CANCEL_WHERE] =
+                "UPDATE {p}task SET status = 5, finished_at = {now}, "
+                "lease_until = NULL, updated_at = {now}, version = version + "
+                "1 WHERE status = ?1",
+
+        /* ---- schedules (sched.c) ---- */
+        [SKED_SQL_SCHED_EARLIEST] = "SELECT MIN({ms:next_fire}), {nowms} FROM "
+                                    "{p}schedule WHERE enabled = 1",
+        [SKED_SQL_SCHED_DUE] =
+                "SELECT name, " DEF_COLS ", {ms:next_fire}, version, "
+                "{nowms} FROM {p}schedule WHERE enabled = 1 AND "
+                "next_fire <= {now} ORDER BY next_fire{lim:?1}",
+        /* the tick's claim of a schedule's fires: one conditional write */
+        [SKED_SQL_SCHED_CLAIM] =
+                "UPDATE {p}schedule SET next_fire = {ts:?3}, "
+                "version = version + 1, updated_at = {now} "
+                "WHERE name = ?1 AND version = ?2 AND enabled = 1",
+        [SKED_SQL_SCHED_LAST_FIRE] =
+                "UPDATE {p}schedule SET last_fire = {ts:?2} WHERE name = ?1",
+        [SKED_SQL_SCHED_TASK] = "INSERT INTO {p}task (queue, kind, payload, "
+                                "status, priority, run_at, attempts, "
+                                "max_attempts, version, schedule_name, "
+                                "fire_time, created_at, updated_at) VALUES "
+                                "(?1, ?2, ?3, 0, ?4, {now}, 0, ?5, 0, ?6, "
+                                "{ts:?7}, {now}, {now})",
+        [SKED_SQL_SCHED_ACTIVE] = "SELECT id FROM {p}task WHERE "
+                                  "schedule_name = ?1 AND status IN "
+                                  "(0, 1, 4) ORDER BY id{lim:1}",
+        [SKED_SQL_SCHED_DEF] = "SELECT " DEF_COLS ", version FROM {p}schedule "
+                               "WHERE name = ?1",
+        [SKED_SQL_SCHED_INSERT] = "INSERT INTO {p}schedule (name, " DEF_COLS
+                                  ", enabled, next_fire, last_fire, version, "
+                                  "created_at, updated_at) VALUES (?1, ?2, ?3, "
+                                  "?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, {ts:?11}, "
+                                  "NULL, "
+                                  "0, {now}, {now})",
+        [SKED_SQL_SCHED_UPDATE_KEEP] =
+                "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
+                "kind = ?4, payload = ?5, queue = ?6, "
+                "priority = ?7, max_attempts = ?8, "
+                "misfire = ?9, overlap = ?10, "
+                "version = version + 1, updated_at = {now} "
+                "WHERE name = ?1 AND version = ?11",
+        [SKED_SQL_SCHED_UPDATE_NEXT] =
+                "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
+                "kind = ?4, payload = ?5, queue = ?6, "
+                "priority = ?7, max_attempts = ?8, "
+                "misfire = ?9, overlap = ?10, "
+                "next_fire = {ts:?12}, "
+                "version = version + 1, updated_at = {now} "
+                "WHERE name = ?1 AND version = ?11",
+        [SKED_SQL_SCHED_DELETE] = "DELETE FROM {p}schedule WHERE name = ?1",
+        [SKED_SQL_SCHED_PAUSE] = "UPDATE {p}schedule SET enabled = 0, "
+                                 "version = version + 1, updated_at = {now} "
+                                 "WHERE name = ?1",
+        [SKED_SQL_SCHED_RESUME] =
+                "UPDATE {p}schedule SET enabled = 1, "
+                "next_fire = {ts:?2}, version = version + 1, "
+                "updated_at = {now} "
+                "WHERE name = ?1 AND version = ?3 AND enabled = 0",
+        [SKED_SQL_SCHED_LIST] =
+                "SELECT name, " DEF_COLS ", enabled, "
+                "{ms:next_fire}, {ms:last_fire} FROM {p}schedule "
+                "ORDER BY name",
+        [SKED_SQL_SCHED_DISABLE] = "UPDATE {p}schedule SET enabled = 0, "
+                                   "version = version + 1, updated_at = {now} "
+                                   "WHERE name = ?1 AND version = ?2",
+
+        /* ---- cluster locks (lock.c) ---- */
+        [SKED_SQL_LOCK_TAKE] =
+                "UPDATE {p}lock SET owner = ?2, locked_at = {now}, "
+                "locked_until = {now+?3}, "
+                "fencing_token = fencing_token + 1 WHERE name = ?1 AND "
+                "(owner IS NULL OR locked_until < {now} OR owner = ?2)",
+        [SKED_SQL_LOCK_TOKEN] =
+                "SELECT fencing_token FROM {p}lock WHERE name = ?1 "
+                "AND owner = ?2",
+        [SKED_SQL_LOCK_PEEK] = "SELECT owner, {ms:locked_until} FROM {p}lock "
+                               "WHERE name = ?1",
+        [SKED_SQL_LOCK_INSERT] =
+                "INSERT INTO {p}lock (name, owner, locked_at, "
+                "locked_until, fencing_token) VALUES (?1, ?2, {now}, "
+                "{now+?3}, 1)",
+        [SKED_SQL_LOCK_EXTEND] =
+                "UPDATE {p}lock SET locked_until = {now+?4} "
+                "WHERE name = ?1 AND owner = ?2 AND fencing_token = ?3 "
+                "AND locked_until >= {now}",
+        [SKED_SQL_LOCK_HELD] =
+                "SELECT {ms:locked_at}, {nowms} FROM {p}lock WHERE "
+                "name = ?1 AND owner = ?2 AND fencing_token = ?3",
+        [SKED_SQL_LOCK_HOLD] = "UPDATE {p}lock SET locked_until = {ts:?4} "
+                               "WHERE name = ?1 AND owner = ?2 AND "
+                               "fencing_token = ?3",
+        [SKED_SQL_LOCK_FREE] = "UPDATE {p}lock SET owner = NULL, "
+                               "locked_until = {now} WHERE name = ?1 AND "
+                               "owner = ?2 AND fencing_token = ?3",
+        [SKED_SQL_LOCK_GET] =
+                "SELECT owner, {ms:locked_at}, {ms:locked_until}, "
+                "fencing_token, {nowms} FROM {p}lock WHERE name = ?1",
+        [SKED_SQL_LOCK_LIST] = "SELECT name, owner, {ms:locked_at}, "
+                               "{ms:locked_until}, fencing_token, {nowms} "
+                               "FROM {p}lock ORDER BY name",
+
+        /* ---- what operators read (ops.c) ---- */
+        [SKED_SQL_GAUGES] = GAUGES,
+        [SKED_SQL_RUNS_RECENT] = "SELECT {ms:finished_at}, outcome FROM {p}run "
+                                 "ORDER BY id DESC{lim:?1}",
+        [SKED_SQL_NODES_PRUNE] =
+                "DELETE FROM {p}node WHERE heartbeat < {now+?1} "
+                "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "
+                "t.node_id = {p}node.id AND t.status = 1)",
+        /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:
+         * no generic text (dialect/postgresql.c, dialect/sqlserver.c) */
 };
+
+/* The statement id is the drivers' prepared-statement cache slot: they
+ * keep 128 (NSLOTS in each src/db/ driver); past that a statement would be
+ * prepared again on every call. */
+_Static_assert(SKED_SQL__COUNT <= 128,
+               "more statements than the drivers' statement cache holds");
 
 /* ---- rendering ---- */
 
@@ -217,10 +381,54 @@ putf(sked_buf *b, const char *fmt, const char *arg, size_t arglen)
 	sked__buf_put(b, rest, strlen(rest));
 }
 
-char *
-sked__dialect_expand(const sked_dialect *d, const char *prefix, const char *t)
+static int
+is(const char *in, size_t n, const char *word)
 {
+	return n == strlen(word) && memcmp(in, word, n) == 0;
+}
+
+/* the tokens sked__sql_fill fills per call: kept as they are */
+static int
+per_call(const char *in, size_t n)
+{
+	return is(in, n, "arg") || is(in, n, "ids") || is(in, n, "rows");
+}
+
+/* An argument of {now+X}, {ts:X}, {ms:X} or {lim:X}: text without
+ * braces, or exactly the per-call {arg}. */
+static int
+arg_ok(const char *a, size_t n)
+{
+	if (!memchr(a, '{', n) && !memchr(a, '}', n))
+		return 1;
+	return is(a, n, "{arg}");
+}
+
+/* The '}' closing the '{' at open (one level of nesting, as in
+ * {lim:{arg}}), or NULL. */
+static const char *
+closing(const char *open)
+{
+	int depth = 0;
+	for (const char *c = open; *c; c++) {
+		if (*c == '{')
+			depth++;
+		else if (*c == '}' && --depth == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* Render t into *out. SKED_EINVAL (err says which token) for a token
+ * this renderer does not know or a '{' left open: such text never
+ * reaches a server. */
+static int
+expand(const sked_dialect *d, const char *prefix, const char *t, char **out,
+       char *err, size_t errlen)
+{
+	const char *tmpl = t;
 	sked_buf b = {0};
+	*out = NULL;
 	sked__buf_put(&b, "", 0);
 	while (*t) {
 		const char *open = strchr(t, '{');
@@ -229,52 +437,118 @@ sked__dialect_expand(const sked_dialect *d, const char *prefix, const char *t)
 			break;
 		}
 		sked__buf_put(&b, t, (size_t)(open - t));
-		const char *close = strchr(open, '}');
-		if (!close) {
-			sked__buf_put(&b, open, strlen(open));
-			break;
-		}
+		const char *close = closing(open);
 		const char *in = open + 1;
-		size_t n = (size_t)(close - in);
-		if (n == 1 && in[0] == 'p')
+		size_t n = close ? (size_t)(close - in) : 0;
+		int ok = close != NULL;
+		if (!ok)
+			;
+		else if (is(in, n, "p"))
 			sked__buf_put(&b, prefix, strlen(prefix));
-		else if (n == 3 && memcmp(in, "now", 3) == 0)
+		else if (is(in, n, "now"))
 			sked__buf_put(&b, d->now, strlen(d->now));
-		else if (n == 5 && memcmp(in, "nowms", 5) == 0)
+		else if (is(in, n, "nowms"))
 			sked__buf_put(&b, d->nowms, strlen(d->nowms));
-		else if (n == 3 && memcmp(in, "ret", 3) == 0)
+		else if (is(in, n, "ret"))
 			sked__buf_put(&b, d->ret, strlen(d->ret));
-		else if (n > 4 && memcmp(in, "now+", 4) == 0)
+		else if (per_call(in, n))
+			sked__buf_put(&b, open, n + 2);
+		else if (n > 4 && memcmp(in, "now+", 4) == 0 &&
+		         arg_ok(in + 4, n - 4))
 			putf(&b, d->now_plus, in + 4, n - 4);
-		else if (n > 3 && memcmp(in, "ts:", 3) == 0)
+		else if (n > 3 && memcmp(in, "ts:", 3) == 0 &&
+		         arg_ok(in + 3, n - 3))
 			putf(&b, d->ts, in + 3, n - 3);
-		else if (n > 3 && memcmp(in, "ms:", 3) == 0)
+		else if (n > 3 && memcmp(in, "ms:", 3) == 0 &&
+		         arg_ok(in + 3, n - 3))
 			putf(&b, d->ms, in + 3, n - 3);
-		else if (n > 4 && memcmp(in, "lim:", 4) == 0)
+		else if (n > 4 && memcmp(in, "lim:", 4) == 0 &&
+		         arg_ok(in + 4, n - 4))
 			putf(&b, d->limit ? d->limit : " LIMIT {}", in + 4,
 			     n - 4);
 		else
-			sked__buf_put(&b, open,
-			              n + 2); /* not ours: keep as is */
+			ok = 0;
+		if (!ok) {
+			if (err)
+				snprintf(err, errlen,
+				         "the %s dialect's template has %s "
+				         "'%.32s' (in \"%.60s…\")",
+				         d->name,
+				         close ? "an unknown token"
+				               : "a '{' without its '}':",
+				         open, tmpl);
+			free(b.p);
+			return SKED_EINVAL;
+		}
 		t = close + 1;
 	}
 	if (b.oom) {
 		free(b.p);
-		return NULL;
+		if (err)
+			snprintf(err, errlen, "out of memory");
+		return SKED_ENOMEM;
 	}
-	return b.p;
+	*out = b.p;
+	return SKED_OK;
+}
+
+char *
+sked__dialect_expand(const sked_dialect *d, const char *prefix, const char *t)
+{
+	char err[256], *out;
+	int rc = expand(d, prefix, t, &out, err, sizeof err);
+	if (rc == SKED_EINVAL)
+		sked__log(SKED_LOG_ERROR, "%s", err);
+	return out;
+}
+
+const char *
+sked__sql_text(const sked_dialect *d, sked_sql id)
+{
+	if ((int)id < 0 || id >= SKED_SQL__COUNT)
+		return NULL;
+	return d->sql && d->sql[id] ? d->sql[id] : generic[id];
+}
+
+int
+sked__sql_needed(const sked_dialect *d, sked_sql id)
+{
+	switch (id) {
+	case SKED_SQL_FINISH_ARRAYS:
+	case SKED_SQL_ENQ_ARRAYS:
+		return (d->caps & SKED_CAP_ARRAYS) != 0;
+	case SKED_SQL_ENQ_ROWS_IN:
+	case SKED_SQL_ENQ_ROWS_AT:
+		return (d->caps & SKED_CAP_INSERT_ROWS) != 0;
+	case SKED_SQL_CLAIM_ANY:
+	case SKED_SQL_CLAIM_Q:
+		return d->claim_one_statement;
+	case SKED_SQL_LOCK_ANY:
+	case SKED_SQL_LOCK_Q:
+	case SKED_SQL_IDS_CLAIM:
+	case SKED_SQL_IDS_GET:
+		/* skip-locked in three steps (claim/onestep.c) */
+		return (d->caps & SKED_CAP_SKIP_LOCKED) &&
+		       !d->claim_one_statement;
+	default:
+		return 1;
+	}
 }
 
 int
 sked__dialect_render(const sked_dialect *d, const char *prefix,
-                     char *out[SKED_SQL__COUNT])
+                     char *out[SKED_SQL__COUNT], char *err, size_t errlen)
 {
+	for (int i = 0; i < SKED_SQL__COUNT; i++)
+		out[i] = NULL;
 	for (int i = 0; i < SKED_SQL__COUNT; i++) {
-		const char *t = d->sql && d->sql[i] ? d->sql[i] : generic[i];
-		out[i] = t ? sked__dialect_expand(d, prefix, t) : NULL;
-		if (t && !out[i]) {
+		const char *t = sked__sql_text(d, (sked_sql)i);
+		if (!t)
+			continue;
+		int rc = expand(d, prefix, t, &out[i], err, errlen);
+		if (rc != SKED_OK) {
 			sked__dialect_free_rendered(out);
-			return SKED_ENOMEM;
+			return rc;
 		}
 	}
 	return SKED_OK;
@@ -286,6 +560,48 @@ sked__dialect_free_rendered(char *out[SKED_SQL__COUNT])
 	for (int i = 0; i < SKED_SQL__COUNT; i++) {
 		free(out[i]);
 		out[i] = NULL;
+	}
+}
+
+/* ---- per-call tokens ---- */
+
+void
+sked__sql_fill(sked_buf *b, const char *s, int first, int n)
+{
+	char num[48];
+	if (!s) { /* a statement the dialect lacks: test_dialect.c */
+		b->oom = 1;
+		return;
+	}
+	for (;;) {
+		const char *open = strchr(s, '{');
+		if (!open) {
+			sked__buf_puts(b, s);
+			return;
+		}
+		sked__buf_put(b, s, (size_t)(open - s));
+		if (strncmp(open, "{arg}", 5) == 0) {
+			snprintf(num, sizeof num, "?%d", first);
+			sked__buf_puts(b, num);
+			s = open + 5;
+		} else if (strncmp(open, "{ids}", 5) == 0) {
+			for (int i = 0; i < n; i++) {
+				snprintf(num, sizeof num, "%s?%d", i ? "," : "",
+				         first + i);
+				sked__buf_puts(b, num);
+			}
+			s = open + 5;
+		} else if (strncmp(open, "{rows}", 6) == 0) {
+			for (int i = 0; i < n; i++) {
+				snprintf(num, sizeof num, "%s(?%d, %d)",
+				         i ? ", " : "", first + i, i);
+				sked__buf_puts(b, num);
+			}
+			s = open + 6;
+		} else { /* the renderer lets no other token through */
+			sked__buf_put(b, open, 1);
+			s = open + 1;
+		}
 	}
 }
 

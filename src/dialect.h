@@ -1,14 +1,35 @@
 /*
  * dialect.h — what to say to each database product: SQL text as data.
  *
- * Layer: beside the driver seam. A dialect is a table of SQL statements
- * plus a few expressions (the database clock, time arithmetic) and
- * capability flags. The model and the claim strategies name statements by
- * id (SKED_SQL_*); they never write SQL of their own. One driver (ODBC)
- * can front several dialects.
+ * Layer: the dialect seam, beside the driver seam and below the model. A
+ * dialect is a table of SQL texts plus a few expressions (the database
+ * clock, time arithmetic) and capability flags. Dialect files are data:
+ * they call nothing of sked's (not the handle core, not the model); the
+ * model and the claim strategies call down into this layer.
  *
- * Every statement has a generic text in dialect.c, written in the SQL that
- * SQLite, PostgreSQL and MySQL share; a dialect overrides only what it must.
+ * The registry's rules:
+ *
+ *  1. Every statement sked runs is named here, in enum sked_sql, and has
+ *     its text in dialect.c (generic) or in a dialect file (override). No
+ *     statement text lives in the model: sched.c, lock.c, ops.c, queue.c,
+ *     lease.c and the strategies run texts by id (sked__q) or assemble
+ *     one from registry fragments (sked__sql_fill).
+ *  2. The generic text is the SQL SQLite, PostgreSQL and MySQL share; a
+ *     dialect overrides only what its product says differently. A
+ *     statement only some products can say (PostgreSQL's unnest arrays,
+ *     SQL Server's multi-row OUTPUT insert) has no generic text; the
+ *     capability flag that makes the model use it (SKED_CAP_*) is the
+ *     promise that the dialect gives it (sked__sql_needed).
+ *  3. Texts are tables indexed by designated initializers; the statement
+ *     id is also the driver's prepared-statement cache slot, so nothing
+ *     is numbered by hand (a _Static_assert keeps the ids within the
+ *     drivers' cache).
+ *  4. The renderer knows every {token}: it refuses an unknown one (or an
+ *     unclosed '{'), never passing it to the server. tests/unit/
+ *     test_dialect.c renders every statement of every dialect.
+ *  5. Fast paths are model code chosen by capability flags, never hooks
+ *     in a dialect.
+ *
  * Texts are templates, rendered once per handle by sked__dialect_render:
  *
  *   {p}        the table prefix (validated: [a-z_][a-z0-9_]{0,30})
@@ -21,6 +42,13 @@
  *   {lim:X}    a row limit of X after ORDER BY (" LIMIT X" unless the
  *              dialect says otherwise)
  *
+ * Three tokens survive rendering and are filled per call by
+ * sked__sql_fill, because they depend on how many values a call binds:
+ *
+ *   {arg}      the marker of the next parameter (in filter fragments)
+ *   {ids}      n markers "?k,?k+1,…" (a claim's locked ids)
+ *   {rows}     n rows "(?k, 0), (?k+1, 1), …" (a multi-row insert)
+ *
  * Parameters are written '?N' (1-based, SQLite's own form); drivers whose
  * server wants something else rewrite the markers (db.h).
  */
@@ -32,9 +60,7 @@
 
 #include "schema.h"
 
-struct sked;
-struct sked_outcome;
-struct sked_enqueue_opts;
+#include "util/buf.h"
 
 /* The statements. Generic texts are in dialect.c, in the same order. */
 typedef enum sked_sql {
@@ -85,6 +111,59 @@ typedef enum sked_sql {
 	 * id markers ?3, ?4, … and is filled per call (node ?1, lease ?2) */
 	SKED_SQL_IDS_CLAIM,
 	SKED_SQL_IDS_GET,
+	/* sked_task_list: the head, then filter fragments (each binds the
+	 * next parameter, {arg}), then the tail with the limit */
+	SKED_SQL_LIST_HEAD,
+	SKED_SQL_AND_STATUS,
+	SKED_SQL_AND_QUEUE,
+	SKED_SQL_AND_KIND,
+	SKED_SQL_AND_BEFORE_ID,
+	SKED_SQL_AND_NODE,
+	SKED_SQL_AND_CREATED_FROM,
+	SKED_SQL_AND_CREATED_BEFORE,
+	SKED_SQL_LIST_TAIL,
+	/* bulk retry and cancel by filter: status ?1, then the fragments */
+	SKED_SQL_RETRY_WHERE,
+	SKED_SQL_CANCEL_WHERE,
+	/* schedules (sched.c) */
+	SKED_SQL_SCHED_EARLIEST,
+	SKED_SQL_SCHED_DUE,
+	SKED_SQL_SCHED_CLAIM,
+	SKED_SQL_SCHED_LAST_FIRE,
+	SKED_SQL_SCHED_TASK,
+	SKED_SQL_SCHED_ACTIVE,
+	SKED_SQL_SCHED_DEF,
+	SKED_SQL_SCHED_INSERT,
+	SKED_SQL_SCHED_UPDATE_KEEP,
+	SKED_SQL_SCHED_UPDATE_NEXT,
+	SKED_SQL_SCHED_DELETE,
+	SKED_SQL_SCHED_PAUSE,
+	SKED_SQL_SCHED_RESUME,
+	SKED_SQL_SCHED_LIST,
+	SKED_SQL_SCHED_DISABLE,
+	/* cluster locks (lock.c, ops.c) */
+	SKED_SQL_LOCK_TAKE,
+	SKED_SQL_LOCK_TOKEN,
+	SKED_SQL_LOCK_PEEK,
+	SKED_SQL_LOCK_INSERT,
+	SKED_SQL_LOCK_EXTEND,
+	SKED_SQL_LOCK_HELD,
+	SKED_SQL_LOCK_HOLD,
+	SKED_SQL_LOCK_FREE,
+	SKED_SQL_LOCK_GET,
+	SKED_SQL_LOCK_LIST,
+	/* what operators read (ops.c) */
+	SKED_SQL_GAUGES,
+	SKED_SQL_RUNS_RECENT,
+	SKED_SQL_NODES_PRUNE,
+	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
+	 * statement over unnested array parameters (lease.c, queue.c) */
+	SKED_SQL_FINISH_ARRAYS,
+	SKED_SQL_ENQ_ARRAYS,
+	/* SKED_CAP_INSERT_ROWS (no generic text): n tasks in one INSERT …
+	 * OUTPUT over {rows} (queue.c); run-in-ms and run-at forms */
+	SKED_SQL_ENQ_ROWS_IN,
+	SKED_SQL_ENQ_ROWS_AT,
 	SKED_SQL__COUNT
 } sked_sql;
 
@@ -93,6 +172,12 @@ typedef enum sked_sql {
 #define SKED_CAP_SKIP_LOCKED 0x02 /* FOR UPDATE SKIP LOCKED */
 #define SKED_CAP_READPAST    0x04 /* WITH (UPDLOCK, READPAST, ROWLOCK) */
 #define SKED_CAP_NOTIFY      0x08 /* LISTEN/NOTIFY */
+/* array parameters ('{…}' literals, unnest): finishing a batch and
+ * enqueueing many in one round trip each (PostgreSQL) */
+#define SKED_CAP_ARRAYS 0x10
+/* INSERT … OUTPUT inserted.id SELECT … FROM (VALUES {rows}) ORDER BY:
+ * enqueueing many in chunks under max_params (SQL Server) */
+#define SKED_CAP_INSERT_ROWS 0x20
 
 typedef struct sked_dialect {
 	const char *name;  /* "sqlite", "postgresql", "mysql", … */
@@ -128,15 +213,10 @@ typedef struct sked_dialect {
 	 * holds); else skip-locked claims in three steps */
 	int claim_one_statement;
 	int max_params; /* bound parameters per statement */
-	/* optional hooks where a product can do a batch in fewer round trips
-	 * than the generic loop (e.g. PostgreSQL arrays). Same contract as the
-	 * generic code they replace (lease.c, queue.c). */
-	int (*finish_batch)(struct sked *h, const char *node_id,
-	                    struct sked_outcome *o, int n);
-	int (*enqueue_many)(struct sked *h, const char *kind, size_t n,
-	                    const char *const *payloads, const size_t *lens,
-	                    const struct sked_enqueue_opts *opts,
-	                    int64_t *ids_out);
+	/* SKED_CAP_INSERT_ROWS: the parameters the server counts for the
+	 * shared part of SKED_SQL_ENQ_ROWS_* (a marker used twice counts
+	 * twice); each row adds one */
+	int rows_shared_params;
 } sked_dialect;
 
 extern const sked_dialect sked__dialect_sqlite;
@@ -147,15 +227,33 @@ extern const sked_dialect sked__dialect_sqlserver;
 /* The dialect for a product name as sked__decide reports it, or NULL. */
 const sked_dialect *sked__dialect_for(int product);
 
-/* Render every statement (and the schema steps, see schema.h) for prefix.
- * out[i] are malloc'd; free with sked__dialect_free_rendered. */
+/* Render every statement for prefix. out[i] are malloc'd (NULL where the
+ * dialect has no text); free with sked__dialect_free_rendered. Returns
+ * SKED_ENOMEM, or SKED_EINVAL for a template with a token the renderer
+ * does not know, which err (may be NULL) names. */
 int sked__dialect_render(const sked_dialect *d, const char *prefix,
-                         char *out[SKED_SQL__COUNT])
+                         char *out[SKED_SQL__COUNT], char *err, size_t errlen)
         __attribute__((warn_unused_result));
 void sked__dialect_free_rendered(char *out[SKED_SQL__COUNT]);
 
-/* Render one template (for schema steps and dynamic statements). */
+/* Render one template (schema steps, the migration lock, LISTEN):
+ * malloc'd, or NULL when out of memory or when the template has an
+ * unknown token (then logged as an error, with the token). */
 char *sked__dialect_expand(const sked_dialect *d, const char *prefix,
                            const char *tmpl);
+
+/* The text of statement id in d before rendering: the override, else the
+ * generic text, else NULL. */
+const char *sked__sql_text(const sked_dialect *d, sked_sql id);
+
+/* Whether a handle on d may run statement id: the statements every
+ * handle runs, plus those d's capability flags and claim shape call
+ * for. A needed statement without text is a bug test_dialect.c finds. */
+int sked__sql_needed(const sked_dialect *d, sked_sql id);
+
+/* Append a rendered statement or fragment to b, filling its per-call
+ * token ({arg}: ?first; {ids}: n markers from ?first; {rows}: n rows
+ * (?first+i, i)). Out of memory sets b->oom. */
+void sked__sql_fill(sked_buf *b, const char *rendered, int first, int n);
 
 #endif /* SKED_DIALECT_H */

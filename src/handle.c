@@ -4,8 +4,9 @@
  *
  * Layer: below the model (queue.c, lease.c, sched.c, lock.c, ops.c,
  * schema.c) and the claim strategies, above the driver seam (db.h). It
- * calls down only: into db.c for statements and into the dialect's
- * renderer for templates, never into api.c or the model. api.c builds a
+ * calls down only, into db.c for statements (rendered once per handle
+ * by api.c from the dialect registry), never into api.c, the dialect
+ * layer or the model. api.c builds a
  * handle and hands it to the layers that use this file.
  */
 #include "handle.h"
@@ -72,19 +73,6 @@ sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
 		                  "statement %d has no text for the %s dialect",
 		                  (int)id, h->dialect->name);
 	return sked__db_exec(h->db, (int)id, h->sql[id], p, np, res);
-}
-
-int
-sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
-         sked_res *res)
-{
-	int i = slot - SKED_XSQL_BASE;
-	if (i < 0 || i >= SKED_XSQL_N)
-		return sked__fail(h, SKED_EINVAL, "statement slot %d", slot);
-	if (!h->xsql[i] &&
-	    !(h->xsql[i] = sked__dialect_expand(h->dialect, h->prefix, tmpl)))
-		return sked__fail(h, SKED_ENOMEM, "out of memory");
-	return sked__db_exec(h->db, slot, h->xsql[i], p, np, res);
 }
 
 int

@@ -5,9 +5,10 @@
  * Layer: the bottom of the model. A struct sked is one connection plus
  * what was detected and chosen for it: dialect, claim strategy, rendered
  * SQL. This header declares failing (one-line messages), querying
- * (registry statements, templates, dynamic text), transactions, the
- * database's clock, reconnecting and the bounded retry; handle.c defines
- * them on top of db.h and nothing else of sked's. Calls run one way:
+ * (registry statements by id, text joined from registry fragments),
+ * transactions, the database's clock, reconnecting and the bounded
+ * retry; handle.c defines them on top of db.h and nothing else of
+ * sked's. Calls run one way:
  * api.c → schema / claim / model → this → db.c → drivers. Nothing here
  * is thread safe; a handle is used by one thread at a time.
  */
@@ -22,8 +23,6 @@
 #include "dialect.h"
 #include "sked.h"
 
-#define SKED_XSQL_N 64
-
 struct sked {
 	sked_db *db;
 	const sked_dialect *dialect;
@@ -31,10 +30,9 @@ struct sked {
 	sked_decision decision; /* product, version, default strategy, why */
 	char *sql[SKED_SQL__COUNT];
 	char *listen_sql,
-	        *notify_sql;     /* push wake-up, where the dialect has it */
-	char *xsql[SKED_XSQL_N]; /* see sked__qx */
-	int listening;           /* LISTEN is on: a reconnect issues it again */
-	int in_tx;               /* a transaction of ours is open */
+	        *notify_sql; /* push wake-up, where the dialect has it */
+	int listening;       /* LISTEN is on: a reconnect issues it again */
+	int in_tx;           /* a transaction of ours is open */
 	int borrowed; /* wraps the application's connection: never begins,
 	                 commits or closes it */
 	char prefix[32];
@@ -61,21 +59,14 @@ int sked__check_name(sked *h, const char *what, const char *s);
 /* Record the database's error (h->db->err) with a leading context. */
 int sked__fail_db(sked *h, int rc, const char *context);
 
-/* Run statement id with params; res may be NULL. */
+/* Run registry statement id (dialect.h) with params; res may be NULL.
+ * The id is also the driver's prepared-statement cache slot. */
 int sked__q(sked *h, sked_sql id, const sked_val *p, int np, sked_res *res)
         __attribute__((warn_unused_result));
-/* Run dynamic SQL text (already rendered), no statement cache. */
+/* Run dynamic SQL text (already rendered: registry fragments joined by
+ * sked__sql_fill, a schema step), no statement cache. */
 int sked__qdyn(sked *h, const char *sql, const sked_val *p, int np,
                sked_res *res) __attribute__((warn_unused_result));
-
-/* Statements that a module keeps beside its code (sched.c, lock.c) as
- * templates: expanded for this handle on first use, cached in slot
- * (SKED_XSQL_BASE .. SKED_XSQL_BASE + SKED_XSQL_N - 1; sched.c takes
- * 64-95, lock.c 96-111, ops.c 112-127), and run through the driver's
- * statement cache. */
-#define SKED_XSQL_BASE 64
-int sked__qx(sked *h, int slot, const char *tmpl, const sked_val *p, int np,
-             sked_res *res) __attribute__((warn_unused_result));
 
 /* Transactions: begin (claim = the dialect's claim transaction), commit,
  * rollback (never fails loudly: it is the cleanup path). */

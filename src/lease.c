@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "util/log.h"
+#include "util/pgarray.h"
 
 static int
 insert_run(sked *h, int64_t id, int attempt, const char *node,
@@ -90,11 +91,97 @@ finish_one(sked *h, const char *node, sked_outcome *o)
 	                  o->exit_code, o->error, o->output);
 }
 
+/* Where the dialect has SKED_CAP_ARRAYS (PostgreSQL): the n outcomes in
+ * one statement, autocommit, with the same contract as the loop below
+ * (each update guarded by id, owner, attempt and running; a rejected one
+ * recorded as late). SKED_SQL_FINISH_ARRAYS takes ?1 ids, ?2 attempts,
+ * ?3 new status, ?4 started ms, ?5 retry delay ms, ?6 exit codes, ?7
+ * errors, ?8 output tails, ?9 outcome names, ?10 node, and answers one
+ * (input position, applied) row per outcome. */
+static int
+finish_arrays(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	enum { IDS, ATT, ST, STARTED, DELAY, EXIT, ERR, OUT, OUTCOME, NA };
+	sked_buf a[NA];
+	memset(a, 0, sizeof a);
+	for (int i = 0; i < n; i++) {
+		size_t k = (size_t)i;
+		int st;
+		const char *outcome;
+		switch (o[i].what) {
+		case SKED_FIN_OK:
+			st = SKED_SUCCEEDED;
+			outcome = SKED_OUTCOME_SUCCEEDED;
+			break;
+		case SKED_FIN_RELEASE:
+			st = SKED_PENDING;
+			outcome = SKED_OUTCOME_RELEASED;
+			break;
+		default:
+			st = o[i].attempt >= o[i].max_attempts ? SKED_DEAD
+			                                       : SKED_RETRY;
+			outcome = SKED_OUTCOME_FAILED;
+		}
+		sked__pgarray_int(&a[IDS], k, o[i].id, 0);
+		sked__pgarray_int(&a[ATT], k, o[i].attempt, 0);
+		sked__pgarray_int(&a[ST], k, st, 0);
+		sked__pgarray_int(&a[STARTED], k, o[i].started_ms, 0);
+		sked__pgarray_int(&a[DELAY], k, o[i].retry_delay_ms, 0);
+		sked__pgarray_int(&a[EXIT], k, o[i].exit_code,
+		                  o[i].exit_code < 0);
+		sked__pgarray_text(&a[ERR], k, o[i].error,
+		                   o[i].error ? strlen(o[i].error) : 0);
+		sked__pgarray_text(&a[OUT], k, o[i].output,
+		                   o[i].output ? strlen(o[i].output) : 0);
+		sked__pgarray_text(&a[OUTCOME], k, outcome, strlen(outcome));
+	}
+	int oom = 0;
+	for (int j = 0; j < NA; j++) {
+		sked__pgarray_end(&a[j], (size_t)n);
+		oom |= a[j].oom;
+	}
+	int rc = SKED_OK;
+	sked_res r = {0};
+	if (oom) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		goto out;
+	}
+	sked_val p[10];
+	for (int j = 0; j < NA; j++)
+		p[j] = SKED_TEXTV(a[j].p);
+	p[9] = SKED_TEXTV(node_id);
+	rc = sked__q(h, SKED_SQL_FINISH_ARRAYS, p, 10, &r);
+	if (rc != SKED_OK) {
+		sked__fail_db(h, rc, "cannot finish tasks");
+		goto out;
+	}
+	if (r.nrows != n) {
+		rc = sked__fail(h, SKED_EDB,
+		                "finishing %d task(s) answered %d row(s)", n,
+		                r.nrows);
+		goto out;
+	}
+	for (int i = 0; i < r.nrows; i++) {
+		int64_t ord = sked__res_int(&r, i, 0);
+		if (ord < 1 || ord > n)
+			continue;
+		sked_outcome *x = &o[ord - 1];
+		x->applied = sked__res_int(&r, i, 1) == 1;
+		x->dead = x->applied && x->what == SKED_FIN_FAIL &&
+		          x->attempt >= x->max_attempts;
+	}
+out:
+	sked__res_clear(&r);
+	for (int j = 0; j < NA; j++)
+		sked__buf_free(&a[j]);
+	return rc;
+}
+
 static int
 finish_once(sked *h, const char *node_id, sked_outcome *o, int n)
 {
-	if (h->dialect->finish_batch)
-		return h->dialect->finish_batch(h, node_id, o, n);
+	if (h->dialect->caps & SKED_CAP_ARRAYS)
+		return finish_arrays(h, node_id, o, n);
 	int rc = sked__begin(h, 1);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin finishing tasks");

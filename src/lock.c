@@ -24,19 +24,6 @@
 #include "util/clock.h"
 #include "util/timefmt.h"
 
-/* statement slots: lock.c owns 96-111 */
-enum {
-	Q_TAKE = 96,
-	Q_TOKEN,
-	Q_PEEK,
-	Q_INSERT,
-	Q_EXTEND,
-	Q_HELD,
-	Q_HOLD,
-	Q_FREE,
-	Q_GET,
-};
-
 static int
 check(sked *h, const char *name, const char *owner, int64_t ttl_ms)
 {
@@ -78,20 +65,11 @@ try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin");
-	rc = sked__qx(h, Q_TAKE,
-	              "UPDATE {p}lock SET owner = ?2, locked_at = {now}, "
-	              "locked_until = {now+?3}, "
-	              "fencing_token = fencing_token + 1 WHERE name = ?1 AND "
-	              "(owner IS NULL OR locked_until < {now} OR owner = ?2)",
-	              v, 3, NULL);
+	rc = sked__q(h, SKED_SQL_LOCK_TAKE, v, 3, NULL);
 	if (rc != SKED_OK)
 		goto fail;
 	if (sked__affected(h) == 1) {
-		rc = sked__qx(
-		        h, Q_TOKEN,
-		        "SELECT fencing_token FROM {p}lock WHERE name = ?1 "
-		        "AND owner = ?2",
-		        v, 2, &r);
+		rc = sked__q(h, SKED_SQL_LOCK_TOKEN, v, 2, &r);
 		if (rc == SKED_OK && r.nrows != 1)
 			rc = SKED_EDB;
 		if (rc != SKED_OK)
@@ -102,10 +80,7 @@ try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 			return sked__fail_db(h, rc, "cannot commit the lock");
 		return SKED_OK;
 	}
-	rc = sked__qx(h, Q_PEEK,
-	              "SELECT owner, {ms:locked_until} FROM {p}lock "
-	              "WHERE name = ?1",
-	              v, 1, &r);
+	rc = sked__q(h, SKED_SQL_LOCK_PEEK, v, 1, &r);
 	if (rc != SKED_OK)
 		goto fail;
 	if (r.nrows > 0) {
@@ -116,11 +91,7 @@ try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
 	}
 	sked__res_clear(&r);
 	/* never taken: the first row; the unique name decides a race */
-	rc = sked__qx(h, Q_INSERT,
-	              "INSERT INTO {p}lock (name, owner, locked_at, "
-	              "locked_until, fencing_token) VALUES (?1, ?2, {now}, "
-	              "{now+?3}, 1)",
-	              v, 3, NULL);
+	rc = sked__q(h, SKED_SQL_LOCK_INSERT, v, 3, NULL);
 	if (rc == SKED_OK && (rc = sked__commit(h)) == SKED_OK) {
 		*token = 1;
 		return SKED_OK;
@@ -189,11 +160,7 @@ sked_lock_extend(sked *h, const char *name, const char *owner, int64_t token,
 		return rc;
 	sked_val v[4] = {SKED_TEXTV(name), SKED_TEXTV(owner), SKED_INTV(token),
 	                 SKED_INTV(ttl_ms)};
-	rc = sked__qx(h, Q_EXTEND,
-	              "UPDATE {p}lock SET locked_until = {now+?4} "
-	              "WHERE name = ?1 AND owner = ?2 AND fencing_token = ?3 "
-	              "AND locked_until >= {now}",
-	              v, 4, NULL);
+	rc = sked__q(h, SKED_SQL_LOCK_EXTEND, v, 4, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot extend the lock");
 	if (sked__affected(h) != 1)
@@ -217,10 +184,7 @@ sked_lock_release(sked *h, const char *name, const char *owner, int64_t token,
 	sked_res r = {0};
 	if ((rc = sked__begin(h, 0)) != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin");
-	rc = sked__qx(h, Q_HELD,
-	              "SELECT {ms:locked_at}, {nowms} FROM {p}lock WHERE "
-	              "name = ?1 AND owner = ?2 AND fencing_token = ?3",
-	              v, 3, &r);
+	rc = sked__q(h, SKED_SQL_LOCK_HELD, v, 3, &r);
 	if (rc != SKED_OK)
 		goto fail;
 	if (r.nrows == 0) {
@@ -237,17 +201,9 @@ sked_lock_release(sked *h, const char *name, const char *owner, int64_t token,
 	if (at_least > 0 && hold_until > now) {
 		/* lock-at-least-for: stay taken until locked_at + at_least */
 		v[3] = SKED_INTV(hold_until);
-		rc = sked__qx(h, Q_HOLD,
-		              "UPDATE {p}lock SET locked_until = {ts:?4} "
-		              "WHERE name = ?1 AND owner = ?2 AND "
-		              "fencing_token = ?3",
-		              v, 4, NULL);
+		rc = sked__q(h, SKED_SQL_LOCK_HOLD, v, 4, NULL);
 	} else {
-		rc = sked__qx(h, Q_FREE,
-		              "UPDATE {p}lock SET owner = NULL, "
-		              "locked_until = {now} WHERE name = ?1 AND "
-		              "owner = ?2 AND fencing_token = ?3",
-		              v, 3, NULL);
+		rc = sked__q(h, SKED_SQL_LOCK_FREE, v, 3, NULL);
 	}
 	if (rc != SKED_OK)
 		goto fail;
@@ -271,10 +227,7 @@ sked_lock_get(sked *h, const char *name, sked_lock_state *out)
 	memset(out, 0, sizeof *out);
 	sked_val v = SKED_TEXTV(name);
 	sked_res r = {0};
-	rc = sked__qx(h, Q_GET,
-	              "SELECT owner, {ms:locked_at}, {ms:locked_until}, "
-	              "fencing_token, {nowms} FROM {p}lock WHERE name = ?1",
-	              &v, 1, &r);
+	rc = sked__q(h, SKED_SQL_LOCK_GET, &v, 1, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read the lock");
 	if (r.nrows == 0) {

@@ -4,13 +4,12 @@
  *
  * Layer: the model, beside queue.c and lock.c. It serves the worker's
  * --http endpoint and `sked dashboard` (both in cli/), through sked.h.
- * Every statement is a template kept here and run through the statement
- * cache (sked__qx, slots 112-127), or, where a filter is optional,
- * assembled from constant fragments with every value bound (as
- * sked_task_list does). What each one costs is in docs/operations.md:
- * the scrape reads only unfinished tasks, through the partial indexes
- * where the product has them, and throughput reads a bounded number of
- * the newest runs by primary key.
+ * Every statement is in the dialect registry (SKED_SQL_GAUGES and the
+ * others, dialect.c), or, where a filter is optional, assembled from its
+ * fragments with every value bound (as sked_task_list does). What each one
+ * costs is in docs/operations.md: the scrape reads only unfinished tasks,
+ * through the partial indexes where the product has them, and throughput reads
+ * a bounded number of the newest runs by primary key.
  */
 #include "internal.h"
 
@@ -20,15 +19,8 @@
 #include <string.h>
 
 #include "counters.h"
+#include "util/buf.h"
 #include "util/ident.h"
-
-/* statement slots: ops.c owns 112-127 */
-enum {
-	Q_GAUGES = 112,
-	Q_RUNS_RECENT,
-	Q_NODES_PRUNE,
-	Q_LOCKS,
-};
 
 #define RUNS_RECENT_MAX 20000
 
@@ -41,26 +33,9 @@ sked_hist_bound(int i)
 	return i >= 0 && i < SKED_HIST_BUCKETS ? b[i] : 1e300;
 }
 
-/* Rows: (queue, status, count, due, oldest run_at ms, now ms); status 1
- * rows come from the running index; status -1 is the node row (count,
- * alive), -2 the lock row (count, held), -3 the schedule row (count,
- * paused). Each task branch's WHERE matches one partial index's
- * predicate exactly; the other tables are small. */
-#define GAUGES_SQL                                                             \
-	"SELECT queue, status, COUNT(*), "                                     \
-	"SUM(CASE WHEN run_at <= {now} THEN 1 ELSE 0 END), "                   \
-	"{ms:MIN(run_at)}, {nowms} FROM {p}task WHERE status IN (0, 4) "       \
-	"GROUP BY queue, status "                                              \
-	"UNION ALL SELECT queue, 1, COUNT(*), 0, NULL, {nowms} FROM {p}task "  \
-	"WHERE status = 1 GROUP BY queue "                                     \
-	"UNION ALL SELECT NULL, -1, COUNT(*), SUM(CASE WHEN {nowms} - "        \
-	"{ms:heartbeat} < lease_ms THEN 1 ELSE 0 END), NULL, {nowms} "         \
-	"FROM {p}node "                                                        \
-	"UNION ALL SELECT NULL, -2, COUNT(*), SUM(CASE WHEN owner IS NOT "     \
-	"NULL AND locked_until > {now} THEN 1 ELSE 0 END), NULL, {nowms} "     \
-	"FROM {p}lock "                                                        \
-	"UNION ALL SELECT NULL, -3, COUNT(*), SUM(CASE WHEN enabled = 0 THEN " \
-	"1 ELSE 0 END), NULL, {nowms} FROM {p}schedule"
+/* Rows: (queue, status, count, due, oldest run_at ms, now ms); see
+ * SKED_SQL_GAUGES in dialect.c for the status of each branch (1 running,
+ * -1 nodes, -2 locks, -3 schedules). */
 
 static sked_queue_gauge *
 gauge_for(sked_cluster_gauges *g, const char *q)
@@ -85,7 +60,7 @@ sked_cluster_gauges_get(sked *h, sked_cluster_gauges *out)
 		return SKED_EINVAL;
 	memset(out, 0, sizeof *out);
 	sked_res r = {0};
-	int rc = sked__qx(h, Q_GAUGES, GAUGES_SQL, NULL, 0, &r);
+	int rc = sked__q(h, SKED_SQL_GAUGES, NULL, 0, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read the queue gauges");
 	/* at most one entry per row */
@@ -168,10 +143,7 @@ sked_throughput(sked *h, int minutes, int64_t *ok, int64_t *failed)
 		return rc;
 	sked_val p = SKED_INTV(RUNS_RECENT_MAX);
 	sked_res r = {0};
-	rc = sked__qx(h, Q_RUNS_RECENT,
-	              "SELECT {ms:finished_at}, outcome FROM {p}run "
-	              "ORDER BY id DESC{lim:?1}",
-	              &p, 1, &r);
+	rc = sked__q(h, SKED_SQL_RUNS_RECENT, &p, 1, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read recent runs");
 	/* minute buckets aligned to the clock, the current one last */
@@ -256,9 +228,10 @@ sked_cancel_ids(sked *h, const int64_t *ids, size_t n, int64_t *done)
 	return each_id(h, SKED_SQL_CANCEL, ids, n, done, "cannot cancel tasks");
 }
 
-/* One UPDATE over the tasks matching f; set is a constant fragment. */
+/* One UPDATE over the tasks matching f: stmt (SKED_SQL_RETRY_WHERE or
+ * SKED_SQL_CANCEL_WHERE, status ?1) and the filter fragments. */
 static int
-update_where(sked *h, const sked_list_filter *f, const char *set, int64_t *done,
+update_where(sked *h, const sked_list_filter *f, sked_sql stmt, int64_t *done,
              const char *what)
 {
 	if (f->queue && !sked__name_valid(f->queue))
@@ -267,42 +240,38 @@ update_where(sked *h, const sked_list_filter *f, const char *set, int64_t *done,
 	if (f->kind && !sked__name_valid(f->kind))
 		return sked__fail(h, SKED_EINVAL, "kind '%.64s' is not valid",
 		                  f->kind);
-	char tmpl[1024];
 	sked_val p[6];
 	int np = 0;
+	sked_buf sql = {0};
 	p[np++] = SKED_INTV(f->status);
-	int len = snprintf(tmpl, sizeof tmpl,
-	                   "UPDATE {p}task SET %s WHERE status = ?1", set);
+	sked__sql_fill(&sql, h->sql[stmt], 0, 0);
 	if (f->queue) {
 		p[np++] = SKED_TEXTV(f->queue);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND queue = ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_QUEUE], np, 1);
 	}
 	if (f->kind) {
 		p[np++] = SKED_TEXTV(f->kind);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND kind = ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_KIND], np, 1);
 	}
 	if (f->node_id) {
 		p[np++] = SKED_TEXTV(f->node_id);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND node_id = ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_NODE], np, 1);
 	}
 	if (f->created_after_ms > 0) {
 		p[np++] = SKED_INTV(f->created_after_ms);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND created_at >= {ts:?%d}", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_FROM], np, 1);
 	}
 	if (f->created_before_ms > 0) {
 		p[np++] = SKED_INTV(f->created_before_ms);
-		snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		         " AND created_at < {ts:?%d}", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_BEFORE], np,
+		               1);
 	}
-	char *sql = sked__dialect_expand(h->dialect, h->prefix, tmpl);
-	if (!sql)
+	if (sql.oom) {
+		sked__buf_free(&sql);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
-	int rc = sked__qdyn(h, sql, p, np, NULL);
-	free(sql);
+	}
+	int rc = sked__qdyn(h, sql.p, p, np, NULL);
+	sked__buf_free(&sql);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, what);
 	if (done)
@@ -320,13 +289,8 @@ sked_retry_where(sked *h, const sked_list_filter *f, int64_t *done)
 		return sked__fail(h, SKED_EINVAL,
 		                  "only dead, retry or cancelled tasks can be "
 		                  "retried");
-	return update_where(
-	        h, f,
-	        "status = 0, run_at = {now}, max_attempts = CASE WHEN "
-	        "attempts >= max_attempts THEN attempts + 1 ELSE max_attempts "
-	        "END, finished_at = NULL, lease_until = NULL, updated_at = "
-	        "{now}, version = version + 1",
-	        done, "cannot retry tasks");
+	return update_where(h, f, SKED_SQL_RETRY_WHERE, done,
+	                    "cannot retry tasks");
 }
 
 SKED_API int
@@ -339,10 +303,8 @@ sked_cancel_where(sked *h, const sked_list_filter *f, int64_t *done)
 		return sked__fail(h, SKED_EINVAL,
 		                  "only pending, running or retry tasks can be "
 		                  "cancelled");
-	return update_where(h, f,
-	                    "status = 5, finished_at = {now}, lease_until = "
-	                    "NULL, updated_at = {now}, version = version + 1",
-	                    done, "cannot cancel tasks");
+	return update_where(h, f, SKED_SQL_CANCEL_WHERE, done,
+	                    "cannot cancel tasks");
 }
 
 SKED_API int
@@ -351,11 +313,7 @@ sked_nodes_prune(sked *h, int64_t older_than_ms, int64_t *removed)
 	if (!h || !h->db || older_than_ms < 0)
 		return SKED_EINVAL;
 	sked_val p = SKED_INTV(-older_than_ms);
-	int rc = sked__qx(h, Q_NODES_PRUNE,
-	                  "DELETE FROM {p}node WHERE heartbeat < {now+?1} "
-	                  "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "
-	                  "t.node_id = {p}node.id AND t.status = 1)",
-	                  &p, 1, NULL);
+	int rc = sked__q(h, SKED_SQL_NODES_PRUNE, &p, 1, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot prune nodes");
 	if (removed)
@@ -371,11 +329,7 @@ sked_lock_list(sked *h, sked_lock_row **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	sked_res r = {0};
-	int rc = sked__qx(h, Q_LOCKS,
-	                  "SELECT name, owner, {ms:locked_at}, "
-	                  "{ms:locked_until}, fencing_token, {nowms} "
-	                  "FROM {p}lock ORDER BY name",
-	                  NULL, 0, &r);
+	int rc = sked__q(h, SKED_SQL_LOCK_LIST, NULL, 0, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot list locks");
 	if (r.nrows == 0) {

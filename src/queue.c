@@ -25,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/buf.h"
+#include "util/pgarray.h"
+
 static int
 check_enqueue(sked *h, const char *kind, size_t payload_len,
               const sked_enqueue_opts *o)
@@ -127,6 +130,175 @@ sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
 	return rc;
 }
 
+/* ---- enqueueing many in fewer round trips ---- */
+
+/* SKED_CAP_ARRAYS (PostgreSQL): the n payloads as one text[] literal in
+ * one statement, autocommit; ids come back in input order. Binds ?1
+ * queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run-at ms (or NULL), ?6
+ * delay ms, ?7 max attempts. The statement notifies workers itself. */
+static int
+enqueue_arrays(sked *h, const char *kind, size_t n, const char *const *payloads,
+               const size_t *lens, const sked_enqueue_opts *opts,
+               int64_t *ids_out)
+{
+	static const sked_enqueue_opts defaults = {0};
+	const sked_enqueue_opts *o = opts ? opts : &defaults;
+	sked_buf a = {0};
+	for (size_t i = 0; i < n; i++) {
+		const char *s = payloads[i] ? payloads[i] : "";
+		size_t len = payloads[i] ? (lens ? lens[i] : strlen(s)) : 0;
+		sked__pgarray_text(&a, i, s, len);
+	}
+	sked__pgarray_end(&a, n);
+	if (a.oom) {
+		sked__buf_free(&a);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	sked_val p[7] = {
+	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
+	        SKED_TEXTV(kind),
+	        SKED_TEXTV(a.p),
+	        SKED_INTV(o->priority),
+	        o->run_at_ms ? SKED_INTV(o->run_at_ms) : SKED_NULLV,
+	        SKED_INTV(o->delay_ms),
+	        SKED_INTV(o->max_attempts ? o->max_attempts
+	                                  : SKED_DEFAULT_MAX_ATTEMPTS),
+	};
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_ENQ_ARRAYS, p, 7, &r);
+	sked__buf_free(&a);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot enqueue");
+	if ((size_t)r.nrows != n) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_EDB,
+		                  "enqueueing %zu task(s) answered %d row(s)",
+		                  n, r.nrows);
+	}
+	for (size_t i = 0; i < n; i++)
+		ids_out[i] = sked__res_int(&r, (int)i, 0);
+	sked__res_clear(&r);
+	return SKED_OK;
+}
+
+/* How many rows one statement may carry when its shared part costs
+ * shared parameters and each row per_row: strictly below max_params,
+ * since a driver's own call (SQL Server's sp_prepexec) takes some too.
+ * And how many statements n rows take. Pure; tests/unit/test_sqlserver.c
+ * checks them. */
+int sked__rows_per_stmt(int shared, int per_row, int max_params);
+size_t sked__rows_chunks(size_t n, int rows_per_stmt);
+
+int
+sked__rows_per_stmt(int shared, int per_row, int max_params)
+{
+	if (per_row <= 0 || max_params - 1 - shared < per_row)
+		return 0;
+	return (max_params - 1 - shared) / per_row;
+}
+
+size_t
+sked__rows_chunks(size_t n, int rows_per_stmt)
+{
+	if (rows_per_stmt <= 0)
+		return 0;
+	return (n + (size_t)rows_per_stmt - 1) / (size_t)rows_per_stmt;
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* One statement for rows [off, off + m): the payloads bind from ?6. The
+ * ids OUTPUT returns, sorted, are the input order (dialect/sqlserver.c
+ * says why). */
+static int
+insert_rows(sked *h, sked_sql stmt, size_t off, size_t m,
+            const char *const *payloads, const size_t *lens, sked_val *p,
+            int64_t *ids)
+{
+	sked_buf sql = {0};
+	sked__sql_fill(&sql, h->sql[stmt], 6, (int)m);
+	if (sql.oom) {
+		sked__buf_free(&sql);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < m; i++) {
+		const char *s = payloads[off + i] ? payloads[off + i] : "";
+		size_t n = lens ? lens[off + i] : strlen(s);
+		p[5 + i] = SKED_BLOBV(s, payloads[off + i] ? n : 0);
+	}
+	sked_res r = {0};
+	int rc = sked__qdyn(h, sql.p, p, (int)(5 + m), &r);
+	sked__buf_free(&sql);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot enqueue");
+	if ((size_t)r.nrows != m) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_EDB,
+		                  "the server returned %d ids for %zu tasks",
+		                  r.nrows, m);
+	}
+	for (size_t i = 0; i < m; i++)
+		ids[off + i] = sked__res_int(&r, (int)i, 0);
+	sked__res_clear(&r);
+	qsort(ids + off, m, sizeof *ids, cmp_id);
+	return SKED_OK;
+}
+
+/* SKED_CAP_INSERT_ROWS (SQL Server): multi-row inserts in chunks that
+ * keep each statement under the dialect's parameter limit, all in one
+ * transaction. Binds ?1 queue, ?2 kind, ?3 priority, ?4 run-at or delay
+ * ms, ?5 max attempts, then one payload a row. */
+static int
+enqueue_rows(sked *h, const char *kind, size_t n, const char *const *payloads,
+             const size_t *lens, const sked_enqueue_opts *opts,
+             int64_t *ids_out)
+{
+	static const sked_enqueue_opts defaults = {0};
+	const sked_enqueue_opts *o = opts ? opts : &defaults;
+	int per = sked__rows_per_stmt(h->dialect->rows_shared_params, 1,
+	                              h->dialect->max_params);
+	if (per <= 0)
+		return sked__fail(h, SKED_EUNSUPPORTED,
+		                  "the %s dialect's row insert binds more "
+		                  "parameters than it allows",
+		                  h->dialect->name);
+	int at = o->run_at_ms != 0;
+	sked_sql stmt = at ? SKED_SQL_ENQ_ROWS_AT : SKED_SQL_ENQ_ROWS_IN;
+	size_t rows = n < (size_t)per ? n : (size_t)per;
+	sked_val *p = malloc((5 + rows) * sizeof *p);
+	if (!p)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	p[0] = SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE);
+	p[1] = SKED_TEXTV(kind);
+	p[2] = SKED_INTV(o->priority);
+	p[3] = SKED_INTV(at ? o->run_at_ms : o->delay_ms);
+	p[4] = SKED_INTV(o->max_attempts ? o->max_attempts
+	                                 : SKED_DEFAULT_MAX_ATTEMPTS);
+	int rc = sked__begin(h, 0);
+	if (rc != SKED_OK) {
+		free(p);
+		return sked__fail_db(h, rc, "cannot begin the enqueue");
+	}
+	for (size_t off = 0; off < n && rc == SKED_OK; off += (size_t)per) {
+		size_t m = n - off < (size_t)per ? n - off : (size_t)per;
+		rc = insert_rows(h, stmt, off, m, payloads, lens, p, ids_out);
+	}
+	free(p);
+	if (rc != SKED_OK) {
+		sked__rollback(h);
+		return rc;
+	}
+	rc = sked__commit(h);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot commit the enqueue");
+	return SKED_OK;
+}
+
 SKED_API int
 sked_enqueue_many(sked *h, const char *kind, size_t n,
                   const char *const *payloads, const size_t *lens,
@@ -147,9 +319,11 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	}
 	if (n == 0)
 		return SKED_OK;
-	if (h->dialect->enqueue_many)
-		return h->dialect->enqueue_many(h, kind, n, payloads, lens,
-		                                opts, ids_out);
+	if (h->dialect->caps & SKED_CAP_ARRAYS)
+		return enqueue_arrays(h, kind, n, payloads, lens, opts,
+		                      ids_out);
+	if (h->dialect->caps & SKED_CAP_INSERT_ROWS)
+		return enqueue_rows(h, kind, n, payloads, lens, opts, ids_out);
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin the enqueue");
@@ -260,62 +434,50 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 		return SKED_EINVAL;
 	if (f->kind && sked__check_name(h, "kind", f->kind) != SKED_OK)
 		return SKED_EINVAL;
-	/* The statement is assembled from constant fragments only; every
+	/* The statement is assembled from registry fragments only; every
 	 * value is bound. */
-	char tmpl[1024];
-	sked_val p[8];
+	sked_val p[9];
 	int np = 0;
-	int len = snprintf(
-	        tmpl, sizeof tmpl,
-	        "SELECT id, queue, kind, payload, status, priority, "
-	        "{ms:run_at}, attempts, max_attempts, node_id, "
-	        "{ms:lease_until}, unique_key, schedule_name, {ms:fire_time}, "
-	        "last_error, {ms:created_at}, {ms:updated_at}, "
-	        "{ms:finished_at} FROM {p}task WHERE 1 = 1");
+	sked_buf sql = {0};
+	sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_HEAD], 0, 0);
 	if (f->status >= 0) {
 		p[np++] = SKED_INTV(f->status);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND status = ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_STATUS], np, 1);
 	}
 	if (f->queue) {
 		p[np++] = SKED_TEXTV(f->queue);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND queue = ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_QUEUE], np, 1);
 	}
 	if (f->kind) {
 		p[np++] = SKED_TEXTV(f->kind);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND kind = ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_KIND], np, 1);
 	}
 	if (f->before_id > 0) {
 		p[np++] = SKED_INTV(f->before_id);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND id < ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_BEFORE_ID], np, 1);
 	}
 	if (f->node_id) {
 		p[np++] = SKED_TEXTV(f->node_id);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND node_id = ?%d", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_NODE], np, 1);
 	}
 	if (f->created_after_ms > 0) {
 		p[np++] = SKED_INTV(f->created_after_ms);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND created_at >= {ts:?%d}", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_FROM], np, 1);
 	}
 	if (f->created_before_ms > 0) {
 		p[np++] = SKED_INTV(f->created_before_ms);
-		len += snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-		                " AND created_at < {ts:?%d}", np);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_BEFORE], np,
+		               1);
 	}
 	p[np++] = SKED_INTV(f->limit > 0 ? f->limit : 100);
-	snprintf(tmpl + len, sizeof tmpl - (size_t)len,
-	         " ORDER BY id DESC{lim:?%d}", np);
-	char *sql = sked__dialect_expand(h->dialect, h->prefix, tmpl);
-	if (!sql)
+	sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_TAIL], np, 1);
+	if (sql.oom) {
+		sked__buf_free(&sql);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
 	sked_res r = {0};
-	int rc = sked__qdyn(h, sql, p, np, &r);
-	free(sql);
+	int rc = sked__qdyn(h, sql.p, p, np, &r);
+	sked__buf_free(&sql);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot list tasks");
 	rc = tasks_from_rows(h, &r, out, n);

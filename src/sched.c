@@ -5,6 +5,7 @@
  * Layer: the model. Which instants an expression names is cron.c's pure
  * maths (given the database's now, never the node's); when to tick is the
  * worker loop's (worker.c calls sked__sched_poll between claims).
+ * Statements are SKED_SQL_SCHED_* in the dialect registry.
  *
  * Exactly once, without a global lock: every worker reads the due
  * schedules, computes the fires itself, and claims them with a
@@ -27,25 +28,6 @@
 #include "counters.h"
 #include "util/log.h"
 #include "util/timefmt.h"
-
-/* statement slots: sched.c owns 64-95 */
-enum {
-	Q_EARLIEST = 64,
-	Q_DUE,
-	Q_CLAIM,
-	Q_LAST_FIRE,
-	Q_TASK,
-	Q_ACTIVE,
-	Q_DEF,
-	Q_INSERT,
-	Q_UPDATE_KEEP,
-	Q_UPDATE_NEXT,
-	Q_DELETE,
-	Q_PAUSE,
-	Q_RESUME,
-	Q_LIST,
-	Q_DISABLE,
-};
 
 #define DUE_BATCH 100
 
@@ -242,10 +224,6 @@ check_def(sked *h, const char *name, const char *expr, const char *kind,
 
 /* ---- add, replace, remove, pause, resume ---- */
 
-#define DEF_COLS                                                               \
-	"cron, tz, kind, payload, queue, priority, max_attempts, misfire, "    \
-	"overlap"
-
 static int
 same_text(const sked_res *r, int col, const char *s, size_t len)
 {
@@ -306,10 +284,7 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 		sked_res r = {0};
 		if ((rc = sked__begin(h, 0)) != SKED_OK)
 			return sked__fail_db(h, rc, "cannot begin");
-		rc = sked__qx(h, Q_DEF,
-		              "SELECT " DEF_COLS ", version FROM {p}schedule "
-		              "WHERE name = ?1",
-		              v, 1, &r);
+		rc = sked__q(h, SKED_SQL_SCHED_DEF, v, 1, &r);
 		if (rc != SKED_OK) {
 			sked__fail_db(h, rc, "cannot read the schedule");
 			sked__rollback(h);
@@ -318,15 +293,7 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 		if (r.nrows == 0) {
 			sked__res_clear(&r);
 			v[10] = SKED_INTV(next);
-			rc = sked__qx(
-			        h, Q_INSERT,
-			        "INSERT INTO {p}schedule (name, " DEF_COLS
-			        ", enabled, next_fire, last_fire, version, "
-			        "created_at, updated_at) VALUES (?1, ?2, ?3, "
-			        "?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, {ts:?11}, "
-			        "NULL, "
-			        "0, {now}, {now})",
-			        v, 11, NULL);
+			rc = sked__q(h, SKED_SQL_SCHED_INSERT, v, 11, NULL);
 			if (rc == SKED_OK &&
 			    (rc = sked__commit(h)) == SKED_OK) {
 				if (created_out)
@@ -359,26 +326,11 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 		v[10] = SKED_INTV(version);
 		/* the same expression and zone keep the pending next fire */
 		if (same_when)
-			rc = sked__qx(
-			        h, Q_UPDATE_KEEP,
-			        "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
-			        "kind = ?4, payload = ?5, queue = ?6, "
-			        "priority = ?7, max_attempts = ?8, "
-			        "misfire = ?9, overlap = ?10, "
-			        "version = version + 1, updated_at = {now} "
-			        "WHERE name = ?1 AND version = ?11",
-			        v, 11, NULL);
+			rc = sked__q(h, SKED_SQL_SCHED_UPDATE_KEEP, v, 11,
+			             NULL);
 		else
-			rc = sked__qx(
-			        h, Q_UPDATE_NEXT,
-			        "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
-			        "kind = ?4, payload = ?5, queue = ?6, "
-			        "priority = ?7, max_attempts = ?8, "
-			        "misfire = ?9, overlap = ?10, "
-			        "next_fire = {ts:?12}, "
-			        "version = version + 1, updated_at = {now} "
-			        "WHERE name = ?1 AND version = ?11",
-			        v, 12, NULL);
+			rc = sked__q(h, SKED_SQL_SCHED_UPDATE_NEXT, v, 12,
+			             NULL);
 		if (rc != SKED_OK) {
 			sked__fail_db(h, rc, "cannot replace the schedule");
 			sked__rollback(h);
@@ -419,8 +371,7 @@ sked_schedule_remove(sked *h, const char *name)
 	if (rc != SKED_OK)
 		return rc;
 	sked_val v = SKED_TEXTV(name);
-	rc = sked__qx(h, Q_DELETE, "DELETE FROM {p}schedule WHERE name = ?1",
-	              &v, 1, NULL);
+	rc = sked__q(h, SKED_SQL_SCHED_DELETE, &v, 1, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot remove the schedule");
 	return sked__affected(h) == 1 ? SKED_OK : not_found(h, name);
@@ -433,11 +384,7 @@ sked_schedule_pause(sked *h, const char *name)
 	if (rc != SKED_OK)
 		return rc;
 	sked_val v = SKED_TEXTV(name);
-	rc = sked__qx(h, Q_PAUSE,
-	              "UPDATE {p}schedule SET enabled = 0, "
-	              "version = version + 1, updated_at = {now} "
-	              "WHERE name = ?1",
-	              &v, 1, NULL);
+	rc = sked__q(h, SKED_SQL_SCHED_PAUSE, &v, 1, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot pause the schedule");
 	return sked__affected(h) == 1 ? SKED_OK : not_found(h, name);
@@ -452,10 +399,7 @@ sked_schedule_resume(sked *h, const char *name)
 	for (int attempt = 0; attempt < 5; attempt++) {
 		sked_val v[3] = {SKED_TEXTV(name)};
 		sked_res r = {0};
-		rc = sked__qx(h, Q_DEF,
-		              "SELECT " DEF_COLS ", version FROM {p}schedule "
-		              "WHERE name = ?1",
-		              v, 1, &r);
+		rc = sked__q(h, SKED_SQL_SCHED_DEF, v, 1, &r);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc, "cannot read the schedule");
 		if (r.nrows == 0) {
@@ -482,23 +426,14 @@ sked_schedule_resume(sked *h, const char *name)
 		 * the first fire after now */
 		v[1] = next ? SKED_INTV(next) : SKED_NULLV;
 		v[2] = SKED_INTV(version);
-		rc = sked__qx(
-		        h, Q_RESUME,
-		        "UPDATE {p}schedule SET enabled = 1, "
-		        "next_fire = {ts:?2}, version = version + 1, "
-		        "updated_at = {now} "
-		        "WHERE name = ?1 AND version = ?3 AND enabled = 0",
-		        v, 3, NULL);
+		rc = sked__q(h, SKED_SQL_SCHED_RESUME, v, 3, NULL);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc,
 			                     "cannot resume the schedule");
 		if (sked__affected(h) == 1)
 			return SKED_OK;
 		/* already enabled, or changed meanwhile */
-		rc = sked__qx(h, Q_DEF,
-		              "SELECT " DEF_COLS ", version FROM {p}schedule "
-		              "WHERE name = ?1",
-		              v, 1, &r);
+		rc = sked__q(h, SKED_SQL_SCHED_DEF, v, 1, &r);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc, "cannot read the schedule");
 		int gone = r.nrows == 0;
@@ -525,11 +460,7 @@ sked_schedule_list(sked *h, sked_schedule **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	sked_res r = {0};
-	int rc = sked__qx(h, Q_LIST,
-	                  "SELECT name, " DEF_COLS ", enabled, "
-	                  "{ms:next_fire}, {ms:last_fire} FROM {p}schedule "
-	                  "ORDER BY name",
-	                  NULL, 0, &r);
+	int rc = sked__q(h, SKED_SQL_SCHED_LIST, NULL, 0, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot list schedules");
 	if (r.nrows == 0) {
@@ -596,11 +527,7 @@ disable(sked *h, const due *d, const char *why)
 {
 	sked__log(SKED_LOG_ERROR, "schedule %s disabled: %s", d->name, why);
 	sked_val v[2] = {SKED_TEXTV(d->name), SKED_INTV(d->version)};
-	return sked__qx(h, Q_DISABLE,
-	                "UPDATE {p}schedule SET enabled = 0, "
-	                "version = version + 1, updated_at = {now} "
-	                "WHERE name = ?1 AND version = ?2",
-	                v, 2, NULL);
+	return sked__q(h, SKED_SQL_SCHED_DISABLE, v, 2, NULL);
 }
 
 /* The fires to enqueue now and the next fire after them. */
@@ -679,12 +606,7 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 			return rc;
 		sked_val c[3] = {SKED_TEXTV(d->name), SKED_INTV(d->version),
 		                 next ? SKED_INTV(next) : SKED_NULLV};
-		rc = sked__qx(
-		        h, Q_CLAIM,
-		        "UPDATE {p}schedule SET next_fire = {ts:?3}, "
-		        "version = version + 1, updated_at = {now} "
-		        "WHERE name = ?1 AND version = ?2 AND enabled = 1",
-		        c, 3, NULL);
+		rc = sked__q(h, SKED_SQL_SCHED_CLAIM, c, 3, NULL);
 		if (rc != SKED_OK || sked__affected(h) != 1) {
 			/* another node claimed these fires (or the schedule
 			 * changed): nothing to do */
@@ -697,12 +619,8 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 			if (d->overlap == SKED_OVERLAP_SKIP) {
 				sked_val a = SKED_TEXTV(d->name);
 				sked_res r = {0};
-				rc = sked__qx(
-				        h, Q_ACTIVE,
-				        "SELECT id FROM {p}task WHERE "
-				        "schedule_name = ?1 AND status IN "
-				        "(0, 1, 4) ORDER BY id{lim:1}",
-				        &a, 1, &r);
+				rc = sked__q(h, SKED_SQL_SCHED_ACTIVE, &a, 1,
+				             &r);
 				int busy = r.nrows > 0;
 				sked__res_clear(&r);
 				if (rc != SKED_OK)
@@ -721,15 +639,7 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 			        SKED_TEXTV(d->name),
 			        SKED_INTV(fires[i]),
 			};
-			rc = sked__qx(
-			        h, Q_TASK,
-			        "INSERT INTO {p}task (queue, kind, payload, "
-			        "status, priority, run_at, attempts, "
-			        "max_attempts, version, schedule_name, "
-			        "fire_time, created_at, updated_at) VALUES "
-			        "(?1, ?2, ?3, 0, ?4, {now}, 0, ?5, 0, ?6, "
-			        "{ts:?7}, {now}, {now})",
-			        t, 7, NULL);
+			rc = sked__q(h, SKED_SQL_SCHED_TASK, t, 7, NULL);
 			if (rc == SKED_OK) {
 				made++;
 				last = fires[i];
@@ -737,11 +647,7 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 		}
 		if (rc == SKED_OK && made) {
 			sked_val l[2] = {SKED_TEXTV(d->name), SKED_INTV(last)};
-			rc = sked__qx(
-			        h, Q_LAST_FIRE,
-			        "UPDATE {p}schedule SET last_fire = {ts:?2} "
-			        "WHERE name = ?1",
-			        l, 2, NULL);
+			rc = sked__q(h, SKED_SQL_SCHED_LAST_FIRE, l, 2, NULL);
 			if (rc == SKED_OK && h->notify_sql)
 				rc = sked__qdyn(h, h->notify_sql, NULL, 0,
 				                NULL);
@@ -780,10 +686,7 @@ static int
 earliest(sked *h, int64_t *next, int64_t *now)
 {
 	sked_res r = {0};
-	int rc = sked__qx(h, Q_EARLIEST,
-	                  "SELECT MIN({ms:next_fire}), {nowms} FROM "
-	                  "{p}schedule WHERE enabled = 1",
-	                  NULL, 0, &r);
+	int rc = sked__q(h, SKED_SQL_SCHED_EARLIEST, NULL, 0, &r);
 	if (rc != SKED_OK)
 		return rc;
 	*next = r.nrows ? sked__res_int(&r, 0, 0) : 0;
@@ -801,11 +704,7 @@ tick(sked *h, int *fired, int64_t *next, int64_t *now)
 		return rc;
 	sked_val lim = SKED_INTV(DUE_BATCH);
 	sked_res r = {0};
-	rc = sked__qx(h, Q_DUE,
-	              "SELECT name, " DEF_COLS ", {ms:next_fire}, version, "
-	              "{nowms} FROM {p}schedule WHERE enabled = 1 AND "
-	              "next_fire <= {now} ORDER BY next_fire{lim:?1}",
-	              &lim, 1, &r);
+	rc = sked__q(h, SKED_SQL_SCHED_DUE, &lim, 1, &r);
 	if (rc != SKED_OK)
 		return rc;
 	for (int i = 0; rc == SKED_OK && i < r.nrows; i++) {

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util/buf.h"
 
 static int
 one_statement(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
@@ -66,52 +67,34 @@ claim_autocommit(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	return SKED_OK;
 }
 
-/* The statement text with "{ids}" replaced by n markers ?3, ?4, …
- * (constant fragments only: the ids themselves are bound). */
-static char *
-with_ids(const char *sql, int n)
-{
-	const char *at = strstr(sql, "{ids}");
-	if (!at)
-		return NULL;
-	size_t head = (size_t)(at - sql), tail = strlen(at + 5);
-	char *out = malloc(head + (size_t)n * 8 + tail + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, sql, head);
-	char *w = out + head;
-	for (int i = 0; i < n; i++)
-		w += sprintf(w, "%s?%d", i ? "," : "", i + 3);
-	memcpy(w, at + 5, tail + 1);
-	return out;
-}
-
 /* Claim the locked ids[0..n) and read them back: two statements for the
  * whole batch. */
 static int
 claim_ids(sked *h, const sked_claim_req *req, const sked_res *ids, int first,
           int n, sked_claimed **out, int *got)
 {
+	/* {ids} becomes the markers ?3, ?4, …: the ids themselves are bound */
 	sked_val *p = malloc(sizeof *p * (size_t)(n + 2));
-	char *upd = with_ids(h->sql[SKED_SQL_IDS_CLAIM], n);
-	char *get = with_ids(h->sql[SKED_SQL_IDS_GET], n);
+	sked_buf upd = {0}, get = {0};
+	sked__sql_fill(&upd, h->sql[SKED_SQL_IDS_CLAIM], 3, n);
+	sked__sql_fill(&get, h->sql[SKED_SQL_IDS_GET], 3, n);
 	int rc = SKED_ENOMEM;
-	if (p && upd && get) {
+	if (p && !upd.oom && !get.oom) {
 		p[0] = SKED_TEXTV(req->node_id);
 		p[1] = SKED_INTV(req->lease_ms);
 		for (int i = 0; i < n; i++)
 			p[i + 2] = SKED_INTV(sked__res_int(ids, first + i, 0));
 		sked_res r = {0};
-		rc = sked__qdyn(h, upd, p, n + 2, NULL);
+		rc = sked__qdyn(h, upd.p, p, n + 2, NULL);
 		if (rc == SKED_OK)
-			rc = sked__qdyn(h, get, p, n + 2, &r);
+			rc = sked__qdyn(h, get.p, p, n + 2, &r);
 		if (rc == SKED_OK)
 			rc = sked__claimed_from_rows(&r, out, got);
 		sked__res_clear(&r);
 	}
 	free(p);
-	free(upd);
-	free(get);
+	sked__buf_free(&upd);
+	sked__buf_free(&get);
 	return rc;
 }
 

@@ -87,6 +87,4 @@ const sked_dialect sked__dialect_mysql = {
         .caps = SKED_CAP_SKIP_LOCKED,
         .claim_one_statement = 0,
         .max_params = 65535,
-        .finish_batch = NULL,
-        .enqueue_many = NULL,
 };

@@ -12,33 +12,25 @@
  *                 UPDATE … FROM … RETURNING. The CTE is evaluated once, so
  *                 the update can never take more than the limit (a bare
  *                 IN (SELECT … LIMIT n) may be re-run by the planner).
- *   finish_batch  n outcomes in one statement: arrays unnested, the task
- *                 updates (each guarded by id, owner, attempt, running)
- *                 and the run rows written by data-modifying CTEs.
- *   enqueue_many  n tasks in one INSERT … SELECT FROM unnest(…), ids in
- *                 input order, one pg_notify for the whole statement.
+ *   arrays        SKED_CAP_ARRAYS: SKED_SQL_FINISH_ARRAYS finishes n
+ *                 outcomes in one statement (arrays unnested, the task
+ *                 updates, each guarded by id, owner, attempt, running,
+ *                 and the run rows written by data-modifying CTEs);
+ *                 SKED_SQL_ENQ_ARRAYS enqueues n tasks in one INSERT …
+ *                 SELECT FROM unnest(…), ids in input order, one
+ *                 pg_notify for the whole statement. The model builds
+ *                 the array literals (util/pgarray.c) and runs them
+ *                 (lease.c, queue.c).
  *   wake-up       LISTEN/NOTIFY on a channel named after the prefix.
  *   migration     a transaction-scoped advisory lock keyed by the prefix
  *                 (different prefixes never wait for each other), taken
  *                 first in the migration's transaction.
  *
  * Row locks: a claim locks only the rows it returns (skipping rows
- * others hold); finish_batch locks the finished task rows in the order
+ * others hold); the array finish locks the finished task rows in the order
  * of the plan's join, all within one statement.
  */
 #include "dialect.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "internal.h"
-#include "lease.h"
-#include "util/buf.h"
-
-/* statement cache slots for the hooks' texts (see internal.h) */
-#define SLOT_FINISH   (SKED_XSQL_BASE + 60)
-#define SLOT_ENQ_MANY (SKED_XSQL_BASE + 61)
 
 #define MS_OF(x)                                                               \
 	"(timestamptz 'epoch' + " x "::bigint * interval '1 millisecond')"
@@ -63,19 +55,12 @@
 	"(SELECT COUNT(*) FROM {p}task WHERE status IN (0, 4)" q               \
 	" AND (status = 4 OR run_at <= now()))"
 
-static const char *const pg_sql[SKED_SQL__COUNT] = {
-        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD CLAIM_TAIL,
-        [SKED_SQL_CLAIM_Q] = CLAIM_HEAD "AND queue = ?4 " CLAIM_TAIL,
-        [SKED_SQL_EMPTY_ANY] = EMPTY(""),
-        [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
-};
-
 /* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
  * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node.
  * Status 0 is a release (a started attempt stopped at shutdown: it keeps
  * its number and costs no retry), 4 a retry, 2 and 3
  * end the task. A row the guard rejects is late: recorded, not applied. */
-static const char finish_sql[] =
+static const char finish_arrays[] =
         "WITH o AS MATERIALIZED (SELECT * FROM unnest(?1::bigint[], "
         "?2::int[], ?3::int[], ?4::bigint[], ?5::bigint[], ?6::int[], "
         "?7::text[], ?8::text[], ?9::text[]) WITH ORDINALITY AS o(id, "
@@ -109,7 +94,7 @@ static const char finish_sql[] =
  * sequence before the insert so that they can be returned in input
  * order; the data-modifying CTE runs to completion whether or not it is
  * read. One pg_notify for the whole statement, delivered at commit. */
-static const char enqueue_sql[] =
+static const char enq_arrays[] =
         "WITH p AS MATERIALIZED (SELECT nextval('{p}task_id_seq'::regclass) "
         "AS id, x.payload, x.ord FROM unnest(?3::text[]) WITH ORDINALITY "
         "AS x(payload, ord)), "
@@ -121,179 +106,14 @@ static const char enqueue_sql[] =
         "n AS MATERIALIZED (SELECT pg_notify('{p}task', '') AS x) "
         "SELECT p.id FROM p CROSS JOIN n ORDER BY p.ord";
 
-/* ---- array literals ---- */
-
-static void
-asep(sked_buf *b, size_t i)
-{
-	sked__buf_put(b, i ? "," : "{", 1);
-}
-
-static void
-aint(sked_buf *b, size_t i, int64_t v, int null)
-{
-	char num[24];
-	asep(b, i);
-	if (null)
-		sked__buf_put(b, "NULL", 4);
-	else
-		sked__buf_put(b, num,
-		              (size_t)snprintf(num, sizeof num, "%lld",
-		                               (long long)v));
-}
-
-/* an element of a text[] literal: NULL, or double-quoted with '"' and
- * '\' escaped */
-static void
-atext(sked_buf *b, size_t i, const char *s, size_t len)
-{
-	asep(b, i);
-	if (!s) {
-		sked__buf_put(b, "NULL", 4);
-		return;
-	}
-	sked__buf_put(b, "\"", 1);
-	size_t run = 0;
-	for (size_t k = 0; k < len; k++) {
-		if (s[k] == '"' || s[k] == '\\') {
-			sked__buf_put(b, s + run, k - run);
-			sked__buf_put(b, "\\", 1);
-			run = k;
-		}
-	}
-	sked__buf_put(b, s + run, len - run);
-	sked__buf_put(b, "\"", 1);
-}
-
-static void
-aend(sked_buf *b, size_t n)
-{
-	sked__buf_put(b, n ? "}" : "{}", n ? 1 : 2);
-}
-
-/* ---- hooks ---- */
-
-static int
-pg_finish_batch(sked *h, const char *node_id, sked_outcome *o, int n)
-{
-	enum { IDS, ATT, ST, STARTED, DELAY, EXIT, ERR, OUT, OUTCOME, NA };
-	sked_buf a[NA];
-	memset(a, 0, sizeof a);
-	for (int i = 0; i < n; i++) {
-		size_t k = (size_t)i;
-		int st;
-		const char *outcome;
-		switch (o[i].what) {
-		case SKED_FIN_OK:
-			st = 2;
-			outcome = SKED_OUTCOME_SUCCEEDED;
-			break;
-		case SKED_FIN_RELEASE:
-			st = 0;
-			outcome = SKED_OUTCOME_RELEASED;
-			break;
-		default:
-			st = o[i].attempt >= o[i].max_attempts ? 3 : 4;
-			outcome = SKED_OUTCOME_FAILED;
-		}
-		aint(&a[IDS], k, o[i].id, 0);
-		aint(&a[ATT], k, o[i].attempt, 0);
-		aint(&a[ST], k, st, 0);
-		aint(&a[STARTED], k, o[i].started_ms, 0);
-		aint(&a[DELAY], k, o[i].retry_delay_ms, 0);
-		aint(&a[EXIT], k, o[i].exit_code, o[i].exit_code < 0);
-		atext(&a[ERR], k, o[i].error,
-		      o[i].error ? strlen(o[i].error) : 0);
-		atext(&a[OUT], k, o[i].output,
-		      o[i].output ? strlen(o[i].output) : 0);
-		atext(&a[OUTCOME], k, outcome, strlen(outcome));
-	}
-	int oom = 0;
-	for (int j = 0; j < NA; j++) {
-		aend(&a[j], (size_t)n);
-		oom |= a[j].oom;
-	}
-	int rc = SKED_OK;
-	sked_res r = {0};
-	if (oom) {
-		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
-		goto out;
-	}
-	sked_val p[10];
-	for (int j = 0; j < NA; j++)
-		p[j] = SKED_TEXTV(a[j].p);
-	p[9] = SKED_TEXTV(node_id);
-	rc = sked__qx(h, SLOT_FINISH, finish_sql, p, 10, &r);
-	if (rc != SKED_OK) {
-		sked__fail_db(h, rc, "cannot finish tasks");
-		goto out;
-	}
-	if (r.nrows != n) {
-		rc = sked__fail(h, SKED_EDB,
-		                "finishing %d task(s) answered %d row(s)", n,
-		                r.nrows);
-		goto out;
-	}
-	for (int i = 0; i < r.nrows; i++) {
-		int64_t ord = sked__res_int(&r, i, 0);
-		if (ord < 1 || ord > n)
-			continue;
-		sked_outcome *x = &o[ord - 1];
-		x->applied = sked__res_int(&r, i, 1) == 1;
-		x->dead = x->applied && x->what == SKED_FIN_FAIL &&
-		          x->attempt >= x->max_attempts;
-	}
-out:
-	sked__res_clear(&r);
-	for (int j = 0; j < NA; j++)
-		free(a[j].p);
-	return rc;
-}
-
-static int
-pg_enqueue_many(sked *h, const char *kind, size_t n,
-                const char *const *payloads, const size_t *lens,
-                const sked_enqueue_opts *opts, int64_t *ids_out)
-{
-	static const sked_enqueue_opts defaults = {0};
-	const sked_enqueue_opts *o = opts ? opts : &defaults;
-	sked_buf a = {0};
-	for (size_t i = 0; i < n; i++) {
-		const char *s = payloads[i] ? payloads[i] : "";
-		size_t len = payloads[i] ? (lens ? lens[i] : strlen(s)) : 0;
-		atext(&a, i, s, len);
-	}
-	aend(&a, n);
-	if (a.oom) {
-		free(a.p);
-		return sked__fail(h, SKED_ENOMEM, "out of memory");
-	}
-	sked_val p[7] = {
-	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
-	        SKED_TEXTV(kind),
-	        SKED_TEXTV(a.p),
-	        SKED_INTV(o->priority),
-	        o->run_at_ms ? SKED_INTV(o->run_at_ms) : SKED_NULLV,
-	        SKED_INTV(o->delay_ms),
-	        SKED_INTV(o->max_attempts ? o->max_attempts
-	                                  : SKED_DEFAULT_MAX_ATTEMPTS),
-	};
-	sked_res r = {0};
-	int rc = sked__qx(h, SLOT_ENQ_MANY, enqueue_sql, p, 7, &r);
-	free(a.p);
-	if (rc != SKED_OK)
-		return sked__fail_db(h, rc, "cannot enqueue");
-	if ((size_t)r.nrows != n) {
-		sked__res_clear(&r);
-		return sked__fail(h, SKED_EDB,
-		                  "enqueueing %zu task(s) answered %d row(s)",
-		                  n, r.nrows);
-	}
-	for (size_t i = 0; i < n; i++)
-		ids_out[i] = sked__res_int(&r, (int)i, 0);
-	sked__res_clear(&r);
-	return SKED_OK;
-}
+static const char *const pg_sql[SKED_SQL__COUNT] = {
+        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD CLAIM_TAIL,
+        [SKED_SQL_CLAIM_Q] = CLAIM_HEAD "AND queue = ?4 " CLAIM_TAIL,
+        [SKED_SQL_EMPTY_ANY] = EMPTY(""),
+        [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
+        [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
+        [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
+};
 
 const sked_dialect sked__dialect_postgresql = {
         .name = "postgresql",
@@ -321,9 +141,8 @@ const sked_dialect sked__dialect_postgresql = {
         .notify = "NOTIFY {p}task",
         .schema = sked__schema_postgresql,
         .sql = pg_sql,
-        .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY,
+        .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY |
+                SKED_CAP_ARRAYS,
         .claim_one_statement = 1,
         .max_params = 65535,
-        .finish_batch = pg_finish_batch,
-        .enqueue_many = pg_enqueue_many,
 };

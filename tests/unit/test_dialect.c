@@ -1,0 +1,211 @@
+/*
+ * test_dialect.c — the statement registry, rendered for every dialect.
+ *
+ * Layer: tests (pure: no database). Every statement of every dialect
+ * (sqlite, postgresql, mysql, sqlserver) is rendered for a prefix; the
+ * test fails on a token left in the SQL (other than the per-call ones
+ * sked__sql_fill fills), on a statement a dialect's capability flags or
+ * claim shape need but that has no text, and on a renderer that lets an
+ * unknown token through.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dialect.h"
+#include "sked.h"
+#include "util/buf.h"
+
+static const sked_dialect *const dialects[] = {
+        &sked__dialect_sqlite,
+        &sked__dialect_postgresql,
+        &sked__dialect_mysql,
+        &sked__dialect_sqlserver,
+};
+#define NDIALECTS (sizeof dialects / sizeof dialects[0])
+
+/* a fragment joins a head that names the table */
+static int
+fragment(int id)
+{
+	return id >= SKED_SQL_AND_STATUS && id <= SKED_SQL_LIST_TAIL;
+}
+
+/* Fail on any '{' that does not open a per-call token. */
+static void
+no_token_left(const char *dname, int id, const char *s)
+{
+	for (const char *t = strchr(s, '{'); t; t = strchr(t + 1, '{'))
+		if (strncmp(t, "{arg}", 5) != 0 &&
+		    strncmp(t, "{ids}", 5) != 0 && strncmp(t, "{rows}", 6) != 0)
+			fail_msg("%s statement %d has a token left at '%.20s': "
+			         "%s",
+			         dname, id, t, s);
+}
+
+static void
+every_statement_of_every_dialect(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < NDIALECTS; k++) {
+		const sked_dialect *d = dialects[k];
+		char *sql[SKED_SQL__COUNT];
+		char err[256] = "";
+		int rc = sked__dialect_render(d, "pfx_", sql, err, sizeof err);
+		if (rc != SKED_OK)
+			fail_msg("%s: render failed: %s", d->name, err);
+		for (int i = 0; i < SKED_SQL__COUNT; i++) {
+			if (!sql[i]) {
+				if (sked__sql_needed(d, (sked_sql)i))
+					fail_msg(
+					        "%s has no text for statement "
+					        "%d, which its capabilities or "
+					        "claim shape need",
+					        d->name, i);
+				assert_null(sked__sql_text(d, (sked_sql)i));
+				continue;
+			}
+			no_token_left(d->name, i, sql[i]);
+			if (i != SKED_SQL_NOW && !fragment(i) &&
+			    !strstr(sql[i], "pfx_"))
+				fail_msg("%s statement %d names no table: %s",
+				         d->name, i, sql[i]);
+		}
+		sked__dialect_free_rendered(sql);
+		/* the other templates a dialect carries */
+		const char *more[] = {d->migrate_lock, d->migrate_unlock,
+		                      d->listen, d->notify};
+		for (size_t j = 0; j < sizeof more / sizeof more[0]; j++) {
+			if (!more[j])
+				continue;
+			char *s = sked__dialect_expand(d, "pfx_", more[j]);
+			assert_non_null(s);
+			assert_null(strchr(s, '{'));
+			free(s);
+		}
+		for (const sked_schema_step *st = d->schema; st && st->version;
+		     st++) {
+			char *s = sked__dialect_expand(d, "pfx_", st->sql);
+			if (!s)
+				fail_msg("%s schema step %d does not render",
+				         d->name, st->version);
+			assert_null(strchr(s, '{'));
+			free(s);
+		}
+	}
+}
+
+/* What each capability promises, statement by statement. */
+static void
+capabilities_name_their_statements(void **state)
+{
+	(void)state;
+	assert_true(sked__sql_needed(&sked__dialect_postgresql,
+	                             SKED_SQL_FINISH_ARRAYS));
+	assert_true(sked__sql_needed(&sked__dialect_postgresql,
+	                             SKED_SQL_ENQ_ARRAYS));
+	assert_false(sked__sql_needed(&sked__dialect_sqlite,
+	                              SKED_SQL_FINISH_ARRAYS));
+	assert_true(sked__sql_needed(&sked__dialect_sqlserver,
+	                             SKED_SQL_ENQ_ROWS_IN));
+	assert_false(
+	        sked__sql_needed(&sked__dialect_mysql, SKED_SQL_ENQ_ROWS_AT));
+	/* MySQL claims in three steps, the others in one statement */
+	assert_true(sked__sql_needed(&sked__dialect_mysql, SKED_SQL_IDS_GET));
+	assert_false(sked__sql_needed(&sked__dialect_mysql, SKED_SQL_CLAIM_Q));
+	assert_true(sked__sql_needed(&sked__dialect_sqlite, SKED_SQL_CLAIM_Q));
+	assert_false(sked__sql_needed(&sked__dialect_sqlite, SKED_SQL_IDS_GET));
+	/* generic statements are everyone's */
+	for (size_t k = 0; k < NDIALECTS; k++)
+		assert_true(sked__sql_needed(dialects[k], SKED_SQL_LOCK_TAKE));
+}
+
+static void
+unknown_tokens_are_refused(void **state)
+{
+	(void)state;
+	static const char *bad[] = {
+	        "SELECT {bogus} FROM {p}task",
+	        "SELECT id FROM {p}task WHERE run_at <= {now",
+	        "SELECT id FROM {p}task ORDER BY id{lim:{nope}}",
+	        "SELECT {ms:{x}} FROM {p}task",
+	        "SELECT {P} FROM {p}task",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *over[SKED_SQL__COUNT] = {0};
+		over[SKED_SQL_TASK_GET] = bad[i];
+		sked_dialect d = sked__dialect_sqlite;
+		d.sql = over;
+		char *sql[SKED_SQL__COUNT];
+		char err[256] = "";
+		assert_int_equal(
+		        sked__dialect_render(&d, "pfx_", sql, err, sizeof err),
+		        SKED_EINVAL);
+		/* nothing is left allocated, and the message says what */
+		for (int k = 0; k < SKED_SQL__COUNT; k++)
+			assert_null(sql[k]);
+		if (!strstr(err, "sqlite") || !strchr(err, '{'))
+			fail_msg("unclear message for '%s': %s", bad[i], err);
+		assert_null(sked__dialect_expand(&d, "pfx_", bad[i]));
+	}
+	/* what is known renders */
+	char *s = sked__dialect_expand(&sked__dialect_sqlite, "pfx_",
+	                               "SELECT {ms:c} FROM {p}t{lim:{arg}}");
+	assert_non_null(s);
+	assert_string_equal(s, "SELECT c FROM pfx_t LIMIT {arg}");
+	free(s);
+}
+
+static void
+per_call_tokens(void **state)
+{
+	(void)state;
+	sked_buf b = {0};
+	sked__sql_fill(&b, "UPDATE t SET x = 1 WHERE id IN ({ids})", 3, 3);
+	assert_string_equal(b.p, "UPDATE t SET x = 1 WHERE id IN (?3,?4,?5)");
+	sked__buf_free(&b);
+	sked__sql_fill(&b, "VALUES {rows} AS v", 6, 2);
+	assert_string_equal(b.p, "VALUES (?6, 0), (?7, 1) AS v");
+	sked__buf_free(&b);
+	sked__sql_fill(&b, "SELECT 1 WHERE 1 = 1", 0, 0);
+	sked__sql_fill(&b, " AND q = {arg}", 2, 1);
+	assert_string_equal(b.p, "SELECT 1 WHERE 1 = 1 AND q = ?2");
+	sked__buf_free(&b);
+	/* a time fragment on SQL Server uses its marker twice */
+	char *sql[SKED_SQL__COUNT];
+	assert_int_equal(sked__dialect_render(&sked__dialect_sqlserver, "p_",
+	                                      sql, NULL, 0),
+	                 SKED_OK);
+	sked__sql_fill(&b, sql[SKED_SQL_AND_CREATED_FROM], 4, 1);
+	assert_non_null(strstr(b.p, "CAST(?4 % 60000 AS INT)"));
+	assert_non_null(strstr(b.p, "CAST(?4 / 60000 AS INT)"));
+	assert_null(strchr(b.p, '{'));
+	sked__buf_free(&b);
+	sked__sql_fill(&b, sql[SKED_SQL_LIST_TAIL], 9, 1);
+	assert_string_equal(b.p, " ORDER BY id DESC OFFSET 0 ROWS FETCH "
+	                         "NEXT ?9 ROWS ONLY");
+	sked__buf_free(&b);
+	sked__dialect_free_rendered(sql);
+	/* a statement a dialect lacks cannot be filled */
+	sked__sql_fill(&b, NULL, 1, 1);
+	assert_true(b.oom);
+	sked__buf_free(&b);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(every_statement_of_every_dialect),
+	        cmocka_unit_test(capabilities_name_their_statements),
+	        cmocka_unit_test(unknown_tokens_are_refused),
+	        cmocka_unit_test(per_call_tokens),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
