@@ -17,7 +17,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 /* Set before the handlers are installed, cleared after the worker stops;
  * read only by on_signal. */
@@ -92,6 +94,39 @@ check_queues(const char *flag, const char *s)
 		return EX_USAGE;
 	}
 	return 0;
+}
+
+static int
+is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Whether prog can be started: a path that is an executable file, or a
+ * name found so in PATH (as the worker's runner looks it up). A handler
+ * that cannot run is refused at start, not discovered task by task. */
+static int
+runnable(const char *prog)
+{
+	if (!*prog)
+		return 0;
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0 && !is_dir(prog);
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		size_t n = strcspn(p, ":");
+		char full[4096];
+		if (snprintf(full, sizeof full, "%.*s/%s", (int)(n ? n : 1),
+		             n ? p : ".", prog) < (int)sizeof full &&
+		    access(full, X_OK) == 0 && !is_dir(full))
+			return 1;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
 }
 
 /* Add or replace the handler for kind (later definitions win). */
@@ -339,9 +374,29 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			               hs[i].kind);
 			goto out;
 		}
-		rc = sked_worker_handle_program(w, hs[i].kind,
-		                                (const char *const *)hargv,
-		                                hs[i].timeout_ms);
+		/* pipe:PROGRAM runs long-lived processes; PROGRAM one each */
+		int pipe = strncmp(hargv[0], "pipe:", 5) == 0;
+		if (pipe)
+			memmove(hargv[0], hargv[0] + 5,
+			        strlen(hargv[0] + 5) + 1);
+		if (!runnable(hargv[0])) {
+			cli_err("worker: the handler for '%s' names '%s', "
+			        "which "
+			        "is %s",
+			        hs[i].kind, hargv[0],
+			        hargv[0][0] ? "not an executable program "
+			                      "(nor one in PATH)"
+			                    : "empty");
+			cli_argv_free(hargv);
+			ex = EX_CONFIG;
+			goto out;
+		}
+		rc = pipe ? sked_worker_handle_pipe(w, hs[i].kind,
+		                                    (const char *const *)hargv,
+		                                    hs[i].timeout_ms)
+		          : sked_worker_handle_program(
+		                    w, hs[i].kind, (const char *const *)hargv,
+		                    hs[i].timeout_ms);
 		cli_argv_free(hargv);
 		if (rc != SKED_OK) {
 			ex = cli_fail(c->h, rc, "worker: handler for '%s'",

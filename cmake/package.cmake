@@ -11,7 +11,7 @@ set(SKED_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/sked)
 # --- the CMake package: find_package(sked CONFIG) ---
 # The static library's link interface names the pkg-config targets of
 # sqlite3 and of every driver built; skedConfig.cmake recreates them.
-set(SKED_CMAKE_DEPS "SQLITE3:sqlite3" ${SKED_CMAKE_DRIVERS})
+set(SKED_CMAKE_DEPS "SQLITE3:sqlite3" "JANSSON:jansson" ${SKED_CMAKE_DRIVERS})
 install(EXPORT skedTargets NAMESPACE sked:: DESTINATION ${SKED_CMAKEDIR})
 configure_package_config_file(cmake/skedConfig.cmake.in
   ${CMAKE_BINARY_DIR}/skedConfig.cmake INSTALL_DESTINATION ${SKED_CMAKEDIR})

@@ -318,7 +318,8 @@ struct child_args {
 	char **envp;
 	pid_t parent;
 	int in_r, out_w, err_w;
-	int max_fd; /* for the close loop when close_range is missing */
+	int stderr_w; /* its stderr apart from stdout, or -1: with stdout */
+	int max_fd;   /* for the close loop when close_range is missing */
 };
 
 static void __attribute__((noreturn)) child_fail(int err_w, int stage, int err)
@@ -394,7 +395,7 @@ static void __attribute__((noreturn)) child_main(const struct child_args *a)
 	/* All pipe ends are above 2 (above_stdio), so these cannot clobber
 	 * each other; dup2 clears O_CLOEXEC on the copies. */
 	if (dup2(a->in_r, 0) < 0 || dup2(a->out_w, 1) < 0 ||
-	    dup2(a->out_w, 2) < 0)
+	    dup2(a->stderr_w >= 0 ? a->stderr_w : a->out_w, 2) < 0)
 		child_fail(a->err_w, STAGE_SETUP, errno);
 
 other_fds:
@@ -858,6 +859,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	        .in_r = in_p[0],
 	        .out_w = out_p[1],
 	        .err_w = err_p[1],
+	        .stderr_w = -1,
 	        .max_fd = max_fd,
 	};
 
@@ -986,4 +988,199 @@ sked__exec_result_free(sked_exec_result *res)
 	free(res->output);
 	res->output = NULL;
 	res->output_len = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Long-lived programs (pipe: handlers).                               */
+/* ------------------------------------------------------------------ */
+
+struct sked_exec_proc {
+	pid_t pid; /* also its process group */
+	int in_fd, out_fd, err_fd, pidfd;
+	struct running reg;
+	int reaped;
+	int status;
+};
+
+int
+sked__exec_spawn(const sked_exec_spec *spec, sked_exec_proc **out, char *err,
+                 size_t errlen)
+{
+	*out = NULL;
+	if (!spec || !spec->argv || !spec->argv[0] || !spec->argv[0][0]) {
+		snprintf(err, errlen, "invalid handler spec");
+		return SKED_EINVAL;
+	}
+	const char *prog = spec->argv[0];
+	char **envp = NULL, **cands = NULL;
+	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1},
+	    se_p[2] = {-1, -1};
+	sked_exec_proc *p = calloc(1, sizeof *p);
+	int rc = p ? build_envp(spec->env_extra, &envp) : SKED_ENOMEM;
+	if (rc == SKED_OK)
+		rc = build_candidates(prog, envp, &cands);
+	if (rc != SKED_OK) {
+		snprintf(err, errlen,
+		         rc == SKED_EINVAL ? "invalid environment entry"
+		                           : "out of memory");
+		goto fail;
+	}
+	if (make_pipe(in_p) < 0 || make_pipe(out_p) < 0 ||
+	    make_pipe(err_p) < 0 || make_pipe(se_p) < 0) {
+		snprintf(err, errlen, "cannot run '%.200s': pipe: %s", prog,
+		         strerror(errno));
+		rc = SKED_EIO;
+		goto fail;
+	}
+	struct rlimit rl;
+	int max_fd = 65535;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_fd)
+		max_fd = (int)rl.rlim_cur;
+	struct child_args ca = {
+	        .candidates = cands,
+	        .argv = (char *const *)spec->argv,
+	        .envp = envp,
+	        .parent = getpid(),
+	        .in_r = in_p[0],
+	        .out_w = out_p[1],
+	        .err_w = err_p[1],
+	        .stderr_w = se_p[1],
+	        .max_fd = max_fd,
+	};
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_mutex_lock(&reg_lock);
+	pid_t pid = fork();
+	if (pid == 0)
+		child_main(&ca);
+	int fork_err = errno;
+	if (pid > 0) {
+		p->reg.pgid = pid;
+		reg_add_locked(&p->reg);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot run '%.200s': fork: %s", prog,
+		         strerror(fork_err));
+		rc = SKED_EIO;
+		goto fail;
+	}
+	setpgid(pid, pid);
+	p->pid = pid;
+	close_fd(&in_p[0]);
+	close_fd(&out_p[1]);
+	close_fd(&err_p[1]);
+	close_fd(&se_p[1]);
+	struct child_report rep;
+	ssize_t got;
+	do
+		got = read(err_p[0], &rep, sizeof(rep));
+	while (got < 0 && errno == EINTR);
+	if (got == (ssize_t)sizeof(rep)) {
+		char eb[128];
+		snprintf(err, errlen, "cannot run '%.200s': %s", prog,
+		         errstr(rep.err, eb, sizeof eb));
+		rc = SKED_EIO;
+		goto fail;
+	}
+#ifdef SYS_pidfd_open
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p->pidfd >= 0)
+		fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
+#else
+	p->pidfd = -1;
+#endif
+	p->in_fd = in_p[1];
+	p->out_fd = out_p[0];
+	p->err_fd = se_p[0];
+	in_p[1] = out_p[0] = se_p[0] = -1;
+	set_nonblock(p->in_fd);
+	set_nonblock(p->out_fd);
+	set_nonblock(p->err_fd);
+	close_fd(&err_p[0]);
+	free(cands);
+	free(envp);
+	*out = p;
+	return SKED_OK;
+fail:
+	for (int i = 0; i < 2; i++) {
+		close_fd(&in_p[i]);
+		close_fd(&out_p[i]);
+		close_fd(&err_p[i]);
+		close_fd(&se_p[i]);
+	}
+	if (p && p->pid > 0)
+		sked__exec_proc_stop(p);
+	else
+		free(p);
+	free(cands);
+	free(envp);
+	return rc;
+}
+
+int
+sked__exec_proc_fd(const sked_exec_proc *p, int which)
+{
+	switch (which) {
+	case 0:
+		return p->in_fd;
+	case 1:
+		return p->out_fd;
+	case 2:
+		return p->err_fd;
+	default:
+		return p->pidfd;
+	}
+}
+
+pid_t
+sked__exec_proc_pid(const sked_exec_proc *p)
+{
+	return p->pid;
+}
+
+int
+sked__exec_proc_exited(sked_exec_proc *p, int *status)
+{
+	if (p->reaped) {
+		*status = p->status;
+		return 1;
+	}
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	int r;
+	do
+		r = waitid(P_PID, (id_t)p->pid, &si,
+		           WEXITED | WNOHANG | WNOWAIT);
+	while (r < 0 && errno == EINTR);
+	if (r == 0 && si.si_pid == 0)
+		return 0;
+	return 1; /* exited (still a zombie until stopped); status later */
+}
+
+void
+sked__exec_proc_stop(sked_exec_proc *p)
+{
+	if (!p)
+		return;
+	if (!p->reaped && p->pid > 0) {
+		reg_remove(&p->reg);
+		kill(-p->pid, SIGKILL);
+		kill(p->pid, SIGKILL);
+		int st = 0;
+		pid_t r;
+		do
+			r = waitpid(p->pid, &st, 0);
+		while (r < 0 && errno == EINTR);
+		p->status = st;
+		p->reaped = 1;
+	}
+	close_fd(&p->in_fd);
+	close_fd(&p->out_fd);
+	close_fd(&p->err_fd);
+	close_fd(&p->pidfd);
+	free(p);
 }

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef struct sked_exec_spec {
 	/* The program and its arguments, NULL-terminated; argv[0] is the
@@ -123,5 +124,26 @@ void sked__exec_kill_all(int sig);
 
 /* How many programs are running right now. Thread safe. */
 size_t sked__exec_running(void);
+
+/*
+ * Long-lived programs: a pipe: handler runs for many tasks. spawn starts
+ * spec->argv as exec_run would (own process group, PDEATHSIG, dispositions
+ * reset, no inherited fds, env_extra added) with its stdin, stdout and
+ * stderr on three non-blocking pipes, and registers it for
+ * sked__exec_kill_all. Only argv and env_extra of spec are used. On
+ * failure err says why (one line) and *out stays NULL.
+ */
+typedef struct sked_exec_proc sked_exec_proc;
+__attribute__((warn_unused_result)) int
+sked__exec_spawn(const sked_exec_spec *spec, sked_exec_proc **out, char *err,
+                 size_t errlen);
+/* Our ends of its stdin (0), stdout (1), stderr (2), or its pidfd (3,
+ * -1 when the kernel has none). */
+int sked__exec_proc_fd(const sked_exec_proc *p, int which);
+pid_t sked__exec_proc_pid(const sked_exec_proc *p);
+/* 1 once it has exited (without reaping it). */
+int sked__exec_proc_exited(sked_exec_proc *p, int *status);
+/* SIGKILL its process group, reap it, close our ends, free p. */
+void sked__exec_proc_stop(sked_exec_proc *p);
 
 #endif /* SKED_EXEC_H */

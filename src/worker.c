@@ -235,9 +235,9 @@ sked_worker_handle(sked_worker *w, const char *kind, sked_handler_fn fn,
 	return SKED_OK;
 }
 
-SKED_API int
-sked_worker_handle_program(sked_worker *w, const char *kind,
-                           const char *const *argv, int64_t timeout_ms)
+static int
+add_argv_handler(sked_worker *w, const char *kind, const char *const *argv,
+                 int64_t timeout_ms, int type)
 {
 	if (!w || !argv || !argv[0] || !*argv[0])
 		return SKED_EINVAL;
@@ -262,8 +262,23 @@ sked_worker_handle_program(sked_worker *w, const char *kind,
 		return SKED_EINVAL;
 	}
 	x->argv = copy;
+	x->type = type;
 	x->timeout_ms = timeout_ms;
 	return SKED_OK;
+}
+
+SKED_API int
+sked_worker_handle_program(sked_worker *w, const char *kind,
+                           const char *const *argv, int64_t timeout_ms)
+{
+	return add_argv_handler(w, kind, argv, timeout_ms, H_PROGRAM);
+}
+
+SKED_API int
+sked_worker_handle_pipe(sked_worker *w, const char *kind,
+                        const char *const *argv, int64_t timeout_ms)
+{
+	return add_argv_handler(w, kind, argv, timeout_ms, H_PIPE);
 }
 
 SKED_API void

@@ -106,7 +106,9 @@ finish_done(sked_worker *w, int *db_failed)
 			o[i].what = SKED_FIN_OK;
 		} else {
 			o[i].what = SKED_FIN_FAIL;
-			o[i].retry_delay_ms = backoff_ms(w, j->t.attempt);
+			o[i].retry_delay_ms =
+			        j->retry_ms > 0 ? j->retry_ms
+			                        : backoff_ms(w, j->t.attempt);
 			o[i].error =
 			        why == CANCEL_NOLEASE
 			                ? "stopped: lease could not be "

@@ -131,7 +131,7 @@ run_program(sked_job *j, const handler *x)
 	sked__exec_result_free(&res);
 }
 static void
-run_job(sked_job *j)
+run_job(sked_job *j, sked_pipe **pipes)
 {
 	const handler *x = sked__wk_find_handler(j->w, j->t.kind);
 	j->exit_code = -1;
@@ -143,8 +143,12 @@ run_job(sked_job *j)
 		j->error = strdup(buf);
 		return;
 	}
-	if (x->argv) {
+	if (x->type == H_PROGRAM) {
 		run_program(j, x);
+		return;
+	}
+	if (x->type == H_PIPE) {
+		sked__wk_run_pipe(j, x, pipes);
 		return;
 	}
 	int rc = x->fn(j, x->ud);
@@ -163,6 +167,7 @@ sked__wk_pool_main(void *arg)
 	sigfillset(&all); /* signals belong to the caller's thread */
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int slot = atomic_fetch_add(&w->pool_slots, 1);
+	sked_pipe *pipes = NULL; /* this thread's pipe: processes */
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->jobs_head && !w->pool_exit)
@@ -188,7 +193,7 @@ sked__wk_pool_main(void *arg)
 		int64_t ran = sked__mono_ms();
 		if (atomic_load(&j->cancel) == CANCEL_NONE) {
 			atomic_store(&j->started, 1);
-			run_job(j);
+			run_job(j, &pipes);
 		} else {
 			j->exit_code = -1; /* nothing ran */
 			j->error = strdup("cancelled before it started");
@@ -205,5 +210,6 @@ sked__wk_pool_main(void *arg)
 		sked__wk_ring(w);
 	}
 	pthread_mutex_unlock(&w->mu);
+	sked__wk_pipes_free(pipes);
 	return NULL;
 }

@@ -68,17 +68,22 @@ struct sked_job {
 	int exit_code;
 	char *error;
 	char *output;
-	struct sked_job *next;          /* in the job queue, done queue */
-	int state;                      /* w->mu: JOB_* */
+	struct sked_job *next; /* in the job queue, done queue */
+	int state;             /* w->mu: JOB_* */
+	int64_t retry_ms; /* the handler's own retry delay, or 0: backoff */
 	struct sked_job *hnext, *hprev; /* in w->held while it takes a slot */
 	struct sked_job *anext, *aprev; /* in w->all, claim to record */
 };
 
+/* What runs a kind's tasks. */
+enum { H_CALLBACK, H_PROGRAM, H_PIPE };
+
 typedef struct handler {
 	char kind[SKED_MAX_NAME + 1];
+	int type; /* H_* */
 	sked_handler_fn fn;
 	void *ud;
-	char **argv;
+	char **argv; /* H_PROGRAM, H_PIPE */
 	int64_t timeout_ms;
 	sked_worker_kind_metrics m; /* w->mu: sked_worker_get_metrics */
 } handler;
@@ -182,6 +187,11 @@ int64_t sked__wk_guard_deadline(const sked_worker *w, int64_t basis);
 int sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt);
 int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
                               const int *att, int n);
+
+/* ---- worker/pipe.c: a pool thread's pipe: processes ---- */
+typedef struct sked_pipe sked_pipe;
+void sked__wk_run_pipe(sked_job *j, const handler *x, sked_pipe **pipes);
+void sked__wk_pipes_free(sked_pipe *pipes);
 
 /* ---- the threads (pool.c, renew.c, finish.c) ---- */
 void *sked__wk_pool_main(void *arg);

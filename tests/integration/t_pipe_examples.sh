@@ -1,0 +1,30 @@
+#!/bin/sh
+# The example pipe: handlers of examples/handlers/ (Python, Node.js, sh)
+# work under a real worker: each drains its tasks, and the ones that fail
+# (Python and Node.js fail the payload "fail") say why in the run record.
+. "$(dirname "$0")/lib.sh"
+[ "$SKED_BACKEND" = sqlite ] || not_here "the examples are checked once, on sqlite"
+init_db
+ex=$(cd "$(dirname "$0")/../../examples/handlers" && pwd)
+run_example() {
+	kind=$1
+	prog=$2
+	seq 1 20 | sed "s/^/$kind-/" | sk enqueue "$kind" --lines - >/dev/null
+	sk enqueue "$kind" --payload fail --max-attempts 1 >"$T/fail.$kind"
+	sk worker --node-id "w-$kind" --concurrency 2 --poll 100ms --until-empty \
+		--handler "$kind=pipe:$prog" 2>"$T/$kind.log" ||
+		{ cat "$T/$kind.log" >&2; fail "worker for $kind failed"; }
+	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind = '$kind' AND status = 2")" \
+		"$3" "$kind: succeeded tasks"
+}
+run_example py "$ex/pipe_handler.py" 20
+expect_eq "$(sql "SELECT error FROM {p}run WHERE task_id = $(cat "$T/fail.py")")" "asked to fail" "py: error"
+run_example sh "$ex/pipe_handler.sh" 21 # the sh example succeeds at everything
+if command -v node >/dev/null 2>&1; then
+	run_example js "$ex/pipe_handler.js" 20
+	expect_eq "$(sql "SELECT error FROM {p}run WHERE task_id = $(cat "$T/fail.js")")" "asked to fail" "js: error"
+elif [ "${CI:-}" = true ]; then
+	fail "node is not installed (scripts/deps.sh installs it)"
+else
+	note "node not installed: the Node.js example was not run"
+fi
