@@ -12,6 +12,27 @@
  *    sked_strerror() name a code; sked_errmsg() on a handle gives the detail
  *    of its last failure (a server's SQLSTATE and message, the offending
  *    input), with passwords masked.
+ *  - Errors any call may return besides those its comment names:
+ *    SKED_EINVAL for a NULL handle or a NULL pointer the call needs
+ *    (sked_errmsg() is not updated then); and, from a call that reaches
+ *    the database, SKED_EUNAVAILABLE (the server cannot be reached or the
+ *    connection was lost), SKED_EDB (the server refused a statement;
+ *    sked_errmsg() has its SQLSTATE and message), SKED_EBUSY (a
+ *    deadlock, lock wait timeout or busy database rolled the call back:
+ *    nothing was written, try again), SKED_EREADONLY, and SKED_ENOMEM.
+ *  - Out parameters on failure: an array the call allocates (*out, with
+ *    its count *n) is NULL and the count 0 after any failure, so freeing
+ *    it is always safe; a struct the call fills (sked_info,
+ *    sked_lock_state, the gauges, the metrics) is zeroed once the
+ *    arguments are checked; a scalar
+ *    (an id, a token, a time, a count) is written on success only and
+ *    otherwise keeps its value. A function that does otherwise says so.
+ *  - Lifetimes: a const char * a function returns is a static string
+ *    unless its comment says otherwise. Strings inside a struct the
+ *    library allocated live until that struct is freed. What the caller
+ *    lends (names, payloads, argv, opts) is read during the call only,
+ *    unless the comment says it is kept (sked_worker_new keeps h) or
+ *    copied.
  *  - Borrowed inputs are const. Out parameters come last. Every _open/_new
  *    has a _close/_free that accepts NULL.
  *  - Times are int64 milliseconds since the Unix epoch, UTC, and always come
@@ -135,8 +156,14 @@ typedef struct sked_options {
 /* Connect to url (see below) and check the schema.
  * URLs: "sqlite:PATH", "postgres://…", "postgresql://…", "mysql://…",
  * "mariadb://…", "odbc:CONNECTION-STRING". opts may be NULL (defaults).
- * *out is set even on failure (unless SKED_ENOMEM) so that sked_errmsg()
- * can tell what went wrong; always sked_close() it. */
+ * *out is set even on failure (unless SKED_ENOMEM, when it is NULL) so
+ * that sked_errmsg() can tell what went wrong; always sked_close() it.
+ * Errors: SKED_EURL (no URL, or a malformed one), SKED_EUNSUPPORTED (this
+ * build has no driver for the scheme, or the server is too old),
+ * SKED_EINVAL (a bad prefix or strategy name), SKED_EUNAVAILABLE,
+ * SKED_ESTRATEGY (the strategy asked for cannot work on this database),
+ * SKED_ESCHEMA (migrate is 0 and the schema is missing or old, or the
+ * database's schema is newer than this build), SKED_EDB. */
 SKED_API int sked_open(const char *url, const sked_options *opts, sked **out);
 SKED_API void sked_close(sked *h);
 
@@ -158,11 +185,13 @@ SKED_API int sked_open_borrowed(const char *driver, void *native,
                                 const sked_options *opts, sked **out);
 
 /* The detail of the last failure on h: one line, passwords masked.
- * Borrowed; valid until the next call on h. Never NULL. */
+ * Borrowed: valid until the next call on h or sked_close(h). Never NULL
+ * ("out of memory" for a NULL h). */
 SKED_API const char *sked_errmsg(const sked *h);
 
 /* Create or upgrade the schema. Idempotent, safe when several processes
- * run it at once. */
+ * run it at once. SKED_ESCHEMA when the database's schema is newer than
+ * this build knows; SKED_EREADONLY on a read-only database. */
 SKED_API int sked_migrate(sked *h);
 
 typedef struct sked_info {
@@ -177,7 +206,8 @@ typedef struct sked_info {
 	int schema_expected; /* SKED_SCHEMA_VERSION */
 } sked_info;
 
-/* What was detected and chosen, and why. */
+/* What was detected and chosen, and why: read from the handle, no
+ * database call. Only SKED_EINVAL can fail it. */
 SKED_API int sked_get_info(sked *h, sked_info *out);
 
 /* ------------------------------------------------------------------ */
@@ -217,14 +247,18 @@ typedef struct sked_enqueue_opts {
  * SKED_MAX_NAME bytes, starting with a letter or digit. payload may be
  * NULL (empty); at most SKED_MAX_PAYLOAD bytes (SKED_ETOOBIG).
  * *id_out gets the task id; *existed_out (may be NULL) is 1 when
- * unique_key matched an existing task, whose id is returned. */
+ * unique_key matched an existing task, whose id is returned, and 0
+ * otherwise, failures included. SKED_EINVAL (with a one-line
+ * sked_errmsg()) for a bad name, unique key or max_attempts. */
 SKED_API int sked_enqueue(sked *h, const char *kind, const char *payload,
                           size_t payload_len, const sked_enqueue_opts *opts,
                           int64_t *id_out, int *existed_out);
 
 /* Enqueue n tasks of one kind in one transaction: all or none.
  * payloads[i] of lens[i] bytes (lens may be NULL for NUL-terminated).
- * opts->unique_key must be NULL. ids_out has room for n ids. */
+ * opts->unique_key must be NULL. ids_out has room for n ids. Errors as
+ * for sked_enqueue; on failure no task was made and what ids_out holds
+ * is unspecified. */
 SKED_API int sked_enqueue_many(sked *h, const char *kind, size_t n,
                                const char *const *payloads, const size_t *lens,
                                const sked_enqueue_opts *opts, int64_t *ids_out);
@@ -250,7 +284,8 @@ typedef struct sked_task {
 } sked_task;
 
 /* Fetch one task. SKED_ENOTFOUND when there is none. Free with
- * sked_tasks_free(*out, 1). */
+ * sked_tasks_free(*out, 1); its strings live until then. *out is NULL
+ * on failure. */
 SKED_API int sked_task_get(sked *h, int64_t id, sked_task **out);
 
 typedef struct sked_list_filter {
@@ -264,7 +299,8 @@ typedef struct sked_list_filter {
 } sked_list_filter;
 
 /* Tasks, newest first. *out is an array of *n tasks (NULL when 0); free
- * with sked_tasks_free. */
+ * with sked_tasks_free. SKED_EINVAL for a queue or kind that is not a
+ * name. */
 SKED_API int sked_task_list(sked *h, const sked_list_filter *f, sked_task **out,
                             size_t *n);
 SKED_API void sked_tasks_free(sked_task *tasks, size_t n);
@@ -292,7 +328,8 @@ typedef struct sked_run {
 	char *output;  /* bounded tail of stdout+stderr, or NULL */
 } sked_run;
 
-/* The attempts at one task, oldest first. Free with sked_runs_free. */
+/* The attempts at one task, oldest first. Free with sked_runs_free. A
+ * task never run, or no such task: SKED_OK with *n 0. */
 SKED_API int sked_runs_get(sked *h, int64_t task_id, sked_run **out, size_t *n);
 SKED_API void sked_runs_free(sked_run *runs, size_t n);
 
@@ -319,7 +356,7 @@ typedef struct sked_node {
 SKED_API int sked_nodes(sked *h, sked_node **out, size_t *n);
 SKED_API void sked_nodes_free(sked_node *nodes, size_t n);
 
-/* The database's clock, now. */
+/* The database's clock, now, into *now_ms. */
 SKED_API int sked_now(sked *h, int64_t *now_ms);
 
 /* ------------------------------------------------------------------ */
@@ -335,6 +372,11 @@ typedef struct sked_job sked_job; /* a claimed task, as a handler sees it */
  * becomes true: the worker is shutting down or could not renew the lease. */
 typedef int (*sked_handler_fn)(sked_job *job, void *userdata);
 
+/* A handler's view of its task. The sked_job * it is given, and every
+ * string these return, are valid only until the handler returns: copy
+ * what must outlive it. Each job is the handler's own; these are safe on
+ * its thread. sked_job_payload never returns NULL ("" for none); *len
+ * (may be NULL) gets its size. */
 SKED_API int64_t sked_job_id(const sked_job *job);
 SKED_API const char *sked_job_kind(const sked_job *job);
 SKED_API const char *sked_job_queue(const sked_job *job);
@@ -342,7 +384,8 @@ SKED_API const char *sked_job_payload(const sked_job *job, size_t *len);
 SKED_API int sked_job_attempt(const sked_job *job);
 SKED_API int sked_job_max_attempts(const sked_job *job);
 SKED_API int sked_job_cancelled(const sked_job *job);
-/* Record why the attempt failed (kept in the run record). */
+/* Record why the attempt failed (kept in the run record; copied, at most
+ * 1 KiB). */
 SKED_API void sked_job_set_error(sked_job *job, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 
@@ -367,15 +410,20 @@ typedef struct sked_worker_options {
 	                          them. */
 } sked_worker_options;
 
-/* A worker on h's database. The worker uses h for claiming and finishing
- * and opens a second connection of its own (for lease renewal). h is
- * borrowed: it must outlive the worker and must not be used elsewhere
- * while sked_worker_run() runs. */
+/* A worker on h's database. The worker claims through h, and
+ * sked_worker_run() opens two more connections of its own to the same
+ * database with the same options: one for the finisher (recording
+ * results) and one for lease renewal and the node's heartbeat; three in
+ * all. h is borrowed: it must outlive the worker and must not be used
+ * elsewhere while sked_worker_run() runs. SKED_EINVAL (with a one-line
+ * sked_errmsg(h)) for a bad node id, queue list or option; *out is NULL
+ * on failure. */
 SKED_API int sked_worker_new(sked *h, const sked_worker_options *opts,
                              sked_worker **out);
 SKED_API void sked_worker_free(sked_worker *w);
 
-/* Map a kind to a C handler. */
+/* Map a kind to a C handler. SKED_EINVAL for a kind that is not a name
+ * or already has a handler. userdata is passed as given. */
 SKED_API int sked_worker_handle(sked_worker *w, const char *kind,
                                 sked_handler_fn fn, void *userdata);
 
@@ -402,7 +450,9 @@ SKED_API int sked_worker_handle_pipe(sked_worker *w, const char *kind,
 /* Run until stopped (or, with until_empty, until nothing is due or
  * running). Registers the node, claims, runs, finishes, renews leases,
  * takes back expired leases of other nodes. Returns SKED_OK after a clean
- * stop. */
+ * stop; otherwise the failure that stopped it (registering the node,
+ * opening its connections, or, with until_empty, a database that stayed
+ * unreachable), with sked_errmsg(h) on the worker's h. */
 SKED_API int sked_worker_run(sked_worker *w);
 
 /* Ask a running worker to stop: stop claiming, let running tasks finish
@@ -415,6 +465,7 @@ typedef struct sked_worker_counters {
 } sked_worker_counters;
 SKED_API void sked_worker_get_counters(sked_worker *w,
                                        sked_worker_counters *out);
+/* The node id, valid until sked_worker_free(w). */
 SKED_API const char *sked_worker_node_id(const sked_worker *w);
 
 /* ------------------------------------------------------------------ */
@@ -422,13 +473,17 @@ SKED_API const char *sked_worker_node_id(const sked_worker *w);
 /* ------------------------------------------------------------------ */
 
 /* Check a cron expression (5 fields, or 6 with leading seconds, or an
- * @alias) and an IANA time zone name (NULL: "UTC"). On failure err gets
- * one line naming the field and the problem. SKED_ECRON or SKED_ETZ. */
+ * @alias) and an IANA time zone name (NULL: "UTC"). On failure err (may
+ * be NULL with errlen 0) gets one line naming the field and the problem,
+ * always NUL-terminated. SKED_ECRON or SKED_ETZ. */
 SKED_API int sked_cron_check(const char *expr, const char *tz, char *err,
                              size_t errlen);
 
 /* The next count fire instants strictly after after_ms, in order, into
- * out_ms. Returns SKED_OK, SKED_ECRON, SKED_ETZ. */
+ * out_ms. Returns SKED_OK, SKED_ECRON, SKED_ETZ (err as for
+ * sked_cron_check), or SKED_ENOTFOUND when the expression never fires
+ * within the search horizon (a 30th of February); on failure what out_ms
+ * holds is unspecified. */
 SKED_API int sked_cron_next(const char *expr, const char *tz, int64_t after_ms,
                             size_t count, int64_t *out_ms, char *err,
                             size_t errlen);
@@ -473,7 +528,8 @@ typedef struct sked_schedule_opts {
  * when the expression and zone are unchanged (so a worker that re-declares
  * its schedules at start does not lose a missed fire); an identical
  * definition writes nothing. *created_out (may be NULL) is 1 when the
- * schedule is new. Safe when several processes do it at once. */
+ * schedule is new, and 0 otherwise, failures included. Safe when several
+ * processes do it at once. */
 SKED_API int sked_schedule_put(sked *h, const char *name, const char *expr,
                                const char *kind, const sked_schedule_opts *opts,
                                int *created_out);
@@ -494,7 +550,8 @@ typedef struct sked_schedule {
 	int64_t last_fire_ms; /* the latest fire that made a task; 0: none */
 } sked_schedule;
 
-/* Every schedule, by name. Free with sked_schedules_free. */
+/* Every schedule, by name. Free with sked_schedules_free; the strings
+ * live until then. */
 SKED_API int sked_schedule_list(sked *h, sked_schedule **out, size_t *n);
 SKED_API void sked_schedules_free(sked_schedule *s, size_t n);
 
@@ -502,7 +559,8 @@ SKED_API void sked_schedules_free(sked_schedule *s, size_t n);
  * between claims. For applications that enqueue from schedules without
  * running sked_worker_run. *fired (may be NULL) gets the number of tasks
  * made; *next_ms (may be NULL) the database time of the earliest next
- * fire of an enabled schedule (0: none). */
+ * fire of an enabled schedule (0: none). On failure *fired still counts
+ * the tasks made before it (they stay made). */
 SKED_API int sked_schedule_tick(sked *h, int *fired, int64_t *next_ms);
 
 /* "fire-once", "fire-all", "skip" / "allow", "skip"; and back (-1 when
@@ -531,7 +589,9 @@ typedef struct sked_lock_opts {
  * every earlier acquisition of this lock, by anyone. SKED_ELOCKED when
  * another owner holds it (after waiting opts->wait_ms); sked_errmsg()
  * names the holder and until when. An owner that holds the lock already
- * takes it again with a new token. opts may be NULL. */
+ * takes it again with a new token. opts may be NULL. SKED_EINVAL (one
+ * line in sked_errmsg()) for a name or owner that is not a name, or a
+ * ttl_ms or wait outside 1 ms to a year. */
 SKED_API int sked_lock_acquire(sked *h, const char *name, const char *owner,
                                int64_t ttl_ms, const sked_lock_opts *opts,
                                int64_t *token_out);
@@ -553,7 +613,8 @@ typedef struct sked_lock_state {
 	int held;       /* owner set and locked_until > now */
 } sked_lock_state;
 
-/* Read a lock. SKED_ENOTFOUND when it was never taken. */
+/* Read a lock. SKED_ENOTFOUND when it was never taken; SKED_EINVAL for
+ * a name that is not a name. */
 SKED_API int sked_lock_get(sked *h, const char *name, sked_lock_state *out);
 
 /* How sked_lock_run holds its lock and runs its program. */
@@ -672,7 +733,9 @@ SKED_API void sked_process_counters_get(sked_process_counters *out);
 /* Finished attempts per minute over the last minutes (at most 120),
  * newest minute last: ok[i] succeeded, failed[i] failed (any other
  * outcome but given back). Read from the newest runs by id (at most
- * 20000 of them), so the cost is bounded whatever the history. */
+ * 20000 of them), so the cost is bounded whatever the history. ok and
+ * failed have room for minutes entries, zeroed first; SKED_EINVAL for
+ * minutes outside 1..120. */
 SKED_API int sked_throughput(sked *h, int minutes, int64_t *ok,
                              int64_t *failed);
 
@@ -710,7 +773,8 @@ typedef struct sked_lock_row {
 	int held; /* owner set and locked_until > now */
 } sked_lock_row;
 
-/* Every cluster lock, by name. Free with sked_lock_rows_free. */
+/* Every cluster lock, by name. Free with sked_lock_rows_free; the strings
+ * live until then. */
 SKED_API int sked_lock_list(sked *h, sked_lock_row **out, size_t *n);
 SKED_API void sked_lock_rows_free(sked_lock_row *l, size_t n);
 
@@ -773,7 +837,8 @@ SKED_API char *sked_format_time(int64_t ms, char *buf, size_t len);
 SKED_API char *sked_format_duration(int64_t ms, char *buf, size_t len);
 /* Copy url into buf with any password masked as "***". Returns buf. */
 SKED_API char *sked_redact_url(const char *url, char *buf, size_t len);
-/* 1 when s is a valid queue or kind name, else 0. */
+/* 1 when s is a valid name (queue, kind, node, lock, schedule:
+ * [A-Za-z0-9][A-Za-z0-9_.:-]*, at most SKED_MAX_NAME bytes), else 0. */
 SKED_API int sked_name_valid(const char *s);
 
 #ifdef __cplusplus

@@ -5,7 +5,7 @@
  * connection through the driver seam, detects the product and version,
  * picks the dialect and the claim strategy (or honours an override the
  * database can run), renders the SQL, and brings the schema up to date.
- * The task model is in queue.c, nodes in node.c, the worker in worker.c.
+ * The task model is in queue.c, nodes in lease.c, the worker in worker.c.
  */
 #include "internal.h"
 

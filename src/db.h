@@ -1,7 +1,7 @@
 /*
  * db.h — the driver seam: how bytes reach a database server.
  *
- * Layer: below the model (queue.c, node.c, sched.c, lock.c) and the claim
+ * Layer: below the model (queue.c, lease.c, sched.c, lock.c, ops.c) and the claim
  * strategies; above the drivers in src/db/. A driver knows nothing of
  * tasks: it connects, reports the server's product and version, runs one
  * SQL statement with bound parameters and hands back a materialized result.

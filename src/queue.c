@@ -12,12 +12,15 @@
  *   pending   (0) --claim (any node)-----------------> running
  *   retry     (4) --claim (any node)-----------------> running
  *   running   (1) --finish ok (owner)----------------> succeeded
- *             (1) --finish failed, attempts left-----> retry (run_at = now +
- * backoff) (1) --finish failed, attempts spent----> dead (1) --release on
- * shutdown (owner)------> pending (attempt given back) (1) --lease expired (any
- * live node)----> retry, or dead when spent pending, retry, running --cancel
- * (user)----------> cancelled dead, cancelled, pending, retry --retry
- * (user)---> pending
+ *             (1) --finish failed, attempts left-----> retry
+ *                                                      (run_at = now + backoff)
+ *             (1) --finish failed, attempts spent----> dead
+ *             (1) --release on shutdown (owner)------> pending
+ *                                                      (the attempt given back)
+ *             (1) --lease expired (any live node)----> retry
+ *                                                      (or dead, when spent)
+ *   pending, retry, running --cancel (user)----------> cancelled
+ *   dead, cancelled, pending, retry --retry (user)---> pending
  */
 #include "internal.h"
 
@@ -427,6 +430,8 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 {
 	if (!h || !h->db || !out || !n)
 		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
 	static const sked_list_filter all = {.status = -1};
 	if (!f)
 		f = &all;
