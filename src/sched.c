@@ -2,10 +2,12 @@
  * sched.c — recurring schedules: add, replace, pause, list, and the tick
  * that turns due fire times into tasks, exactly once across the cluster.
  *
- * Layer: the model. Which instants an expression names is cron.c's pure
- * maths (given the database's now, never the node's); when to tick is the
- * worker loop's (worker.c calls sked__sched_poll between claims).
- * Statements are SKED_SQL_SCHED_* in the dialect registry.
+ * Layer: the model: schedule storage and the tick's transactions. Which
+ * instants an expression names, and which of them to fire now (on time,
+ * misfire, clock went back), is the pure arithmetic of cron.c and fire.c,
+ * given the database's now, never the node's; when to tick is the worker
+ * loop's (it calls sked__sched_poll between claims). Statements are
+ * SKED_SQL_SCHED_* in the dialect registry.
  *
  * Exactly once, without a global lock: every worker reads the due
  * schedules, computes the fires itself, and claims them with a
@@ -64,122 +66,11 @@ sked_overlap_parse(const char *s)
 	return -1;
 }
 
-/* ---- time maths on one schedule ---- */
-
-/* A parsed expression and its loaded zone. */
-typedef struct plan {
-	sked_cron *cron;
-	sked_tz *tz;
-} plan;
-
-static int
-plan_load(const char *expr, const char *tz, plan *p, char *err, size_t len)
-{
-	p->cron = NULL;
-	p->tz = NULL;
-	int rc = sked__cron_parse(expr, &p->cron, err, len);
-	if (rc == SKED_OK)
-		rc = sked__tz_load(tz && *tz ? tz : "UTC", &p->tz, err, len);
-	if (rc != SKED_OK) {
-		sked__cron_free(p->cron);
-		p->cron = NULL;
-	}
-	return rc;
-}
-
-static void
-plan_free(plan *p)
-{
-	sked__cron_free(p->cron);
-	sked__tz_free(p->tz);
-}
-
-/* The first fire after t, or 0 when there is none within the horizon. */
-static int
-next_after(const plan *p, int64_t t, int64_t *out)
-{
-	int rc = sked__cron_next(p->cron, p->tz, t, out);
-	if (rc == SKED_ENOTFOUND) {
-		*out = 0;
-		return SKED_OK;
-	}
-	return rc;
-}
-
-/* Guards the search below against expressions that fire every second for
- * a long burst: past this many steps the count stops being exact. */
-#define RECENT_MAX_STEPS 2000000
-
-int
-sked__sched_recent(const sked_cron *c, const sked_tz *tz, int64_t first,
-                   int64_t now, int max, int64_t *out, int *n, int64_t *total)
-{
-	*n = 0;
-	*total = 0;
-	if (max <= 0 || first > now)
-		return SKED_OK;
-	/* Search back from now in growing windows until one holds max fires
-	 * or reaches back to first: the cron engine only looks forward, and
-	 * walking from first could take millions of steps after a long
-	 * outage of a per-second schedule. */
-	const int64_t lo = first - 1; /* fires strictly after lo */
-	int64_t w = 1000;
-	for (;;) {
-		int64_t after = now - w;
-		int whole = 0;
-		if (after <= lo) {
-			after = lo;
-			whole = 1;
-		}
-		int64_t count = 0, t = after, f;
-		long steps = 0;
-		for (;;) {
-			int rc = sked__cron_next(c, tz, t, &f);
-			if (rc == SKED_ENOTFOUND)
-				break;
-			if (rc != SKED_OK)
-				return rc;
-			if (f > now || ++steps > RECENT_MAX_STEPS)
-				break;
-			out[count % max] = f;
-			count++;
-			t = f;
-		}
-		if (count >= max || whole) {
-			/* unroll the ring, oldest first */
-			int k = count < max ? (int)count : max;
-			int64_t tmp[SKED_MAX_CATCHUP];
-			int64_t *buf = max <= SKED_MAX_CATCHUP ? tmp : NULL;
-			if (!buf)
-				buf = malloc(sizeof *buf * (size_t)max);
-			if (!buf)
-				return SKED_ENOMEM;
-			for (int i = 0; i < k; i++)
-				buf[i] = out[(count - k + i) % max];
-			memcpy(out, buf, sizeof *out * (size_t)k);
-			if (buf != tmp)
-				free(buf);
-			*n = k;
-			*total =
-			        whole && steps <= RECENT_MAX_STEPS ? count : -1;
-			if (!whole) {
-				/* were there fires before the window? */
-				int64_t before;
-				int rc = sked__cron_next(c, tz, lo, &before);
-				if (rc == SKED_OK && before > after)
-					*total = count; /* no: exact */
-			}
-			return SKED_OK;
-		}
-		w *= 4;
-	}
-}
-
 /* ---- validation ---- */
 
 static int
 check_def(sked *h, const char *name, const char *expr, const char *kind,
-          const sked_schedule_opts *o, plan *p)
+          const sked_schedule_opts *o, sked_fire_plan *p)
 {
 	char err[256] = "";
 	int rc = sked__check_name(h, "schedule name", name);
@@ -215,7 +106,7 @@ check_def(sked *h, const char *name, const char *expr, const char *kind,
 		return sked__fail(h, SKED_ECRON,
 		                  "cron expression is missing "
 		                  "or too long");
-	rc = plan_load(expr, o->tz, p, err, sizeof err);
+	rc = sked__fire_load(expr, o->tz, p, err, sizeof err);
 	if (rc != SKED_OK)
 		return sked__fail(h, rc, "%s",
 		                  err[0] ? err : sked_strerror(rc));
@@ -241,7 +132,7 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 	const sked_schedule_opts *o = opts ? opts : &defaults;
 	if (created_out)
 		*created_out = 0;
-	plan p;
+	sked_fire_plan p;
 	int rc = check_def(h, name, expr, kind, o, &p);
 	if (rc != SKED_OK)
 		return rc;
@@ -255,11 +146,11 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 	        o->max_attempts ? o->max_attempts : SKED_DEFAULT_MAX_ATTEMPTS;
 	int64_t now = 0, next = 0;
 	if ((rc = sked__now(h, &now)) == SKED_OK &&
-	    (rc = next_after(&p, now, &next)) == SKED_OK && next == 0)
+	    (rc = sked__fire_next(&p, now, &next)) == SKED_OK && next == 0)
 		rc = sked__fail(h, SKED_ECRON,
 		                "'%s' never fires within %d years", expr,
 		                SKED_CRON_HORIZON_YEARS);
-	plan_free(&p);
+	sked__fire_free(&p);
 	if (rc != SKED_OK)
 		return rc;
 
@@ -406,20 +297,21 @@ sked_schedule_resume(sked *h, const char *name)
 			sked__res_clear(&r);
 			return not_found(h, name);
 		}
-		plan p;
+		sked_fire_plan p;
 		char err[256] = "";
 		int64_t now = 0, next = 0;
 		int64_t version = sked__res_int(&r, 0, 9);
-		rc = plan_load(sked__res_text(&r, 0, 0),
-		               sked__res_text(&r, 0, 1), &p, err, sizeof err);
+		rc = sked__fire_load(sked__res_text(&r, 0, 0),
+		                     sked__res_text(&r, 0, 1), &p, err,
+		                     sizeof err);
 		sked__res_clear(&r);
 		if (rc != SKED_OK)
 			return sked__fail(h, rc, "schedule '%s': %s", name,
 			                  err);
 		rc = sked__now(h, &now);
 		if (rc == SKED_OK)
-			rc = next_after(&p, now, &next);
-		plan_free(&p);
+			rc = sked__fire_next(&p, now, &next);
+		sked__fire_free(&p);
 		if (rc != SKED_OK)
 			return rc;
 		/* fires missed while paused are not misfires: continue from
@@ -530,54 +422,35 @@ disable(sked *h, const due *d, const char *why)
 	return sked__q(h, SKED_SQL_SCHED_DISABLE, v, 2, NULL);
 }
 
-/* The fires to enqueue now and the next fire after them. */
+/* The fires to enqueue now and the next fire after them (fire.c's
+ * arithmetic), saying what a misfire did. */
 static int
-plan_fires(const due *d, const plan *p, int64_t now, int64_t *fires, int *n,
-           int64_t *next)
+plan_fires(const due *d, const sked_fire_plan *p, int64_t now, int64_t *fires,
+           int *n, int64_t *next)
 {
+	sked_fire_result r;
+	int rc = sked__fire_due(p, d->next_fire, d->misfire, now, &r);
 	*n = 0;
-	if (d->next_fire >= now - SKED__SCHED_TOLERANCE_MS) {
-		/* on time (normal): every fire due now, from next_fire on;
-		 * they all lie within the tolerance, so they are few */
-		int64_t f = d->next_fire;
-		while (f != 0 && f <= now && *n < SKED_MAX_CATCHUP) {
-			fires[(*n)++] = f;
-			int rc = next_after(p, f, &f);
-			if (rc != SKED_OK)
-				return rc;
-		}
-		*next = f;
-		return SKED_OK;
-	}
-	/* a misfire: no worker ticked for a while (all down, or stalled) */
-	int64_t total = 0;
-	int rc = SKED_OK;
-	switch (d->misfire) {
-	case SKED_MISFIRE_FIRE_ALL:
-		rc = sked__sched_recent(p->cron, p->tz, d->next_fire, now,
-		                        SKED_MAX_CATCHUP, fires, n, &total);
-		if (rc == SKED_OK && total != *n)
-			sked__log(SKED_LOG_WARN,
-			          "schedule %s missed more than %d fires: only "
-			          "the latest %d are enqueued",
-			          d->name, SKED_MAX_CATCHUP, SKED_MAX_CATCHUP);
-		break;
-	case SKED_MISFIRE_SKIP:
-		break;
-	default: /* fire-once */
-		rc = sked__sched_recent(p->cron, p->tz, d->next_fire, now, 1,
-		                        fires, n, &total);
-		break;
-	}
 	if (rc != SKED_OK)
 		return rc;
+	memcpy(fires, r.fires, sizeof *fires * (size_t)r.n);
+	*n = r.n;
+	*next = r.next;
+	if (r.clock_case == SKED_FIRE_ON_TIME ||
+	    r.clock_case == SKED_FIRE_CLOCK_BACK)
+		return SKED_OK;
+	if (r.clock_case == SKED_FIRE_MISFIRE_ALL && r.missed != r.n)
+		sked__log(SKED_LOG_WARN,
+		          "schedule %s missed more than %d fires: only "
+		          "the latest %d are enqueued",
+		          d->name, SKED_MAX_CATCHUP, SKED_MAX_CATCHUP);
 	char buf[32];
 	sked__log(SKED_LOG_INFO,
 	          "schedule %s misfired (next fire was %s): %s, %d catch-up "
 	          "task(s)",
 	          d->name, sked_format_time(d->next_fire, buf, sizeof buf),
 	          sked_misfire_name(d->misfire), *n);
-	return next_after(p, now, next);
+	return SKED_OK;
 }
 
 /* Claim and enqueue the fires of one due schedule. *fired gets the tasks
@@ -586,9 +459,9 @@ static int
 fire_one(sked *h, const due *d, int64_t now, int *fired)
 {
 	*fired = 0;
-	plan p;
+	sked_fire_plan p;
 	char err[256] = "";
-	int rc = plan_load(d->expr, d->tz, &p, err, sizeof err);
+	int rc = sked__fire_load(d->expr, d->tz, &p, err, sizeof err);
 	if (rc == SKED_ENOMEM)
 		return rc;
 	if (rc != SKED_OK) /* the zone left the tz database, say */
@@ -596,7 +469,7 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 	int64_t fires[SKED_MAX_CATCHUP], next = 0;
 	int n = 0;
 	rc = plan_fires(d, &p, now, fires, &n, &next);
-	plan_free(&p);
+	sked__fire_free(&p);
 	if (rc != SKED_OK)
 		return rc;
 

@@ -325,20 +325,104 @@ recent_search_matches_walking(void **state)
 	}
 	int64_t total = 0;
 	assert_int_equal(
-	        sked__sched_recent(c, tz, first, now, 5, out, &n, &total),
+	        sked__fire_recent(c, tz, first, now, 5, out, &n, &total),
 	        SKED_OK);
 	assert_int_equal(n, 5);
 	assert_true(total == -1 || total == nw); /* more than 5: -1 allowed */
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(out[i], walk[nw - 5 + i]);
 	assert_int_equal(
-	        sked__sched_recent(c, tz, first, now, 100, out, &n, &total),
+	        sked__fire_recent(c, tz, first, now, 100, out, &n, &total),
 	        SKED_OK);
 	assert_int_equal(n, nw);
 	assert_int_equal(total, nw); /* all of them: exact */
 	assert_int_equal(out[0], walk[0]);
 	sked__cron_free(c);
 	sked__tz_free(tz);
+}
+
+/* ---- fire.c: the clock cases, pure ---- */
+
+static void
+fire_clock_cases(void **state)
+{
+	(void)state;
+	sked_fire_plan p;
+	char err[128] = "";
+	/* every minute, UTC */
+	assert_int_equal(
+	        sked__fire_load("* * * * *", NULL, &p, err, sizeof err),
+	        SKED_OK);
+	const int64_t m = 60000, base = 1700000040000LL; /* a whole minute */
+	sked_fire_result r;
+
+	/* on time: the fire due now, next the one after */
+	assert_int_equal(sked__fire_due(&p, base, SKED_MISFIRE_FIRE_ONCE,
+	                                base + 500, &r),
+	                 SKED_OK);
+	assert_int_equal(r.clock_case, SKED_FIRE_ON_TIME);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.fires[0], base);
+	assert_int_equal(r.next, base + m);
+
+	/* on time at the edge of the tolerance, whatever the policy */
+	assert_int_equal(sked__fire_due(&p, base, SKED_MISFIRE_SKIP,
+	                                base + SKED__SCHED_TOLERANCE_MS, &r),
+	                 SKED_OK);
+	assert_int_equal(r.clock_case, SKED_FIRE_ON_TIME);
+	assert_int_equal(r.n, 1);
+
+	/* misfire, fire-once: ten minutes late, the latest missed fire */
+	int64_t now = base + 10 * m + 30000;
+	assert_int_equal(
+	        sked__fire_due(&p, base, SKED_MISFIRE_FIRE_ONCE, now, &r),
+	        SKED_OK);
+	assert_int_equal(r.clock_case, SKED_FIRE_MISFIRE_ONCE);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.fires[0], base + 10 * m);
+	assert_int_equal(r.next, base + 11 * m);
+
+	/* misfire, fire-all: all eleven, counted exactly */
+	assert_int_equal(
+	        sked__fire_due(&p, base, SKED_MISFIRE_FIRE_ALL, now, &r),
+	        SKED_OK);
+	assert_int_equal(r.clock_case, SKED_FIRE_MISFIRE_ALL);
+	assert_int_equal(r.n, 11);
+	assert_int_equal(r.missed, 11);
+	for (int i = 0; i < 11; i++)
+		assert_int_equal(r.fires[i], base + i * m);
+	assert_int_equal(r.next, base + 11 * m);
+
+	/* misfire, fire-all past the bound: the latest SKED_MAX_CATCHUP */
+	now = base + 500 * m;
+	assert_int_equal(
+	        sked__fire_due(&p, base, SKED_MISFIRE_FIRE_ALL, now, &r),
+	        SKED_OK);
+	assert_int_equal(r.n, SKED_MAX_CATCHUP);
+	assert_true(r.missed != r.n);
+	assert_int_equal(r.fires[SKED_MAX_CATCHUP - 1], now);
+	assert_int_equal(r.fires[0], now - (SKED_MAX_CATCHUP - 1) * m);
+
+	/* misfire, skip: none, and on from now */
+	assert_int_equal(sked__fire_due(&p, base, SKED_MISFIRE_SKIP, now, &r),
+	                 SKED_OK);
+	assert_int_equal(r.clock_case, SKED_FIRE_MISFIRE_SKIP);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(r.next, now + m);
+
+	/* clock went back: next_fire is after now; nothing, next stays */
+	assert_int_equal(sked__fire_due(&p, base + 5 * m, SKED_MISFIRE_FIRE_ALL,
+	                                base, &r),
+	                 SKED_OK);
+	assert_int_equal(r.clock_case, SKED_FIRE_CLOCK_BACK);
+	assert_int_equal(r.n, 0);
+	assert_int_equal(r.next, base + 5 * m);
+
+	sked__fire_free(&p);
+	assert_int_not_equal(
+	        sked__fire_load("61 * * * *", "UTC", &p, err, sizeof err),
+	        SKED_OK);
+	assert_null(p.cron);
 }
 
 /* ---- overlap, pause ---- */
@@ -403,6 +487,7 @@ main(void)
 	        cmocka_unit_test(racing_handles_fire_each_time_once),
 	        cmocka_unit_test(misfire_policies),
 	        cmocka_unit_test(recent_search_matches_walking),
+	        cmocka_unit_test(fire_clock_cases),
 	        cmocka_unit_test(overlap_skip_waits_for_the_previous_task),
 	        cmocka_unit_test(paused_schedules_do_not_fire),
 	};
