@@ -79,6 +79,16 @@ fail(struct parse *p, const char *fmt, ...)
 	return 0;
 }
 
+/* 1 when s is a name (sked_name_valid), else the refusal "[SECTION]:
+ * 'S' is not a valid WHAT" and 0, as every handler returns. */
+static int
+want_name(struct parse *p, const char *section, const char *what, const char *s)
+{
+	if (sked_name_valid(s))
+		return 1;
+	return fail(p, "[%s]: '%s' is not a valid %s", section, s, what);
+}
+
 static int
 set_str(struct parse *p, char **dst, const char *value)
 {
@@ -215,9 +225,8 @@ on_handler(struct parse *p, const char *section, const char *kind,
 {
 	struct cli_handler *hd;
 
-	if (!sked_name_valid(kind))
-		return fail(p, "[%s]: '%s' is not a valid task kind", section,
-		            kind);
+	if (!want_name(p, section, "task kind", kind))
+		return 0;
 	hd = handler_for(p, kind);
 	if (hd == NULL)
 		return fail(p, "out of memory");
@@ -278,9 +287,8 @@ on_schedule(struct parse *p, const char *section, const char *name,
 {
 	struct cli_schedule *sc;
 
-	if (!sked_name_valid(name))
-		return fail(p, "[%s]: '%s' is not a valid schedule name",
-		            section, name);
+	if (!want_name(p, section, "schedule name", name))
+		return 0;
 	sc = schedule_for(p, name);
 	if (sc == NULL)
 		return fail(p, "out of memory");
@@ -288,20 +296,14 @@ on_schedule(struct parse *p, const char *section, const char *name,
 		return set_str(p, &sc->cron, value);
 	if (strcmp(key, "tz") == 0)
 		return set_str(p, &sc->tz, value);
-	if (strcmp(key, "kind") == 0) {
-		if (!sked_name_valid(value))
-			return fail(p, "[%s]: '%s' is not a valid task kind",
-			            section, value);
-		return set_str(p, &sc->kind, value);
-	}
+	if (strcmp(key, "kind") == 0)
+		return want_name(p, section, "task kind", value) &&
+		       set_str(p, &sc->kind, value);
 	if (strcmp(key, "payload") == 0)
 		return set_str(p, &sc->payload, value);
-	if (strcmp(key, "queue") == 0) {
-		if (!sked_name_valid(value))
-			return fail(p, "[%s]: '%s' is not a valid queue name",
-			            section, value);
-		return set_str(p, &sc->queue, value);
-	}
+	if (strcmp(key, "queue") == 0)
+		return want_name(p, section, "queue name", value) &&
+		       set_str(p, &sc->queue, value);
 	if (strcmp(key, "priority") == 0)
 		return set_int(p, &sc->priority, key, value, -1000000, 1000000);
 	if (strcmp(key, "max_attempts") == 0)
