@@ -38,6 +38,7 @@
 #include "guard.h"
 #include "handle.h"
 #include "util/clock.h"
+#include "util/ident.h"
 #include "util/log.h"
 
 #define MIN_TTL_MS 1000
@@ -49,26 +50,6 @@ static int64_t
 safety_ms(int64_t ttl_ms)
 {
 	return ttl_ms / 5 < 200 ? 200 : ttl_ms / 5;
-}
-
-/* HOST-PID-RANDOM, as a name (util/ident.h) of at most 128 bytes. */
-static void
-make_owner(char *buf, size_t len)
-{
-	char host[64] = "host";
-	struct timespec ts;
-
-	gethostname(host, sizeof host - 1);
-	host[sizeof host - 1] = '\0';
-	for (char *p = host; *p; p++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyz"
-		            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
-		            *p))
-			*p = '-';
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(buf, len, "%s-%d-%04lx", host[0] == '-' ? "h" : host,
-	         (int)getpid(),
-	         (unsigned long)(ts.tv_nsec ^ getpid()) & 0xffff);
 }
 
 /* 1 when fd (> 2) has something to read now. */
@@ -226,7 +207,7 @@ sked_lock_run(sked *h, const char *name, const char *const *argv,
 	char owner_buf[SKED_MAX_NAME + 1];
 	const char *owner = opts->owner;
 	if (!owner) {
-		make_owner(owner_buf, sizeof owner_buf);
+		sked__default_id(owner_buf, sizeof owner_buf);
 		owner = owner_buf;
 	}
 	int64_t ttl_ms = opts->ttl_ms, token = 0, began = 0;

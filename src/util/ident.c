@@ -3,13 +3,17 @@
  *
  * Layer: util (pure). Written with explicit ASCII ranges rather than
  * <ctype.h> so that the locale cannot widen what is accepted. Also
- * defines the public sked_name_valid.
+ * defines the public sked_name_valid, and the default owner name (which
+ * alone reads the host name, the pid and the clock).
  */
 #include "util/ident.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "sked.h"
+#include "util/clock.h"
 
 static int
 alnum(char c)
@@ -57,4 +61,21 @@ SKED_API int
 sked_name_valid(const char *s)
 {
 	return sked__name_valid(s);
+}
+
+void
+sked__default_id(char *buf, size_t len)
+{
+	char host[64] = "host";
+	unsigned r;
+
+	if (gethostname(host, sizeof host - 1) != 0)
+		snprintf(host, sizeof host, "host");
+	host[sizeof host - 1] = '\0';
+	for (char *c = host; *c; c++) /* keep it a valid name */
+		if (!alnum(*c) && *c != '_' && *c != '.' && *c != '-')
+			*c = '-';
+	r = (unsigned)getpid() ^ (unsigned)sked__mono_ms();
+	snprintf(buf, len, "%s%s-%d-%04x", alnum(host[0]) ? "" : "h", host,
+	         (int)getpid(), r & 0xffff);
 }

@@ -11,6 +11,7 @@
 #include "exec.h"
 
 #include "sked.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,14 +33,6 @@
 #include <cmocka.h>
 
 static char tmpdir[512];
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static sked_exec_spec
 spec_of(const char *const *argv)
@@ -67,7 +60,7 @@ run_sh(const char *script, sked_exec_spec *s, sked_exec_result *r)
 static int
 reap_within(pid_t pid, int ms)
 {
-	int64_t until = now_ms() + ms;
+	int64_t until = sked__mono_ms() + ms;
 	for (;;) {
 		int st;
 		pid_t p = waitpid(pid, &st, WNOHANG);
@@ -75,7 +68,7 @@ reap_within(pid_t pid, int ms)
 			return st;
 		if (p < 0 && errno == ECHILD)
 			return kill(pid, 0) == 0 ? -1 : 0; /* not ours: gone? */
-		if (now_ms() > until)
+		if (sked__mono_ms() > until)
 			return -1;
 		usleep(10000);
 	}
@@ -84,8 +77,8 @@ reap_within(pid_t pid, int ms)
 static pid_t
 read_pid_file(const char *path, int ms)
 {
-	int64_t until = now_ms() + ms;
-	while (now_ms() < until) {
+	int64_t until = sked__mono_ms() + ms;
+	while (sked__mono_ms() < until) {
 		FILE *f = fopen(path, "r");
 		if (f) {
 			long v = 0;
@@ -426,9 +419,9 @@ test_timeout(void **state)
 	sked_exec_spec s = spec_of(argv);
 	s.timeout_ms = 300;
 	sked_exec_result r;
-	int64_t t0 = now_ms();
+	int64_t t0 = sked__mono_ms();
 	assert_int_equal(sked__exec_run(&s, &r), SKED_OK);
-	int64_t took = now_ms() - t0;
+	int64_t took = sked__mono_ms() - t0;
 	assert_true(took >= 290);
 	assert_true(took < 1500);
 	assert_true(r.timed_out);
@@ -442,9 +435,9 @@ test_timeout(void **state)
 	s = spec_of(NULL);
 	s.timeout_ms = 1000;
 	s.kill_grace_ms = 300;
-	t0 = now_ms();
+	t0 = sked__mono_ms();
 	run_sh("trap '' TERM; sleep 30 & echo $!; wait", &s, &r);
-	took = now_ms() - t0;
+	took = sked__mono_ms() - t0;
 	assert_true(took >= 1290);
 	assert_true(took < 2500);
 	assert_true(r.timed_out);
@@ -490,9 +483,9 @@ test_cancel_fd(void **state)
 	s.cancel_fd = p[0];
 	s.timeout_ms = 20000;
 	sked_exec_result r;
-	int64_t t0 = now_ms();
+	int64_t t0 = sked__mono_ms();
 	assert_int_equal(sked__exec_run(&s, &r), SKED_OK);
-	int64_t took = now_ms() - t0;
+	int64_t took = sked__mono_ms() - t0;
 	pthread_join(th, NULL);
 	assert_true(took >= 190);
 	assert_true(took < 1500);
@@ -539,9 +532,9 @@ test_grandchild_killed_after_exit(void **state)
 	 * pipe. Without the group kill the run would last 30 s. */
 	sked_exec_spec s = spec_of(NULL);
 	sked_exec_result r;
-	int64_t t0 = now_ms();
+	int64_t t0 = sked__mono_ms();
 	run_sh("sleep 30 & echo $!; exit 0", &s, &r);
-	assert_true(now_ms() - t0 < 1500);
+	assert_true(sked__mono_ms() - t0 < 1500);
 	assert_true(r.exited);
 	assert_int_equal(r.exit_code, 0);
 	assert_non_null(r.output);
@@ -579,11 +572,11 @@ test_kill_all(void **state)
 	for (int i = 0; i < N; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, run_sleep, &b[i]),
 		                 0);
-	int64_t until = now_ms() + 2000;
-	while (sked__exec_running() < N && now_ms() < until)
+	int64_t until = sked__mono_ms() + 2000;
+	while (sked__exec_running() < N && sked__mono_ms() < until)
 		usleep(5000);
 	assert_int_equal(sked__exec_running(), N);
-	int64_t t0 = now_ms();
+	int64_t t0 = sked__mono_ms();
 	sked__exec_kill_all(SIGKILL);
 	for (int i = 0; i < N; i++) {
 		pthread_join(th[i], NULL);
@@ -592,7 +585,7 @@ test_kill_all(void **state)
 		assert_int_equal(b[i].r.signo, SIGKILL);
 		sked__exec_result_free(&b[i].r);
 	}
-	assert_true(now_ms() - t0 < 1000);
+	assert_true(sked__mono_ms() - t0 < 1000);
 	assert_int_equal(sked__exec_running(), 0);
 }
 
