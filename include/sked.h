@@ -353,6 +353,8 @@ typedef struct sked_node {
 	int64_t running; /* tasks it holds now */
 } sked_node;
 
+/* Every node row, live or not (alive tells). Free with sked_nodes_free;
+ * the strings live until then. */
 SKED_API int sked_nodes(sked *h, sked_node **out, size_t *n);
 SKED_API void sked_nodes_free(sked_node *nodes, size_t n);
 
@@ -420,6 +422,8 @@ typedef struct sked_worker_options {
  * on failure. */
 SKED_API int sked_worker_new(sked *h, const sked_worker_options *opts,
                              sked_worker **out);
+/* Free a worker that is not running (sked_worker_run has returned, or was
+ * never called). Accepts NULL. h is left open. */
 SKED_API void sked_worker_free(sked_worker *w);
 
 /* Map a kind to a C handler. SKED_EINVAL for a kind that is not a name
@@ -431,7 +435,8 @@ SKED_API int sked_worker_handle(sked_worker *w, const char *kind,
  * shell; a name without '/' is searched in PATH), the payload on stdin and
  * SKED_TASK_ID, SKED_TASK_KIND, SKED_TASK_QUEUE, SKED_TASK_ATTEMPT in its
  * environment. Exit 0 is success. timeout_ms (0: the worker's default)
- * kills it. argv is copied. */
+ * kills it. argv is copied. SKED_EINVAL for a kind that is not a name or
+ * already has a handler, or an empty argv. */
 SKED_API int sked_worker_handle_program(sked_worker *w, const char *kind,
                                         const char *const *argv,
                                         int64_t timeout_ms);
@@ -463,6 +468,8 @@ SKED_API void sked_worker_stop(sked_worker *w, int immediate);
 typedef struct sked_worker_counters {
 	int64_t claimed, succeeded, failed, dead, lost, late, released;
 } sked_worker_counters;
+/* A snapshot of the counters. Thread safe: may be called from any thread
+ * while sked_worker_run runs. */
 SKED_API void sked_worker_get_counters(sked_worker *w,
                                        sked_worker_counters *out);
 /* The node id, valid until sked_worker_free(w). */
@@ -788,6 +795,7 @@ typedef struct sked_hist {
 	int64_t count;
 	double sum_s;
 } sked_hist;
+/* The bound of bucket i; 1e300 for an i out of range. */
 SKED_API double sked_hist_bound(int i);
 
 typedef struct sked_worker_kind_metrics {
