@@ -374,6 +374,19 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			               hs[i].kind);
 			goto out;
 		}
+		if (strncmp(hs[i].command, "http://", 7) == 0 ||
+		    strncmp(hs[i].command, "https://", 8) == 0) {
+			cli_argv_free(hargv);
+			rc = sked_worker_handle_http(
+			        w, hs[i].kind, hs[i].command, hs[i].timeout_ms);
+			if (rc != SKED_OK) {
+				ex = cli_fail(c->h, rc,
+				              "worker: handler for '%s'",
+				              hs[i].kind);
+				goto out;
+			}
+			continue;
+		}
 		/* pipe:PROGRAM runs long-lived processes; PROGRAM one each */
 		int pipe = strncmp(hargv[0], "pipe:", 5) == 0;
 		if (pipe)

@@ -452,6 +452,18 @@ SKED_API int sked_worker_handle_pipe(sked_worker *w, const char *kind,
                                      const char *const *argv,
                                      int64_t timeout_ms);
 
+/* Map a kind to an HTTP endpoint: each task is a POST of its payload to
+ * url (http:// or https://), with Sked-Task-Id, -Kind, -Queue, -Attempt,
+ * -Max-Attempts and -Fencing headers, over a connection each pool thread
+ * keeps. 2xx is success; 429 or 503 with Retry-After retries after that
+ * delay; anything else fails the attempt with the status. The
+ * Authorization header comes from SKED_HTTP_AUTHORIZATION_<KIND> or
+ * SKED_HTTP_AUTHORIZATION in the worker's environment. timeout_ms (0: the
+ * worker's default) bounds each request. SKED_EUNSUPPORTED when sked was
+ * built without libcurl. */
+SKED_API int sked_worker_handle_http(sked_worker *w, const char *kind,
+                                     const char *url, int64_t timeout_ms);
+
 /* Run until stopped (or, with until_empty, until nothing is due or
  * running). Registers the node, claims, runs, finishes, renews leases,
  * takes back expired leases of other nodes. Returns SKED_OK after a clean

@@ -173,6 +173,7 @@ sked_worker_free(sked_worker *w)
 	if (!w)
 		return;
 	for (int i = 0; i < w->nhandlers; i++) {
+		free(w->handlers[i].url);
 		if (w->handlers[i].argv) {
 			for (char **a = w->handlers[i].argv; *a; a++)
 				free(*a);
@@ -279,6 +280,34 @@ sked_worker_handle_pipe(sked_worker *w, const char *kind,
                         const char *const *argv, int64_t timeout_ms)
 {
 	return add_argv_handler(w, kind, argv, timeout_ms, H_PIPE);
+}
+
+SKED_API int
+sked_worker_handle_http(sked_worker *w, const char *kind, const char *url,
+                        int64_t timeout_ms)
+{
+	if (!w || !url)
+		return SKED_EINVAL;
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return sked__fail(w->h, SKED_EINVAL,
+		                  "an HTTP handler's URL must start with "
+		                  "http:// or https://");
+	if (sked__wk_http_init() != SKED_OK)
+		return sked__fail(w->h, SKED_EUNSUPPORTED,
+		                  "this build of sked has no HTTP handlers "
+		                  "(built without libcurl)");
+	char *copy = strdup(url);
+	if (!copy)
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	handler *x = add_handler(w, kind);
+	if (!x) {
+		free(copy);
+		return SKED_EINVAL;
+	}
+	x->type = H_HTTP;
+	x->url = copy;
+	x->timeout_ms = timeout_ms;
+	return SKED_OK;
 }
 
 SKED_API void

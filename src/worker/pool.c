@@ -131,7 +131,7 @@ run_program(sked_job *j, const handler *x)
 	sked__exec_result_free(&res);
 }
 static void
-run_job(sked_job *j, sked_pipe **pipes)
+run_job(sked_job *j, sked_pipe **pipes, sked_http **http)
 {
 	const handler *x = sked__wk_find_handler(j->w, j->t.kind);
 	j->exit_code = -1;
@@ -151,6 +151,10 @@ run_job(sked_job *j, sked_pipe **pipes)
 		sked__wk_run_pipe(j, x, pipes);
 		return;
 	}
+	if (x->type == H_HTTP) {
+		sked__wk_run_http(j, x, http);
+		return;
+	}
 	int rc = x->fn(j, x->ud);
 	j->ok = rc == 0;
 	if (!j->ok && !j->error) {
@@ -168,6 +172,7 @@ sked__wk_pool_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int slot = atomic_fetch_add(&w->pool_slots, 1);
 	sked_pipe *pipes = NULL; /* this thread's pipe: processes */
+	sked_http *http = NULL;  /* and its HTTP client */
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->jobs_head && !w->pool_exit)
@@ -193,7 +198,7 @@ sked__wk_pool_main(void *arg)
 		int64_t ran = sked__mono_ms();
 		if (atomic_load(&j->cancel) == CANCEL_NONE) {
 			atomic_store(&j->started, 1);
-			run_job(j, &pipes);
+			run_job(j, &pipes, &http);
 		} else {
 			j->exit_code = -1; /* nothing ran */
 			j->error = strdup("cancelled before it started");
@@ -211,5 +216,6 @@ sked__wk_pool_main(void *arg)
 	}
 	pthread_mutex_unlock(&w->mu);
 	sked__wk_pipes_free(pipes);
+	sked__wk_http_free(http);
 	return NULL;
 }

@@ -76,7 +76,7 @@ struct sked_job {
 };
 
 /* What runs a kind's tasks. */
-enum { H_CALLBACK, H_PROGRAM, H_PIPE };
+enum { H_CALLBACK, H_PROGRAM, H_PIPE, H_HTTP };
 
 typedef struct handler {
 	char kind[SKED_MAX_NAME + 1];
@@ -84,6 +84,7 @@ typedef struct handler {
 	sked_handler_fn fn;
 	void *ud;
 	char **argv; /* H_PROGRAM, H_PIPE */
+	char *url;   /* H_HTTP */
 	int64_t timeout_ms;
 	sked_worker_kind_metrics m; /* w->mu: sked_worker_get_metrics */
 } handler;
@@ -192,6 +193,12 @@ int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 typedef struct sked_pipe sked_pipe;
 void sked__wk_run_pipe(sked_job *j, const handler *x, sked_pipe **pipes);
 void sked__wk_pipes_free(sked_pipe *pipes);
+
+/* ---- worker/http.c: a pool thread's HTTP client ---- */
+typedef struct sked_http sked_http;
+void sked__wk_run_http(sked_job *j, const handler *x, sked_http **http);
+void sked__wk_http_free(sked_http *http);
+int sked__wk_http_init(void); /* SKED_EUNSUPPORTED: built without libcurl */
 
 /* ---- the threads (pool.c, renew.c, finish.c) ---- */
 void *sked__wk_pool_main(void *arg);
