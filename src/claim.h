@@ -35,6 +35,9 @@ typedef struct sked_claim_req {
 	const char *queue; /* NULL: any queue */
 	int limit;         /* >= 1 */
 	int64_t lease_ms;
+	/* the kinds to claim, as ",a,b," (names hold no comma); NULL: any
+	 * kind (a worker with a catch-all handler) */
+	const char *kinds;
 } sked_claim_req;
 
 /* A claimed task. Strings are owned by the array (sked__claimed_free). */

@@ -177,33 +177,36 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
                 "finished_at, outcome, exit_code, error, output) VALUES "
                 "(?1, ?2, ?3, {ts:?4}, {now}, ?5, ?6, ?7, ?8)",
+        /* ?1 queue (the _Q form), ?2 the kinds the worker runs */
         [SKED_SQL_EMPTY_ANY] =
-                "SELECT COUNT(*) FROM {p}task WHERE status IN (1, 4) "
-                "OR (status = 0 AND run_at <= {now})",
+                "SELECT COUNT(*) FROM {p}task WHERE {kinds:?2} AND "
+                "(status IN (1, 4) OR (status = 0 AND run_at <= {now}))",
         [SKED_SQL_EMPTY_Q] =
                 "SELECT COUNT(*) FROM {p}task WHERE queue = ?1 AND "
+                "{kinds:?2} AND "
                 "(status IN (1, 4) OR (status = 0 AND run_at <= {now}))",
         /* SQLite's own claim: one writer at a time, so the IN (subquery
          * LIMIT n) cannot take more than n rows here. Other products
          * override these two. */
         [SKED_SQL_CLAIM_ANY] =
                 "UPDATE {p}task SET " CLAIM_SET
-                " WHERE id IN (SELECT id FROM {p}task WHERE " DUE CLAIM_ORDER
-                " LIMIT ?3) RETURNING " CLAIMED_COLS,
+                " WHERE id IN (SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE
+                        CLAIM_ORDER " LIMIT ?3) RETURNING " CLAIMED_COLS,
         [SKED_SQL_CLAIM_Q] = "UPDATE {p}task SET " CLAIM_SET
                              " WHERE id IN (SELECT id FROM {p}task WHERE "
-                             "queue = ?4 AND " DUE CLAIM_ORDER
+                             "queue = ?4 AND {kinds:?5} AND " DUE CLAIM_ORDER
                              " LIMIT ?3) RETURNING " CLAIMED_COLS,
         [SKED_SQL_CAND_ANY] =
-                "SELECT id, version FROM {p}task WHERE " DUE CLAIM_ORDER
-                "{lim:?3}",
+                "SELECT id, version FROM {p}task WHERE {kinds:?5} AND " DUE
+                        CLAIM_ORDER "{lim:?3}",
         [SKED_SQL_CAND_Q] = "SELECT id, version FROM {p}task WHERE queue = ?4 "
-                            "AND " DUE CLAIM_ORDER "{lim:?3}",
-        [SKED_SQL_LOCK_ANY] = "SELECT id FROM {p}task WHERE " DUE CLAIM_ORDER
-                              " LIMIT ?3 FOR UPDATE SKIP LOCKED",
-        [SKED_SQL_LOCK_Q] =
-                "SELECT id FROM {p}task WHERE queue = ?4 AND " DUE CLAIM_ORDER
+                            "AND {kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LOCK_ANY] =
+                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE CLAIM_ORDER
                 " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_LOCK_Q] =
+                "SELECT id FROM {p}task WHERE queue = ?4 AND {kinds:?5} "
+                "AND " DUE CLAIM_ORDER " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         [SKED_SQL_OPT_CLAIM] = "UPDATE {p}task SET " CLAIM_SET
                                " WHERE id = ?3 AND version = ?4 AND " DUE,
         [SKED_SQL_ID_CLAIM] = "UPDATE {p}task SET " CLAIM_SET " WHERE id = ?3",
@@ -462,6 +465,9 @@ expand(const sked_dialect *d, const char *prefix, const char *t, char **out,
 		else if (n > 3 && memcmp(in, "ms:", 3) == 0 &&
 		         arg_ok(in + 3, n - 3))
 			putf(&b, d->ms, in + 3, n - 3);
+		else if (n > 6 && memcmp(in, "kinds:", 6) == 0 &&
+		         arg_ok(in + 6, n - 6))
+			putf(&b, d->kinds_in, in + 6, n - 6);
 		else if (n > 4 && memcmp(in, "lim:", 4) == 0 &&
 		         arg_ok(in + 4, n - 4))
 			putf(&b, d->limit ? d->limit : " LIMIT {}", in + 4,

@@ -41,6 +41,8 @@
  *   {ret}      " RETURNING id" where the dialect has it, else ""
  *   {lim:X}    a row limit of X after ORDER BY (" LIMIT X" unless the
  *              dialect says otherwise)
+ *   {kinds:X}  a condition: X is NULL, or the list X (",a,b,") names the
+ *              row's kind (claims ask only for kinds the worker runs)
  *
  * Three tokens survive rendering and are filled per call by
  * sked__sql_fill, because they depend on how many values a call binds:
@@ -184,11 +186,14 @@ typedef struct sked_dialect {
 	const char *now;   /* {now} */
 	const char *nowms; /* {nowms} */
 	/* formats: "{}" stands for the argument (once or twice) */
-	const char *now_plus;    /* {now+X} */
-	const char *ts;          /* {ts:X} */
-	const char *ms;          /* {ms:C} */
-	const char *ret;         /* {ret} */
-	const char *limit;       /* {lim:X}; NULL: " LIMIT {}" */
+	const char *now_plus; /* {now+X} */
+	const char *ts;       /* {ts:X} */
+	const char *ms;       /* {ms:C} */
+	const char *ret;      /* {ret} */
+	const char *limit;    /* {lim:X}; NULL: " LIMIT {}" */
+	/* {kinds:X}: true when X is NULL or names the row's kind; X is a
+	 * list like ",email,resize," (names never hold a comma) */
+	const char *kinds_in;
 	const char *begin;       /* a transaction that will write */
 	const char *begin_claim; /* a claim's transaction (SQLite: IMMEDIATE) */
 	const char *commit;

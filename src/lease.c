@@ -466,12 +466,13 @@ sked__node_unregister(sked *h, const char *node_id)
 }
 
 int
-sked__outstanding(sked *h, const char *queue, int64_t *count)
+sked__outstanding(sked *h, const char *queue, const char *kinds,
+                  int64_t *count)
 {
-	sked_val p = SKED_TEXTV(queue);
+	sked_val p[2] = {SKED_TEXTV(queue), SKED_TEXTV(kinds)};
 	sked_res r = {0};
-	int rc = sked__q(h, queue ? SKED_SQL_EMPTY_Q : SKED_SQL_EMPTY_ANY, &p,
-	                 queue ? 1 : 0, &r);
+	int rc = sked__q(h, queue ? SKED_SQL_EMPTY_Q : SKED_SQL_EMPTY_ANY, p, 2,
+	                 &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot count outstanding tasks");
 	*count = r.nrows ? sked__res_int(&r, 0, 0) : 0;

@@ -70,8 +70,8 @@ int sked__node_beat(sked *h, const char *node_id)
 int sked__node_unregister(sked *h, const char *node_id);
 
 /* How many tasks are running, waiting to retry, or pending and due, in
- * queue (NULL: all). */
-int sked__outstanding(sked *h, const char *queue, int64_t *count)
-        __attribute__((warn_unused_result));
+ * queue (NULL: all), of kinds (",a,b,"; NULL: every kind). */
+int sked__outstanding(sked *h, const char *queue, const char *kinds,
+                      int64_t *count) __attribute__((warn_unused_result));
 
 #endif /* SKED_LEASE_H */

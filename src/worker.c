@@ -184,6 +184,7 @@ sked_worker_free(sked_worker *w)
 	free(w->queues);
 	free(w->stray_ids);
 	free(w->stray_att);
+	free(w->kinds);
 	sked__guard_stop(w->guard);
 	if (w->wake_fd >= 0) {
 		close(w->wake_fd);
@@ -197,7 +198,9 @@ sked_worker_free(sked_worker *w)
 static handler *
 add_handler(sked_worker *w, const char *kind)
 {
-	if (!kind || !sked__name_valid(kind)) {
+	/* "*" is the catch-all: it runs kinds no other handler names, and
+	 * makes the worker claim every kind */
+	if (!kind || (strcmp(kind, "*") != 0 && !sked__name_valid(kind))) {
 		sked__fail(w->h, SKED_EINVAL,
 		           "kind '%.64s' is not a valid name",
 		           kind ? kind : "");
@@ -416,6 +419,7 @@ claim_some(sked_worker *w, int *db_failed)
 		        .queue = w->nqueues ? w->queues[qi].name : NULL,
 		        .limit = free_slots,
 		        .lease_ms = w->o.lease_ms,
+		        .kinds = w->kinds,
 		};
 		sked_claimed *c = NULL;
 		int n = 0;
@@ -477,7 +481,7 @@ outstanding(sked_worker *w, int64_t *count)
 	for (int qi = 0; qi < nq; qi++) {
 		int64_t c = 0;
 		int rc = sked__outstanding(
-		        w->h, w->nqueues ? w->queues[qi].name : NULL, &c);
+		        w->h, w->nqueues ? w->queues[qi].name : NULL, w->kinds, &c);
 		if (rc != SKED_OK)
 			return rc;
 		*count += c;
@@ -614,6 +618,39 @@ stop_threads(sked_worker *w)
 	w->hb = NULL;
 }
 
+/* What this worker's claims ask for: the kinds it has handlers for, as
+ * ",a,b," (names hold no comma), or any kind when a catch-all ("*") is
+ * among them. A task no handler here can run is never claimed, so it
+ * spends no attempt waiting for a worker that can. */
+static int
+claimable_kinds(sked_worker *w)
+{
+	free(w->kinds);
+	w->kinds = NULL;
+	size_t len = 2;
+	for (int i = 0; i < w->nhandlers; i++) {
+		if (strcmp(w->handlers[i].kind, "*") == 0)
+			return SKED_OK;
+		len += strlen(w->handlers[i].kind) + 1;
+	}
+	if (w->nhandlers == 0)
+		return sked__fail(w->h, SKED_EINVAL,
+		                  "the worker has no handler: it would claim "
+		                  "nothing");
+	if (!(w->kinds = malloc(len)))
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	char *p = w->kinds;
+	*p++ = ',';
+	for (int i = 0; i < w->nhandlers; i++) {
+		size_t n = strlen(w->handlers[i].kind);
+		memcpy(p, w->handlers[i].kind, n);
+		p += n;
+		*p++ = ',';
+	}
+	*p = '\0';
+	return SKED_OK;
+}
+
 SKED_API int
 sked_worker_run(sked_worker *w)
 {
@@ -643,6 +680,8 @@ sked_worker_run(sked_worker *w)
 		          "cannot start the lease guard process: a handler of "
 		          "a frozen worker could outlive its lease");
 	atomic_store(&w->pool_slots, 0);
+	if ((rc = claimable_kinds(w)) != SKED_OK)
+		return rc;
 	rc = start_threads(w);
 	if (rc != SKED_OK) {
 		stop_threads(w);

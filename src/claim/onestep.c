@@ -32,11 +32,12 @@
 static int
 one_statement(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 {
-	sked_val p[4] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
-	                 SKED_INTV(req->limit), SKED_TEXTV(req->queue)};
+	sked_val p[5] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+	                 SKED_INTV(req->limit), SKED_TEXTV(req->queue),
+	                 SKED_TEXTV(req->kinds)};
 	sked_res r = {0};
 	int rc = sked__q(h, req->queue ? SKED_SQL_CLAIM_Q : SKED_SQL_CLAIM_ANY,
-	                 p, req->queue ? 4 : 3, &r);
+	                 p, 5, &r);
 	if (rc == SKED_OK)
 		rc = sked__claimed_from_rows(&r, out, n);
 	sked__res_clear(&r);
@@ -106,14 +107,15 @@ static int
 claim_three_steps(sked *h, const sked_claim_req *req, sked_claimed **out,
                   int *n)
 {
-	sked_val p[4] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
-	                 SKED_INTV(req->limit), SKED_TEXTV(req->queue)};
+	sked_val p[5] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+	                 SKED_INTV(req->limit), SKED_TEXTV(req->queue),
+	                 SKED_TEXTV(req->kinds)};
 	sked_res ids = {0};
 	int rc = sked__begin(h, 1);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin a claim");
-	rc = sked__q(h, req->queue ? SKED_SQL_LOCK_Q : SKED_SQL_LOCK_ANY, p,
-	             req->queue ? 4 : 3, &ids);
+	rc = sked__q(h, req->queue ? SKED_SQL_LOCK_Q : SKED_SQL_LOCK_ANY, p, 5,
+	             &ids);
 	/* keep each statement under the dialect's parameter limit */
 	int chunk = h->dialect->max_params > 2 ? h->dialect->max_params - 2
 	                                       : ids.nrows;

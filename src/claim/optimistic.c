@@ -27,11 +27,12 @@ claim_optimistic(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	int cand = want * 3 < want + 16 ? want + 16 : want * 3;
 	if (cand > 1000)
 		cand = 1000;
-	sked_val p[4] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
-	                 SKED_INTV(cand), SKED_TEXTV(req->queue)};
+	sked_val p[5] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+	                 SKED_INTV(cand), SKED_TEXTV(req->queue),
+	                 SKED_TEXTV(req->kinds)};
 	sked_res c = {0}, r = {0};
 	int rc = sked__q(h, req->queue ? SKED_SQL_CAND_Q : SKED_SQL_CAND_ANY, p,
-	                 req->queue ? 4 : 3, &c);
+	                 5, &c);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read claim candidates");
 	if (c.nrows == 0) {

@@ -44,15 +44,16 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                                  "value VARCHAR(255) NOT NULL) ENGINE=InnoDB "
                                  "DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin",
         [SKED_SQL_CAND_ANY] =
-                "SELECT id, version FROM {p}task WHERE " DUE_MY ORDER_MY
-                " LIMIT ?3",
+                "SELECT id, version FROM {p}task WHERE {kinds:?5} AND " DUE_MY
+                        ORDER_MY " LIMIT ?3",
         [SKED_SQL_CAND_Q] = "SELECT id, version FROM {p}task WHERE queue = ?4 "
-                            "AND " DUE_MY ORDER_MY " LIMIT ?3",
-        [SKED_SQL_LOCK_ANY] = "SELECT id FROM {p}task WHERE " DUE_MY ORDER_MY
-                              " LIMIT ?3 FOR UPDATE SKIP LOCKED",
-        [SKED_SQL_LOCK_Q] =
-                "SELECT id FROM {p}task WHERE queue = ?4 AND " DUE_MY ORDER_MY
+                            "AND {kinds:?5} AND " DUE_MY ORDER_MY " LIMIT ?3",
+        [SKED_SQL_LOCK_ANY] =
+                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE_MY ORDER_MY
                 " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_LOCK_Q] =
+                "SELECT id FROM {p}task WHERE queue = ?4 AND {kinds:?5} "
+                "AND " DUE_MY ORDER_MY " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         /* never run here (claim_one_statement = 0); kept free of RETURNING
          * so that no statement of this dialect is one MySQL cannot parse */
         [SKED_SQL_CLAIM_ANY] = "SELECT NULL FROM {p}task WHERE 1 = 0",
@@ -69,6 +70,7 @@ const sked_dialect sked__dialect_mysql = {
         .ms = "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", {}) DIV 1000)",
         .ret = "",
         .limit = NULL,
+        .kinds_in = "({} IS NULL OR INSTR({}, CONCAT(',', kind, ',')) > 0)",
         .begin = "START TRANSACTION",
         .begin_claim = "START TRANSACTION",
         .commit = "COMMIT",

@@ -51,9 +51,10 @@
  * claimable rows) rather than the generic OR, which scans every finished
  * row: --until-empty asks this after each batch. */
 #define EMPTY(q)                                                               \
-	"SELECT (SELECT COUNT(*) FROM {p}task WHERE status = 1" q ") + "       \
-	"(SELECT COUNT(*) FROM {p}task WHERE status IN (0, 4)" q               \
-	" AND (status = 4 OR run_at <= now()))"
+	"SELECT (SELECT COUNT(*) FROM {p}task WHERE status = 1" q              \
+	" AND {kinds:?2}) + (SELECT COUNT(*) FROM {p}task WHERE "              \
+	"status IN (0, 4)" q " AND {kinds:?2} AND (status = 4 OR "             \
+	"run_at <= now()))"
 
 /* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
  * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node.
@@ -107,8 +108,9 @@ static const char enq_arrays[] =
         "SELECT p.id FROM p CROSS JOIN n ORDER BY p.ord";
 
 static const char *const pg_sql[SKED_SQL__COUNT] = {
-        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD CLAIM_TAIL,
-        [SKED_SQL_CLAIM_Q] = CLAIM_HEAD "AND queue = ?4 " CLAIM_TAIL,
+        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
+        [SKED_SQL_CLAIM_Q] =
+                CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_EMPTY_ANY] = EMPTY(""),
         [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
@@ -124,6 +126,8 @@ const sked_dialect sked__dialect_postgresql = {
         .ms = "(floor(extract(epoch FROM {}) * 1000))::bigint",
         .ret = " RETURNING id",
         .limit = NULL,
+        .kinds_in = "({}::text IS NULL OR "
+                    "position(',' || kind || ',' in {}::text) > 0)",
         .begin = "BEGIN",
         .begin_claim = "BEGIN",
         .commit = "COMMIT",

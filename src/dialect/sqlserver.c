@@ -81,11 +81,13 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "value NVARCHAR(255) NOT NULL)",
         [SKED_SQL_ENQ_IN] = ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now})",
         [SKED_SQL_ENQ_AT] = ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now})",
-        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD CLAIM_TAIL,
-        [SKED_SQL_CLAIM_Q] = CLAIM_HEAD "AND queue = ?4 " CLAIM_TAIL,
+        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
+        [SKED_SQL_CLAIM_Q] =
+                CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
         /* what FOR UPDATE SKIP LOCKED says elsewhere, for a claim in steps */
-        [SKED_SQL_LOCK_ANY] = LOCK_HEAD CLAIM_ORDER,
-        [SKED_SQL_LOCK_Q] = LOCK_HEAD "AND queue = ?4 " CLAIM_ORDER,
+        [SKED_SQL_LOCK_ANY] = LOCK_HEAD "AND {kinds:?5} " CLAIM_ORDER,
+        [SKED_SQL_LOCK_Q] =
+                LOCK_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_ORDER,
         /* queue ?1, kind ?2, priority ?3, run-at or delay ?4 (twice:
          * minutes and the remainder), max attempts ?5, then one payload a
          * row from ?6. Identity values of INSERT … SELECT … ORDER BY
@@ -104,6 +106,7 @@ const sked_dialect sked__dialect_sqlserver = {
         .ms = "DATEDIFF_BIG(millisecond, " EPOCH ", {})",
         .ret = "",
         .limit = " OFFSET 0 ROWS FETCH NEXT {} ROWS ONLY",
+        .kinds_in = "({} IS NULL OR CHARINDEX(',' + kind + ',', {}) > 0)",
         .begin = "BEGIN TRANSACTION",
         .begin_claim = "BEGIN TRANSACTION",
         .commit = "COMMIT TRANSACTION",

@@ -135,10 +135,14 @@ sked__wk_job_cancel(sked_job *j, int why)
 const handler *
 sked__wk_find_handler(const sked_worker *w, const char *kind)
 {
-	for (int i = 0; i < w->nhandlers; i++)
+	const handler *any = NULL;
+	for (int i = 0; i < w->nhandlers; i++) {
 		if (strcmp(w->handlers[i].kind, kind) == 0)
 			return &w->handlers[i];
-	return NULL;
+		if (strcmp(w->handlers[i].kind, "*") == 0)
+			any = &w->handlers[i];
+	}
+	return any;
 }
 /* ---- operations: numbers for sked_worker_get_metrics ---- */
 

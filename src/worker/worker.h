@@ -148,6 +148,7 @@ struct sked_worker {
 	int nstray;
 	unsigned long long stray_seq;
 
+	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
 	sked_guard *guard;     /* program handlers' deadlines; or NULL */
 	atomic_int pool_slots; /* hands each pool thread its guard slot */
 	/* operations (sked_worker_get_metrics): w->mu guards these */

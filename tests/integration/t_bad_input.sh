@@ -2,7 +2,9 @@
 # Bad input gets exactly one line on stderr ("sked: ...") and the sysexits
 # code docs/cli.md promises, and a password given in a URL never shows in
 # any output. Bad handlers fail only their own attempt, with a run record
-# that says why (no handler, cannot run, killed by signal, timed out),
+# that says why (killed by signal, timed out); a handler program that
+# cannot run is refused when the worker starts, and a task of a kind no
+# handler serves is never claimed (it spends no attempt),
 # while the worker goes on with other tasks.
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -115,17 +117,23 @@ good2=$(sk enqueue ok)
 for id in $nohandler $missing $killed; do
 	sql "UPDATE {p}task SET max_attempts = 1 WHERE id = $id" >/dev/null
 done
-sk worker --handler "ok=$ok" --handler "ghost=$T/no-such-program" \
-	--handler "sig=$sig" --until-empty --poll 100ms --lease 5s 2>"$T/w.log" ||
+# a handler program that does not exist: refused at start, one line, 78
+expect_rc 78 sk worker --handler "ok=$ok" --handler "ghost=$T/no-such-program" \
+	--until-empty --poll 100ms
+stderr_one_line "$T/err"
+grep -q "no-such-program" "$T/err" || fail "the refusal does not name the program: $(cat "$T/err")"
+sk worker --handler "ok=$ok" --handler "sig=$sig" --until-empty --poll 100ms \
+	--lease 5s 2>"$T/w.log" ||
 	{ cat "$T/w.log" >&2; fail "the worker failed"; }
 err() { sql "SELECT error FROM {p}run WHERE task_id = $1"; }
 expect_eq "$(status_of "$good1") $(status_of "$good2")" "2 2" "tasks with a working handler"
-for id in $nohandler $missing $killed; do
-	expect_eq "$(status_of "$id")" 3 "status of task $id with a broken handler"
-done
-err "$nohandler" | grep -q "no handler for kind 'orphan'" || fail "no-handler run error: $(err "$nohandler")"
-err "$missing" | grep -q "cannot run" || fail "missing-program run error: $(err "$missing")"
+expect_eq "$(status_of "$killed")" 3 "status of the task whose handler was killed"
 err "$killed" | grep -q "killed by signal 9" || fail "killed-handler run error: $(err "$killed")"
+# kinds no handler of this worker serves: never claimed, no attempt spent
+for id in $nohandler $missing; do
+	expect_eq "$(sql "SELECT status, attempts FROM {p}task WHERE id = $id")" "0	0" "task $id of a kind without a handler"
+	expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id")" 0 "runs of task $id"
+done
 
 t=$(sk enqueue slow --max-attempts 1)
 sk worker --handler "slow=$slow" --timeout 1s --until-empty --poll 100ms --lease 5s 2>"$T/w2.log" ||
