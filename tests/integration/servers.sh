@@ -1,0 +1,169 @@
+# tests/integration/servers.sh — private database servers for one test,
+# sourced after lib.sh by the tests that break servers on purpose
+# (t_pg_failover, t_galera, tests/chaos). Each server lives in the test's
+# own folder, listens on a free loopback port and is killed when the test
+# ends; the shared test servers are never touched.
+#
+#   free_port                 print a free TCP port on 127.0.0.1
+#   srv_dir                   the folder for this test's servers
+#   pg_new NAME PORT [-c k=v]...   initdb + start a PostgreSQL primary
+#   pg_standby NAME PORT FROM_PORT  pg_basebackup a streaming standby
+#   pg_kill NAME              kill -9 the postmaster (a crash: no shutdown)
+#   pg_promote NAME           pg_ctl promote, waits until it is primary
+#   pg_walreceiver NAME       the pid of a standby's WAL receiver
+#   pg_sql PORT QUERY         psql on that server's sked_test database
+#   my_new NAME PORT [ARG]... a MariaDB server (mariadb-install-db)
+#   my_sql PORT QUERY         mariadb client on it
+#   srv_stop_all              stop everything started here (on EXIT)
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+# PostgreSQL will not run as root: as root, servers run as 'postgres' in
+# a folder that user can reach.
+if [ "$(id -u)" = 0 ]; then
+	SRV=$(mktemp -d /tmp/sked-srv.XXXXXX)
+	chmod 755 "$SRV"
+else
+	SRV="$T/srv"
+	mkdir -p "$SRV"
+fi
+srv_dir() { echo "$SRV"; }
+as_pg() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_start_dir() { # NAME PORT [-c k=v]...
+	name=$1
+	d=$(srv_dir)/$1
+	port=$2
+	shift 2
+	as_pg "$(pg_bin)/pg_ctl" -D "$d/data" -l "$d/server.log" -w -t 60 \
+		-o "-c listen_addresses=127.0.0.1 -p $port -k $d -c max_connections=200 -c fsync=off $*" \
+		start >/dev/null || { cat "$d/server.log" >&2; fail "PostgreSQL $name did not start on port $port (see $d/server.log)"; }
+	echo "$name $port" >>"$(srv_dir)/pg.list"
+}
+
+pg_new() { # NAME PORT [-c k=v]...
+	[ -n "$(pg_bin)" ] || skip "PostgreSQL server binaries are not installed"
+	d=$(srv_dir)/$1
+	mkdir -p "$d"
+	[ "$(id -u)" = 0 ] && chown postgres "$d"
+	as_pg "$(pg_bin)/initdb" -D "$d/data" -A trust -U postgres --locale=C \
+		-E UTF8 >"$d/initdb.log" 2>&1 || fail "initdb for $1 failed (see $d/initdb.log)"
+	pg_start_dir "$@"
+	pg_sql_db "$2" postgres "CREATE DATABASE sked_test" >/dev/null
+}
+
+pg_standby() { # NAME PORT FROM_PORT
+	d=$(srv_dir)/$1
+	mkdir -p "$d"
+	[ "$(id -u)" = 0 ] && chown postgres "$d"
+	as_pg "$(pg_bin)/pg_basebackup" -h 127.0.0.1 -p "$3" -U postgres \
+		-D "$d/data" -R -X stream -c fast \
+		-d "application_name=$1" >"$d/basebackup.log" 2>&1 ||
+		fail "pg_basebackup for $1 failed (see $d/basebackup.log)"
+	# the standby names itself to the primary (synchronous_standby_names)
+	echo "primary_conninfo = 'host=127.0.0.1 port=$3 user=postgres application_name=$1'" \
+		>>"$d/data/postgresql.auto.conf"
+	pg_start_dir "$1" "$2"
+}
+
+pg_pid() { head -n 1 "$(srv_dir)/$1/data/postmaster.pid"; }
+
+pg_kill() { # the whole server at once, as when its machine dies
+	p=$(pg_pid "$1")
+	kill -STOP "$p"
+	for c in $(pgrep -P "$p"); do kill -9 "$c" 2>/dev/null || true; done
+	kill -9 "$p"
+	i=0
+	while kill -0 "$p" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "postmaster of $1 did not die"
+		sleep 0.05
+	done
+}
+
+# the standby's WAL receiver, to hold back replication for a while
+pg_walreceiver() { pgrep -P "$(pg_pid "$1")" -f 'walreceiver'; }
+
+pg_promote() {
+	as_pg "$(pg_bin)/pg_ctl" -D "$(srv_dir)/$1/data" -w -t 60 promote >/dev/null ||
+		fail "promote of $1 failed"
+}
+
+pg_sql_db() { psql -X -q -At -F '	' -h 127.0.0.1 -p "$1" -U postgres -d "$2" -c "$3"; }
+pg_sql() { pg_sql_db "$1" sked_test "$(printf '%s' "$2" | sed "s/{p}/$PREFIX/g")"; }
+
+my_new() { # NAME PORT [mariadbd args]...
+	command -v mariadb-install-db >/dev/null || skip "MariaDB server is not installed"
+	name=$1
+	d=$(srv_dir)/$1
+	mkdir -p "$d"
+	user=$(id -un)
+	[ -d "$d/data/mysql" ] || mariadb-install-db --no-defaults --datadir="$d/data" \
+		--user="$user" --auth-root-authentication-method=normal \
+		--skip-test-db >"$d/install.log" 2>&1 || fail "mariadb-install-db for $name failed (see $d/install.log)"
+	my_start "$@"
+}
+
+my_start() { # NAME PORT [args]
+	name=$1
+	d=$(srv_dir)/$1
+	port=$2
+	shift 2
+	/usr/sbin/mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" \
+		--port="$port" --bind-address=127.0.0.1 --pid-file="$d/pid" \
+		--user="$(id -un)" --max-connections=300 --innodb-buffer-pool-size=64M \
+		--log-error="$d/server.log" "$@" >/dev/null 2>&1 &
+	echo "$!" >"$d/mysqld.pid"
+	echo "$name $port" >>"$(srv_dir)/my.list"
+}
+
+my_wait() { # NAME SECONDS: until it answers and is ready
+	d=$(srv_dir)/$1
+	i=0
+	until mariadb-admin --no-defaults --socket="$d/sock" -uroot ping >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt $(($2 * 5)) ] || { tail -n 20 "$d/server.log" >&2; fail "MariaDB $1 did not start (see $d/server.log)"; }
+		sleep 0.2
+	done
+}
+
+my_root() { mariadb --no-defaults --socket="$(srv_dir)/$1/sock" -uroot -N -B -e "$2"; }
+
+my_user() { # NAME: the sked user and database, as on the shared server
+	my_root "$1" "CREATE DATABASE IF NOT EXISTS sked_test CHARACTER SET utf8mb4;
+		CREATE USER IF NOT EXISTS 'sked'@'127.0.0.1' IDENTIFIED BY 'sked-test-pw';
+		GRANT ALL ON *.* TO 'sked'@'127.0.0.1';"
+}
+
+my_sql() {
+	mariadb --no-defaults -N -B -h 127.0.0.1 -P "$1" -u sked -psked-test-pw sked_test \
+		-e "$(printf '%s' "$2" | sed "s/{p}/$PREFIX/g")"
+}
+
+srv_stop_all() {
+	[ -n "${SRV:-}" ] || return 0
+	if [ -f "$SRV/pg.list" ]; then
+		while read -r n p; do
+			f="$SRV/$n/data/postmaster.pid"
+			if [ -f "$f" ]; then kill -9 "$(head -n 1 "$f")" 2>/dev/null || true; fi
+		done <"$SRV/pg.list"
+	fi
+	if [ -f "$SRV/my.list" ]; then
+		while read -r n p; do
+			f="$SRV/$n/mysqld.pid"
+			if [ -f "$f" ]; then kill -9 "$(cat "$f")" 2>/dev/null || true; fi
+		done <"$SRV/my.list"
+	fi
+	sleep 0.3
+	# a passing test leaves nothing; a failing one keeps the logs in $T
+	case "$SRV" in "$T"/*) ;; *) cp -r "$SRV" "$T/srv" 2>/dev/null; rm -rf "$SRV" ;; esac
+	return 0
+}
+# lib.sh's cleanup reads the test's exit status: keep it
+trap 'rc=$?; srv_stop_all; (exit $rc); cleanup' EXIT
