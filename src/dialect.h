@@ -194,6 +194,10 @@ typedef struct sked_dialect {
 	/* {kinds:X}: true when X is NULL or names the row's kind; X is a
 	 * list like ",email,resize," (names never hold a comma) */
 	const char *kinds_in;
+	/* the id the last INSERT on this session produced, for a dialect
+	 * whose inserts return no row ({ret} empty) and a driver that does
+	 * not know it (ODBC); NULL: not needed */
+	const char *last_id;
 	const char *begin;       /* a transaction that will write */
 	const char *begin_claim; /* a claim's transaction (SQLite: IMMEDIATE) */
 	const char *commit;

@@ -94,6 +94,17 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	if (rc == SKED_OK) {
 		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : sked__last_id(h);
 		sked__res_clear(&r);
+		if (*id == 0 && h->dialect->last_id) {
+			/* the driver did not say (ODBC): the dialect asks */
+			rc = sked__qdyn(h, h->dialect->last_id, NULL, 0, &r);
+			*id = rc == SKED_OK && r.nrows == 1
+			              ? sked__res_int(&r, 0, 0)
+			              : 0;
+			sked__res_clear(&r);
+			if (rc != SKED_OK)
+				return sked__fail_db(
+				        h, rc, "cannot read the new task's id");
+		}
 		return SKED_OK;
 	}
 	if (sked__err_kind(h) != SKED_DBE_UNIQUE || !o->unique_key)

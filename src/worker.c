@@ -60,12 +60,8 @@ parse_queues(sked_worker *w, const char *spec)
 				                  colon + 1);
 			max = (int)v;
 		}
-		if (!sked__name_valid(item))
-			return sked__fail(
-			        w->h, SKED_EINVAL,
-			        "queues: '%.64s' is not a valid queue "
-			        "name",
-			        item);
+		if (sked__check_name(w->h, "queue", item) != SKED_OK)
+			return SKED_EINVAL;
 		wqueue *q = realloc(w->queues,
 		                    sizeof *q * (size_t)(w->nqueues + 1));
 		if (!q)
@@ -128,24 +124,14 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 		                "a lease shorter than 1s cannot be renewed "
 		                "safely");
 	if (rc == SKED_OK && opts && opts->node_id) {
-		if (!sked__name_valid(opts->node_id))
-			rc = sked__fail(h, SKED_EINVAL,
-			                "node id '%.64s' is not a valid name",
-			                opts->node_id);
+		if ((rc = sked__check_name(h, "node id", opts->node_id)) !=
+		    SKED_OK)
+			;
 		else
 			snprintf(w->node_id, sizeof w->node_id, "%s",
 			         opts->node_id);
 	} else if (rc == SKED_OK) {
-		char host[64] = "host";
-		gethostname(host, sizeof host - 1);
-		for (char *c = host; *c; c++) /* keep it a valid name */
-			if (!strchr("abcdefghijklmnopqrstuvwxyz"
-			            "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
-			            *c))
-				*c = '-';
-		unsigned r = (unsigned)getpid() ^ (unsigned)sked__mono_ms();
-		snprintf(w->node_id, sizeof w->node_id, "%s-%d-%04x", host,
-		         (int)getpid(), r & 0xffff);
+		sked__default_id(w->node_id, sizeof w->node_id);
 	}
 	if (rc == SKED_OK && opts && opts->queues && *opts->queues)
 		rc = parse_queues(w, opts->queues);
@@ -200,10 +186,10 @@ add_handler(sked_worker *w, const char *kind)
 {
 	/* "*" is the catch-all: it runs kinds no other handler names, and
 	 * makes the worker claim every kind */
-	if (!kind || (strcmp(kind, "*") != 0 && !sked__name_valid(kind))) {
-		sked__fail(w->h, SKED_EINVAL,
-		           "kind '%.64s' is not a valid name",
-		           kind ? kind : "");
+	if (!kind || (strcmp(kind, "*") != 0 &&
+	              sked__check_name(w->h, "kind", kind) != SKED_OK)) {
+		if (!kind)
+			sked__fail(w->h, SKED_EINVAL, "a handler needs a kind");
 		return NULL;
 	}
 	for (int i = 0; i < w->nhandlers; i++)
@@ -481,7 +467,8 @@ outstanding(sked_worker *w, int64_t *count)
 	for (int qi = 0; qi < nq; qi++) {
 		int64_t c = 0;
 		int rc = sked__outstanding(
-		        w->h, w->nqueues ? w->queues[qi].name : NULL, w->kinds, &c);
+		        w->h, w->nqueues ? w->queues[qi].name : NULL, w->kinds,
+		        &c);
 		if (rc != SKED_OK)
 			return rc;
 		*count += c;

@@ -19,14 +19,11 @@
  * them to the server (SQLite needs its own BEGIN IMMEDIATE, which
  * SQLSetConnectAttr could not say).
  *
- * Product specifics, kept to what a native driver would do itself:
- *   SQLite    the same pragmas as db/sqlite.c (WAL, synchronous=NORMAL,
- *             busy timeout); the inserted id from last_insert_rowid().
- *   MySQL/    the inserted id from LAST_INSERT_ID() where the dialect has
- *   MariaDB   no RETURNING.
- *   SQL Srv   the inserted id from @@IDENTITY where the dialect has no
- *             OUTPUT (sp_prepexec runs in its own scope, so
- *             SCOPE_IDENTITY() would be NULL).
+ * Product specifics, kept to what a native driver would do itself: on
+ * SQLite the pragmas every SQLite connection gets (db/errmap.c). Which
+ * product it is comes from detect.c, what its errors mean from
+ * db/errmap.c, and the inserted id, where an INSERT returns no row, is the
+ * dialect's to ask for (sked_dialect.last_id).
  * Error messages are the driver's diagnostic text on one line, with any
  * password from the connection string masked; the connection string
  * itself is never quoted.
@@ -63,7 +60,6 @@ typedef struct ostmt {
 	SQLHSTMT st;
 	int *map;
 	int nmarks;
-	int insert; /* the statement is an INSERT */
 } ostmt;
 
 typedef struct odbc {
@@ -74,8 +70,7 @@ typedef struct odbc {
 	char product[64], version[64];
 	char secret[128]; /* the PWD value, masked out of messages */
 	ostmt slot[NSLOTS];
-	SQLHSTMT idst; /* last-insert-id query */
-	char *buf;     /* SQLGetData buffer */
+	char *buf; /* SQLGetData buffer */
 	size_t cap;
 } odbc;
 
@@ -297,8 +292,6 @@ odbc_close(void *conn)
 			SQLFreeHandle(SQL_HANDLE_STMT, o->slot[i].st);
 		free(o->slot[i].map);
 	}
-	if (o->idst)
-		SQLFreeHandle(SQL_HANDLE_STMT, o->idst);
 	if (o->owned && o->dbc) {
 		SQLDisconnect(o->dbc);
 		SQLFreeHandle(SQL_HANDLE_DBC, o->dbc);
@@ -523,14 +516,6 @@ odbc_server(void *conn, char *product, size_t plen, char *version, size_t vlen,
 
 /* ---- statements ---- */
 
-static int
-is_insert(const char *sql)
-{
-	while (isspace((unsigned char)*sql))
-		sql++;
-	return strncasecmp(sql, "INSERT", 6) == 0;
-}
-
 /* sqliteodbc decides from a statement's first word whether it returns
  * rows, so the rows of UPDATE/INSERT/DELETE … RETURNING would be lost. A
  * WITH clause in front (which SQLite allows before any of them) makes it
@@ -612,50 +597,6 @@ nomem:
 	return SKED_ENOMEM;
 }
 
-/* The id the last INSERT produced, for products without RETURNING in
- * their dialect. */
-static int
-inserted_id(odbc *o, int64_t *id, sked_dberr *e)
-{
-	const char *sql = o->fam == FAM_SQLITE  ? "SELECT last_insert_rowid()"
-	                  : o->fam == FAM_MYSQL ? "SELECT LAST_INSERT_ID()"
-	                  : o->fam == FAM_MSSQL
-	                          ? "SELECT CAST(@@IDENTITY AS BIGINT)"
-	                          : NULL;
-	*id = 0;
-	if (!sql)
-		return SKED_OK;
-	if (!o->idst) {
-		if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_STMT, o->dbc,
-		                                  &o->idst)) ||
-		    !SQL_SUCCEEDED(
-		            SQLPrepare(o->idst, (SQLCHAR *)sql, SQL_NTS))) {
-			set_err(e, o, SQL_HANDLE_DBC, o->dbc,
-			        "cannot read the inserted id");
-			if (o->idst)
-				SQLFreeHandle(SQL_HANDLE_STMT, o->idst);
-			o->idst = NULL;
-			return SKED_EDB;
-		}
-	}
-	SQLBIGINT v = 0;
-	SQLLEN ind = 0;
-	SQLRETURN rc = SQLExecute(o->idst);
-	if (SQL_SUCCEEDED(rc))
-		rc = SQLFetch(o->idst);
-	if (SQL_SUCCEEDED(rc))
-		rc = SQLGetData(o->idst, 1, SQL_C_SBIGINT, &v, 0, &ind);
-	if (!SQL_SUCCEEDED(rc) && rc != SQL_NO_DATA) {
-		set_err(e, o, SQL_HANDLE_STMT, o->idst,
-		        "cannot read the inserted id");
-		SQLFreeStmt(o->idst, SQL_CLOSE);
-		return SKED_EDB;
-	}
-	SQLFreeStmt(o->idst, SQL_CLOSE);
-	*id = ind == SQL_NULL_DATA ? 0 : (int64_t)v;
-	return SKED_OK;
-}
-
 /* Where the first of several ';'-separated statements ends (outside
  * quotes), or NULL when sql is one statement. */
 static const char *
@@ -723,7 +664,6 @@ odbc_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 		if (sked__odbc_rewrite(sql, &text, &s->map, &s->nmarks) !=
 		    SKED_OK)
 			goto nomem;
-		s->insert = is_insert(sql);
 		SQLRETURN rc = SQLAllocHandle(SQL_HANDLE_STMT, o->dbc, &s->st);
 		if (!SQL_SUCCEEDED(rc)) {
 			set_err(e, o, SQL_HANDLE_DBC, o->dbc, NULL);
@@ -850,8 +790,6 @@ odbc_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 	/* with rows (RETURNING, OUTPUT) each row is one changed row; some
 	 * drivers report no count for those */
 	*affected = ncols > 0 ? nrows : (int64_t)count;
-	if (last_id && s->insert && ncols == 0 && count > 0)
-		rcode = inserted_id(o, last_id, e);
 done:
 	SQLFreeStmt(s->st, SQL_CLOSE);
 	SQLFreeStmt(s->st, SQL_RESET_PARAMS);

@@ -70,6 +70,7 @@ const sked_dialect sked__dialect_mysql = {
         .ms = "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", {}) DIV 1000)",
         .ret = "",
         .limit = NULL,
+        .last_id = "SELECT LAST_INSERT_ID()",
         .kinds_in = "({} IS NULL OR INSTR({}, CONCAT(',', kind, ',')) > 0)",
         .begin = "START TRANSACTION",
         .begin_claim = "START TRANSACTION",

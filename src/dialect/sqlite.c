@@ -21,6 +21,7 @@ const sked_dialect sked__dialect_sqlite = {
         .now_plus = "(" NOWMS " + {})",
         .ts = "{}",
         .ms = "{}",
+        .last_id = "SELECT last_insert_rowid()",
         .kinds_in = "({} IS NULL OR instr({}, ',' || kind || ',') > 0)",
         .ret = "",
         .begin = "BEGIN IMMEDIATE",

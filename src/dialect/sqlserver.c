@@ -106,6 +106,9 @@ const sked_dialect sked__dialect_sqlserver = {
         .ms = "DATEDIFF_BIG(millisecond, " EPOCH ", {})",
         .ret = "",
         .limit = " OFFSET 0 ROWS FETCH NEXT {} ROWS ONLY",
+        /* @@IDENTITY: SCOPE_IDENTITY() is NULL after a prepared
+         * statement, which runs in a scope of its own */
+        .last_id = "SELECT CAST(@@IDENTITY AS BIGINT)",
         .kinds_in = "({} IS NULL OR CHARINDEX(',' + kind + ',', {}) > 0)",
         .begin = "BEGIN TRANSACTION",
         .begin_claim = "BEGIN TRANSACTION",
