@@ -54,6 +54,10 @@ extern "C" {
 
 #define SKED_VERSION        "0.1.0"
 #define SKED_SCHEMA_VERSION 1
+/* The binary interface this header describes: changes whenever a public
+ * struct's layout, a function's signature or a code's number changes
+ * (docs/abi.md). Compare with sked_abi_version() at run time. */
+#define SKED_ABI_VERSION 1
 
 #if defined(SKED_BUILDING) && defined(__GNUC__)
 #define SKED_API __attribute__((visibility("default")))
@@ -390,6 +394,9 @@ SKED_API int sked_job_cancelled(const sked_job *job);
  * 1 KiB). */
 SKED_API void sked_job_set_error(sked_job *job, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
+/* The same with a plain message, no format: for bindings, which cannot
+ * call a variadic function safely. NULL clears the error. */
+SKED_API void sked_job_set_error_msg(sked_job *job, const char *msg);
 
 typedef struct sked_worker_options {
 	const char *node_id;   /* NULL: HOST-PID-RANDOM */
@@ -838,6 +845,101 @@ typedef struct sked_worker_metrics {
  * any thread while sked_worker_run runs. */
 SKED_API int sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out);
 SKED_API void sked_worker_metrics_free(sked_worker_metrics *m);
+
+/* ------------------------------------------------------------------ */
+/* Bindings: the ABI other languages use (docs/abi.md)                 */
+/* ------------------------------------------------------------------ */
+
+/* A binding (ctypes, cffi, a JNI or Go wrapper) needs, besides the calls
+ * it wraps: sked_abi_check() once after loading the library;
+ * sked_errcode() for the numbers of the codes it maps to its exceptions;
+ * the option objects below instead of mirroring the option structs;
+ * sked_struct_size() to check its mirrors of the structs the library
+ * fills (sked_task, sked_run, sked_worker_counters, …);
+ * sked_job_set_error_msg() instead of the variadic sked_job_set_error().
+ * Handlers are called on the worker's pool threads, several at once:
+ * a binding takes its own interpreter lock there (docs/abi.md). */
+
+/* The library's version ("0.1.0"), as SKED_VERSION was when it was built.
+ * Static string. */
+SKED_API const char *sked_version(void);
+/* SKED_ABI_VERSION as the library was built. */
+SKED_API int sked_abi_version(void);
+/* SKED_OK when abi (a caller's SKED_ABI_VERSION) is the library's;
+ * SKED_EUNSUPPORTED otherwise: the caller was built for other layouts. */
+SKED_API int sked_abi_check(int abi);
+
+/* The code named name as sked_errname() spells it ("SKED_ENOTFOUND",
+ * "SKED_OK"); 1, which is no code, for an unknown name. A code keeps its
+ * number for good. */
+SKED_API int sked_errcode(const char *name);
+
+/* sizeof the public struct named name ("sked_task", "sked_run", …);
+ * 0 for a name that is not one. */
+SKED_API size_t sked_struct_size(const char *name);
+
+/* Option objects: each is the very struct above (with its defaults, as
+ * if zeroed: the filter's status is -1), allocated by the library, so it
+ * is passed as it is to the call that takes the struct. Call the setters
+ * only on objects from _new (never on a struct of your own: a C caller
+ * simply fills that). The setters copy
+ * strings (NULL clears one) and check nothing but the object: the call
+ * that reads it checks the values, with its one-line sked_errmsg().
+ * Setters return SKED_OK, SKED_EINVAL for a NULL object or SKED_ENOMEM.
+ * _new returns NULL when out of memory; _free accepts NULL. An object is
+ * used from one thread at a time; the calls read it during the call only. */
+SKED_API sked_options *sked_options_new(void);
+SKED_API void sked_options_free(sked_options *o);
+SKED_API int sked_options_set_strategy(sked_options *o, const char *v);
+SKED_API int sked_options_set_prefix(sked_options *o, const char *v);
+SKED_API int sked_options_set_migrate(sked_options *o, int v);
+
+SKED_API sked_enqueue_opts *sked_enqueue_opts_new(void);
+SKED_API void sked_enqueue_opts_free(sked_enqueue_opts *o);
+SKED_API int sked_enqueue_opts_set_queue(sked_enqueue_opts *o, const char *v);
+SKED_API int sked_enqueue_opts_set_unique_key(sked_enqueue_opts *o,
+                                              const char *v);
+SKED_API int sked_enqueue_opts_set_priority(sked_enqueue_opts *o, int v);
+SKED_API int sked_enqueue_opts_set_run_at_ms(sked_enqueue_opts *o, int64_t v);
+SKED_API int sked_enqueue_opts_set_delay_ms(sked_enqueue_opts *o, int64_t v);
+SKED_API int sked_enqueue_opts_set_max_attempts(sked_enqueue_opts *o, int v);
+
+SKED_API sked_list_filter *sked_list_filter_new(void);
+SKED_API void sked_list_filter_free(sked_list_filter *o);
+SKED_API int sked_list_filter_set_queue(sked_list_filter *o, const char *v);
+SKED_API int sked_list_filter_set_kind(sked_list_filter *o, const char *v);
+SKED_API int sked_list_filter_set_node_id(sked_list_filter *o, const char *v);
+SKED_API int sked_list_filter_set_status(sked_list_filter *o, int v);
+SKED_API int sked_list_filter_set_limit(sked_list_filter *o, int v);
+SKED_API int sked_list_filter_set_before_id(sked_list_filter *o, int64_t v);
+SKED_API int sked_list_filter_set_created_after_ms(sked_list_filter *o,
+                                                   int64_t v);
+SKED_API int sked_list_filter_set_created_before_ms(sked_list_filter *o,
+                                                    int64_t v);
+
+SKED_API sked_worker_options *sked_worker_options_new(void);
+SKED_API void sked_worker_options_free(sked_worker_options *o);
+SKED_API int sked_worker_options_set_node_id(sked_worker_options *o,
+                                             const char *v);
+SKED_API int sked_worker_options_set_queues(sked_worker_options *o,
+                                            const char *v);
+SKED_API int sked_worker_options_set_concurrency(sked_worker_options *o,
+                                                 int v);
+SKED_API int sked_worker_options_set_lease_ms(sked_worker_options *o,
+                                              int64_t v);
+SKED_API int sked_worker_options_set_poll_ms(sked_worker_options *o,
+                                             int64_t v);
+SKED_API int sked_worker_options_set_grace_ms(sked_worker_options *o,
+                                              int64_t v);
+SKED_API int sked_worker_options_set_retry_base_ms(sked_worker_options *o,
+                                                   int64_t v);
+SKED_API int sked_worker_options_set_retry_max_ms(sked_worker_options *o,
+                                                  int64_t v);
+SKED_API int sked_worker_options_set_until_empty(sked_worker_options *o,
+                                                 int v);
+SKED_API int sked_worker_options_set_timeout_ms(sked_worker_options *o,
+                                                int64_t v);
+SKED_API int sked_worker_options_set_prefetch(sked_worker_options *o, int v);
 
 /* ------------------------------------------------------------------ */
 /* Small helpers shared by the library and its programs               */

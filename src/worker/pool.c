@@ -79,6 +79,13 @@ sked_job_set_error(sked_job *j, const char *fmt, ...)
 	j->error = strdup(buf);
 }
 
+SKED_API void
+sked_job_set_error_msg(sked_job *j, const char *msg)
+{
+	free(j->error);
+	j->error = msg ? strndup(msg, 1023) : NULL;
+}
+
 static void
 run_program(sked_job *j, const handler *x)
 {
