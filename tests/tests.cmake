@@ -48,6 +48,16 @@ foreach(t ${SKED_INT_TESTS})
       SKIP_RETURN_CODE 77 LABELS "integration;${b}" TIMEOUT 600)
   endforeach()
 endforeach()
+# python/<backend>: the Python binding (bindings/python, unittest, the
+# standard library only) against the shared library this build made, on
+# SQLite and on PostgreSQL (SKED_TEST_PG_URL, else skipped loudly).
+foreach(b sqlite pg)
+  add_test(NAME python/${b} COMMAND python3
+           ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_sked.py)
+  set_tests_properties(python/${b} PROPERTIES
+    ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
+    SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
+endforeach()
 include(${CMAKE_SOURCE_DIR}/tests/pg_example.cmake)
 include(${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.cmake)
 

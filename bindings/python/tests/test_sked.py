@@ -1,0 +1,339 @@
+"""The Python binding against a real database: enqueue options land in the
+row, inspecting and steering tasks, bad input refused with the right
+exception, Python handlers (a failing one's error in the run record), a
+worker stopped from another thread and from a signal, and exactly once
+under two Python worker processes.
+
+Run: SKED_LIBRARY=build/libsked.so python3 bindings/python/tests/test_sked.py
+(SKED_TEST_BACKEND=pg with SKED_TEST_PG_URL for PostgreSQL).
+"""
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+from common import BACKEND, HERE, DbCase, main, sked
+
+
+def epoch_ms(col):
+    if BACKEND == "sqlite":
+        return col
+    return "(extract(epoch from %s) * 1000)::bigint" % col
+
+
+class TestAbi(unittest.TestCase):
+    def test_version_and_abi(self):
+        self.assertEqual(sked._lib.sked_abi_version(), sked.ABI_VERSION)
+        self.assertNotEqual(sked._lib.sked_abi_check(sked.ABI_VERSION + 1), 0)
+        self.assertRegex(sked.version(), r"^\d+\.\d+\.\d+")
+
+    def test_error_codes_by_name(self):
+        self.assertEqual(sked._lib.sked_errcode(b"SKED_OK"), 0)
+        self.assertEqual(sked._lib.sked_errcode(b"SKED_ENOTFOUND"), -9)
+        self.assertEqual(sked._lib.sked_errcode(b"SKED_ENOSUCH"), 1)
+        for code in range(-1, -21, -1):
+            name = sked._lib.sked_errname(code)
+            self.assertEqual(sked._lib.sked_errcode(name), code)
+
+    def test_struct_sizes(self):
+        self.assertEqual(sked._lib.sked_struct_size(b"no_such_struct"), 0)
+        self.assertGreater(sked._lib.sked_struct_size(b"sked_enqueue_opts"),
+                           0)
+
+
+class TestTasks(DbCase):
+    def test_enqueue_options_land_in_row(self):
+        at = dt.datetime(2031, 5, 6, 7, 8, 9, 123000, tzinfo=dt.timezone.utc)
+        tid = self.db.enqueue("mail.send", '{"to":"ada"}', queue="q-1",
+                              priority=7, run_at=at, max_attempts=3,
+                              unique_key="u-1")
+        rows = self.sql("SELECT queue, kind, payload, status, priority, "
+                        "%s, max_attempts, unique_key, attempts FROM {p}task "
+                        "WHERE id = %d" % (epoch_ms("run_at"), tid))
+        self.assertEqual(rows, [("q-1", "mail.send", '{"to":"ada"}', "0",
+                                 "7", str(int(at.timestamp() * 1000)), "3",
+                                 "u-1", "0")])
+        t = self.db.get(tid)
+        self.assertEqual((t.queue, t.kind, t.payload, t.status, t.priority,
+                          t.run_at, t.max_attempts, t.unique_key),
+                         ("q-1", "mail.send", '{"to":"ada"}', "pending", 7,
+                          at, 3, "u-1"))
+
+    def test_delay_counts_from_database_now(self):
+        before = self.db.now()
+        tid = self.db.enqueue("k", delay=dt.timedelta(minutes=10))
+        t2 = self.db.enqueue("k", delay=90)
+        after = self.db.now()
+        ra = int(self.sql("SELECT %s FROM {p}task WHERE id = %d"
+                          % (epoch_ms("run_at"), tid))[0][0])
+        self.assertGreaterEqual(ra, before + 600000 - 1)
+        self.assertLessEqual(ra, after + 600000 + 1)
+        self.assertAlmostEqual(self.db.get(t2).run_at_ms - before, 90000,
+                               delta=after - before + 2)
+
+    def test_defaults(self):
+        tid = self.db.enqueue("k")
+        t = self.db.get(tid)
+        self.assertEqual((t.queue, t.payload, t.priority, t.max_attempts,
+                          t.unique_key), ("default", "", 0, 5, None))
+
+    def test_unique_key_returns_existing(self):
+        a, existed = self.db.enqueue_ex("k", "1", unique_key="same")
+        self.assertFalse(existed)
+        b, existed = self.db.enqueue_ex("k", "2", unique_key="same")
+        self.assertEqual((b, existed), (a, True))
+        self.assertEqual(self.db.find_unique("same"), a)
+        self.assertEqual(self.sql("SELECT count(*) FROM {p}task"), [("1",)])
+
+    def test_enqueue_many(self):
+        payloads = ["p%d" % i for i in range(50)] + ["caf\u00e9".encode(), ""]
+        ids = self.db.enqueue_many("bulk", payloads, queue="bq", priority=2,
+                                   max_attempts=9, delay=60)
+        self.assertEqual(len(ids), len(payloads))
+        self.assertEqual(len(set(ids)), len(ids))
+        rows = self.sql("SELECT id, payload, queue, priority, max_attempts "
+                        "FROM {p}task ORDER BY id")
+        self.assertEqual(len(rows), len(payloads))
+        self.assertEqual([r[1] for r in rows[:50]], payloads[:50])
+        self.assertTrue(all(r[2:] == ("bq", "2", "9") for r in rows))
+        self.assertEqual(self.db.get(ids[-2]).payload, "caf\u00e9")
+        self.assertEqual(self.db.enqueue_many("bulk", []), [])
+
+    def test_enqueue_many_all_or_none(self):
+        with self.assertRaises(sked.TooBig):
+            self.db.enqueue_many("bulk", ["ok", "x" * (1024 * 1024 + 1)])
+        self.assertEqual(self.sql("SELECT count(*) FROM {p}task"), [("0",)])
+
+    def test_list_filters(self):
+        a = self.db.enqueue("ka", queue="qa")
+        b = self.db.enqueue("kb", queue="qb")
+        c = self.db.enqueue("ka", queue="qb")
+        self.db.cancel(c)
+        self.assertEqual([t.id for t in self.db.list()], [c, b, a])
+        self.assertEqual([t.id for t in self.db.list(kind="ka")], [c, a])
+        self.assertEqual([t.id for t in self.db.list(queue="qb")], [c, b])
+        self.assertEqual([t.id for t in self.db.list(status="cancelled")],
+                         [c])
+        self.assertEqual([t.id for t in self.db.list(limit=1)], [c])
+        self.assertEqual([t.id for t in self.db.list(before_id=c)], [b, a])
+
+    def test_cancel_and_retry(self):
+        tid = self.db.enqueue("k")
+        self.db.cancel(tid)
+        self.assertEqual(self.db.get(tid).status, "cancelled")
+        with self.assertRaises(sked.StateError):
+            self.db.cancel(tid)
+        self.db.retry(tid)
+        self.assertEqual(self.db.get(tid).status, "pending")
+        with self.assertRaises(sked.NotFound):
+            self.db.cancel(10 ** 12)
+        with self.assertRaises(sked.NotFound):
+            self.db.get(10 ** 12)
+        self.assertEqual(self.db.runs(tid), [])
+
+
+class TestBadInput(DbCase):
+    def test_refused_with_the_right_exception(self):
+        cases = [
+            (sked.InvalidArgument, lambda: self.db.enqueue("bad kind")),
+            (sked.InvalidArgument, lambda: self.db.enqueue("")),
+            (sked.InvalidArgument, lambda: self.db.enqueue("k", queue="a b")),
+            (sked.InvalidArgument, lambda: self.db.enqueue("k" * 129)),
+            (sked.InvalidArgument,
+             lambda: self.db.enqueue("k", max_attempts=0)),
+            (sked.InvalidArgument,
+             lambda: self.db.enqueue("k", run_at=dt.datetime.now(),
+                                     delay=1)),
+            (sked.InvalidArgument,
+             lambda: self.db.enqueue_many("k", ["a"], queue="no/slash")),
+            (sked.InvalidArgument, lambda: self.db.list(status="nope")),
+            (sked.InvalidArgument, lambda: self.db.list(kind="a b")),
+            (sked.TooBig,
+             lambda: self.db.enqueue("k", b"x" * (1024 * 1024 + 1))),
+            (TypeError, lambda: self.db.enqueue(42)),
+            (TypeError, lambda: self.db.enqueue("k", 3.5)),
+            (TypeError, lambda: self.db.enqueue("k", priority="high")),
+            (TypeError, lambda: self.db.enqueue("k", delay="10s")),
+            (TypeError, lambda: self.db.enqueue("k", run_at=1700000000)),
+        ]
+        for i, (exc, call) in enumerate(cases):
+            with self.subTest(case=i):
+                with self.assertRaises(exc) as cm:
+                    call()
+                if issubclass(exc, sked.SkedError):
+                    self.assertTrue(str(cm.exception))
+                    self.assertNotIn("\n", str(cm.exception))
+        self.assertEqual(self.sql("SELECT count(*) FROM {p}task"), [("0",)])
+
+    def test_invalid_argument_is_a_value_error(self):
+        with self.assertRaises(ValueError):
+            self.db.enqueue("bad kind")
+        with self.assertRaises(LookupError):
+            self.db.get(10 ** 12)
+
+    def test_bad_open(self):
+        with self.assertRaises(sked.InvalidArgument) as cm:
+            sked.open("nosuch://x")
+        self.assertEqual(cm.exception.name, "SKED_EURL")
+        with self.assertRaises(sked.InvalidArgument) as cm:
+            sked.open(self.url, prefix="Bad-Prefix")
+        self.assertEqual(cm.exception.name, "SKED_EINVAL")
+        with self.assertRaises(sked.SchemaError):
+            sked.open(self.url, prefix="py_never_made_")
+        with self.assertRaises(TypeError):
+            sked.open(None)
+
+    def test_bad_worker_options(self):
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.worker(queues="a b")
+        with self.assertRaises(TypeError):
+            self.db.worker(lease_time=3)
+        w = self.db.worker()
+        try:
+            with self.assertRaises(sked.InvalidArgument):
+                w.handle("bad kind", lambda job: None)
+            w.handle("k", lambda job: None)
+            with self.assertRaises(sked.InvalidArgument):
+                w.handle("k", lambda job: None)
+            with self.assertRaises(TypeError):
+                w.handle("k2", "not callable")
+        finally:
+            w.close()
+
+
+class TestWorker(DbCase):
+    def test_handlers_see_the_task_and_failures_are_recorded(self):
+        ok = self.db.enqueue("py.ok", "hello", queue="wq", max_attempts=2)
+        bad = self.db.enqueue("py.fail", "boom", max_attempts=1)
+        seen = {}
+        w = self.db.worker(concurrency=2, until_empty=True, poll=0.05)
+
+        @w.handler("py.ok")
+        def handle_ok(job):
+            seen[job.id] = (job.kind, job.queue, job.payload, job.attempt,
+                            job.max_attempts, job.cancelled(),
+                            threading.current_thread() is not
+                            threading.main_thread())
+
+        @w.handler("py.fail")
+        def handle_fail(job):
+            raise RuntimeError("it went %s on attempt %d" % (job.payload,
+                                                             job.attempt))
+
+        w.run()
+        w.close()
+        self.assertEqual(seen, {ok: ("py.ok", "wq", "hello", 1, 2, False,
+                                     True)})
+        self.assertEqual(self.db.get(ok).status, "succeeded")
+        t = self.db.get(bad)
+        self.assertEqual(t.status, "dead")
+        self.assertEqual(t.last_error, "RuntimeError: it went boom on "
+                         "attempt 1")
+        runs = self.db.runs(bad)
+        self.assertEqual(len(runs), 1)
+        self.assertEqual((runs[0].outcome, runs[0].error),
+                         ("failed", "RuntimeError: it went boom on attempt 1"))
+        rows = self.sql("SELECT outcome, error FROM {p}run WHERE task_id = %d"
+                        % bad)
+        self.assertEqual(rows, [("failed",
+                                 "RuntimeError: it went boom on attempt 1")])
+
+    def test_retry_then_success(self):
+        tid = self.db.enqueue("flaky", max_attempts=3)
+        w = self.db.worker(until_empty=True, poll=0.05, retry_base=0.05,
+                           retry_max=0.1)
+        calls = []
+
+        @w.handler("flaky")
+        def flaky(job):
+            calls.append(job.attempt)
+            if job.attempt < 2:
+                raise ValueError("not yet")
+
+        w.run()
+        w.close()
+        self.assertEqual(calls, [1, 2])
+        self.assertEqual([(r.attempt, r.outcome, r.error)
+                          for r in self.db.runs(tid)],
+                         [(1, "failed", "ValueError: not yet"),
+                          (2, "succeeded", None)])
+
+    def test_stop_from_another_thread(self):
+        tid = self.db.enqueue("slow")
+        started = threading.Event()
+        w = self.db.worker(poll=0.05, grace=10)
+
+        @w.handler("slow")
+        def slow(job):
+            started.set()
+            time.sleep(0.3)
+
+        t = threading.Thread(target=w.run)
+        t.start()
+        self.assertTrue(started.wait(30))
+        w.stop()
+        t.join(30)
+        self.assertFalse(t.is_alive(), "the worker did not stop")
+        w.close()
+        # the running handler was given its grace and finished
+        self.assertEqual(self.db.get(tid).status, "succeeded")
+
+    def test_stop_from_a_signal(self):
+        tid = self.db.enqueue("sig")
+        env = dict(os.environ, PY_URL=self.url, PY_PREFIX=self.prefix,
+                   PY_MODE="signal", PYTHONPATH=os.path.dirname(HERE))
+        p = subprocess.Popen([sys.executable,
+                              os.path.join(HERE, "worker_proc.py")],
+                             env=env, stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "ran %d" % tid)
+            p.send_signal(signal.SIGTERM)
+            self.assertEqual(p.wait(30), 0)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+        self.assertEqual(self.db.get(tid).status, "succeeded")
+
+    def test_exactly_once_under_two_worker_processes(self):
+        n = 300
+        ids = self.db.enqueue_many("once", [str(i) for i in range(n)])
+        log = os.path.join(self.tmp, "ran.log")
+        env = dict(os.environ, PY_URL=self.url, PY_PREFIX=self.prefix,
+                   PY_MODE="drain", PY_LOG=log,
+                   PYTHONPATH=os.path.dirname(HERE))
+        procs = [subprocess.Popen([sys.executable,
+                                   os.path.join(HERE, "worker_proc.py")],
+                                  env=env) for _ in range(2)]
+        try:
+            for p in procs:
+                self.assertEqual(p.wait(300), 0)
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        with open(log) as f:
+            lines = [line.split() for line in f]
+        ran = [int(tid) for tid, _pid in lines]
+        self.assertEqual(sorted(ran), sorted(ids),
+                         "every task ran once, no task twice")
+        pids = {pid for _tid, pid in lines}
+        self.assertEqual(len(pids), 2, "both workers took tasks")
+        # ended tasks may live in another table: ask libsked for each
+        self.assertEqual({(t.status, t.attempts)
+                          for t in (self.db.get(i) for i in ids)},
+                         {("succeeded", 1)})
+        self.assertEqual(self.sql("SELECT count(*), count(DISTINCT task_id), "
+                                  "count(DISTINCT node_id) FROM {p}run"),
+                         [(str(n), str(n), "2")])
+
+
+if __name__ == "__main__":
+    main()
