@@ -27,7 +27,7 @@ __all__ = [
     "ABI_VERSION", "open", "Sked", "Task", "Run", "Job", "Worker",
     "SkedError", "InvalidArgument", "TooBig", "NotFound", "StateError",
     "Unavailable", "DatabaseError", "Busy", "SchemaError", "Unsupported",
-    "library", "version",
+    "library", "version", "set_log",
 ]
 
 #: The SKED_ABI_VERSION this module was written against.
@@ -331,8 +331,18 @@ class _Options:
             for field, value in values.items():
                 if value is None:
                     continue
-                if _OPTION_FIELDS[obj][field] is c_char_p:
+                ctype = _OPTION_FIELDS[obj][field]
+                if ctype is c_char_p:
                     value = _name(value, field)
+                else:
+                    if not isinstance(value, int) or isinstance(value, bool):
+                        raise TypeError("sked: %s must be an int, not %s"
+                                        % (field, type(value).__name__))
+                    bits = 8 * ctypes.sizeof(ctype) - 1
+                    if not -(1 << bits) <= value < (1 << bits):
+                        raise InvalidArgument(
+                            _EINVAL, "sked: %s %d is out of range"
+                            % (field, value))
                 rc = getattr(_lib, "%s_set_%s" % (obj, field))(self.ptr, value)
                 if rc != 0:
                     raise _error(rc, _lib.sked_strerror(rc).decode())
@@ -350,6 +360,42 @@ class _Options:
 
     def __exit__(self, *exc):
         self.close()
+
+
+_LOGFN = ctypes.CFUNCTYPE(None, c_int, c_char_p, c_void_p)
+_fn("sked_set_log", None, _LOGFN, c_void_p, c_int)
+_fn("sked_log_level_from_name", c_int, c_char_p)
+_log_sink = None  # the ctypes callback in use: kept alive while it is set
+_LEVELS = {0: 40, 1: 30, 2: 20, 3: 10}  # SKED_LOG_* -> logging levels
+
+
+def set_log(logger=None, level="info"):
+    """Send libsked's log lines to logger (a logging.Logger, or any
+    callable taking (levelno, line) with levelno as in the logging module)
+    instead of stderr; None restores stderr. level ("error", "warn",
+    "info", "debug") drops the lines above it. Lines come from sked's
+    threads, the worker's pool threads among them."""
+    global _log_sink
+    threshold = _lib.sked_log_level_from_name(_name(level, "level"))
+    if threshold < 0:
+        raise InvalidArgument(_EINVAL, "sked: unknown log level %r" % level)
+    if logger is None:
+        _lib.sked_set_log(ctypes.cast(None, _LOGFN), None, threshold)
+        _log_sink = None
+        return
+    emit = logger.log if hasattr(logger, "log") else logger
+    if not callable(emit):
+        raise TypeError("sked: a log sink must be a Logger or callable")
+
+    def sink(lvl, line, _userdata):
+        try:
+            emit(_LEVELS.get(lvl, 10), _text(line))
+        except BaseException:
+            pass  # a log line is never worth a crash in a sked thread
+
+    cb = _LOGFN(sink)
+    _lib.sked_set_log(cb, None, threshold)
+    _log_sink = cb
 
 
 def library():
@@ -730,17 +776,24 @@ class Worker:
             raise TypeError("sked: a handler must be callable")
 
         def call(j, _userdata):
-            job = Job(j)
+            # Nothing may escape: ctypes would print it and return 0,
+            # which is success.
+            job = None
             try:
+                job = Job(j)
                 fn(job)
                 return 0
             except BaseException as e:  # a failed attempt, whatever it is
-                msg = "%s: %s" % (type(e).__name__, e)
+                try:
+                    msg = "%s: %s" % (type(e).__name__, e)
+                except BaseException:
+                    msg = type(e).__name__
                 _lib.sked_job_set_error_msg(
                     j, msg.encode("utf-8", "replace"))
                 return 1
             finally:
-                job._j = None
+                if job is not None:
+                    job._j = None
 
         cb = _HANDLER(call)
         self._db._check(_lib.sked_worker_handle(self._w, _name(kind, "kind"),

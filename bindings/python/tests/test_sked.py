@@ -155,6 +155,11 @@ class TestBadInput(DbCase):
             (sked.InvalidArgument, lambda: self.db.list(kind="a b")),
             (sked.TooBig,
              lambda: self.db.enqueue("k", b"x" * (1024 * 1024 + 1))),
+            (sked.InvalidArgument,
+             lambda: self.db.enqueue("k", priority=1 << 40)),
+            (sked.InvalidArgument, lambda: self.db.enqueue("k", delay=-5)),
+            (sked.InvalidArgument,
+             lambda: self.db.enqueue("k", max_attempts=1 << 33)),
             (TypeError, lambda: self.db.enqueue(42)),
             (TypeError, lambda: self.db.enqueue("k", 3.5)),
             (TypeError, lambda: self.db.enqueue("k", priority="high")),
@@ -242,6 +247,22 @@ class TestWorker(DbCase):
                         % bad)
         self.assertEqual(rows, [("failed",
                                  "RuntimeError: it went boom on attempt 1")])
+
+    def test_log_lines_reach_python(self):
+        self.db.enqueue("py.fail", "x", max_attempts=1)
+        lines = []
+        sked.set_log(lambda lvl, line: lines.append((lvl, line)), "info")
+        try:
+            w = self.db.worker(until_empty=True, poll=0.05)
+            w.handle("py.fail", lambda job: 1 / 0)
+            w.run()
+            w.close()
+        finally:
+            sked.set_log(None, "warn")
+        self.assertTrue(any(lvl == 30 and "ZeroDivisionError" in line
+                            for lvl, line in lines), lines)
+        with self.assertRaises(sked.InvalidArgument):
+            sked.set_log(None, "loud")
 
     def test_retry_then_success(self):
         tid = self.db.enqueue("flaky", max_attempts=3)

@@ -23,7 +23,7 @@ if mode == "drain":
     @w.handler("once")
     def once(job):
         os.write(fd, b"%d %d\n" % (job.id, os.getpid()))
-        time.sleep(0.01)
+        time.sleep(0.02)
 else:
     w = db.worker(concurrency=1, poll=0.05)
     w.stop_on_signals()
