@@ -793,6 +793,71 @@ spawn_error(sked_exec_result *res, const char *prog, const char *what, int err)
 /* The entry point.                                                    */
 /* ------------------------------------------------------------------ */
 
+/* ---- the steps every spawn shares ---- */
+
+/* The highest fd the child's close loop goes to (without close_range). */
+static int
+fd_limit(void)
+{
+	struct rlimit rl;
+	int max_fd = 65535;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_fd)
+		max_fd = (int)rl.rlim_cur;
+	return max_fd;
+}
+
+/* fork into child_main, holding the registry lock so that
+ * sked__exec_kill_all never misses a child that exists; the child is
+ * registered (and armed in the lease guard) before the lock goes. The
+ * caller has blocked every signal. Returns the pid, or -1 with errno. */
+static pid_t
+fork_registered(const struct child_args *ca, struct running *reg,
+                const sked_exec_spec *spec)
+{
+	pthread_mutex_lock(&reg_lock);
+	pid_t pid = fork();
+	if (pid == 0)
+		child_main(ca);
+	int fork_err = errno;
+	if (pid > 0) {
+		reg->pgid = pid;
+		reg_add_locked(reg);
+		if (spec->guard)
+			sked__guard_arm(spec->guard, spec->guard_slot, pid);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	setpgid(pid, pid); /* also done by the child; whoever is first */
+	errno = fork_err;
+	return pid;
+}
+
+/* Whether the child reported a failure before exec (*rep says which);
+ * EOF on the report pipe means exec happened. */
+static int
+child_failed(int report_fd, struct child_report *rep)
+{
+	ssize_t got;
+	do
+		got = read(report_fd, rep, sizeof(*rep));
+	while (got < 0 && errno == EINTR);
+	return got == (ssize_t)sizeof(*rep);
+}
+
+static int
+open_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
 int
 sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 {
@@ -846,11 +911,6 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 		goto out;
 	}
 
-	struct rlimit rl;
-	int max_fd = 65535;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_fd)
-		max_fd = (int)rl.rlim_cur;
 	struct child_args ca = {
 	        .candidates = cands,
 	        .argv = (char *const *)spec->argv,
@@ -860,7 +920,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	        .out_w = out_p[1],
 	        .err_w = err_p[1],
 	        .stderr_w = -1,
-	        .max_fd = max_fd,
+	        .max_fd = fd_limit(),
 	};
 
 	/* Block everything so that no handler of ours runs in the child
@@ -872,18 +932,8 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	struct running reg = {0};
 	w.reg = &reg;
 	int64_t t0 = sked__mono_ms();
-	pthread_mutex_lock(&reg_lock);
-	pid_t pid = fork();
-	if (pid == 0)
-		child_main(&ca);
+	pid_t pid = fork_registered(&ca, &reg, spec);
 	int fork_err = errno;
-	if (pid > 0) {
-		reg.pgid = pid;
-		reg_add_locked(&reg);
-		if (spec->guard)
-			sked__guard_arm(spec->guard, spec->guard_slot, pid);
-	}
-	pthread_mutex_unlock(&reg_lock);
 
 	/* For the rest of the run SIGPIPE stays blocked in this thread (see
 	 * eat_sigpipe); everything else goes back as it was. */
@@ -900,18 +950,13 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 		goto out_mask;
 	}
 	w.pid = pid;
-	setpgid(pid, pid); /* also done by the child; whoever is first */
 	close_fd(&in_p[0]);
 	close_fd(&out_p[1]);
 	close_fd(&err_p[1]);
 
-	/* EOF: exec happened. A report: it did not, and the child exits. */
+	/* A report: exec did not happen, and the child exits. */
 	struct child_report rep;
-	ssize_t got;
-	do
-		got = read(err_p[0], &rep, sizeof(rep));
-	while (got < 0 && errno == EINTR);
-	if (got == (ssize_t)sizeof(rep)) {
+	if (child_failed(err_p[0], &rep)) {
 		try_reap(&w, 1);
 		spawn_error(res, prog,
 		            rep.stage == STAGE_EXEC ? NULL : "setting up child",
@@ -924,14 +969,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 		goto out_mask;
 	}
 	res->spawned = 1;
-
-#ifdef SYS_pidfd_open
-	w.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (w.pidfd >= 0)
-		fcntl(w.pidfd, F_SETFD, FD_CLOEXEC);
-#else
-	w.pidfd = -1;
-#endif
+	w.pidfd = open_pidfd(pid);
 	w.in_fd = in_p[1];
 	in_p[1] = -1;
 	w.out_fd = out_p[0];
@@ -1032,11 +1070,6 @@ sked__exec_spawn(const sked_exec_spec *spec, sked_exec_proc **out, char *err,
 		rc = SKED_EIO;
 		goto fail;
 	}
-	struct rlimit rl;
-	int max_fd = 65535;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_fd)
-		max_fd = (int)rl.rlim_cur;
 	struct child_args ca = {
 	        .candidates = cands,
 	        .argv = (char *const *)spec->argv,
@@ -1046,21 +1079,14 @@ sked__exec_spawn(const sked_exec_spec *spec, sked_exec_proc **out, char *err,
 	        .out_w = out_p[1],
 	        .err_w = err_p[1],
 	        .stderr_w = se_p[1],
-	        .max_fd = max_fd,
+	        .max_fd = fd_limit(),
 	};
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_mutex_lock(&reg_lock);
-	pid_t pid = fork();
-	if (pid == 0)
-		child_main(&ca);
+	sked_exec_spec plain = {.argv = spec->argv}; /* no guard slot */
+	pid_t pid = fork_registered(&ca, &p->reg, &plain);
 	int fork_err = errno;
-	if (pid > 0) {
-		p->reg.pgid = pid;
-		reg_add_locked(&p->reg);
-	}
-	pthread_mutex_unlock(&reg_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot run '%.200s': fork: %s", prog,
@@ -1068,31 +1094,20 @@ sked__exec_spawn(const sked_exec_spec *spec, sked_exec_proc **out, char *err,
 		rc = SKED_EIO;
 		goto fail;
 	}
-	setpgid(pid, pid);
 	p->pid = pid;
 	close_fd(&in_p[0]);
 	close_fd(&out_p[1]);
 	close_fd(&err_p[1]);
 	close_fd(&se_p[1]);
 	struct child_report rep;
-	ssize_t got;
-	do
-		got = read(err_p[0], &rep, sizeof(rep));
-	while (got < 0 && errno == EINTR);
-	if (got == (ssize_t)sizeof(rep)) {
+	if (child_failed(err_p[0], &rep)) {
 		char eb[128];
 		snprintf(err, errlen, "cannot run '%.200s': %s", prog,
 		         errstr(rep.err, eb, sizeof eb));
 		rc = SKED_EIO;
 		goto fail;
 	}
-#ifdef SYS_pidfd_open
-	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (p->pidfd >= 0)
-		fcntl(p->pidfd, F_SETFD, FD_CLOEXEC);
-#else
-	p->pidfd = -1;
-#endif
+	p->pidfd = open_pidfd(pid);
 	p->in_fd = in_p[1];
 	p->out_fd = out_p[0];
 	p->err_fd = se_p[0];

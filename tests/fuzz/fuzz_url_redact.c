@@ -22,13 +22,11 @@
  * tests/fuzz/corpus/url, a CTest test in every build).
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "sked.h"
 #include "util/url.h"
@@ -160,49 +158,4 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef SKED_LIBFUZZER
-static int
-run_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		perror(path);
-		return 1;
-	}
-	uint8_t buf[4096];
-	size_t n = fread(buf, 1, sizeof buf, f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, n);
-	return 0;
-}
-
-/* Run every file named, or every file in every folder named. */
-int
-main(int argc, char **argv)
-{
-	int bad = 0, ran = 0;
-	for (int i = 1; i < argc; i++) {
-		struct stat st;
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			DIR *d = opendir(argv[i]);
-			struct dirent *e;
-			while (d && (e = readdir(d)) != NULL) {
-				if (e->d_name[0] == '.')
-					continue;
-				char p[4096];
-				snprintf(p, sizeof p, "%s/%s", argv[i],
-				         e->d_name);
-				bad |= run_file(p);
-				ran++;
-			}
-			if (d)
-				closedir(d);
-		} else {
-			bad |= run_file(argv[i]);
-			ran++;
-		}
-	}
-	printf("%d input(s), no leak\n", ran);
-	return bad || ran == 0;
-}
-#endif
+#include "fuzz_main.h"
