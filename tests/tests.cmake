@@ -58,6 +58,15 @@ foreach(b sqlite pg)
     ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
     SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
 endforeach()
+# chaos/<backend>: tests/chaos/chaos.sh on a server of its own (kill -9 of
+# a worker every 2 s, a server restart, a server frozen past the lease);
+# CHAOS_SECONDS=300 by hand for the long run (docs/testing.md).
+foreach(b sqlite pg mariadb)
+  add_test(NAME chaos/${b} COMMAND bash ${CMAKE_SOURCE_DIR}/tests/chaos/chaos.sh)
+  set_tests_properties(chaos/${b} PROPERTIES
+    ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BACKEND=${b};SKED_BUILD=${CMAKE_BINARY_DIR};CHAOS_SECONDS=30"
+    SKIP_RETURN_CODE 77 LABELS "chaos;${b}" TIMEOUT 400)
+endforeach()
 include(${CMAKE_SOURCE_DIR}/tests/pg_example.cmake)
 include(${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.cmake)
 
