@@ -56,6 +56,10 @@ struct cli_config {
 	size_t nhandlers;
 	struct cli_schedule *schedules; /* [schedule.NAME] */
 	size_t nschedules;
+	/* [retention] succeeded, dead, cancelled: ages, 0 = keep for ever;
+	 * keep_set[i] says the file gave it (else SKED_KEEP_*) */
+	int64_t keep_ms[3];
+	int keep_set[3];
 };
 
 /* The state of one invocation. */
@@ -221,6 +225,10 @@ int cmd_cancel(struct cli *c, int argc, char **argv);
 int cmd_retry(struct cli *c, int argc, char **argv);
 int cmd_nodes(struct cli *c, int argc, char **argv);
 int cmd_stats(struct cli *c, int argc, char **argv);
+int cmd_prune(struct cli *c, int argc, char **argv); /* cmd_prune.c */
+/* The retention ages in force: the config file's [retention], else the
+ * defaults (SKED_KEEP_*): succeeded, dead, cancelled. */
+void cli_retention(const struct cli_config *cfg, int64_t keep_ms[3]);
 int cmd_worker(struct cli *c, int argc, char **argv);
 int cmd_cron_next(struct cli *c, int argc, char **argv);
 int cmd_cron_add(struct cli *c, int argc, char **argv);

@@ -364,6 +364,13 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	sked_set_log_node(sked_worker_node_id(w)); /* for JSON log lines */
+	int64_t keep[3];
+	cli_retention(cfg, keep);
+	if ((rc = sked_worker_set_retention(w, keep[0], keep[1], keep[2])) !=
+	    SKED_OK) {
+		ex = cli_fail(c->h, rc, "worker");
+		goto out;
+	}
 	for (i = 0; i < nh; i++) {
 		char **hargv = cli_split_argv(hs[i].command);
 		if (hargv == NULL) {

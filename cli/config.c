@@ -16,6 +16,8 @@
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
  *                   max_attempts, misfire, overlap: a schedule that a
  *                   worker adds or replaces when it starts (cmd_cron.c)
+ *   [retention]     succeeded, dead, cancelled: how long ended tasks are
+ *                   kept (a duration, or "forever"; cmd_prune.c)
  * Anything else is an error naming the file and line.
  */
 #include "cli.h"
@@ -327,6 +329,26 @@ on_schedule(struct parse *p, const char *section, const char *name,
 }
 
 static int
+on_retention(struct parse *p, const char *name, const char *value)
+{
+	static const char *const keys[3] = {"succeeded", "dead", "cancelled"};
+	for (int i = 0; i < 3; i++) {
+		if (strcmp(name, keys[i]) != 0)
+			continue;
+		p->cfg->keep_set[i] = 1;
+		if (strcmp(value, "forever") == 0 || strcmp(value, "0") == 0) {
+			p->cfg->keep_ms[i] = 0;
+			return 1;
+		}
+		return set_duration(p, &p->cfg->keep_ms[i], name, value);
+	}
+	return fail(p,
+	            "unknown key '%s' in [retention] (succeeded, dead, "
+	            "cancelled)",
+	            name);
+}
+
+static int
 on_entry(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse *p = user;
@@ -335,6 +357,8 @@ on_entry(void *user, const char *section, const char *name, const char *value)
 		return on_sked(p, name, value);
 	if (strcmp(section, "worker") == 0)
 		return on_worker(p, name, value);
+	if (strcmp(section, "retention") == 0)
+		return on_retention(p, name, value);
 	if (strncmp(section, "handler.", 8) == 0)
 		return on_handler(p, section, section + 8, name, value);
 	if (strncmp(section, "schedule.", 9) == 0 && section[9] != '\0')

@@ -208,6 +208,19 @@ static const struct cmd commands[] = {
          "task;\n"
          "                   workers do this for nodes silent for a day\n",
          0},
+        {"prune", cmd_prune, NULL, "prune [--older-than D] [--status S]",
+         "remove ended tasks, and their runs, past their retention",
+         "  --older-than D   remove ended tasks that finished more than D "
+         "ago;\n"
+         "                   without it, each status's retention from the "
+         "config\n"
+         "                   file's [retention] (succeeded 7d, dead 30d, "
+         "cancelled\n"
+         "                   30d by default). Workers prune the same way "
+         "by\n"
+         "                   themselves, one node at a time.\n"
+         "  --status S       only succeeded, dead or cancelled tasks\n",
+         0},
         {"stats", cmd_stats, NULL, "stats",
          "task counts per queue and status, and the oldest due task's age",
          NULL, 0},

@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 1
+#define SKED_SCHEMA_VERSION 2
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -792,6 +792,29 @@ SKED_API int sked_nodes_prune(sked *h, int64_t older_than_ms, int64_t *removed);
 /* A worker prunes nodes dead for longer than this, once a minute. */
 #define SKED_NODE_PRUNE_MS (24LL * 3600 * 1000)
 
+/* Retention: remove ended tasks (status SKED_SUCCEEDED, SKED_DEAD or
+ * SKED_CANCELLED; -1: all three) that finished more than older_than_ms
+ * ago (the database's clock), with their runs. Works in batches of 500,
+ * each its own short transaction, until none is left or max_tasks are
+ * gone (0: no bound). *removed (may be NULL) counts the tasks removed,
+ * also on failure (the batches before it stay removed). A removed task's
+ * unique key can be used again. SKED_EINVAL for another status or a
+ * negative age. */
+SKED_API int sked_prune(sked *h, int status, int64_t older_than_ms,
+                        int64_t max_tasks, int64_t *removed);
+
+/* The worker's own pruner: when any age is > 0, a thread of the worker
+ * (on a connection of its own) removes ended tasks older than their
+ * status's age, one node of the cluster at a time (the cluster lock
+ * "sked-prune"), about once a minute and until it has caught up. 0 keeps
+ * that status for ever. Call before sked_worker_run. The CLI's defaults
+ * are SKED_KEEP_* below. */
+SKED_API int sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms,
+                                       int64_t dead_ms, int64_t cancelled_ms);
+#define SKED_KEEP_SUCCEEDED_MS (7LL * 24 * 3600 * 1000)  /* a week */
+#define SKED_KEEP_DEAD_MS      (30LL * 24 * 3600 * 1000) /* a month */
+#define SKED_KEEP_CANCELLED_MS (30LL * 24 * 3600 * 1000)
+
 typedef struct sked_lock_row {
 	char *name;
 	char *owner; /* NULL when free */
@@ -923,20 +946,17 @@ SKED_API int sked_worker_options_set_node_id(sked_worker_options *o,
                                              const char *v);
 SKED_API int sked_worker_options_set_queues(sked_worker_options *o,
                                             const char *v);
-SKED_API int sked_worker_options_set_concurrency(sked_worker_options *o,
-                                                 int v);
+SKED_API int sked_worker_options_set_concurrency(sked_worker_options *o, int v);
 SKED_API int sked_worker_options_set_lease_ms(sked_worker_options *o,
                                               int64_t v);
-SKED_API int sked_worker_options_set_poll_ms(sked_worker_options *o,
-                                             int64_t v);
+SKED_API int sked_worker_options_set_poll_ms(sked_worker_options *o, int64_t v);
 SKED_API int sked_worker_options_set_grace_ms(sked_worker_options *o,
                                               int64_t v);
 SKED_API int sked_worker_options_set_retry_base_ms(sked_worker_options *o,
                                                    int64_t v);
 SKED_API int sked_worker_options_set_retry_max_ms(sked_worker_options *o,
                                                   int64_t v);
-SKED_API int sked_worker_options_set_until_empty(sked_worker_options *o,
-                                                 int v);
+SKED_API int sked_worker_options_set_until_empty(sked_worker_options *o, int v);
 SKED_API int sked_worker_options_set_timeout_ms(sked_worker_options *o,
                                                 int64_t v);
 SKED_API int sked_worker_options_set_prefetch(sked_worker_options *o, int v);

@@ -350,6 +350,12 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "DELETE FROM {p}node WHERE heartbeat < {now+?1} "
                 "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "
                 "t.node_id = {p}node.id AND t.status = 1)",
+        [SKED_SQL_PRUNE_PICK] =
+                "SELECT id FROM {p}task WHERE status = ?1 AND "
+                "finished_at < {now+?2} ORDER BY finished_at{lim:?3}",
+        [SKED_SQL_PRUNE_RUNS] = "DELETE FROM {p}run WHERE task_id IN ({ids})",
+        [SKED_SQL_PRUNE_TASKS] = "DELETE FROM {p}task WHERE id IN ({ids}) "
+                                 "AND status IN (2, 3, 5)",
         /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:
          * no generic text (dialect/postgresql.c, dialect/sqlserver.c) */
 };

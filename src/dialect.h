@@ -158,6 +158,11 @@ typedef enum sked_sql {
 	SKED_SQL_GAUGES,
 	SKED_SQL_RUNS_RECENT,
 	SKED_SQL_NODES_PRUNE,
+	/* retention (prune.c): ended tasks of status ?1 finished before now +
+	 * ?2 ms (negative), ?3 at a time; then their runs and themselves */
+	SKED_SQL_PRUNE_PICK,
+	SKED_SQL_PRUNE_RUNS,
+	SKED_SQL_PRUNE_TASKS,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
 	 * statement over unnested array parameters (lease.c, queue.c) */
 	SKED_SQL_FINISH_ARRAYS,
@@ -207,6 +212,10 @@ typedef struct sked_dialect {
 	const char *migrate_lock;
 	const char *migrate_unlock;
 	int ddl_in_tx; /* DDL is transactional */
+	/* the native error of creating an index that exists (MySQL 1061),
+	 * which a step run again may meet where DDL is not transactional;
+	 * 0: none */
+	int ddl_exists_error;
 	/* optional: run once on every new connection (session settings) */
 	const char *session_init;
 	/* optional push wake-up: a worker runs listen once; an enqueue runs

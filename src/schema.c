@@ -77,6 +77,14 @@ run_step(sked *h, char *sql)
 		}
 		if (has_sql) {
 			int rc = sked__qdyn(h, s, NULL, 0, NULL);
+			/* where DDL is not transactional, a step cut short
+			 * (a crash after its DDL, before the version was
+			 * recorded) runs again: an index that exists already
+			 * is then done, not an error */
+			if (rc != SKED_OK && h->dialect->ddl_exists_error &&
+			    sked__db_err(h->db)->native ==
+			            h->dialect->ddl_exists_error)
+				rc = SKED_OK;
 			if (rc != SKED_OK)
 				return rc;
 		}

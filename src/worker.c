@@ -524,6 +524,21 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 		sked__db_drain_notify(db);
 }
 
+SKED_API int
+sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms, int64_t dead_ms,
+                          int64_t cancelled_ms)
+{
+	if (!w)
+		return SKED_EINVAL;
+	if (succeeded_ms < 0 || dead_ms < 0 || cancelled_ms < 0)
+		return sked__fail(w->h, SKED_EINVAL,
+		                  "retention: an age is 0 (keep) or more");
+	w->keep_ms[0] = succeeded_ms;
+	w->keep_ms[1] = dead_ms;
+	w->keep_ms[2] = cancelled_ms;
+	return SKED_OK;
+}
+
 static int
 start_threads(sked_worker *w)
 {
@@ -566,6 +581,20 @@ start_threads(sked_worker *w)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start watchdog thread");
 	w->wd_started = 1;
+	if (w->keep_ms[0] > 0 || w->keep_ms[1] > 0 || w->keep_ms[2] > 0) {
+		/* retention: its own connection, so claims never wait */
+		rc = sked__reopen(w->h, &w->hp);
+		if (rc != SKED_OK)
+			return sked__fail(
+			        w->h, rc,
+			        "cannot open the pruner's connection: %s",
+			        sked_errmsg(w->hp));
+		if (pthread_create(&w->prune_thread, NULL, sked__wk_pruner_main,
+		                   w) != 0)
+			return sked__fail(w->h, SKED_ENOMEM,
+			                  "cannot start the pruner thread");
+		w->prune_started = 1;
+	}
 	return SKED_OK;
 }
 
@@ -601,6 +630,12 @@ stop_threads(sked_worker *w)
 		pthread_join(w->hb_thread, NULL);
 		w->hb_started = 0;
 	}
+	if (w->prune_started) {
+		pthread_join(w->prune_thread, NULL);
+		w->prune_started = 0;
+	}
+	sked_close(w->hp);
+	w->hp = NULL;
 	sked_close(w->hb);
 	w->hb = NULL;
 }

@@ -21,7 +21,8 @@
  * READ, gap locks would make claimers wait on each other.
  *
  * Migration: DDL commits implicitly here, so ddl_in_tx is 0, every step is
- * idempotent (CREATE TABLE IF NOT EXISTS, indexes inside the CREATE), and
+ * idempotent (CREATE TABLE IF NOT EXISTS, indexes inside the CREATE; an
+ * index added later counts as done when it exists, ddl_exists_error), and
  * the migration runs under a named lock (GET_LOCK) per database.
  * Row locks held by the statements: see dialect.c; the claim locks its
  * task rows in due order, the same order every claimer uses.
@@ -79,6 +80,7 @@ const sked_dialect sked__dialect_mysql = {
         .migrate_lock = "SELECT GET_LOCK(" MIGRATE_NAME ", 60)",
         .migrate_unlock = "SELECT RELEASE_LOCK(" MIGRATE_NAME ")",
         .ddl_in_tx = 0,
+        .ddl_exists_error = 1061, /* ER_DUP_KEYNAME */
         /* two statements: the driver's text path splits them */
         .session_init =
                 "SET time_zone = '+00:00'; "

@@ -149,6 +149,11 @@ struct sked_worker {
 	unsigned long long stray_seq;
 
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
+	/* retention (prune.c): ages of succeeded, dead, cancelled; 0 keeps */
+	int64_t keep_ms[3];
+	sked *hp; /* owned: the pruner's connection, when it runs */
+	pthread_t prune_thread;
+	int prune_started;
 	sked_guard *guard;     /* program handlers' deadlines; or NULL */
 	atomic_int pool_slots; /* hands each pool thread its guard slot */
 	/* operations (sked_worker_get_metrics): w->mu guards these */
@@ -206,5 +211,6 @@ void *sked__wk_pool_main(void *arg);
 void *sked__wk_heartbeat_main(void *arg);
 void *sked__wk_watchdog_main(void *arg);
 void *sked__wk_finisher_main(void *arg);
+void *sked__wk_pruner_main(void *arg);
 
 #endif /* SKED_WORKER_WORKER_H */
