@@ -7,15 +7,20 @@
 #                   time, so driver libraries installed since are built)
 #   make deb        a Debian package of build/ (CPack), in build/
 #   make asan       build with AddressSanitizer+UBSan into build-asan/
+#   make tsan       build with ThreadSanitizer into build-tsan/
+#   make fuzz       libFuzzer runs of every fuzz target (clang)
 #   make format     apply .clang-format;  make format-check  to verify
 #   make install    install into PREFIX (default /usr/local)
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
+# seconds of libFuzzer per target in `make test`
+FUZZ_SHORT ?= 10
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test test-only asan deps-demo deps-test format \
+.PHONY: all build demo test test-only asan tsan deps-demo deps-test format \
 	format-check install clean bench fuzz deb
 
 all: build
@@ -41,16 +46,27 @@ demo: deps-demo
 	$(BUILD)/sked demo
 
 test: deps-test
-	@$(MAKE) --no-print-directory build asan
-	sh scripts/run-tests.sh $(BUILD) $(ASAN_BUILD)
+	@$(MAKE) --no-print-directory build asan tsan
+	sh scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT)
 
 # the suite without installing anything (for a machine already set up)
-test-only: build asan
-	sh scripts/run-tests.sh $(BUILD) $(ASAN_BUILD)
+test-only: build asan tsan
+	sh scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT)
 
 asan:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSKED_SANITIZE=ON
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# ThreadSanitizer: the unit tests and a contention test on SQLite and
+# PostgreSQL run under it in `make test` (scripts/run-tests.sh)
+tsan:
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+		-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+		-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
 
 install: build
 	cmake --install $(BUILD)
@@ -98,4 +114,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

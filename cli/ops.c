@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
@@ -41,7 +42,8 @@ struct cli_ops {
 	struct cli_http *http;
 	pthread_t thread;
 	int started;
-	volatile int exit; /* set before the join */
+	atomic_int exit; /* set by the main thread before the join, read by
+	                  * the ops thread: atomic (volatile is a data race) */
 	char strategy[16];
 };
 

@@ -1,17 +1,24 @@
 #!/bin/sh
-# scripts/run-tests.sh BUILD [ASAN_BUILD] — the whole suite.
+# scripts/run-tests.sh BUILD [ASAN_BUILD [TSAN_BUILD]] — the whole suite.
 #
-# Starts the private database servers (scripts/test-servers.sh), sets up
-# the ODBC drivers (scripts/odbc-setup.sh, where present), runs every test
-# of BUILD against every backend, then the unit tests and the SQLite
-# integration tests of the sanitizer build, and stops the servers.
+# Starts the private database servers (scripts/test-servers.sh: PostgreSQL,
+# MariaDB, PgBouncer in front of that PostgreSQL), sets up the ODBC
+# drivers (scripts/odbc-setup.sh, where present), runs every test of BUILD
+# against every backend (the failover, chaos and Galera tests start
+# servers of their own), then the unit tests and the SQLite integration
+# tests of the ASan build, the unit tests and a contention test on SQLite
+# and PostgreSQL of the TSan build, and stops the servers.
 set -eu
 build=${1:-build}
 asan=${2:-}
+tsan=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 
-sh "$here/test-servers.sh" start
 trap 'sh "$here/test-servers.sh" stop' EXIT
+sh "$here/test-servers.sh" start || {
+	echo "run-tests: the test servers did not start (see above); no test was run" >&2
+	exit 1
+}
 eval "$(sh "$here/test-servers.sh" env)"
 if [ -f "$here/odbc-setup.sh" ]; then
 	eval "$(sh "$here/odbc-setup.sh")"
@@ -27,5 +34,11 @@ if [ -n "$asan" ]; then
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		ctest --test-dir "$asan" --output-on-failure -j "$jobs" \
 		-R '^(unit/|sqlite/)' || status=1
+fi
+if [ -n "$tsan" ]; then
+	echo "== tests under ThreadSanitizer: $tsan"
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		ctest --test-dir "$tsan" --output-on-failure -j "$jobs" \
+		-R '^(unit/|sqlite/t_contention$|pg/t_contention$)' || status=1
 fi
 exit $status
