@@ -358,6 +358,14 @@ parse_tzif(sked_tz *tz, const unsigned char *buf, size_t len)
 	p = buf + off;
 	idx = p + (size_t)c.time * tsize;
 	types = idx + c.time;
+	/* RFC 8536 3.2: utoff MUST NOT be -2^31 and SHOULD lie in -89999 to
+	 * 93599 (-25 h to +26 h); nothing real lies outside (found by
+	 * tests/fuzz/fuzz_tzif.c: -2^31 was accepted, and negates to UB) */
+	for (i = 0; i < c.type; i++) {
+		int32_t u = (int32_t)be32(types + i * 6);
+		if (u < -89999 || u > 93599)
+			return BAD_FILE;
+	}
 
 	if (c.time > 0) {
 		tz->at = malloc(c.time * sizeof(*tz->at));
