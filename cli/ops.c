@@ -329,6 +329,11 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	       "task was unfinished (overlap skip).");
 	cli_sbuf_printf(b, "sked_schedule_fires_skipped_total %lld\n",
 	                (long long)pc.schedule_skips);
+	family(b, "sked_schedule_misfires_total", "counter",
+	       "Schedules this process found past fire times they had missed "
+	       "(downtime), handled by their misfire policy.");
+	cli_sbuf_printf(b, "sked_schedule_misfires_total %lld\n",
+	                (long long)pc.schedule_misfires);
 	family(b, "sked_lock_acquisitions_total", "counter",
 	       "Cluster lock acquisitions by this process, by result.");
 	cli_sbuf_printf(b,

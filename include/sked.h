@@ -753,6 +753,9 @@ SKED_API void sked_cluster_gauges_free(sked_cluster_gauges *g);
 typedef struct sked_process_counters {
 	int64_t schedule_fires, lock_acquisitions, lock_busy;
 	int64_t schedule_skips;
+	/* schedules this process found past fire times they had missed
+	 * (downtime), handled by their misfire policy (one per misfire) */
+	int64_t schedule_misfires;
 } sked_process_counters;
 SKED_API void sked_process_counters_get(sked_process_counters *out);
 

@@ -16,6 +16,8 @@ enum {
 	SKED__COUNT_LOCKS,     /* lock acquisitions that succeeded */
 	SKED__COUNT_LOCK_BUSY, /* acquisitions that found the lock held */
 	SKED__COUNT_SKIPS,     /* fires skipped: the previous task ran on */
+	SKED__COUNT_MISFIRES,  /* schedules found past a fire time they missed
+	                          (downtime): handled by their misfire policy */
 	SKED__COUNT_N
 };
 

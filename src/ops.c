@@ -390,4 +390,5 @@ sked_process_counters_get(sked_process_counters *out)
 	out->lock_acquisitions = atomic_load(&counter[SKED__COUNT_LOCKS]);
 	out->lock_busy = atomic_load(&counter[SKED__COUNT_LOCK_BUSY]);
 	out->schedule_skips = atomic_load(&counter[SKED__COUNT_SKIPS]);
+	out->schedule_misfires = atomic_load(&counter[SKED__COUNT_MISFIRES]);
 }

@@ -426,11 +426,12 @@ disable(sked *h, const due *d, const char *why)
  * arithmetic), saying what a misfire did. */
 static int
 plan_fires(const due *d, const sked_fire_plan *p, int64_t now, int64_t *fires,
-           int *n, int64_t *next)
+           int *n, int64_t *next, int *misfired)
 {
 	sked_fire_result r;
 	int rc = sked__fire_due(p, d->next_fire, d->misfire, now, &r);
 	*n = 0;
+	*misfired = 0;
 	if (rc != SKED_OK)
 		return rc;
 	memcpy(fires, r.fires, sizeof *fires * (size_t)r.n);
@@ -439,6 +440,7 @@ plan_fires(const due *d, const sked_fire_plan *p, int64_t now, int64_t *fires,
 	if (r.clock_case == SKED_FIRE_ON_TIME ||
 	    r.clock_case == SKED_FIRE_CLOCK_BACK)
 		return SKED_OK;
+	*misfired = 1;
 	if (r.clock_case == SKED_FIRE_MISFIRE_ALL && r.missed != r.n)
 		sked__log(SKED_LOG_WARN,
 		          "schedule %s missed more than %d fires: only "
@@ -467,8 +469,8 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 	if (rc != SKED_OK) /* the zone left the tz database, say */
 		return disable(h, d, err);
 	int64_t fires[SKED_MAX_CATCHUP], next = 0;
-	int n = 0;
-	rc = plan_fires(d, &p, now, fires, &n, &next);
+	int n = 0, misfired = 0;
+	rc = plan_fires(d, &p, now, fires, &n, &next, &misfired);
 	sked__fire_free(&p);
 	if (rc != SKED_OK)
 		return rc;
@@ -530,6 +532,8 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 		if (rc == SKED_OK) {
 			*fired = made;
 			sked__count(SKED__COUNT_SKIPS, skipped);
+			/* counted by the node whose claim of the misfire won */
+			sked__count(SKED__COUNT_MISFIRES, misfired);
 			if (skipped)
 				sked__log(
 				        SKED_LOG_INFO,

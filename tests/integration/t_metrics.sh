@@ -25,6 +25,14 @@ sk enqueue job --in 1h >/dev/null
 sk cron add tick '* * * * * *' other --queue q3 --overlap skip >/dev/null
 sk cron add paused-one '@daily' other --queue q3 >/dev/null
 sk cron pause paused-one >/dev/null
+# a yearly schedule whose last fire was missed (as after downtime): the
+# worker's first look at it is a misfire
+sk cron add late '0 0 1 1 *' other --queue q3 >/dev/null
+case "$(family)" in
+sqlite) sql "UPDATE {p}schedule SET next_fire = next_fire - 400 * 86400000 WHERE name = 'late'" ;;
+pg) sql "UPDATE {p}schedule SET next_fire = next_fire - interval '400 days' WHERE name = 'late'" ;;
+*) sql "UPDATE {p}schedule SET next_fire = next_fire - INTERVAL 400 DAY WHERE name = 'late'" ;;
+esac
 sk lock run maint --ttl 10s -- true
 sleep 1 # the due tasks of q2 have waited at least this long
 
@@ -66,7 +74,7 @@ expect_eq "$(value 'sked_worker_handler_duration_seconds_count{kind="job"}')" 3 
 expect_eq "$(value sked_nodes)" "$(count "SELECT COUNT(*) FROM {p}node")" "nodes"
 expect_eq "$(value sked_nodes_alive)" 1 "nodes alive"
 expect_eq "$(value 'sked_worker_slots{state="busy"}')" 0 "busy slots"
-expect_eq "$(value 'sked_schedules{state="active"}')" 1 "active schedules"
+expect_eq "$(value 'sked_schedules{state="active"}')" 2 "active schedules"
 expect_eq "$(value 'sked_schedules{state="paused"}')" 1 "paused schedules"
 expect_eq "$(value 'sked_locks{state="free"}')" 1 "free locks"
 expect_eq "$(value 'sked_locks{state="held"}')" 0 "held locks"
@@ -81,6 +89,11 @@ skipped() {
 		awk '$1 == "sked_schedule_fires_skipped_total" && $2 >= 1 { ok = 1 } END { exit !ok }' "$T/metrics"
 }
 wait_for 10 skipped || fail "sked_schedule_fires_skipped_total stayed 0 with an overlap-skip schedule"
+misfired() {
+	curl -s -m 5 "$base/metrics" >"$T/metrics" &&
+		awk '$1 == "sked_schedule_misfires_total" && $2 == 1 { ok = 1 } END { exit !ok }' "$T/metrics"
+}
+wait_for 10 misfired || fail "sked_schedule_misfires_total is not 1 with one schedule past a missed fire: $(grep misfires "$T/metrics")"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'q3'")" "$(value sked_schedule_fires_total)" \
 	"tasks made by the schedule"
 expect_eq "$(code /healthz)" 200 "GET /healthz"
