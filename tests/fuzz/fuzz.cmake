@@ -30,23 +30,29 @@ foreach(name fuzz_url_redact)
 endforeach()
 
 # The parsers of outside input beside the URL: cron expressions, TZif
-# bytes, durations and times, the config file. name:sources compiled with
-# the fuzzer's instrumentation (the rest comes from sked_static).
+# bytes, durations and times, the config file, the pipe: protocol.
+# name:sources compiled with the fuzzer's instrumentation ("-": none
+# beside the target, which may include the file it fuzzes; the rest comes
+# from sked_static).
 set(SKED_FUZZ_PARSERS
   "fuzz_cron:src/cron.c,src/tz.c,src/util/timefmt.c"
   "fuzz_tzif:src/tz.c,src/cron.c,src/util/timefmt.c"
   "fuzz_dur_time:src/util/dur.c,src/util/timefmt.c"
-  "fuzz_config:cli/config.c")
+  "fuzz_config:cli/config.c"
+  "fuzz_pipe:-")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 name)
   list(GET entry 1 srcs)
   string(REPLACE "," ";" srcs ${srcs})
+  list(REMOVE_ITEM srcs "-")
   string(REPLACE "fuzz_" "" corpus ${name})
   set(src ${CMAKE_SOURCE_DIR}/tests/fuzz/${name}.c)
   set(libs sked_static)
   if(name STREQUAL "fuzz_config")
     list(APPEND libs PkgConfig::INIH)
+  elseif(name STREQUAL "fuzz_pipe")
+    list(APPEND libs PkgConfig::JANSSON)
   endif()
   # the program's own files (cli/) are in no library: compiled in
   set(plainsrc ${src})
