@@ -352,6 +352,19 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	                (long long)m->claim_errors,
 	                (long long)m->renewal_errors,
 	                (long long)m->finish_errors);
+	static const char *const conn[4] = {"claims", "finishes", "leases",
+	                                    "pruner"};
+	family(b, "sked_worker_db_reconnects_total", "counter",
+	       "New database connections after a lost one, by the worker's "
+	       "connection, made and tried in vain.");
+	for (int i = 0; i < 4; i++)
+		cli_sbuf_printf(b,
+		                "sked_worker_db_reconnects_total{conn=\"%s\","
+		                "result=\"made\"} %lld\n"
+		                "sked_worker_db_reconnects_total{conn=\"%s\","
+		                "result=\"failed\"} %lld\n",
+		                conn[i], (long long)m->reconnects[i], conn[i],
+		                (long long)m->reconnect_failures[i]);
 }
 
 /* ---- the endpoints ---- */

@@ -865,7 +865,16 @@ typedef struct sked_worker_metrics {
 	sked_worker_kind_metrics *kinds; /* one per handler; free with
 	                                    sked_worker_metrics_free */
 	size_t nkinds;
+	/* new connections after a lost one, by connection (SKED_CONN_*):
+	 * made, and tried in vain */
+	int64_t reconnects[4], reconnect_failures[4];
 } sked_worker_metrics;
+enum {
+	SKED_CONN_CLAIMS,
+	SKED_CONN_FINISHES,
+	SKED_CONN_LEASES,
+	SKED_CONN_PRUNER
+};
 
 /* A snapshot of the worker's own numbers. Thread safe: may be called from
  * any thread while sked_worker_run runs. */

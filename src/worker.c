@@ -423,11 +423,9 @@ claim_some(sked_worker *w, int *db_failed)
 			 * with the connection): find out before going on */
 			w->claim_unknown = 1;
 			atomic_store(&w->claims_dispatched, seq);
-			if (rc == SKED_EUNAVAILABLE &&
-			    sked__reconnect(w->h) != SKED_OK)
-				sked__log(SKED_LOG_DEBUG,
-				          "reconnect failed: %s",
-				          sked_errmsg(w->h));
+			if (rc == SKED_EUNAVAILABLE)
+				sked__ignore(sked__wk_reconnect(
+				        w, w->h, SKED_CONN_CLAIMS));
 			*db_failed = 1;
 			return 0;
 		}
@@ -453,7 +451,7 @@ resolve_unknown_claims(sked_worker *w)
 	if (rc == SKED_OK)
 		rc = sked__wk_give_back_strays(w, w->h, ids, att, n);
 	else if (rc == SKED_EUNAVAILABLE)
-		sked__ignore(sked__reconnect(w->h));
+		sked__ignore(sked__wk_reconnect(w, w->h, SKED_CONN_CLAIMS));
 	free(ids);
 	free(att);
 	return rc;
@@ -582,13 +580,8 @@ start_threads(sked_worker *w)
 		                  "cannot start watchdog thread");
 	w->wd_started = 1;
 	if (w->keep_ms[0] > 0 || w->keep_ms[1] > 0 || w->keep_ms[2] > 0) {
-		/* retention: its own connection, so claims never wait */
-		rc = sked__reopen(w->h, &w->hp);
-		if (rc != SKED_OK)
-			return sked__fail(
-			        w->h, rc,
-			        "cannot open the pruner's connection: %s",
-			        sked_errmsg(w->hp));
+		/* retention: a thread and, per turn, a connection of its own,
+		 * so claims never wait for it */
 		if (pthread_create(&w->prune_thread, NULL, sked__wk_pruner_main,
 		                   w) != 0)
 			return sked__fail(w->h, SKED_ENOMEM,
@@ -889,6 +882,10 @@ sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
 	out->renewals = w->renewals;
 	out->renewal_errors = w->renewal_errors;
 	out->finish_errors = w->finish_errors;
+	for (int i = 0; i < 4; i++) {
+		out->reconnects[i] = w->reconnects[i];
+		out->reconnect_failures[i] = w->reconnect_failures[i];
+	}
 	/* the finisher is stuck only while something waits for it */
 	int64_t fin = w->done_head ? atomic_load(&w->fin_ok_ms) : now;
 	for (int i = 0; i < w->nhandlers; i++) {

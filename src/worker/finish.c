@@ -123,10 +123,9 @@ finish_done(sked_worker *w, int *db_failed)
 	if (rc != SKED_OK) {
 		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
 		          n, sked_errmsg(w->hf));
-		if (rc == SKED_EUNAVAILABLE &&
-		    sked__reconnect(w->hf) != SKED_OK)
-			sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
-			          sked_errmsg(w->hf));
+		if (rc == SKED_EUNAVAILABLE)
+			sked__ignore(sked__wk_reconnect(w, w->hf,
+			                                SKED_CONN_FINISHES));
 		requeue_done(w, list);
 		free(o);
 		*db_failed = 1;

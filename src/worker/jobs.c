@@ -218,6 +218,22 @@ sked__wk_guard_deadline(const sked_worker *w, int64_t basis)
 /* Whether this node has a job for (id, attempt) between its claim and the
  * record of its outcome (w->mu held). */
 int
+sked__wk_reconnect(sked_worker *w, sked *h, int which)
+{
+	int rc = sked__reconnect(h);
+	if (rc != SKED_OK)
+		sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+		          sked_errmsg(h));
+	pthread_mutex_lock(&w->mu);
+	if (rc == SKED_OK)
+		w->reconnects[which]++;
+	else
+		w->reconnect_failures[which]++;
+	pthread_mutex_unlock(&w->mu);
+	return rc;
+}
+
+int
 sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt)
 {
 	for (const sked_job *j = w->all; j; j = j->anext)

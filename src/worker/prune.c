@@ -2,8 +2,10 @@
  * worker/prune.c — the worker's pruner: retention while workers run.
  *
  * Layer: the worker (worker.h), on the model (sked_prune, the cluster
- * locks). A thread with a connection of its own (w->hp), started only when
- * some status has an age (sked_worker_set_retention). About once a minute
+ * locks). A thread started only when some status has an age
+ * (sked_worker_set_retention), with a connection of its own (w->hp) for
+ * the length of a turn, so that between turns a worker holds its usual
+ * three sessions. About once a minute
  * it tries the cluster lock "sked-prune" without waiting: the node that
  * holds it prunes, the others skip their turn, so one node at a time does
  * the deleting. A turn removes at most PRUNE_TURN tasks per status and
@@ -32,12 +34,15 @@ turn(sked_worker *w)
 	int64_t now = sked__mono_ms(), token = 0;
 	int rc = sked_lock_acquire(w->hp, PRUNE_LOCK, w->node_id, PRUNE_TTL,
 	                           NULL, &token);
+	if (rc == SKED_OK)
+		sked__log(SKED_LOG_DEBUG, "pruner: this node prunes");
 	if (rc == SKED_ELOCKED)
 		return now + PRUNE_EVERY; /* another node prunes */
 	if (rc != SKED_OK) {
 		sked__log(SKED_LOG_DEBUG, "pruner: %s", sked_errmsg(w->hp));
 		if (rc == SKED_EUNAVAILABLE)
-			sked__ignore(sked__reconnect(w->hp));
+			sked__ignore(
+			        sked__wk_reconnect(w, w->hp, SKED_CONN_PRUNER));
 		return now + 10000;
 	}
 	int64_t total = 0;
@@ -75,8 +80,16 @@ sked__wk_pruner_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t next = sked__mono_ms() + 2000; /* soon after the start */
 	while (!atomic_load(&w->hb_exit)) {
-		if (sked__mono_ms() >= next)
-			next = turn(w);
+		if (sked__mono_ms() >= next) {
+			/* a connection for the turn only: a worker keeps its
+			 * three sessions between turns */
+			if (sked__reopen(w->h, &w->hp) == SKED_OK)
+				next = turn(w);
+			else
+				next = sked__mono_ms() + 10000;
+			sked_close(w->hp);
+			w->hp = NULL;
+		}
 		struct timespec ts = {0, 100 * 1000000L};
 		nanosleep(&ts, NULL);
 	}

@@ -222,11 +222,9 @@ sked__wk_heartbeat_main(void *arg)
 				          "cannot renew leases: %s",
 				          sked_errmsg(w->hb));
 			failing = 1;
-			if (rc == SKED_EUNAVAILABLE &&
-			    sked__reconnect(w->hb) != SKED_OK)
-				sked__log(SKED_LOG_DEBUG,
-				          "reconnect failed: %s",
-				          sked_errmsg(w->hb));
+			if (rc == SKED_EUNAVAILABLE)
+				sked__ignore(sked__wk_reconnect(
+				        w, w->hb, SKED_CONN_LEASES));
 			/* try again soon, but not in a tight loop */
 			next = sked__mono_ms() +
 			       (sked__wk_beat_interval(w) < 1000

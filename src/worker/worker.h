@@ -159,6 +159,7 @@ struct sked_worker {
 	/* operations (sked_worker_get_metrics): w->mu guards these */
 	sked_hist claim_hist;
 	int64_t claim_errors, renewals, renewal_errors, finish_errors;
+	int64_t reconnects[4], reconnect_failures[4]; /* SKED_CONN_* */
 	atomic_llong loop_ok_ms, fin_ok_ms; /* monotonic ms of progress */
 	atomic_int run_started;
 };
@@ -192,6 +193,9 @@ int64_t sked__wk_safety_ms(const sked_worker *w);
 int64_t sked__wk_beat_interval(const sked_worker *w);
 int64_t sked__wk_guard_deadline(const sked_worker *w, int64_t basis);
 int sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt);
+/* A new connection for h after a lost one, counted by which (SKED_CONN_*);
+ * logs a failure at debug level. */
+int sked__wk_reconnect(sked_worker *w, sked *h, int which);
 int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
                               const int *att, int n);
 

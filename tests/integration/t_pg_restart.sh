@@ -30,8 +30,9 @@ H
 ids=""
 for i in 1 2 3 4 5 6; do ids="$ids $(sk enqueue job --payload "p$i")"; done
 
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$SKED" --db "$WURL" worker --concurrency 6 --lease 20s --poll 200ms \
-	--handler "job=$h $T" >"$T/w.log" 2>&1 &
+	--http "127.0.0.1:$port" --handler "job=$h $T" >"$T/w.log" 2>&1 &
 wpid=$!
 running() { [ "$(ls "$T"/started.* 2>/dev/null | wc -l)" = 6 ]; }
 wait_for 20 running || { cat "$T/w.log" >&2; fail "handlers did not start"; }
@@ -60,6 +61,14 @@ wait_for 40 eight_done || { cat "$T/w.log" >&2; fail "tasks enqueued after an id
 three_sessions() { [ "$(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$app'")" = 3 ]; }
 wait_for 30 three_sessions || { cat "$T/w.log" >&2; fail "the worker did not reconnect all three sessions"; }
 
+# the reconnects, by connection, in /metrics
+if command -v curl >/dev/null; then
+	curl -s -m 5 "http://127.0.0.1:$port/metrics" >"$T/metrics" || fail "no /metrics"
+	for conn in claims finishes leases; do
+		n=$(awk -v c="sked_worker_db_reconnects_total{conn=\"$conn\",result=\"made\"}" '$1 == c { print $2 }' "$T/metrics")
+		[ "${n:-0}" -ge 1 ] || fail "reconnects of the $conn connection in /metrics: '${n:-}'"
+	done
+fi
 kill -TERM "$wpid"
 wait_exit "$wpid" 30
 [ "$wrc" = 0 ] || { cat "$T/w.log" >&2; fail "worker exited $wrc"; }
