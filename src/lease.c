@@ -466,8 +466,7 @@ sked__node_unregister(sked *h, const char *node_id)
 }
 
 int
-sked__outstanding(sked *h, const char *queue, const char *kinds,
-                  int64_t *count)
+sked__outstanding(sked *h, const char *queue, const char *kinds, int64_t *count)
 {
 	sked_val p[2] = {SKED_TEXTV(queue), SKED_TEXTV(kinds)};
 	sked_res r = {0};
