@@ -106,10 +106,14 @@ start_one() {
 : >"$T/live"
 for i in $(seq 1 "$NW"); do start_one; done
 
-# enqueuers: 50 tasks every second, each batch in one transaction
+# enqueuers: CHAOS_RATE tasks every second, each batch in one
+# transaction; attempts without limit (a task killed five times in a row
+# would otherwise end dead, by design, and that is not what is judged)
+RATE=${CHAOS_RATE:-25}
 (
 	while [ ! -f "$T/stop" ]; do
-		seq 1 50 | sk enqueue work --lines - >>"$T/enq.ids" 2>>"$T/enq.err" || true
+		seq 1 "$RATE" | sk enqueue work --max-attempts 1000 --lines - \
+			>>"$T/enq.ids" 2>>"$T/enq.err" || true
 		sleep 1
 	done
 ) &
