@@ -249,7 +249,8 @@ typedef struct sked_enqueue_opts {
 
 /* Enqueue one task. kind and queue are names: [A-Za-z0-9_.:-], 1 to
  * SKED_MAX_NAME bytes, starting with a letter or digit. payload may be
- * NULL (empty); at most SKED_MAX_PAYLOAD bytes (SKED_ETOOBIG).
+ * NULL (empty); at most SKED_MAX_PAYLOAD bytes (SKED_ETOOBIG) of text:
+ * a zero byte in it is SKED_EINVAL on every database.
  * *id_out gets the task id; *existed_out (may be NULL) is 1 when
  * unique_key matched an existing task, whose id is returned, and 0
  * otherwise, failures included. SKED_EINVAL (with a one-line

@@ -32,8 +32,8 @@
 #include "util/pgarray.h"
 
 static int
-check_enqueue(sked *h, const char *kind, size_t payload_len,
-              const sked_enqueue_opts *o)
+check_enqueue(sked *h, const char *kind, const char *payload,
+              size_t payload_len, const sked_enqueue_opts *o)
 {
 	int rc = sked__check_name(h, "kind", kind);
 	if (rc == SKED_OK && o && o->queue)
@@ -44,6 +44,17 @@ check_enqueue(sked *h, const char *kind, size_t payload_len,
 		return sked__fail(h, SKED_ETOOBIG,
 		                  "payload is %zu bytes; the limit is %d",
 		                  payload_len, SKED_MAX_PAYLOAD);
+	/* a payload is text on every database: PostgreSQL's text cannot
+	 * hold a zero byte (it would be cut there, or refused in an array),
+	 * so no product takes one and every product keeps what it is given */
+	if (payload && memchr(payload, '\0', payload_len))
+		return sked__fail(h, SKED_EINVAL,
+		                  "payload holds a zero byte at offset %zu; "
+		                  "payloads are text (encode binary data, e.g. "
+		                  "as base64)",
+		                  (size_t)((const char *)memchr(payload, '\0',
+		                                                payload_len) -
+		                           payload));
 	if (o && o->unique_key &&
 	    (!*o->unique_key || strlen(o->unique_key) > SKED_MAX_NAME))
 		return sked__fail(h, SKED_EINVAL,
@@ -132,7 +143,8 @@ sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
 {
 	if (!h || !h->db || !id_out)
 		return SKED_EINVAL;
-	int rc = check_enqueue(h, kind, payload ? payload_len : 0, opts);
+	int rc = check_enqueue(h, kind, payload, payload ? payload_len : 0,
+	                       opts);
 	if (rc != SKED_OK)
 		return rc;
 	int dup = 0;
@@ -327,7 +339,7 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		size_t len = lens ? lens[i]
 		                  : (payloads[i] ? strlen(payloads[i]) : 0);
-		int rc = check_enqueue(h, kind, len, opts);
+		int rc = check_enqueue(h, kind, payloads[i], len, opts);
 		if (rc != SKED_OK)
 			return rc;
 	}

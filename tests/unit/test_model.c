@@ -291,6 +291,16 @@ bad_input_is_refused_before_sql(void **state)
 	                              &id, NULL),
 	                 SKED_ETOOBIG);
 	free(big);
+	/* a zero byte: refused on every product (PostgreSQL's text would cut
+	 * the payload there), one at a time and in a batch */
+	assert_int_equal(sked_enqueue(h, "k", "ab\0cd", 5, NULL, &id, NULL),
+	                 SKED_EINVAL);
+	assert_non_null(strstr(sked_errmsg(h), "zero byte at offset 2"));
+	const char *pz[2] = {"fine", "ab\0cd"};
+	size_t lz[2] = {4, 5};
+	int64_t ids[2];
+	assert_int_equal(sked_enqueue_many(h, "k", 2, pz, lz, NULL, ids),
+	                 SKED_EINVAL);
 	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 0);
 	sked_close(h);
 	/* a strategy SQLite cannot run is refused at open */
