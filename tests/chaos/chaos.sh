@@ -1,19 +1,24 @@
 #!/bin/bash
 # tests/chaos/chaos.sh — the guarantee under faults, on one backend.
 #
-#   SKED=… SKED_BACKEND=sqlite|pg|mariadb [CHAOS_SECONDS=30] bash chaos.sh
+#   SKED=… SKED_BACKEND=sqlite|pg|mariadb|pg-failover [CHAOS_SECONDS=30] bash chaos.sh
 #
 # N worker processes drain tasks whose handler writes a line when each
 # attempt starts and ends, while this driver
 #   - kills a random worker with kill -9 every 2 s and starts another,
 #   - restarts the database server once, a third of the way in,
-#   - freezes it (SIGSTOP) once for longer than the lease, two thirds in
+#   - freezes it (SIGSTOP) once for longer than the lease, two thirds in,
+#   - pg-failover: a primary with a synchronous standby (remote_apply),
+#     workers on a multi-host URL; half way in the primary dies whole and
+#     the standby is promoted (the restart and the freeze hit whichever
+#     is primary then)
 # (pg and mariadb: a server of the test's own; SQLite has no server: a
 # process holding its write lock for longer than the lease stands in for
 # the freeze). Enqueuers add work all along. Then a last worker drains
 # what is left and the verdict is read from the handler's log, the
 # driver's log and the database:
-#   lost        tasks not succeeded at the end
+#   lost        tasks not succeeded at the end, and acknowledged enqueues
+#               the database no longer has
 #   overlaps    two attempts of one task running at the same time (an
 #               attempt with no end ran until its worker was killed)
 #   unexplained a task that ran to its end more often than its attempts
@@ -25,14 +30,18 @@
 # Each must be 0. The figures go to stderr and to $CHAOS_REPORT.
 # the servers are the test's own: lib.sh's shared-server URLs are not
 # needed (its cleanup finds nothing to drop at a closed port)
-case "${SKED_BACKEND:-}" in
-pg) : "${SKED_TEST_PG_URL:=postgres://postgres@127.0.0.1:1/none}" ;;
+MODE=${SKED_BACKEND:-}
+case "$MODE" in
+pg-failover) export SKED_BACKEND=pg ;; # lib.sh's family: pg
+esac
+case "$MODE" in
+pg | pg-failover) : "${SKED_TEST_PG_URL:=postgres://postgres@127.0.0.1:1/none}" ;;
 mariadb) : "${SKED_TEST_MY_URL:=mysql://sked@127.0.0.1:1/none}" ;;
 esac
 . "$(dirname "$0")/../integration/lib.sh"
-case "$SKED_BACKEND" in
-sqlite | pg | mariadb) ;;
-*) not_here "the chaos suite runs on sqlite, pg and mariadb" ;;
+case "$MODE" in
+sqlite | pg | mariadb | pg-failover) ;;
+*) not_here "the chaos suite runs on sqlite, pg, mariadb and pg-failover" ;;
 esac
 . "$(dirname "$0")/../integration/servers.sh"
 
@@ -41,11 +50,25 @@ NW=${CHAOS_WORKERS:-4}
 LEASE=3s
 FREEZE=5 # seconds, longer than the lease
 
-case "$SKED_BACKEND" in
+case "$MODE" in
 pg)
 	port=$(free_port)
 	pg_new victim "$port"
 	url="postgres://postgres@127.0.0.1:$port/sked_test?connect_timeout=2"
+	;;
+pg-failover)
+	# a primary and a synchronous standby (remote_apply); half way
+	# through, the primary dies whole and the standby is promoted
+	port=$(free_port)
+	sport=$(free_port)
+	pg_new victim "$port"
+	pg_standby standby "$sport" "$port"
+	pg_sql "$port" "ALTER SYSTEM SET synchronous_standby_names = 'standby'" >/dev/null
+	pg_sql "$port" "ALTER SYSTEM SET synchronous_commit = 'remote_apply'" >/dev/null
+	pg_sql "$port" "SELECT pg_reload_conf()" >/dev/null
+	sync_up() { [ "$(pg_sql "$port" "SELECT sync_state FROM pg_stat_replication")" = sync ]; }
+	wait_for 20 sync_up || fail "the standby did not become synchronous"
+	url="postgres://postgres@127.0.0.1:$port,127.0.0.1:$sport/sked_test?target_session_attrs=read-write&connect_timeout=2"
 	;;
 mariadb)
 	port=$(free_port)
@@ -119,13 +142,14 @@ RATE=${CHAOS_RATE:-25}
 ) &
 enq=$!
 
+cur=victim # the server the restart and the freeze hit
 server_restart() {
 	dlog "restart"
-	case "$SKED_BACKEND" in
-	pg)
-		as_pg "$(pg_bin)/pg_ctl" -D "$SRV/victim/data" -m immediate -w stop >/dev/null 2>&1 || true
+	case "$MODE" in
+	pg | pg-failover)
+		as_pg "$(pg_bin)/pg_ctl" -D "$SRV/$cur/data" -m immediate -w stop >/dev/null 2>&1 || true
 		sleep 1
-		pg_start_dir victim "$port"
+		pg_start_dir "$cur" "$port"
 		;;
 	mariadb)
 		kill -9 "$(cat "$SRV/victim/mysqld.pid")"
@@ -137,11 +161,20 @@ server_restart() {
 	esac
 	dlog "restarted"
 }
+failover() { # the primary dies whole, the standby takes over
+	dlog "failover"
+	pg_kill victim
+	pg_promote standby
+	# from here on the standby is the server: restart and freeze act on it
+	cur=standby
+	port=$sport
+	dlog "promoted"
+}
 server_freeze() {
 	dlog "freeze"
-	case "$SKED_BACKEND" in
-	pg)
-		pm=$(pg_pid victim)
+	case "$MODE" in
+	pg | pg-failover)
+		pm=$(pg_pid "$cur")
 		kill -STOP "$pm" $(pgrep -P "$pm")
 		sleep $FREEZE
 		kill -CONT "$pm" $(pgrep -P "$pm")
@@ -164,6 +197,7 @@ kills=0
 end=$(($(date +%s) + SECS))
 restarted=0
 frozen=0
+failed_over=0
 t0=$(date +%s)
 while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 2
@@ -171,6 +205,10 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	if [ $restarted = 0 ] && [ $el -ge $((SECS / 3)) ]; then
 		server_restart
 		restarted=1
+	fi
+	if [ "$MODE" = pg-failover ] && [ $failed_over = 0 ] && [ $el -ge $((SECS / 2)) ]; then
+		failover
+		failed_over=1
 	fi
 	if [ $frozen = 0 ] && [ $el -ge $((SECS * 2 / 3)) ]; then
 		server_freeze
@@ -208,14 +246,19 @@ orphans=$(cat "$T/orphans" 2>/dev/null | wc -l | tr -d ' ')
 
 # ---- the verdict ----
 q() {
-	case "$SKED_BACKEND" in
-	pg) pg_sql "$port" "$1" ;;
+	case "$MODE" in
+	pg | pg-failover) pg_sql "$port" "$1" ;;
 	mariadb) my_sql "$port" "$1" ;;
 	sqlite) sql "$1" ;;
 	esac
 }
 tasks=$(q "SELECT COUNT(*) FROM {p}task")
 lost=$(q "SELECT COUNT(*) FROM {p}task WHERE status <> 2")
+# and acknowledged enqueues the database no longer has
+q "SELECT id FROM {p}task" | sort -n >"$T/db.ids"
+sort -n "$T/enq.ids" | grep -v '^$' >"$T/acked.ids" || true
+vanished=$(comm -23 "$T/acked.ids" "$T/db.ids" | wc -l | tr -d ' ')
+lost=$((lost + vanished))
 q "SELECT id, attempts FROM {p}task" >"$T/db.tasks"
 q "SELECT task_id, attempt, outcome FROM {p}run" >"$T/db.runs"
 set -- $(python3 - "$LOG" "$DLOG" "$T/db.tasks" "$T/db.runs" <<'PY'
@@ -298,7 +341,8 @@ PY
 overlaps=$1 unexplained=$2 extra=$3 disagree=$4 attempts=$5
 restarts=$(grep -c '^restarted' "$DLOG")
 freezes=$(grep -c '^thawed' "$DLOG")
-line="chaos $SKED_BACKEND ${SECS}s: tasks=$tasks attempts=$attempts kills=$kills restarts=$restarts freezes=$freezes lost=$lost overlaps=$overlaps explained_duplicates=$extra unexplained=$unexplained orphans=$orphans disagree=$disagree"
+failovers=$(grep -c '^promoted' "$DLOG" || true)
+line="chaos $MODE ${SECS}s: tasks=$tasks attempts=$attempts kills=$kills restarts=$restarts freezes=$freezes failovers=$failovers lost=$lost overlaps=$overlaps explained_duplicates=$extra unexplained=$unexplained orphans=$orphans disagree=$disagree"
 note "$line"
 [ -n "${CHAOS_REPORT:-}" ] && echo "$line" >>"$CHAOS_REPORT"
 expect_eq "$lost" 0 "tasks lost"

@@ -37,14 +37,14 @@ as_pg() {
 }
 
 pg_start_dir() { # NAME PORT [-c k=v]...
-	name=$1
-	d=$(srv_dir)/$1
-	port=$2
+	_n=$1
+	_d=$(srv_dir)/$1
+	_port=$2
 	shift 2
-	as_pg "$(pg_bin)/pg_ctl" -D "$d/data" -l "$d/server.log" -w -t 60 \
-		-o "-c listen_addresses=127.0.0.1 -p $port -k $d -c max_connections=200 -c fsync=off $*" \
-		start >/dev/null || { cat "$d/server.log" >&2; fail "PostgreSQL $name did not start on port $port (see $d/server.log)"; }
-	echo "$name $port" >>"$(srv_dir)/pg.list"
+	as_pg "$(pg_bin)/pg_ctl" -D "$_d/data" -l "$_d/server.log" -w -t 60 \
+		-o "-c listen_addresses=127.0.0.1 -p $_port -k $_d -c max_connections=200 -c fsync=off $*" \
+		start >/dev/null || { cat "$_d/server.log" >&2; fail "PostgreSQL $_n did not start on port $_port (see $_d/server.log)"; }
+	echo "$_n $_port" >>"$(srv_dir)/pg.list"
 }
 
 pg_new() { # NAME PORT [-c k=v]...
@@ -111,16 +111,16 @@ my_new() { # NAME PORT [mariadbd args]...
 }
 
 my_start() { # NAME PORT [args]
-	name=$1
-	d=$(srv_dir)/$1
-	port=$2
+	_n=$1
+	_d=$(srv_dir)/$1
+	_port=$2
 	shift 2
-	/usr/sbin/mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" \
-		--port="$port" --bind-address=127.0.0.1 --pid-file="$d/pid" \
+	/usr/sbin/mariadbd --no-defaults --datadir="$_d/data" --socket="$_d/sock" \
+		--port="$_port" --bind-address=127.0.0.1 --pid-file="$_d/pid" \
 		--user="$(id -un)" --max-connections=300 --innodb-buffer-pool-size=64M \
-		--log-error="$d/server.log" "$@" >/dev/null 2>&1 &
-	echo "$!" >"$d/mysqld.pid"
-	echo "$name $port" >>"$(srv_dir)/my.list"
+		--log-error="$_d/server.log" "$@" >/dev/null 2>&1 &
+	echo "$!" >"$_d/mysqld.pid"
+	echo "$_n $_port" >>"$(srv_dir)/my.list"
 }
 
 my_wait() { # NAME SECONDS: until it answers and is ready
