@@ -304,9 +304,9 @@ cmd_show(struct cli *c, int argc, char **argv)
 int
 cmd_nodes(struct cli *c, int argc, char **argv)
 {
-	static const char *const head[] = {"NODE",      "HOST",     "PID",
-	                                   "ALIVE",     "RUNNING",  "STARTED",
-	                                   "HEARTBEAT", "STRATEGY", "VERSION"};
+	static const char *const head[] = {
+	        "NODE",  "HOST",    "PID",       "ALIVE",    "RUNNING",
+	        "SLOTS", "STARTED", "HEARTBEAT", "STRATEGY", "VERSION"};
 	sked_node *ns = NULL;
 	size_t n = 0, i;
 	int ex, rc;
@@ -332,6 +332,8 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 			                    json_boolean(ns[i].alive));
 			json_object_set_new(o, "running",
 			                    json_integer(ns[i].running));
+			json_object_set_new(o, "slots",
+			                    json_integer(ns[i].slots));
 			json_object_set_new(o, "started_at",
 			                    cli_json_time(ns[i].started_ms));
 			json_object_set_new(o, "heartbeat_at",
@@ -346,21 +348,23 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 	} else if (n == 0) {
 		fprintf(stderr, "no nodes have registered yet\n");
 	} else {
-		struct cli_table *t = cli_table_new(9, head);
+		struct cli_table *t = cli_table_new(10, head);
 		for (i = 0; i < n; i++) {
-			char pid[16], run[24], st[32], hb[32];
-			const char *row[9];
+			char pid[16], run[24], sl[16], st[32], hb[32];
+			const char *row[10];
 			snprintf(pid, sizeof pid, "%d", ns[i].pid);
 			snprintf(run, sizeof run, "%" PRId64, ns[i].running);
+			snprintf(sl, sizeof sl, "%d", ns[i].slots);
 			row[0] = ns[i].id;
 			row[1] = ns[i].host;
 			row[2] = pid;
 			row[3] = ns[i].alive ? "yes" : "no";
 			row[4] = run;
-			row[5] = cli_time(ns[i].started_ms, st, sizeof st);
-			row[6] = cli_time(ns[i].heartbeat_ms, hb, sizeof hb);
-			row[7] = ns[i].strategy;
-			row[8] = ns[i].version;
+			row[5] = sl;
+			row[6] = cli_time(ns[i].started_ms, st, sizeof st);
+			row[7] = cli_time(ns[i].heartbeat_ms, hb, sizeof hb);
+			row[8] = ns[i].strategy;
+			row[9] = ns[i].version;
 			cli_table_add(t, row);
 		}
 		cli_table_print(t, stdout);

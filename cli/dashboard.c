@@ -920,7 +920,8 @@ page_nodes(struct dash *d, const struct cli_http_request *rq,
 	} else {
 		cli_sbuf_puts(b, "<div class=\"scroll\"><table><thead><tr><th>"
 		                 "Node</th><th>Alive</th><th class=\"num\">"
-		                 "Running</th><th>Heartbeat</th><th>Started"
+		                 "Running</th><th class=\"num\">Slots</th>"
+		                 "<th>Heartbeat</th><th>Started"
 		                 "</th><th>Host</th><th class=\"num\">Pid</th>"
 		                 "<th>Strategy</th><th>Version</th></tr>"
 		                 "</thead><tbody>");
@@ -934,8 +935,10 @@ page_nodes(struct dash *d, const struct cli_http_request *rq,
 			              "</td><td class=\"num\"><a "
 			              "href=\"/tasks?status=running&amp;node=");
 			cli_sbuf_url(b, nd[i].id);
-			cli_sbuf_printf(b, "\">%lld</a></td>",
-			                (long long)nd[i].running);
+			cli_sbuf_printf(b,
+			                "\">%lld</a></td><td class=\"num\">%d"
+			                "</td>",
+			                (long long)nd[i].running, nd[i].slots);
 			time_cell(b, now, nd[i].heartbeat_ms);
 			time_cell(b, now, nd[i].started_ms);
 			cli_sbuf_puts(b, "<td>");

@@ -356,6 +356,7 @@ typedef struct sked_node {
 	char *version;
 	int alive;       /* heartbeat younger than 3 × its interval */
 	int64_t running; /* tasks it holds now */
+	int slots;       /* its handler slots (concurrency); 0: not recorded */
 } sked_node;
 
 /* Every node row, live or not (alive tells). Free with sked_nodes_free;

@@ -110,12 +110,12 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "SELECT n.id, n.host, n.pid, {ms:n.started_at}, "
                 "{ms:n.heartbeat}, n.lease_ms, n.strategy, n.version, {nowms}, "
                 "(SELECT COUNT(*) FROM {p}task t WHERE t.node_id = n.id "
-                "AND t.status = 1) FROM {p}node n ORDER BY n.started_at, n.id",
+                "AND t.status = 1), n.slots FROM {p}node n "
+                "ORDER BY n.started_at, n.id",
         [SKED_SQL_NODE_INSERT] =
                 "INSERT INTO {p}node (id, host, pid, started_at, heartbeat, "
-                "lease_ms, strategy, version) VALUES (?1, ?2, ?3, {now}, "
-                "{now}, "
-                "?4, ?5, ?6)",
+                "lease_ms, strategy, version, slots) VALUES (?1, ?2, ?3, "
+                "{now}, {now}, ?4, ?5, ?6, ?7)",
         [SKED_SQL_NODE_GET] =
                 "SELECT host, pid, {nowms} - {ms:heartbeat}, lease_ms "
                 "FROM {p}node WHERE id = ?1",

@@ -216,6 +216,7 @@ typedef struct sked_dialect {
 	 * which a step run again may meet where DDL is not transactional;
 	 * 0: none */
 	int ddl_exists_error;
+	int ddl_exists_error2; /* the same for a column (MySQL 1060) */
 	/* optional: run once on every new connection (session settings) */
 	const char *session_init;
 	/* optional push wake-up: a worker runs listen once; an enqueue runs

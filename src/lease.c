@@ -396,16 +396,19 @@ expire_previous(sked *h, const char *node_id)
 }
 
 int
-sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
+sked__node_register(sked *h, const char *node_id, int64_t lease_ms, int slots)
 {
 	char host[256] = "";
 	if (gethostname(host, sizeof host - 1) != 0)
 		snprintf(host, sizeof host, "unknown");
-	sked_val p[6] = {
-	        SKED_TEXTV(node_id),           SKED_TEXTV(host),
-	        SKED_INTV(getpid()),           SKED_INTV(lease_ms),
-	        SKED_TEXTV(h->strategy->name), SKED_TEXTV(SKED_VERSION)};
-	int rc = sked__q(h, SKED_SQL_NODE_INSERT, p, 6, NULL);
+	sked_val p[7] = {SKED_TEXTV(node_id),
+	                 SKED_TEXTV(host),
+	                 SKED_INTV(getpid()),
+	                 SKED_INTV(lease_ms),
+	                 SKED_TEXTV(h->strategy->name),
+	                 SKED_TEXTV(SKED_VERSION),
+	                 SKED_INTV(slots)};
+	int rc = sked__q(h, SKED_SQL_NODE_INSERT, p, 7, NULL);
 	if (rc == SKED_OK)
 		return expire_previous(h, node_id);
 	if (sked__err_kind(h) != SKED_DBE_UNIQUE)
@@ -435,7 +438,7 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
 		return sked__fail_db(h, rc, "cannot register the node");
 	rc = sked__q(h, SKED_SQL_NODE_DELETE, p, 1, NULL);
 	if (rc == SKED_OK)
-		rc = sked__q(h, SKED_SQL_NODE_INSERT, p, 6, NULL);
+		rc = sked__q(h, SKED_SQL_NODE_INSERT, p, 7, NULL);
 	if (rc == SKED_OK)
 		rc = sked__commit(h);
 	else
@@ -512,6 +515,7 @@ sked_nodes(sked *h, sked_node **out, size_t *n)
 		int64_t now = sked__res_int(&r, i, 8);
 		v[i].alive = now - v[i].heartbeat_ms < lease;
 		v[i].running = sked__res_int(&r, i, 9);
+		v[i].slots = (int)sked__res_int(&r, i, 10);
 	}
 	*n = (size_t)r.nrows;
 	sked__res_clear(&r);

@@ -63,8 +63,8 @@ int sked__reap(sked *h, int *taken) __attribute__((warn_unused_result));
 
 /* Register this node (replacing a dead node of the same id; refusing a
  * live one with SKED_ESTATE), heartbeat it, remove it. */
-int sked__node_register(sked *h, const char *node_id, int64_t lease_ms)
-        __attribute__((warn_unused_result));
+int sked__node_register(sked *h, const char *node_id, int64_t lease_ms,
+                        int slots) __attribute__((warn_unused_result));
 int sked__node_beat(sked *h, const char *node_id)
         __attribute__((warn_unused_result));
 int sked__node_unregister(sked *h, const char *node_id);

@@ -81,9 +81,10 @@ run_step(sked *h, char *sql)
 			 * (a crash after its DDL, before the version was
 			 * recorded) runs again: an index that exists already
 			 * is then done, not an error */
-			if (rc != SKED_OK && h->dialect->ddl_exists_error &&
-			    sked__db_err(h->db)->native ==
-			            h->dialect->ddl_exists_error)
+			int native = sked__db_err(h->db)->native;
+			if (rc != SKED_OK && native &&
+			    (native == h->dialect->ddl_exists_error ||
+			     native == h->dialect->ddl_exists_error2))
 				rc = SKED_OK;
 			if (rc != SKED_OK)
 				return rc;

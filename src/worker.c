@@ -672,7 +672,8 @@ sked_worker_run(sked_worker *w)
 	if (!w)
 		return SKED_EINVAL;
 	sked *h = w->h;
-	int rc = sked__node_register(h, w->node_id, w->o.lease_ms);
+	int rc = sked__node_register(h, w->node_id, w->o.lease_ms,
+	                             w->o.concurrency);
 	if (rc != SKED_OK)
 		return rc;
 	if (h->listen_sql) {

@@ -80,7 +80,8 @@ const sked_dialect sked__dialect_mysql = {
         .migrate_lock = "SELECT GET_LOCK(" MIGRATE_NAME ", 60)",
         .migrate_unlock = "SELECT RELEASE_LOCK(" MIGRATE_NAME ")",
         .ddl_in_tx = 0,
-        .ddl_exists_error = 1061, /* ER_DUP_KEYNAME */
+        .ddl_exists_error = 1061,  /* ER_DUP_KEYNAME */
+        .ddl_exists_error2 = 1060, /* ER_DUP_FIELDNAME */
         /* two statements: the driver's text path splits them */
         .session_init =
                 "SET time_zone = '+00:00'; "

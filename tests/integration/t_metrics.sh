@@ -91,9 +91,11 @@ skipped() {
 wait_for 10 skipped || fail "sked_schedule_fires_skipped_total stayed 0 with an overlap-skip schedule"
 misfired() {
 	curl -s -m 5 "$base/metrics" >"$T/metrics" &&
-		awk '$1 == "sked_schedule_misfires_total" && $2 == 1 { ok = 1 } END { exit !ok }' "$T/metrics"
+		awk '$1 == "sked_schedule_misfires_total" && $2 >= 1 { ok = 1 } END { exit !ok }' "$T/metrics"
 }
-wait_for 10 misfired || fail "sked_schedule_misfires_total is not 1 with one schedule past a missed fire: $(grep misfires "$T/metrics")"
+# at least the late schedule's (the per-second one misfires too when a
+# loaded machine delays the worker's schedule loop past a fire)
+wait_for 10 misfired || fail "sked_schedule_misfires_total stayed 0 with a schedule past a missed fire: $(grep misfires "$T/metrics")"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'q3'")" "$(value sked_schedule_fires_total)" \
 	"tasks made by the schedule"
 expect_eq "$(code /healthz)" 200 "GET /healthz"

@@ -11,7 +11,7 @@ h=$(handler h.sh <<'H'
 exit 0
 H
 )
-start_worker a --node-id node-a --handler "job=$h" --poll 100ms --lease 3s
+start_worker a --node-id node-a --handler "job=$h" --poll 100ms --lease 3s --concurrency 3
 a=$wpid
 registered() { [ "$(count "SELECT COUNT(*) FROM {p}node WHERE id = 'node-a'")" = 1 ]; }
 wait_for 10 registered || { cat "$T/a.log" >&2; fail "the worker did not register"; }
@@ -20,6 +20,7 @@ sk nodes | grep -q "node-a" || fail "sked nodes does not list node-a"
 sk --json nodes >"$T/nodes.json"
 expect_eq "$(json_get '[n["alive"] for n in d if n["id"] == "node-a"][0]' <"$T/nodes.json")" true "node-a alive"
 expect_eq "$(json_get '[n["pid"] for n in d if n["id"] == "node-a"][0]' <"$T/nodes.json")" "$a" "node-a pid"
+expect_eq "$(json_get '[n["slots"] for n in d if n["id"] == "node-a"][0]' <"$T/nodes.json")" 3 "node-a slots"
 
 expect_rc 65 sk worker --node-id node-a --handler "job=$h" --poll 100ms --lease 3s
 stderr_one_line "$T/err"

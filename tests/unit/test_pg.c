@@ -251,7 +251,7 @@ finish_batch_contract(void **state)
 	sked_enqueue_opts eo = {.queue = "fin", .max_attempts = 1};
 	assert_int_equal(sked_enqueue_many(h, "f", 4, pl, NULL, &eo, ids),
 	                 SKED_OK);
-	assert_int_equal(sked__node_register(h, "n1", 30000), SKED_OK);
+	assert_int_equal(sked__node_register(h, "n1", 30000, 4), SKED_OK);
 	sked_claim_req req = {.node_id = "n1",
 	                      .queue = "fin",
 	                      .limit = 10,
