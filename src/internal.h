@@ -10,5 +10,12 @@
 #define SKED_INTERNAL_H
 
 #include "handle.h"
+#include "util/buf.h"
+
+/* queue.c: the filter fragments a task list and a bulk change share
+ * (queue, kind, node, creation window), appended to sql with their
+ * values bound after p[*np]; p needs room for five more. */
+void sked__filter_fill(sked *h, const sked_list_filter *f, sked_buf *sql,
+                       sked_val *p, int *np);
 
 #endif /* SKED_INTERNAL_H */

@@ -234,38 +234,16 @@ static int
 update_where(sked *h, const sked_list_filter *f, sked_sql stmt, int64_t *done,
              const char *what)
 {
-	if (f->queue && !sked__name_valid(f->queue))
-		return sked__fail(h, SKED_EINVAL, "queue '%.64s' is not valid",
-		                  f->queue);
-	if (f->kind && !sked__name_valid(f->kind))
-		return sked__fail(h, SKED_EINVAL, "kind '%.64s' is not valid",
-		                  f->kind);
+	if (f->queue && sked__check_name(h, "queue", f->queue) != SKED_OK)
+		return SKED_EINVAL;
+	if (f->kind && sked__check_name(h, "kind", f->kind) != SKED_OK)
+		return SKED_EINVAL;
 	sked_val p[6];
 	int np = 0;
 	sked_buf sql = {0};
 	p[np++] = SKED_INTV(f->status);
 	sked__sql_fill(&sql, h->sql[stmt], 0, 0);
-	if (f->queue) {
-		p[np++] = SKED_TEXTV(f->queue);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_QUEUE], np, 1);
-	}
-	if (f->kind) {
-		p[np++] = SKED_TEXTV(f->kind);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_KIND], np, 1);
-	}
-	if (f->node_id) {
-		p[np++] = SKED_TEXTV(f->node_id);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_NODE], np, 1);
-	}
-	if (f->created_after_ms > 0) {
-		p[np++] = SKED_INTV(f->created_after_ms);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_FROM], np, 1);
-	}
-	if (f->created_before_ms > 0) {
-		p[np++] = SKED_INTV(f->created_before_ms);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_BEFORE], np,
-		               1);
-	}
+	sked__filter_fill(h, f, &sql, p, &np);
 	if (sql.oom) {
 		sked__buf_free(&sql);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");

@@ -448,6 +448,40 @@ sked_task_get(sked *h, int64_t id, sked_task **out)
 	return rc;
 }
 
+/* Append the filters a list and a bulk change share (queue, kind, node,
+ * creation window) to sql, their values bound after p[*np]: registry
+ * fragments only, every value a parameter. p needs room for five more. */
+void
+sked__filter_fill(sked *h, const sked_list_filter *f, sked_buf *sqlp,
+                  sked_val *p, int *npp)
+{
+	sked_buf sql = *sqlp;
+	int np = *npp;
+	if (f->queue) {
+		p[np++] = SKED_TEXTV(f->queue);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_QUEUE], np, 1);
+	}
+	if (f->kind) {
+		p[np++] = SKED_TEXTV(f->kind);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_KIND], np, 1);
+	}
+	if (f->node_id) {
+		p[np++] = SKED_TEXTV(f->node_id);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_NODE], np, 1);
+	}
+	if (f->created_after_ms > 0) {
+		p[np++] = SKED_INTV(f->created_after_ms);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_FROM], np, 1);
+	}
+	if (f->created_before_ms > 0) {
+		p[np++] = SKED_INTV(f->created_before_ms);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_BEFORE], np,
+		               1);
+	}
+	*sqlp = sql;
+	*npp = np;
+}
+
 SKED_API int
 sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 {
@@ -472,31 +506,11 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 		p[np++] = SKED_INTV(f->status);
 		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_STATUS], np, 1);
 	}
-	if (f->queue) {
-		p[np++] = SKED_TEXTV(f->queue);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_QUEUE], np, 1);
-	}
-	if (f->kind) {
-		p[np++] = SKED_TEXTV(f->kind);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_KIND], np, 1);
-	}
 	if (f->before_id > 0) {
 		p[np++] = SKED_INTV(f->before_id);
 		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_BEFORE_ID], np, 1);
 	}
-	if (f->node_id) {
-		p[np++] = SKED_TEXTV(f->node_id);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_NODE], np, 1);
-	}
-	if (f->created_after_ms > 0) {
-		p[np++] = SKED_INTV(f->created_after_ms);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_FROM], np, 1);
-	}
-	if (f->created_before_ms > 0) {
-		p[np++] = SKED_INTV(f->created_before_ms);
-		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_CREATED_BEFORE], np,
-		               1);
-	}
+	sked__filter_fill(h, f, &sql, p, &np);
 	p[np++] = SKED_INTV(f->limit > 0 ? f->limit : 100);
 	sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_TAIL], np, 1);
 	if (sql.oom) {
