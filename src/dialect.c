@@ -30,6 +30,13 @@
 	"schedule_name, {ms:fire_time}, last_error, {ms:created_at}, "         \
 	"{ms:updated_at}, {ms:finished_at}"
 
+/* every column a task keeps when it ends and moves to {p}task_done */
+#define DONE_COLS                                                              \
+	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
+	"max_attempts, node_id, lease_until, started_at, version, "            \
+	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
+	"updated_at, finished_at"
+
 #define CLAIMED_COLS                                                           \
 	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}"
 
@@ -356,14 +363,19 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_PRUNE_RUNS] = "DELETE FROM {p}run WHERE task_id IN ({ids})",
         [SKED_SQL_PRUNE_TASKS] = "DELETE FROM {p}task WHERE id IN ({ids}) "
                                  "AND status IN (2, 3, 5)",
+        [SKED_SQL_DONE_COPY] =
+                "INSERT INTO {p}task_done (" DONE_COLS ") SELECT " DONE_COLS
+                " FROM {p}task WHERE id IN ({ids}) AND status IN (2, 3, 5)",
+        [SKED_SQL_DONE_DROP] = "DELETE FROM {p}task WHERE id IN ({ids}) "
+                               "AND status IN (2, 3, 5)",
         /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:
          * no generic text (dialect/postgresql.c, dialect/sqlserver.c) */
 };
 
 /* The statement id is the drivers' prepared-statement cache slot: they
- * keep 128 (NSLOTS in each src/db/ driver); past that a statement would be
+ * keep 192 (NSLOTS in each src/db/ driver); past that a statement would be
  * prepared again on every call. */
-_Static_assert(SKED_SQL__COUNT <= 128,
+_Static_assert(SKED_SQL__COUNT <= 192,
                "more statements than the drivers' statement cache holds");
 
 /* ---- rendering ---- */

@@ -163,6 +163,11 @@ typedef enum sked_sql {
 	SKED_SQL_PRUNE_PICK,
 	SKED_SQL_PRUNE_RUNS,
 	SKED_SQL_PRUNE_TASKS,
+	/* ended tasks leave the hot table (schema 4): the rows of {ids}
+	 * (from ?1) that have ended are copied to {p}task_done, then
+	 * deleted from {p}task, in the transaction that ended them */
+	SKED_SQL_DONE_COPY,
+	SKED_SQL_DONE_DROP,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
 	 * statement over unnested array parameters (lease.c, queue.c) */
 	SKED_SQL_FINISH_ARRAYS,

@@ -32,7 +32,7 @@
 
 #include "util/url.h"
 
-#define NSLOTS            128
+#define NSLOTS            192
 #define CONNECT_TIMEOUT_S 10
 #define FIRST_CELL        64 /* initial fetch buffer per column, grows on demand */
 

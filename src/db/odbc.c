@@ -43,7 +43,7 @@
 
 #include "util/url.h"
 
-#define NSLOTS 128
+#define NSLOTS 192
 #define SMALL  32
 
 /* ?N → ? with map[k] = the 0-based parameter index of the k-th marker.

@@ -42,7 +42,7 @@
 
 #include "util/log.h"
 
-#define NSLOTS  128
+#define NSLOTS  192
 #define TEXTOID 25 /* pg_type.oid of text, fixed in the catalog */
 
 /* Exposed for tests/unit/test_pg.c; not part of db.h. used (may be NULL)

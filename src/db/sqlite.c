@@ -25,7 +25,7 @@
 
 #include "util/url.h"
 
-#define NSLOTS 128
+#define NSLOTS 192
 
 typedef struct lite {
 	sqlite3 *db;
