@@ -186,7 +186,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		O_NOOP,
 		O_PREFETCH,
 		O_HTTP,
-		O_WAITDB
+		O_WAITDB,
+		O_LOCKWAIT
 	};
 	static const struct option opts[] = {
 	        {"queues", required_argument, NULL, O_QUEUES},
@@ -202,6 +203,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	        {"until-empty", no_argument, NULL, O_EMPTY},
 	        {"prefetch", required_argument, NULL, O_PREFETCH},
 	        {"wait-db", required_argument, NULL, O_WAITDB},
+	        {"lock-wait-warn", required_argument, NULL, O_LOCKWAIT},
 	        {"http", required_argument, NULL, O_HTTP},
 	        /* hidden: a built-in no-op C handler, for `sked bench` */
 	        {"builtin-noop", required_argument, NULL, O_NOOP},
@@ -231,6 +233,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	wo.retry_base_ms = cfg->retry_base_ms;
 	wo.retry_max_ms = cfg->retry_max_ms;
 	wo.prefetch = cfg->prefetch;
+	wo.lock_wait_warn_ms = cfg->lock_wait_warn_ms;
 	/* at start, wait for an unreachable database: forever by default (a
 	 * daemon under a supervisor), a minute with --until-empty */
 	int64_t wait_db_ms = cfg->wait_db_set ? cfg->wait_db_ms : -2;
@@ -309,6 +312,14 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			break;
 		case O_HTTP:
 			http = optarg;
+			break;
+		case O_LOCKWAIT:
+			if (strcmp(optarg, "never") == 0)
+				wo.lock_wait_warn_ms = -1;
+			else
+				ex = cli_parse_duration("--lock-wait-warn",
+				                        optarg,
+				                        &wo.lock_wait_warn_ms);
 			break;
 		case O_WAITDB:
 			if (strcmp(optarg, "forever") == 0)

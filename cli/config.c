@@ -11,7 +11,8 @@
  * Sections and keys:
  *   [sked]          database, strategy, prefix
  *   [worker]        node_id, queues, concurrency, lease, poll, grace,
- *                   timeout, retry_base, retry_max, prefetch, wait_db
+ *                   timeout, retry_base, retry_max, prefetch, wait_db,
+ *                   lock_wait_warn
  *   [handler.KIND]  command, timeout
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
  *                   max_attempts, misfire, overlap: a schedule that a
@@ -203,6 +204,13 @@ on_worker(struct parse *p, const char *name, const char *value)
 			        name, value);
 		cfg->prefetch = (int)v;
 		return 1;
+	}
+	if (strcmp(name, "lock_wait_warn") == 0) {
+		if (strcmp(value, "never") == 0) {
+			cfg->lock_wait_warn_ms = -1;
+			return 1;
+		}
+		return set_duration(p, &cfg->lock_wait_warn_ms, name, value);
 	}
 	if (strcmp(name, "wait_db") == 0) {
 		if (strcmp(value, "forever") == 0) {

@@ -153,7 +153,7 @@ static const struct cmd commands[] = {
          "[--timeout D]\n"
          "            [--retry-base D] [--retry-max D] [--prefetch N] "
          "[--until-empty]\n"
-         "            [--wait-db D|forever]",
+         "            [--wait-db D|forever] [--lock-wait-warn D|never]",
          "run tasks with handler programs until stopped",
          "  --queues Q[:N],…      queues to serve; N caps the slots for Q\n"
          "  --concurrency N       handler slots (default 4)\n"
@@ -174,6 +174,11 @@ static const struct cmd commands[] = {
          "  --until-empty         exit once nothing is due or running\n"
          "  --http ADDR:PORT      serve /metrics, /healthz and /readyz "
          "(docs/operations.md)\n"
+         "  --lock-wait-warn D    log and count a wait on a schedule, lock "
+         "or queue\n"
+         "                        limit row longer than D, with its "
+         "holder (default\n"
+         "                        5s; never: off)\n"
          "  --wait-db D           at start, wait this long for a database "
          "that\n"
          "                        cannot be reached (default forever; 1m "

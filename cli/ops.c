@@ -365,6 +365,16 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 		                "result=\"failed\"} %lld\n",
 		                conn[i], (long long)m->reconnects[i], conn[i],
 		                (long long)m->reconnect_failures[i]);
+	static const char *const row[3] = {"schedule", "lock", "queue_limit"};
+	family(b, "sked_worker_lock_waits_total", "counter",
+	       "Waits of this worker on a row of sked's own longer than "
+	       "--lock-wait-warn, by row (each also logged once, with its "
+	       "holder).");
+	for (int i = 0; i < 3; i++)
+		cli_sbuf_printf(b,
+		                "sked_worker_lock_waits_total{row=\"%s\"} "
+		                "%lld\n",
+		                row[i], (long long)m->lock_waits[i]);
 }
 
 /* ---- the endpoints ---- */

@@ -57,7 +57,7 @@ extern "C" {
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
-#define SKED_ABI_VERSION 1
+#define SKED_ABI_VERSION 2
 
 #if defined(SKED_BUILDING) && defined(__GNUC__)
 #define SKED_API __attribute__((visibility("default")))
@@ -419,6 +419,12 @@ typedef struct sked_worker_options {
 	                          threads. Raises throughput of short tasks;
 	                          keep 0 for long ones, so that idle nodes get
 	                          them. */
+	/* the lock-wait watchdog: a wait of this worker on one of sked's
+	 * own rows (a schedule, a cluster lock, a queue limit) longer than
+	 * this is logged once, with who holds the row where the database
+	 * can tell, and counted (sked_worker_metrics.lock_waits); 0: 5 s,
+	 * negative: never */
+	int64_t lock_wait_warn_ms;
 } sked_worker_options;
 
 /* A worker on h's database. The worker claims through h, and
@@ -870,7 +876,12 @@ typedef struct sked_worker_metrics {
 	/* new connections after a lost one, by connection (SKED_CONN_*):
 	 * made, and tried in vain */
 	int64_t reconnects[4], reconnect_failures[4];
+	/* waits on sked's own rows longer than lock_wait_warn_ms, by row
+	 * (SKED_WAIT_*), one per wait */
+	int64_t lock_waits[3];
 } sked_worker_metrics;
+/* The rows a worker may wait on (sked_worker_metrics.lock_waits). */
+enum { SKED_WAIT_SCHEDULE, SKED_WAIT_LOCK, SKED_WAIT_QUEUE_LIMIT };
 enum {
 	SKED_CONN_CLAIMS,
 	SKED_CONN_FINISHES,
@@ -974,6 +985,8 @@ SKED_API int sked_worker_options_set_until_empty(sked_worker_options *o, int v);
 SKED_API int sked_worker_options_set_timeout_ms(sked_worker_options *o,
                                                 int64_t v);
 SKED_API int sked_worker_options_set_prefetch(sked_worker_options *o, int v);
+SKED_API int sked_worker_options_set_lock_wait_warn_ms(sked_worker_options *o,
+                                                       int64_t v);
 
 /* ------------------------------------------------------------------ */
 /* Small helpers shared by the library and its programs               */

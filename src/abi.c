@@ -195,4 +195,5 @@ SET_NUM(sked_worker_options, retry_max_ms, int64_t)
 SET_NUM(sked_worker_options, until_empty, int)
 SET_NUM(sked_worker_options, timeout_ms, int64_t)
 SET_NUM(sked_worker_options, prefetch, int)
+SET_NUM(sked_worker_options, lock_wait_warn_ms, int64_t)
 /* clang-format on */

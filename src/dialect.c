@@ -369,7 +369,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_DONE_DROP] = "DELETE FROM {p}task WHERE id IN ({ids}) "
                                "AND status IN (2, 3, 5)",
         /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:
-         * no generic text (dialect/postgresql.c, dialect/sqlserver.c) */
+         * no generic text (dialect/postgresql.c, dialect/sqlserver.c);
+         * nor SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS*, SKED_SQL_APP_NAME:
+         * every server's views are its own (SQLite has none) */
 };
 
 /* The statement id is the drivers' prepared-statement cache slot: they
@@ -544,6 +546,15 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 	case SKED_SQL_ENQ_ROWS_IN:
 	case SKED_SQL_ENQ_ROWS_AT:
 		return (d->caps & SKED_CAP_INSERT_ROWS) != 0;
+	case SKED_SQL_BACKEND_ID:
+	case SKED_SQL_BLOCKERS:
+		return (d->caps & SKED_CAP_WAIT_HOLDER) != 0;
+	case SKED_SQL_BLOCKERS_PS:
+		/* MySQL 8's form: the mysql dialect serves both products */
+		return (d->caps & SKED_CAP_WAIT_HOLDER) && d->sql &&
+		       d->sql[SKED_SQL_BLOCKERS_PS];
+	case SKED_SQL_APP_NAME:
+		return (d->caps & SKED_CAP_APP_NAME) != 0;
 	case SKED_SQL_CLAIM_ANY:
 	case SKED_SQL_CLAIM_Q:
 		return d->claim_one_statement;

@@ -176,6 +176,20 @@ typedef enum sked_sql {
 	 * OUTPUT over {rows} (queue.c); run-in-ms and run-at forms */
 	SKED_SQL_ENQ_ROWS_IN,
 	SKED_SQL_ENQ_ROWS_AT,
+	/* SKED_CAP_WAIT_HOLDER (no generic text): the lock-wait watchdog
+	 * (worker/renew.c). BACKEND_ID: this connection's id on the server,
+	 * one int column. BLOCKERS: who holds what the connection ?1 waits
+	 * for, a row per holder: its id, the program's name, the client's
+	 * address, its state, its user (text, '' when unknown).
+	 * BLOCKERS_PS is the same on MySQL 8, which moved lock waits to the
+	 * performance schema (BLOCKERS there reads MariaDB's
+	 * information_schema) */
+	SKED_SQL_BACKEND_ID,
+	SKED_SQL_BLOCKERS,
+	SKED_SQL_BLOCKERS_PS,
+	/* SKED_CAP_APP_NAME (no generic text): name this session ?1 in the
+	 * server's own views (PostgreSQL's application_name) */
+	SKED_SQL_APP_NAME,
 	SKED_SQL__COUNT
 } sked_sql;
 
@@ -190,6 +204,11 @@ typedef enum sked_sql {
 /* INSERT … OUTPUT inserted.id SELECT … FROM (VALUES {rows}) ORDER BY:
  * enqueueing many in chunks under max_params (SQL Server) */
 #define SKED_CAP_INSERT_ROWS 0x20
+/* the server names a connection's id and who blocks it:
+ * SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS (and BLOCKERS_PS on mysql) */
+#define SKED_CAP_WAIT_HOLDER 0x40
+/* SKED_SQL_APP_NAME: a session can be named after it connected */
+#define SKED_CAP_APP_NAME 0x80
 
 typedef struct sked_dialect {
 	const char *name;  /* "sqlite", "postgresql", "mysql", … */

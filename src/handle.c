@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
 #include "util/ident.h"
 #include "util/log.h"
 
@@ -154,14 +155,78 @@ sked__reconnect(sked *h)
 		return sked__fail(h, rc, "%s", err);
 	sked__db_close(h->db);
 	h->db = db;
+	h->backend_id = 0; /* a new connection: ask again */
 	if (h->dialect->session_init)
 		sked__ignore(
 		        sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL));
+	if (h->app_name[0])
+		sked__set_app_name(h, h->app_name);
 	/* a worker that listened for new tasks listens again */
 	if (h->listening && h->listen_sql &&
 	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)
 		h->listening = 0;
 	return SKED_OK;
+}
+
+/* ---- the lock-wait watchdog's marks ---- */
+
+/* Behind a transaction pooler (sked_pooling=transaction) a session's id
+ * and name hold for one transaction only: neither is asked nor set. */
+static int
+pooled(const sked *h)
+{
+	return h->url && strstr(h->url, "sked_pooling=transaction") != NULL;
+}
+
+void
+sked__wait_begin(sked *h, int what, const char *row)
+{
+	sked_wait_slot *s = h->wait;
+	if (!s)
+		return;
+	if (h->backend_id == 0) {
+		h->backend_id = -1;
+		sked_res r = {0};
+		if ((h->dialect->caps & SKED_CAP_WAIT_HOLDER) && !pooled(h) &&
+		    !h->in_tx &&
+		    sked__q(h, SKED_SQL_BACKEND_ID, NULL, 0, &r) == SKED_OK &&
+		    r.nrows == 1)
+			h->backend_id = sked__res_int(&r, 0, 0);
+		sked__res_clear(&r);
+	}
+	pthread_mutex_lock(&s->mu);
+	s->what = what;
+	snprintf(s->row, sizeof s->row, "%s", row ? row : "");
+	s->backend = h->backend_id > 0 ? h->backend_id : 0;
+	snprintf(s->where, sizeof s->where, "%s", h->url_redacted);
+	s->seq++;
+	s->since_ms = sked__mono_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+void
+sked__wait_end(sked *h)
+{
+	sked_wait_slot *s = h->wait;
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->since_ms = 0;
+	pthread_mutex_unlock(&s->mu);
+}
+
+void
+sked__set_app_name(sked *h, const char *name)
+{
+	if (name != h->app_name)
+		snprintf(h->app_name, sizeof h->app_name, "%s", name);
+	if (!(h->dialect->caps & SKED_CAP_APP_NAME) || pooled(h) || h->in_tx ||
+	    !h->app_name[0])
+		return;
+	sked_val v = SKED_TEXTV(h->app_name);
+	sked_res r = {0};
+	sked__ignore(sked__q(h, SKED_SQL_APP_NAME, &v, 1, &r));
+	sked__res_clear(&r);
 }
 
 /* ---- trying again ---- */

@@ -15,6 +15,7 @@
 #ifndef SKED_HANDLE_H
 #define SKED_HANDLE_H
 
+#include <pthread.h>
 #include <stdarg.h>
 
 #include "claim.h"
@@ -22,6 +23,21 @@
 #include "detect.h"
 #include "dialect.h"
 #include "sked.h"
+
+/* Where a watched handle says it is waiting on one of sked's own rows (a
+ * schedule row, a cluster lock row, a queue limit row), for the worker's
+ * lock-wait watchdog (worker/renew.c), which reads it from another
+ * thread: the one part of a handle that is shared, under its own mutex.
+ * The slot belongs to the worker and outlives the handles pointed at it. */
+typedef struct sked_wait_slot {
+	pthread_mutex_t mu;
+	int64_t since_ms;  /* monotonic ms the wait began; 0: not waiting */
+	unsigned long seq; /* one more for every wait */
+	int what;          /* SKED_WAIT_* */
+	char row[SKED_MAX_NAME + 1];
+	int64_t backend; /* the server's id of the waiting connection; 0 */
+	char where[512]; /* the database, as the URL says it (no password) */
+} sked_wait_slot;
 
 struct sked {
 	sked_db *db;
@@ -46,6 +62,15 @@ struct sked {
 	unsigned long retries; /* claims and finishes retried after a
 	                          deadlock, lock wait timeout or busy */
 	char errmsg[1024];
+	/* the lock-wait watchdog (sked__wait_begin): the worker's slot for
+	 * this handle, or NULL (then marking costs a test of this pointer);
+	 * the server's id of this connection, asked once per connection
+	 * (0: not asked yet, -1: not known here) */
+	sked_wait_slot *wait;
+	int64_t backend_id;
+	/* the name the server shows for this connection (PostgreSQL's
+	 * application_name), set again after a reconnect; "" none */
+	char app_name[SKED_MAX_NAME + 1];
 };
 
 /* Record the detail of a failure on h and return rc. The message is one
@@ -98,6 +123,19 @@ sked__ignore(int rc)
 {
 	(void)rc;
 }
+
+/* The lock-wait watchdog's marks, around a statement that may wait on a
+ * row of sked's own (what: SKED_WAIT_*, row: its name). Outside any
+ * transaction: the first mark on a connection asks the server its id of
+ * the connection (one round trip per connection). Nothing on a handle
+ * with no slot. */
+void sked__wait_begin(sked *h, int what, const char *row);
+void sked__wait_end(sked *h);
+/* Name this connection for the server's own views (PostgreSQL's
+ * application_name: the node id), now and after every reconnect; best
+ * effort, nothing where the dialect cannot or behind a transaction
+ * pooler. */
+void sked__set_app_name(sked *h, const char *name);
 
 /* Run outcome text (kept in the run table). */
 #define SKED_OUTCOME_SUCCEEDED     "succeeded"

@@ -11,7 +11,9 @@
  * holder does with its lease (renewing it while a program runs) is left to
  * the caller, or to lock_run.c (sked_lock_run).
  *
- * Row locks: one lock row per transaction, nothing else.
+ * Row locks: one lock row per transaction, nothing else. Acquire, extend
+ * and release are marked for the worker's lock-wait watchdog
+ * (sked__wait_begin): the places a worker may wait on a lock row.
  */
 #include "lock.h"
 
@@ -56,8 +58,8 @@ held_elsewhere(sked *h, const char *name, const sked_res *r)
 
 /* One try. SKED_ELOCKED when held elsewhere. */
 static int
-try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
-            int64_t *token)
+try_acquire_tx(sked *h, const char *name, const char *owner, int64_t ttl_ms,
+               int64_t *token)
 {
 	sked_val v[3] = {SKED_TEXTV(name), SKED_TEXTV(owner),
 	                 SKED_INTV(ttl_ms)};
@@ -107,6 +109,19 @@ fail:
 	sked__res_clear(&r);
 	sked__fail_db(h, rc, "cannot acquire the lock");
 	sked__rollback(h);
+	return rc;
+}
+
+/* The one transaction that may wait on the lock row (another session
+ * holding it in a transaction of its own): marked for the worker's
+ * lock-wait watchdog. */
+static int
+try_acquire(sked *h, const char *name, const char *owner, int64_t ttl_ms,
+            int64_t *token)
+{
+	sked__wait_begin(h, SKED_WAIT_LOCK, name);
+	int rc = try_acquire_tx(h, name, owner, ttl_ms, token);
+	sked__wait_end(h);
 	return rc;
 }
 
@@ -160,7 +175,9 @@ sked_lock_extend(sked *h, const char *name, const char *owner, int64_t token,
 		return rc;
 	sked_val v[4] = {SKED_TEXTV(name), SKED_TEXTV(owner), SKED_INTV(token),
 	                 SKED_INTV(ttl_ms)};
+	sked__wait_begin(h, SKED_WAIT_LOCK, name);
 	rc = sked__q(h, SKED_SQL_LOCK_EXTEND, v, 4, NULL);
+	sked__wait_end(h);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot extend the lock");
 	if (sked__affected(h) != 1)
@@ -171,13 +188,11 @@ sked_lock_extend(sked *h, const char *name, const char *owner, int64_t token,
 	return SKED_OK;
 }
 
-SKED_API int
-sked_lock_release(sked *h, const char *name, const char *owner, int64_t token,
-                  const sked_lock_opts *opts)
+static int
+release_tx(sked *h, const char *name, const char *owner, int64_t token,
+           const sked_lock_opts *opts)
 {
-	int rc = check(h, name, owner, 1);
-	if (rc != SKED_OK)
-		return rc;
+	int rc;
 	int64_t at_least = opts ? opts->at_least_ms : 0;
 	sked_val v[4] = {SKED_TEXTV(name), SKED_TEXTV(owner), SKED_INTV(token),
 	                 SKED_NULLV};
@@ -213,6 +228,19 @@ sked_lock_release(sked *h, const char *name, const char *owner, int64_t token,
 fail:
 	sked__fail_db(h, rc, "cannot release the lock");
 	sked__rollback(h);
+	return rc;
+}
+
+SKED_API int
+sked_lock_release(sked *h, const char *name, const char *owner, int64_t token,
+                  const sked_lock_opts *opts)
+{
+	int rc = check(h, name, owner, 1);
+	if (rc != SKED_OK)
+		return rc;
+	sked__wait_begin(h, SKED_WAIT_LOCK, name);
+	rc = release_tx(h, name, owner, token, opts);
+	sked__wait_end(h);
 	return rc;
 }
 

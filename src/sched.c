@@ -19,7 +19,9 @@
  *
  * Row locks: a tick transaction locks one schedule row (the claim), then
  * inserts task rows; it never locks two schedule rows, and nothing locks a
- * task row and then a schedule row, so ticks cannot deadlock.
+ * task row and then a schedule row, so ticks cannot deadlock. The claim
+ * transaction is marked for the worker's lock-wait watchdog
+ * (sked__wait_begin): a session holding the row makes the tick wait.
  */
 #include "sched.h"
 
@@ -458,7 +460,7 @@ plan_fires(const due *d, const sked_fire_plan *p, int64_t now, int64_t *fires,
 /* Claim and enqueue the fires of one due schedule. *fired gets the tasks
  * made. Someone else having claimed them first is not an error. */
 static int
-fire_one(sked *h, const due *d, int64_t now, int *fired)
+fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 {
 	*fired = 0;
 	sked_fire_plan p;
@@ -556,6 +558,17 @@ fire_one(sked *h, const due *d, int64_t now, int *fired)
 		          d->name);
 	}
 	return SKED_OK;
+}
+
+/* The claim transaction is where a tick may wait on a schedule row that
+ * another session holds: marked for the worker's lock-wait watchdog. */
+static int
+fire_one(sked *h, const due *d, int64_t now, int *fired)
+{
+	sked__wait_begin(h, SKED_WAIT_SCHEDULE, d->name);
+	int rc = fire_one_tx(h, d, now, fired);
+	sked__wait_end(h);
+	return rc;
 }
 
 /* The earliest next fire of an enabled schedule and the database's now. */

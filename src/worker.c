@@ -540,6 +540,7 @@ sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms, int64_t dead_ms,
 static int
 start_threads(sked_worker *w)
 {
+	sked__wk_waits_start(w);
 	int rc = sked__reopen(w->h, &w->hb);
 	if (rc != SKED_OK) {
 		sked__fail(w->h, rc, "cannot open the heartbeat connection: %s",
@@ -631,6 +632,7 @@ stop_threads(sked_worker *w)
 	w->hp = NULL;
 	sked_close(w->hb);
 	w->hb = NULL;
+	sked__wk_waits_stop(w);
 }
 
 /* What this worker's claims ask for: the kinds it has handlers for, as
@@ -887,6 +889,7 @@ sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
 		out->reconnects[i] = w->reconnects[i];
 		out->reconnect_failures[i] = w->reconnect_failures[i];
 	}
+	memcpy(out->lock_waits, w->lock_waits, sizeof out->lock_waits);
 	/* the finisher is stuck only while something waits for it */
 	int64_t fin = w->done_head ? atomic_load(&w->fin_ok_ms) : now;
 	for (int i = 0; i < w->nhandlers; i++) {

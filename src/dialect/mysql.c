@@ -59,6 +59,38 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
          * so that no statement of this dialect is one MySQL cannot parse */
         [SKED_SQL_CLAIM_ANY] = "SELECT NULL FROM {p}task WHERE 1 = 0",
         [SKED_SQL_CLAIM_Q] = "SELECT NULL FROM {p}task WHERE 1 = 0",
+        [SKED_SQL_BACKEND_ID] = "SELECT CONNECTION_ID()",
+        /* MariaDB: InnoDB's lock waits in information_schema (reading
+         * them needs the PROCESS privilege) */
+        [SKED_SQL_BLOCKERS] =
+                "SELECT b.trx_mysql_thread_id, '', COALESCE(p.HOST, ''), "
+                "CONCAT(COALESCE(p.COMMAND, ''), ' ', COALESCE(p.TIME, 0), "
+                "' s'), COALESCE(p.USER, '') "
+                "FROM information_schema.INNODB_LOCK_WAITS w "
+                "JOIN information_schema.INNODB_TRX r "
+                "ON r.trx_id = w.requesting_trx_id "
+                "JOIN information_schema.INNODB_TRX b "
+                "ON b.trx_id = w.blocking_trx_id "
+                "LEFT JOIN information_schema.PROCESSLIST p "
+                "ON p.ID = b.trx_mysql_thread_id "
+                "WHERE r.trx_mysql_thread_id = ?1 "
+                "ORDER BY b.trx_mysql_thread_id",
+        /* MySQL 8: the same from the performance schema */
+        [SKED_SQL_BLOCKERS_PS] =
+                "SELECT bt.PROCESSLIST_ID, COALESCE(ca.ATTR_VALUE, ''), "
+                "COALESCE(bt.PROCESSLIST_HOST, ''), "
+                "CONCAT(COALESCE(bt.PROCESSLIST_COMMAND, ''), ' ', "
+                "COALESCE(bt.PROCESSLIST_TIME, 0), ' s'), "
+                "COALESCE(bt.PROCESSLIST_USER, '') "
+                "FROM performance_schema.data_lock_waits w "
+                "JOIN performance_schema.threads rt "
+                "ON rt.THREAD_ID = w.REQUESTING_THREAD_ID "
+                "JOIN performance_schema.threads bt "
+                "ON bt.THREAD_ID = w.BLOCKING_THREAD_ID "
+                "LEFT JOIN performance_schema.session_connect_attrs ca "
+                "ON ca.PROCESSLIST_ID = bt.PROCESSLIST_ID "
+                "AND ca.ATTR_NAME = 'program_name' "
+                "WHERE rt.PROCESSLIST_ID = ?1 ORDER BY bt.PROCESSLIST_ID",
 };
 
 const sked_dialect sked__dialect_mysql = {
@@ -90,7 +122,7 @@ const sked_dialect sked__dialect_mysql = {
         .notify = NULL,
         .schema = sked__schema_mysql,
         .sql = sql_mysql,
-        .caps = SKED_CAP_SKIP_LOCKED,
+        .caps = SKED_CAP_SKIP_LOCKED | SKED_CAP_WAIT_HOLDER,
         .claim_one_statement = 0,
         .max_params = 65535,
 };

@@ -115,6 +115,17 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
         [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
+        [SKED_SQL_BACKEND_ID] = "SELECT pg_backend_pid()",
+        /* pg_blocking_pids: the sessions holding (or queued ahead for)
+         * the lock the waiting one wants */
+        [SKED_SQL_BLOCKERS] =
+                "SELECT a.pid, coalesce(a.application_name, ''), "
+                "coalesce(host(a.client_addr) || ':' || a.client_port, "
+                "'local'), coalesce(a.state, ''), coalesce(a.usename, '') "
+                "FROM pg_stat_activity a WHERE a.pid = ANY "
+                "(pg_blocking_pids(CAST(?1 AS integer))) ORDER BY a.pid",
+        [SKED_SQL_APP_NAME] =
+                "SELECT set_config('application_name', ?1, false)",
 };
 
 const sked_dialect sked__dialect_postgresql = {
@@ -146,7 +157,7 @@ const sked_dialect sked__dialect_postgresql = {
         .schema = sked__schema_postgresql,
         .sql = pg_sql,
         .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY |
-                SKED_CAP_ARRAYS,
+                SKED_CAP_ARRAYS | SKED_CAP_WAIT_HOLDER | SKED_CAP_APP_NAME,
         .claim_one_statement = 1,
         .max_params = 65535,
 };

@@ -95,6 +95,19 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
          * OUTPUT itself promises no order. */
         [SKED_SQL_ENQ_ROWS_IN] = ROWS_HEAD "{now+?4}" ROWS_TAIL,
         [SKED_SQL_ENQ_ROWS_AT] = ROWS_HEAD "{ts:?4}" ROWS_TAIL,
+        [SKED_SQL_BACKEND_ID] = "SELECT CAST(@@SPID AS BIGINT)",
+        [SKED_SQL_BLOCKERS] =
+                "SELECT CAST(s.session_id AS BIGINT), "
+                "COALESCE(s.program_name, ''), "
+                "COALESCE(c.client_net_address, s.host_name, ''), "
+                "COALESCE(s.status, ''), COALESCE(s.login_name, '') "
+                "FROM sys.dm_exec_requests r "
+                "JOIN sys.dm_exec_sessions s "
+                "ON s.session_id = r.blocking_session_id "
+                "LEFT JOIN sys.dm_exec_connections c "
+                "ON c.session_id = s.session_id "
+                "WHERE r.session_id = ?1 AND r.blocking_session_id <> 0 "
+                "ORDER BY s.session_id",
 };
 
 const sked_dialect sked__dialect_sqlserver = {
@@ -129,7 +142,8 @@ const sked_dialect sked__dialect_sqlserver = {
         .notify = NULL,
         .schema = sked__schema_sqlserver,
         .sql = mssql_sql,
-        .caps = SKED_CAP_READPAST | SKED_CAP_RETURNING | SKED_CAP_INSERT_ROWS,
+        .caps = SKED_CAP_READPAST | SKED_CAP_RETURNING | SKED_CAP_INSERT_ROWS |
+                SKED_CAP_WAIT_HOLDER,
         .claim_one_statement = 1,
         .max_params = 2100,
         /* ?1, ?2, ?3, ?4 twice, ?5 */

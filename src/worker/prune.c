@@ -83,9 +83,10 @@ sked__wk_pruner_main(void *arg)
 		if (sked__mono_ms() >= next) {
 			/* a connection for the turn only: a worker keeps its
 			 * three sessions between turns */
-			if (sked__reopen(w->h, &w->hp) == SKED_OK)
+			if (sked__reopen(w->h, &w->hp) == SKED_OK) {
+				sked__wk_waits_conn(w, w->hp, WAIT_SLOT_PRUNER);
 				next = turn(w);
-			else
+			} else
 				next = sked__mono_ms() + 10000;
 			sked_close(w->hp);
 			w->hp = NULL;

@@ -162,7 +162,17 @@ struct sked_worker {
 	int64_t reconnects[4], reconnect_failures[4]; /* SKED_CONN_* */
 	atomic_llong loop_ok_ms, fin_ok_ms; /* monotonic ms of progress */
 	atomic_int run_started;
+	/* the lock-wait watchdog (renew.c): a slot for the loop's handle
+	 * and one for the pruner's (WAIT_SLOT_*), the last wait of each
+	 * already told (read by one thread: the heartbeat, or the watchdog
+	 * where the database cannot name a holder), waits told by row
+	 * (SKED_WAIT_*, w->mu) */
+	sked_wait_slot waits[2];
+	unsigned long waits_told[2];
+	int64_t lock_waits[3];
 };
+
+enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 
 /* How long --until-empty keeps trying a database that does not answer. */
 #define UNTIL_EMPTY_GIVE_UP_MS 60000
@@ -198,6 +208,18 @@ int sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt);
 int sked__wk_reconnect(sked_worker *w, sked *h, int which);
 int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
                               const int *att, int n);
+
+/* ---- worker/renew.c: the lock-wait watchdog's side of the connections
+ * ---- */
+/* Before the threads start (and before the worker's other connections
+ * are opened from w->h, which inherit its name): the loop's handle gets
+ * its slot and the node id as its name on the server. */
+void sked__wk_waits_start(sked_worker *w);
+/* After the threads ended: the loop's handle lets go of its slot. */
+void sked__wk_waits_stop(sked_worker *w);
+/* A connection opened later (the pruner's): its slot (WAIT_SLOT_*, or
+ * -1 for none). */
+void sked__wk_waits_conn(sked_worker *w, sked *h, int slot);
 
 /* ---- worker/pipe.c: a pool thread's pipe: processes ---- */
 typedef struct sked_pipe sked_pipe;

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: The SKED_ABI_VERSION this module was written against.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # ---------------------------------------------------------------- loading
 
@@ -189,7 +189,8 @@ _OPTION_FIELDS = {
                             "poll_ms": c_int64, "grace_ms": c_int64,
                             "retry_base_ms": c_int64,
                             "retry_max_ms": c_int64, "until_empty": c_int,
-                            "timeout_ms": c_int64, "prefetch": c_int},
+                            "timeout_ms": c_int64, "prefetch": c_int,
+                            "lock_wait_warn_ms": c_int64},
 }
 for _obj, _fields in _OPTION_FIELDS.items():
     _fn(_obj + "_new", _P)
