@@ -99,8 +99,9 @@ int sked__begin(sked *h, int claim) __attribute__((warn_unused_result));
 int sked__commit(sked *h) __attribute__((warn_unused_result));
 void sked__rollback(sked *h);
 
-/* A second handle on the same database, with the same options and the
- * same strategy (the worker's lease-renewal connection). */
+/* A second handle on the same database, with the same options, the same
+ * strategy and the same name on the server (the worker's lease-renewal
+ * connection). */
 int sked__reopen(const sked *h, sked **out);
 
 /* Replace a broken connection with a new one to the same database;
