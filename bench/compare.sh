@@ -3,54 +3,95 @@
 # in the same session, printed as one side-by-side table.
 #
 # Layer: a script around two programs that do the measuring: `sked bench`
-# (cli/cmd_bench.c) and the peers harness (/work/shared/peers/run.sh, which
-# also starts the PostgreSQL server on 127.0.0.1:55432). This script only
-# prepares a fresh database per run, repeats, takes medians and prints.
+# (cli/cmd_bench.c) and the peers harness ($SKED_PEERS_DIR/run.sh, which
+# also starts the PostgreSQL server on 127.0.0.1:55432, and ceiling.sh).
+# This script only prepares a fresh database per run, repeats, takes
+# medians and prints.
 #
-#   bench/compare.sh                     # everything (about 10 minutes)
-#   RUN_PEERS=0 bench/compare.sh         # reuse the newest peers results
-#   RUNS=1 N=2000 PILEUP=0 CEILING=0 RUN_PEERS=0 bench/compare.sh   # quick
+#   bench/compare.sh                 # everything, medians of 3 (30-40 min)
+#   QUICK=1 bench/compare.sh         # try it out: N=2000, 1 run (3-4 min)
+#   RUN_PEERS=0 bench/compare.sh     # reuse the newest peers results
+#   PEERS="graphile-worker pg-boss bullmq bullmq-pg" bench/compare.sh
 #
-# Variables: SKED (the binary; default build-bench/sked), N (20000), RUNS
-# (3), C ("10 50": W=1 worker with T=C threads), LAT_N (300), LAT_RATE
-# (100), LAT_C (10), PILEUP (200000 finished rows before a second run; 0:
-# skip), RUN_PEERS (1), CEILING (1), SQLITE (1), MY_URL (MariaDB; empty:
-# skip), MY_N (2000 tasks on MariaDB), QUIET_WAIT_S (20), PEERS (the harness folder), OUT (results folder).
-# Each sked run writes one JSON document to $OUT/sked-<stamp>.jsonl.
+# What it measures, in one session:
+#   - the peers (PEERS, passed through to the harness as its peer list);
+#   - sked on PostgreSQL, default worker: W=1 process of c threads for each
+#     c in C, bulk enqueue, pick-up latency at LAT_C, each worker's RSS;
+#   - ceiling.sh's two figures (finish updates in place; finish deletes
+#     and writes history);
+#   - the pile-up: PILEUP tasks (1,000,000) pushed through one table by
+#     sked itself (enqueue + drain, so ended tasks sit wherever sked's data
+#     model puts them), then every c in C again on that table, against
+#     the fresh-table figures of the same session; no VACUUM by hand;
+#   - sked on SQLite (1 process × c threads; and 1 × 16 against 4 × 4
+#     processes) and on MariaDB.
+#
+# Variables (full / QUICK=1): SKED (the binary; build-bench/sked), N
+# (20000 / 2000), RUNS (3 / 1), C ("10 50"), LAT_N (300 / 50), LAT_RATE
+# (100), LAT_C (10), PILEUP (1000000 / 20000; 0: skip), PILE_FILL_C (50:
+# threads of the worker that fills), RUN_PEERS (1), PEERS ("graphile-worker
+# pg-boss"), CEILING (1), CEIL_SECS (10 / 2), CEIL_ROWS (3000000 / 400000:
+# more than a variant can drain in CEIL_SECS, or its claims come back empty),
+# SQLITE (1), MY_URL (MariaDB; empty: skip), MY_N (N), MY_POLL (10ms),
+# QUIET_WAIT_S (20 / 5), SKED_PEERS_DIR (the harness folder), OUT (results
+# folder). Each sked run writes one JSON document to $OUT/sked-<stamp>.jsonl.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
+say() { echo "[compare] $*" >&2; }
+
+QUICK=${QUICK:-0}
+if [ "$QUICK" = 1 ]; then
+	d_n=2000 d_runs=1 d_lat=50 d_pile=20000 d_csecs=2 d_crows=400000 d_quiet=5
+else
+	d_n=20000 d_runs=3 d_lat=300 d_pile=1000000 d_csecs=10 d_crows=3000000 d_quiet=20
+fi
 SKED=${SKED:-$ROOT/build-bench/sked}
-PEERS=${PEERS:-$ROOT/../shared/peers}
-N=${N:-20000}
-RUNS=${RUNS:-3}
+SKED_PEERS_DIR=${SKED_PEERS_DIR:-$ROOT/../shared/peers}
+# PEERS is the harness's own variable: the list of peers it runs
+PEERS=${PEERS:-graphile-worker pg-boss}
+if [ -d "$PEERS" ]; then
+	say "PEERS is the list of peers now (as in the harness); the folder is SKED_PEERS_DIR"
+	exit 64
+fi
+N=${N:-$d_n}
+RUNS=${RUNS:-$d_runs}
 C=${C:-10 50}
-LAT_N=${LAT_N:-300}
+LAT_N=${LAT_N:-$d_lat}
 LAT_RATE=${LAT_RATE:-100}
 LAT_C=${LAT_C:-10}
-PILEUP=${PILEUP:-200000}
+PILEUP=${PILEUP:-$d_pile}
+PILE_FILL_C=${PILE_FILL_C:-50}
 RUN_PEERS=${RUN_PEERS:-1}
 CEILING=${CEILING:-1}
+CEIL_SECS=${CEIL_SECS:-$d_csecs}
+CEIL_ROWS=${CEIL_ROWS:-$d_crows}
 SQLITE=${SQLITE:-1}
-MY_URL=${MY_URL:-mysql://sked:sked-test-pw@127.0.0.1:53307/sked_test}
-# MariaDB drains at a few hundred tasks/s today (docs/performance.md)
-MY_N=${MY_N:-2000}
+MY_URL=${MY_URL-mysql://sked:sked-test-pw@127.0.0.1:53307/sked_test}
+MY_N=${MY_N:-$N}
+MY_POLL=${MY_POLL:-10ms}
+export QUIET_WAIT_S=${QUIET_WAIT_S:-$d_quiet}
 PG=postgres://postgres@127.0.0.1:55432
 DB=sked_bench
 OUT=${OUT:-/tmp/sked-bench}
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 JL=$OUT/sked-$STAMP.jsonl
 mkdir -p "$OUT"
+: >"$JL"
 export SKED_LOG=${SKED_LOG:-warn}
+T0=$SECONDS
 
-say() { echo "[compare] $*" >&2; }
 [ -x "$SKED" ] || { say "no sked binary at $SKED (set SKED)"; exit 1; }
+[ -x "$SKED_PEERS_DIR/run.sh" ] || { say "no peers harness at $SKED_PEERS_DIR (set SKED_PEERS_DIR)"; exit 1; }
+c1=$(echo "$C" | awk '{print $1}')
+c2=$(echo "$C" | awk '{print $NF}')
 
-# Wait (up to 20 s) for the machine to be quiet, as the peers harness does.
+# Wait (up to QUIET_WAIT_S) for the machine to be quiet, as the peers
+# harness does.
 quiet() {
-	local i a b c d busy
-	for i in $(seq 1 "${QUIET_WAIT_S:-20}"); do
+	local i a b c d a2 b2 c2 d2 busy=0
+	for i in $(seq 1 "$QUIET_WAIT_S"); do
 		read -r _ a b c d _ </proc/stat
 		sleep 1
 		read -r _ a2 b2 c2 d2 _ </proc/stat
@@ -65,29 +106,44 @@ fresh_pg() {
 		-c "CREATE DATABASE $DB" >/dev/null
 }
 
-# run LABEL SKED-ARGS...: one JSON document, tagged, appended to $JL
+# run LABEL SKED-ARGS...: one JSON document, tagged, appended to $JL. A
+# run that fails is reported and left out (its figures show as "-").
 run() {
-	local label=$1
+	local label=$1 doc
 	shift
 	quiet
-	"$SKED" --json "$@" | jq -c --arg l "$label" '. + {label: $l}' >>"$JL"
-	tail -1 "$JL" | jq -r '"[compare] \(.label): \(.throughput.tasks_per_s|floor) tasks/s, enqueue \(.enqueue.tasks_per_s|floor)/s" + (if .latency then ", p50 \(.latency.p50_ms) ms" else "" end)' >&2
+	if ! doc=$("$SKED" --json "$@"); then
+		say "$label: FAILED (sked $*)"
+		return 0
+	fi
+	echo "$doc" | jq -c --arg l "$label" '. + {label: $l}' >>"$JL"
+	tail -1 "$JL" | jq -r '"[compare] \(.label): \(.throughput.tasks_per_s|floor) tasks/s, enqueue \(.enqueue.tasks_per_s|floor)/s, worker RSS \(.throughput.worker_max_rss_kb) kB, machine \(.throughput.machine_cpu_pct|floor)% busy" + (if .latency then ", p50 \(.latency.p50_ms) ms" else "" end)' >&2
 }
 
 median() { sort -g | awk '{a[NR]=$1} END{if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
 # fig LABEL JQ-PATH: the median over the runs with that label
 fig() { jq -r --arg l "$1" "select(.label==\$l) | $2" "$JL" | median; }
+r0() { awk '{ if ($1 == "-" || $1 == "") print "-"; else printf "%.0f\n", $1 }'; }
+r2() { awk '{ if ($1 == "-" || $1 == "") print "-"; else printf "%.2f\n", $1 }'; }
+# ratio A B: A / B to two places, or "-"
+ratio() {
+	if [ "$1" = "-" ] || [ "$2" = "-" ] || [ -z "$1" ] || [ -z "$2" ] || [ "$2" = 0 ]; then
+		echo "-"
+	else
+		awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f\n", a / b}'
+	fi
+}
 
 # ---- the peers ----
 if [ "$RUN_PEERS" = 1 ]; then
-	say "peers: $PEERS/run.sh (about 5 minutes)"
-	N=$N RUNS=$RUNS C="$C" LAT_N=$LAT_N LAT_RATE=$LAT_RATE LAT_C=$LAT_C \
-		"$PEERS/run.sh" >&2
+	say "peers ($PEERS): $SKED_PEERS_DIR/run.sh"
+	PEERS="$PEERS" N=$N RUNS=$RUNS C="$C" LAT_N=$LAT_N LAT_RATE=$LAT_RATE \
+		LAT_C=$LAT_C "$SKED_PEERS_DIR/run.sh" >&2
 fi
-"$PEERS/run.sh" start >/dev/null
+"$SKED_PEERS_DIR/run.sh" start >/dev/null
 PR=$(ls -t "${PEERS_WORKDIR:-/tmp/sked-peers}"/results/*.txt 2>/dev/null | head -1 || true)
 
-# ---- sked on PostgreSQL ----
+# ---- sked on PostgreSQL, fresh tables ----
 for c in $C; do
 	for r in $(seq 1 "$RUNS"); do
 		fresh_pg
@@ -99,18 +155,40 @@ for c in $C; do
 			--rate "$LAT_RATE" --latency-threads "$LAT_C"
 	done
 done
-if [ "$PILEUP" -gt 0 ]; then
-	fresh_pg
-	say "sked pg: $PILEUP tasks to pile up finished rows"
-	run "pg-pile-fill" --db "$PG/$DB" bench --prefix skpile_ \
-		--tasks "$PILEUP" --batch 20000 --threads "$LAT_C" --latency-tasks 0
-	for r in $(seq 1 "$RUNS"); do
-		run "pg-pile-c$LAT_C" --db "$PG/$DB" bench --prefix skpile_ \
-			--tasks "$N" --batch "$N" --threads "$LAT_C" --latency-tasks 0
-	done
+
+# ---- the ceiling (right after, same server) ----
+CEIL_U=- CEIL_D=-
+if [ "$CEILING" = 1 ]; then
+	quiet
+	say "ceiling.sh (${CEIL_SECS}s per variant, $CEIL_ROWS rows)"
+	CEIL=$(SECS=$CEIL_SECS ROWS=$CEIL_ROWS "$SKED_PEERS_DIR/ceiling.sh" 2>/dev/null || true)
+	CEIL_U=$(echo "$CEIL" | sed -n 's/^variant=update .*tasks_per_s=\([0-9]*\).*/\1/p' | head -1)
+	CEIL_D=$(echo "$CEIL" | sed -n 's/^variant=delete .*tasks_per_s=\([0-9]*\).*/\1/p' | head -1)
+	CEIL_U=${CEIL_U:--} CEIL_D=${CEIL_D:--}
+	say "ceiling: update $CEIL_U, delete $CEIL_D tasks/s"
 fi
 
-# ---- sked on SQLite and MariaDB ----
+# ---- the pile-up: PILEUP tasks ended by sked itself, then again ----
+PILE_SIZE=-
+if [ "$PILEUP" -gt 0 ]; then
+	fresh_pg
+	say "sked pg: $PILEUP tasks through one table (prefix skpile_, $PILE_FILL_C threads)"
+	run "pg-pile-fill" --db "$PG/$DB" bench --prefix skpile_ \
+		--tasks "$PILEUP" --batch 20000 --threads "$PILE_FILL_C" \
+		--latency-tasks 0 --timeout 60m
+	PILE_SIZE=$(psql -X -At "$PG/$DB" -c "SELECT pg_size_pretty(sum(pg_total_relation_size(oid))) FROM pg_class WHERE relkind = 'r' AND left(relname, 7) = 'skpile_'" 2>/dev/null || echo -)
+	say "sked pg: the pile-up's tables hold $PILE_SIZE"
+	for c in $C; do
+		for r in $(seq 1 "$RUNS"); do
+			say "sked pg after the pile-up c=$c run $r/$RUNS"
+			run "pg-pile-c$c" --db "$PG/$DB" bench --prefix skpile_ \
+				--tasks "$N" --batch "$N" --threads "$c" --latency-tasks 0
+		done
+	done
+fi
+psql -X -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null || true
+
+# ---- sked on SQLite ----
 if [ "$SQLITE" = 1 ]; then
 	T=$(mktemp -d)
 	for c in $C; do
@@ -118,66 +196,69 @@ if [ "$SQLITE" = 1 ]; then
 			rm -f "$T"/b.db*
 			lat=0
 			[ "$c" = "$LAT_C" ] && lat=$LAT_N
+			say "sked sqlite c=$c run $r/$RUNS"
 			run "sqlite-c$c" --db "sqlite:$T/b.db" bench --tasks "$N" \
 				--batch "$N" --threads "$c" --latency-tasks "$lat" \
-				--rate "$LAT_RATE" --latency-threads "$LAT_C" --poll 10ms
+				--rate "$LAT_RATE" --latency-threads "$LAT_C"
+		done
+	done
+	# processes sharing one file: one of 16 threads against four of 4
+	for r in $(seq 1 "$RUNS"); do
+		for wt in 1x16 4x4; do
+			rm -f "$T"/b.db*
+			say "sked sqlite $wt run $r/$RUNS"
+			run "sqlite-$wt" --db "sqlite:$T/b.db" bench --tasks "$N" \
+				--batch "$N" --workers "${wt%x*}" --threads "${wt#*x}" \
+				--latency-tasks 0
 		done
 	done
 	rm -rf "$T"
 fi
+
+# ---- sked on MariaDB ----
 MY_OK=0
-if [ -n "$MY_URL" ] && "$SKED" --db "$MY_URL" info >/dev/null 2>&1; then
+MU="" MP="" MH="" MPORT="" MD=""
+[ -n "$MY_URL" ] &&
+	eval "$(echo "$MY_URL" | sed -E 's|mysql://([^:]*):([^@]*)@([^:/]*):([0-9]*)/(.*)|MU=\1 MP=\2 MH=\3 MPORT=\4 MD=\5|')"
+my() { MYSQL_PWD=$MP mariadb --no-defaults -h "$MH" -P "$MPORT" -u "$MU" "$MD" "$@"; }
+if [ -n "$MD" ] && my -e "SELECT 1" >/dev/null 2>&1; then
 	MY_OK=1
 	for c in $C; do
 		for r in $(seq 1 "$RUNS"); do
 			lat=0
 			[ "$c" = "$LAT_C" ] && lat=$LAT_N
+			say "sked mariadb c=$c run $r/$RUNS"
 			run "mariadb-c$c" --db "$MY_URL" bench --tasks "$MY_N" \
 				--batch "$MY_N" --threads "$c" --latency-tasks "$lat" \
-				--rate "$LAT_RATE" --latency-threads "$LAT_C" --poll 10ms
+				--rate "$LAT_RATE" --latency-threads "$LAT_C" --poll "$MY_POLL"
 		done
 	done
-	# the bench leaves its tables (a fresh prefix each run): drop them
-	eval "$(echo "$MY_URL" | sed -E 's|mysql://([^:]*):([^@]*)@([^:]*):([0-9]*)/(.*)|MU=\1 MP=\2 MH=\3 MPORT=\4 MD=\5|')"
+	# the bench leaves its tables (a fresh prefix each run): drop them all
 	for p in $(jq -r 'select(.label|startswith("mariadb")) | .settings.prefix' "$JL"); do
-		for t in run task node schedule lock meta; do
-			mariadb --no-defaults -h "$MH" -P "$MPORT" -u "$MU" -p"$MP" "$MD" \
-				-e "DROP TABLE IF EXISTS ${p}$t" 2>/dev/null || true
-		done
+		{
+			echo "SET FOREIGN_KEY_CHECKS = 0;"
+			my -N -e "SELECT CONCAT('DROP TABLE IF EXISTS \`', table_name, '\`;') FROM information_schema.tables WHERE table_schema = DATABASE() AND LEFT(table_name, LENGTH('$p')) = '$p'"
+		} | my 2>/dev/null || true
 	done
+	[ -n "$(fig "mariadb-c$c1" .throughput.tasks_per_s | grep -v '^-$')" ] || MY_OK=0
 else
-	say "MariaDB at $MY_URL not reachable or not built: skipped"
+	say "MariaDB at ${MY_URL:-(none)} not reachable (or no mariadb client): skipped"
 fi
-
-# ---- the ceiling ----
-CEIL=""
-if [ "$CEILING" = 1 ]; then
-	quiet
-	CEIL=$("$PEERS/ceiling.sh" 2>/dev/null | tr '\n' ' ')
-fi
-psql -X -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null || true
 
 # ---- the table ----
 peer() { # peer NAME TEST C FIELD from the peers' median lines
 	[ -n "$PR" ] || { echo "-"; return; }
 	grep "^peer=$1 test=$2 c=$3 " "$PR" | tr ' ' '\n' | sed -n "s/^$4=//p" | head -1 | grep . || echo "-"
 }
-peer_enq() { # the peers' median enqueue over their c=10 throughput runs
+peer_enq() { # the peers' median enqueue over their c=c1 throughput runs
 	local f=${PR%.txt}.jsonl
 	[ -f "$f" ] || { echo "-"; return; }
-	jq -r --arg p "$1" 'select(.peer==$p and .test=="throughput" and (.discarded|not) and .c==10) | .enqueue_jobs_per_s' "$f" 2>/dev/null | median
+	jq -r --arg p "$1" --argjson c "$c1" 'select(.peer==$p and .test=="throughput" and (.discarded|not) and .c==$c) | .enqueue_jobs_per_s' "$f" 2>/dev/null | median
 }
-c1=$(echo "$C" | awk '{print $1}')
-c2=$(echo "$C" | awk '{print $2}')
-r0() { awk '{ if ($1 == "-") print "-"; else printf "%.0f\n", $1 }'; }
-r2() { awk '{ if ($1 == "-") print "-"; else printf "%.2f\n", $1 }'; }
-
-echo
-echo "sked $("$SKED" --version | awk '{print $2}') vs peers, PostgreSQL at $PG, N=$N, medians of $RUNS runs, $(date -u +%FT%TZ)"
-echo "peers results: ${PR:-none}; sked results: $JL"
-echo
-echo "| system | throughput c=$c1 (tasks/s) | throughput c=$c2 (tasks/s) | bulk enqueue (tasks/s) | latency p50 / p95 / p99 (ms) |"
-echo "| --- | --- | --- | --- | --- |"
+peer_ver() { # the version the harness's header names, if any
+	[ -n "$PR" ] || return 0
+	grep -m1 -o "$1[@ ][0-9][0-9.]*" "$PR" 2>/dev/null | head -1 | sed 's/.*[@ ]/ /' || true
+}
 row_sked() { # LABEL-PREFIX NAME
 	local a b e p50 p95 p99
 	a=$(fig "$1-c$c1" .throughput.tasks_per_s | r0)
@@ -188,23 +269,51 @@ row_sked() { # LABEL-PREFIX NAME
 	p99=$(fig "$1-c$LAT_C" .latency.p99_ms | r2)
 	echo "| $2 | $a | $b | $e | $p50 / $p95 / $p99 |"
 }
-row_sked pg "**sked** (PostgreSQL)"
-for p in graphile-worker pg-boss bullmq bullmq-pg; do
-	echo "| $p | $(peer $p throughput "$c1" jobs_per_s) | $(peer $p throughput "$c2" jobs_per_s) | $(peer_enq $p | r0) | $(peer $p latency "$LAT_C" p50_ms) / $(peer $p latency "$LAT_C" p95_ms) / $(peer $p latency "$LAT_C" p99_ms) |"
-done
-[ "$SQLITE" = 1 ] && row_sked sqlite "sked (SQLite, poll 10ms)"
-[ "$MY_OK" = 1 ] && row_sked mariadb "sked (MariaDB, poll 10ms)"
+
+sk1=$(fig "pg-c$c1" .throughput.tasks_per_s | r0)
+sk2=$(fig "pg-c$c2" .throughput.tasks_per_s | r0)
+pl1=$(fig "pg-pile-c$c1" .throughput.tasks_per_s | r0)
+pl2=$(fig "pg-pile-c$c2" .throughput.tasks_per_s | r0)
+gw1=$(peer graphile-worker throughput "$c1" jobs_per_s)
+gw2=$(peer graphile-worker throughput "$c2" jobs_per_s)
+rss=$(fig "pg-c$c2" .throughput.worker_max_rss_kb | r0)
+
 echo
-gw=$(peer graphile-worker throughput "$c1" jobs_per_s)
-sk=$(fig "pg-c$c1" .throughput.tasks_per_s | r0)
-[ "$gw" != "-" ] && [ "$sk" != "-" ] &&
-	echo "sked / graphile-worker at c=$c1: $(echo "scale=2; $sk / $gw" | bc | sed "s/^\./0./") (target: 2.00 or more)"
-if [ "$PILEUP" -gt 0 ]; then
-	echo "sked c=$LAT_C with $PILEUP finished rows already in the table: $(fig "pg-pile-c$LAT_C" .throughput.tasks_per_s | r0) tasks/s (fresh table: $(fig "pg-c$LAT_C" .throughput.tasks_per_s | r0))"
+echo "sked $("$SKED" --version | awk '{print $2}') vs peers, PostgreSQL at $PG, N=$N, medians of $RUNS run(s)$([ "$QUICK" = 1 ] && echo ", QUICK mode: a try-out, not a measurement"), $(date -u +%FT%TZ), $(((SECONDS - T0) / 60)) min"
+echo "peers results: ${PR:-none}; sked results: $JL"
+echo
+echo "| system | throughput c=$c1 (tasks/s) | throughput c=$c2 (tasks/s) | bulk enqueue (tasks/s) | latency p50 / p95 / p99 (ms) |"
+echo "| --- | --- | --- | --- | --- |"
+row_sked pg "**sked** (default worker, 1 process)"
+for p in $PEERS; do
+	echo "| $p$(peer_ver "$p") | $(peer "$p" throughput "$c1" jobs_per_s) | $(peer "$p" throughput "$c2" jobs_per_s) | $(peer_enq "$p" | r0) | $(peer "$p" latency "$LAT_C" p50_ms) / $(peer "$p" latency "$LAT_C" p95_ms) / $(peer "$p" latency "$LAT_C" p99_ms) |"
+done
+[ "$CEILING" = 1 ] &&
+	echo "| raw SQL ceiling (\`ceiling.sh\`, no worker) | update in place $CEIL_U · delete + history $CEIL_D | | | |"
+[ "$PILEUP" -gt 0 ] &&
+	echo "| sked after $PILEUP ended tasks ($PILE_SIZE of tables, no manual VACUUM) | $pl1 | $pl2 | | |"
+[ "$SQLITE" = 1 ] && row_sked sqlite "sked on SQLite $(sqlite3 --version 2>/dev/null | awk '{print $1}') (1 process; default poll, woken by the WAL)"
+[ "$MY_OK" = 1 ] && row_sked mariadb "sked on MariaDB (--poll $MY_POLL, N=$MY_N)"
+echo
+if [ "$SQLITE" = 1 ]; then
+	a=$(fig sqlite-1x16 .throughput.tasks_per_s | r0)
+	b=$(fig sqlite-4x4 .throughput.tasks_per_s | r0)
+	echo "| SQLite, one file, N=$N | 1 process × 16 threads | 4 processes × 4 threads | 4×4 / 1×16 (target ≥ 1) |"
+	echo "| --- | --- | --- | --- |"
+	echo "| tasks/s | $a | $b | $(ratio "$b" "$a") |"
+	echo
 fi
-if [ -n "$CEIL" ]; then
-	echo "ceiling.sh: $CEIL"
-	cu=$(echo "$CEIL" | tr ' ' '\n' | sed -n 's/^tasks_per_s=//p' | head -1)
-	[ -n "$cu" ] && [ "$sk" != "-" ] &&
-		echo "sked c=$c1 / ceiling (update variant): $(echo "scale=3; $sk / $cu" | bc | sed "s/^\./0./")"
+echo "sked / graphile-worker: c=$c1 $(ratio "$sk1" "$gw1"), c=$c2 $(ratio "$sk2" "$gw2") (target ≥ 2)"
+if [ "$CEILING" = 1 ]; then
+	best=$sk2
+	[ "$sk1" != "-" ] && [ "$sk2" != "-" ] && [ "$sk1" -gt "$sk2" ] && best=$sk1
+	echo "sked's best / ceiling: update $(ratio "$best" "$CEIL_U"), delete + history $(ratio "$best" "$CEIL_D") (target ≥ 0.8 for sked's finish style)"
 fi
+[ "$PILEUP" -gt 0 ] &&
+	echo "after $PILEUP ended tasks / fresh table: c=$c1 $(ratio "$pl1" "$sk1"), c=$c2 $(ratio "$pl2" "$sk2") (target ≥ 0.95)"
+if [ "$MY_OK" = 1 ]; then
+	m1=$(fig "mariadb-c$c1" .throughput.tasks_per_s | r0)
+	m2=$(fig "mariadb-c$c2" .throughput.tasks_per_s | r0)
+	echo "MariaDB / issue 10's baseline (3535, 10166): c=$c1 $(ratio "$m1" 3535), c=$c2 $(ratio "$m2" 10166) (target ≥ 3)"
+fi
+echo "worker RSS, $c2 slots (PostgreSQL): $([ "$rss" = - ] && echo - || awk -v k="$rss" 'BEGIN{printf "%.1f MB", k / 1024}') (target < 16 MB)"

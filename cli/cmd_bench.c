@@ -23,6 +23,10 @@
  *               handlers have been called N times the parent asks the
  *               database every 2 ms until no bench task is pending,
  *               running or waiting to retry; that is when it stops.
+ *               That question is sked_cluster_gauges_get, which reads
+ *               only live rows: on a table that has seen a million
+ *               tasks it costs what it costs on a fresh one, so the
+ *               check does not slow the drain it times.
  *   latency     one worker of L threads, idle for 1 s, then M tasks
  *               enqueued one at a time with sked_enqueue at R per second
  *               on a fixed schedule; p50/p95/p99 by nearest rank.
@@ -158,6 +162,7 @@ struct bench {
 	double enq_s, drain_s, exit_s, worker_cpu_s;
 	double machine_pct; /* machine busy during the drain, % of all cores */
 	double worker_pct;  /* the workers' share of the machine, % */
+	long worker_rss_kb; /* the largest drain worker's peak resident set */
 	long long handled;
 	int64_t *lat_ns;
 	long long lat_n, lat_negative;
@@ -217,6 +222,27 @@ static int64_t
 unfinished(const int64_t st[6])
 {
 	return st[SKED_PENDING] + st[SKED_RUNNING] + st[SKED_RETRY];
+}
+
+/* The bench queue's live tasks (pending, waiting to retry or running),
+ * from the gauges: one statement over live rows only, whatever number of
+ * ended tasks the table has seen. */
+static int
+live(struct bench *b, int64_t *n)
+{
+	sked_cluster_gauges g;
+	size_t i;
+	int rc;
+
+	*n = 0;
+	if ((rc = sked_cluster_gauges_get(b->c->h, &g)) != SKED_OK)
+		return cli_fail(b->c->h, rc, "bench: gauges");
+	for (i = 0; i < g.nqueues; i++)
+		if (strcmp(g.queues[i].queue, BENCH_QUEUE) == 0)
+			*n += g.queues[i].pending + g.queues[i].retrying +
+			      g.queues[i].running;
+	sked_cluster_gauges_free(&g);
+	return 0;
 }
 
 /* A private folder with the shared file and a config file naming the
@@ -419,7 +445,7 @@ out:
 static int
 phase_drain(struct bench *b)
 {
-	int64_t st[6] = {0}, t0, t1 = 0, deadline, last = 0, stop_at;
+	int64_t st[6] = {0}, t0, t1 = 0, deadline, last = 0, stop_at, left = 0;
 	struct rusage ru;
 	long long i, busy0, total0, busy1, total1;
 	int ex, alive;
@@ -470,11 +496,12 @@ phase_drain(struct bench *b)
 			return EX_SOFTWARE;
 		}
 	}
-	/* Then the database: done when it holds no unfinished bench task. */
+	/* Then the database: done when it holds no unfinished bench task
+	 * (the live rows only: ended ones are never read here). */
 	for (;;) {
-		if ((ex = counts(b, st, NULL)) != 0)
+		if ((ex = live(b, &left)) != 0)
 			break;
-		if (unfinished(st) == 0) {
+		if (left == 0) {
 			t1 = cli_mono_ns();
 			cpu_jiffies(&busy1, &total1);
 			break;
@@ -482,12 +509,15 @@ phase_drain(struct bench *b)
 		if (cli_mono_ns() > deadline) {
 			cli_err("bench: timed out with %" PRId64
 			        " tasks unfinished",
-			        unfinished(st));
+			        left);
 			ex = EX_SOFTWARE;
 			break;
 		}
 		cli_sleep_ns(2000000);
 	}
+	/* after the timer: how many succeeded (this one reads them all) */
+	if (ex == 0)
+		ex = counts(b, st, NULL);
 	progress_end(b);
 	b->handled = atomic_load(&b->shm->handled);
 	if (ex != 0) {
@@ -512,11 +542,13 @@ phase_drain(struct bench *b)
 	}
 	b->exit_s = (double)(cli_mono_ns() - t0) / 1e9;
 	b->fleet.n = 0;
-	if (getrusage(RUSAGE_CHILDREN, &ru) == 0)
+	if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
 		b->worker_cpu_s = (double)ru.ru_utime.tv_sec +
 		                  (double)ru.ru_utime.tv_usec / 1e6 +
 		                  (double)ru.ru_stime.tv_sec +
 		                  (double)ru.ru_stime.tv_usec / 1e6;
+		b->worker_rss_kb = ru.ru_maxrss; /* kB on Linux */
+	}
 	{
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		if (ncpu > 0 && b->exit_s > 0)
@@ -672,7 +704,7 @@ report(struct bench *b, const sked_info *info)
 		json_t *thr = json_pack(
 		        "{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, "
 		        "s:I, "
-		        "s:I}",
+		        "s:I, s:I}",
 		        "tasks", (json_int_t)b->tasks, "workers",
 		        (json_int_t)b->workers, "threads",
 		        (json_int_t)b->threads, "concurrency",
@@ -682,7 +714,8 @@ report(struct bench *b, const sked_info *info)
 		        b->worker_cpu_s, "machine_cpu_pct", b->machine_pct,
 		        "worker_cpu_pct", b->worker_pct, "handler_calls",
 		        (json_int_t)b->handled, "finished_rows_before",
-		        (json_int_t)b->finished_before);
+		        (json_int_t)b->finished_before, "worker_max_rss_kb",
+		        (json_int_t)b->worker_rss_kb);
 		json_t *lat = b->lat_tasks == 0
 		                      ? json_null()
 		                      : json_pack("{s:I, s:f, s:I, s:f, s:f, "
@@ -711,8 +744,10 @@ report(struct bench *b, const sked_info *info)
 	       per_s(b->tasks, b->drain_s));
 	printf("            workers exited after %.3f s, used %.2f s CPU "
 	       "(%.0f%% "
-	       "of the machine; the machine was %.0f%% busy)\n",
-	       b->exit_s, b->worker_cpu_s, b->worker_pct, b->machine_pct);
+	       "of the machine; the machine was %.0f%% busy), at most %ld kB "
+	       "resident each\n",
+	       b->exit_s, b->worker_cpu_s, b->worker_pct, b->machine_pct,
+	       b->worker_rss_kb);
 	if (b->lat_tasks > 0)
 		printf("latency     %lld tasks at %.0f/s, %lld threads: p50 "
 		       "%.2f ms, p95 %.2f ms, p99 %.2f ms (min %.2f, max "
