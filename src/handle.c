@@ -184,11 +184,12 @@ sked__wait_begin(sked *h, int what, const char *row)
 	sked_wait_slot *s = h->wait;
 	if (!s)
 		return;
-	if (h->backend_id == 0) {
+	/* asked outside a transaction only (a failed statement would end
+	 * it on PostgreSQL): a mark inside one waits for a later mark */
+	if (h->backend_id == 0 && !h->in_tx) {
 		h->backend_id = -1;
 		sked_res r = {0};
 		if ((h->dialect->caps & SKED_CAP_WAIT_HOLDER) && !pooled(h) &&
-		    !h->in_tx &&
 		    sked__q(h, SKED_SQL_BACKEND_ID, NULL, 0, &r) == SKED_OK &&
 		    r.nrows == 1)
 			h->backend_id = sked__res_int(&r, 0, 0);
