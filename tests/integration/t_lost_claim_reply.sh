@@ -12,6 +12,12 @@
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg) mode=this ;;     # one statement: its answer comes after the commit
+# through PgBouncer in transaction pooling: the proxy sits between the
+# worker and PgBouncer, so the lost answer is lost on the client's side
+# of the pooler, as when a worker's link to its PgBouncer breaks; the
+# claim is the same one autocommit statement, its server connection back
+# in the pool before the answer is lost
+pgbouncer) mode=this ;;
 mariadb) mode=next ;; # rows read back, then COMMIT: lose COMMIT's answer
 *) not_here "the lost reply is staged through a TCP proxy on pg and mariadb" ;;
 esac
