@@ -29,7 +29,9 @@ typedef struct sked_driver {
 	int (*exec)(void *conn, int slot, const char *sql, const sked_val *p,
 	            int np, sked_res *res, int64_t *affected, int64_t *last_id,
 	            sked_dberr *e);
-	/* optional: a socket to poll for asynchronous notifications, or -1 */
+	/* optional: an fd to poll for wake-ups (a socket that carries
+	 * notifications, or a watch on a file that changes on every commit),
+	 * or -1 */
 	int (*socket)(void *conn);
 	/* optional: consume pending notifications; returns how many arrived */
 	int (*drain_notify)(void *conn, sked_dberr *e);
