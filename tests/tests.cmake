@@ -59,9 +59,11 @@ foreach(b sqlite pg)
     SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
 endforeach()
 # chaos/<backend>: tests/chaos/chaos.sh on a server of its own (kill -9 of
-# a worker every 2 s, a server restart, a server frozen past the lease);
-# CHAOS_SECONDS=300 by hand for the long run (docs/testing.md).
-foreach(b sqlite pg mariadb pg-failover)
+# a worker every 2 s, a server restart, a server frozen past the lease;
+# pg-failover: the primary dies and the standby is promoted; galera: a
+# node dies and later rejoins); CHAOS_SECONDS=300 by hand for the long
+# run (docs/testing.md).
+foreach(b sqlite pg mariadb pg-failover galera)
   add_test(NAME chaos/${b} COMMAND bash ${CMAKE_SOURCE_DIR}/tests/chaos/chaos.sh)
   set_tests_properties(chaos/${b} PROPERTIES
     ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BACKEND=${b};SKED_BUILD=${CMAKE_BINARY_DIR};CHAOS_SECONDS=30"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/chaos/chaos.sh — the guarantee under faults, on one backend.
 #
-#   SKED=… SKED_BACKEND=sqlite|pg|mariadb|pg-failover [CHAOS_SECONDS=30] bash chaos.sh
+#   SKED=… SKED_BACKEND=sqlite|pg|mariadb|pg-failover|galera [CHAOS_SECONDS=30] bash chaos.sh
 #
 # N worker processes drain tasks whose handler writes a line when each
 # attempt starts and ends, while this driver
@@ -12,6 +12,13 @@
 #     workers on a multi-host URL; half way in the primary dies whole and
 #     the standby is promoted (the restart and the freeze hit whichever
 #     is primary then)
+#   - galera: a three-node MariaDB Galera cluster, workers spread over
+#     the three nodes (enqueuers and the verdict on node 1); a sixth of
+#     the way in node 2 is frozen (SIGSTOP) past the lease while the
+#     other two keep quorum, a third in node 3 is killed (kill -9), two
+#     thirds in it is started again (the restart) and rejoins (IST, or
+#     SST when the gap is too wide) while the run goes on; a
+#     replacement worker goes to a node that is up
 # (pg and mariadb: a server of the test's own; SQLite has no server: a
 # process holding its write lock for longer than the lease stands in for
 # the freeze). Enqueuers add work all along. Then a last worker drains
@@ -33,15 +40,16 @@
 MODE=${SKED_BACKEND:-}
 case "$MODE" in
 pg-failover) export SKED_BACKEND=pg ;; # lib.sh's family: pg
+galera) export SKED_BACKEND=mariadb ;; # and mariadb
 esac
 case "$MODE" in
 pg | pg-failover) : "${SKED_TEST_PG_URL:=postgres://postgres@127.0.0.1:1/none}" ;;
-mariadb) : "${SKED_TEST_MY_URL:=mysql://sked@127.0.0.1:1/none}" ;;
+mariadb | galera) : "${SKED_TEST_MY_URL:=mysql://sked@127.0.0.1:1/none}" ;;
 esac
 . "$(dirname "$0")/../integration/lib.sh"
 case "$MODE" in
-sqlite | pg | mariadb | pg-failover) ;;
-*) not_here "the chaos suite runs on sqlite, pg, mariadb and pg-failover" ;;
+sqlite | pg | mariadb | pg-failover | galera) ;;
+*) not_here "the chaos suite runs on sqlite, pg, mariadb, pg-failover and galera" ;;
 esac
 . "$(dirname "$0")/../integration/servers.sh"
 
@@ -75,6 +83,21 @@ mariadb)
 	my_new victim "$port"
 	my_wait victim 60
 	my_user victim
+	url="mysql://sked:sked-test-pw@127.0.0.1:$port/sked_test"
+	;;
+galera)
+	gal_init
+	gal_node 1 --wsrep-new-cluster
+	wait_for 60 gal_ready 1 || fail "Galera node 1 did not bootstrap (see $SRV/n1/server.log)"
+	gal_node 2
+	gal_node 3
+	all3() { [ "$(gal_size 1)" = 3 ] && gal_ready 2 && gal_ready 3; }
+	wait_for 120 all3 || fail "the Galera cluster did not reach three nodes"
+	my_user n1
+	for i in 1 2 3; do
+		eval "printf '[sked]\ndatabase = mysql://sked:sked-test-pw@127.0.0.1:%s/sked_test\nprefix = %s\n' \$P$i \$PREFIX" >"$T/n$i.conf"
+	done
+	port=$P1
 	url="mysql://sked:sked-test-pw@127.0.0.1:$port/sked_test"
 	;;
 sqlite) url="sqlite:$T/sked.db" ;;
@@ -121,7 +144,16 @@ nodes=0
 start_one() {
 	nodes=$((nodes + 1))
 	n="c$nodes"
-	start_worker "$n" --node-id "$n" --concurrency 4 --lease $LEASE \
+	conf=$T/sked.conf
+	if [ "$MODE" = galera ]; then
+		# round robin over the Galera nodes that are up
+		k=$((nodes % 3 + 1))
+		[ ! -f "$T/down.$k" ] || k=$((k % 3 + 1))
+		[ ! -f "$T/down.$k" ] || k=$((k % 3 + 1))
+		conf=$T/n$k.conf
+		n="c$nodes-n$k"
+	fi
+	SKED_CONFIG=$conf start_worker "$n" --node-id "$n" --concurrency 4 --lease $LEASE \
 		--poll 200ms --wait-db 60s --handler "work=$h $LOG $n"
 	echo "$wpid $n" >>"$T/live"
 	dlog "start $n $wpid"
@@ -157,9 +189,32 @@ server_restart() {
 		my_start victim "$port"
 		my_wait victim 60
 		;;
+	galera) # node 3, killed before, starts again and rejoins
+		gal_node 3
+		(gal_synced 3) &
+		rejoin=$!
+		;;
 	sqlite) ;; # no server
 	esac
 	dlog "restarted"
+}
+gal_kill() {
+	touch "$T/down.$1"
+	kill -9 "$(cat "$SRV/n$1/mysqld.pid")"
+	wait "$(cat "$SRV/n$1/mysqld.pid")" 2>/dev/null || true
+	dlog "node-killed n$1"
+}
+gal_synced() { # in the background: wait until node I has rejoined
+	j=0
+	until gal_ready "$1"; do
+		j=$((j + 1))
+		[ $j -lt 900 ] || { dlog "node-stuck n$1"; exit 1; }
+		sleep 0.2
+	done
+	rm -f "$T/down.$1"
+	how=SST
+	grep -q "IST received" "$SRV/n$1/server.log" && how=IST
+	dlog "node-rejoined n$1 $how"
 }
 failover() { # the primary dies whole, the standby takes over
 	dlog "failover"
@@ -184,6 +239,11 @@ server_freeze() {
 		sleep $FREEZE
 		kill -CONT "$(cat "$SRV/victim/mysqld.pid")"
 		;;
+	galera)
+		kill -STOP "$(cat "$SRV/n2/mysqld.pid")"
+		sleep $FREEZE
+		kill -CONT "$(cat "$SRV/n2/mysqld.pid")"
+		;;
 	sqlite)
 		sqlite3 "$T/sked.db" "BEGIN IMMEDIATE; SELECT 1;" ".shell sleep $FREEZE" "COMMIT;" >/dev/null 2>&1 || true
 		;;
@@ -198,21 +258,40 @@ end=$(($(date +%s) + SECS))
 restarted=0
 frozen=0
 failed_over=0
+rejoined=0
 t0=$(date +%s)
 while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 2
 	el=$(($(date +%s) - t0))
-	if [ $restarted = 0 ] && [ $el -ge $((SECS / 3)) ]; then
-		server_restart
-		restarted=1
-	fi
-	if [ "$MODE" = pg-failover ] && [ $failed_over = 0 ] && [ $el -ge $((SECS / 2)) ]; then
-		failover
-		failed_over=1
-	fi
-	if [ $frozen = 0 ] && [ $el -ge $((SECS * 2 / 3)) ]; then
-		server_freeze
-		frozen=1
+	if [ "$MODE" = galera ]; then
+		# node 2 frozen while three are up (two keep quorum), then node
+		# 3 killed, later started again: it rejoins while the run goes
+		# on (the restart)
+		if [ $frozen = 0 ] && [ $el -ge $((SECS / 6)) ]; then
+			server_freeze
+			frozen=1
+		fi
+		if [ $failed_over = 0 ] && [ $el -ge $((SECS / 3)) ]; then
+			gal_kill 3
+			failed_over=1
+		fi
+		if [ $restarted = 0 ] && [ $el -ge $((SECS * 2 / 3)) ]; then
+			server_restart
+			restarted=1
+		fi
+	else
+		if [ $restarted = 0 ] && [ $el -ge $((SECS / 3)) ]; then
+			server_restart
+			restarted=1
+		fi
+		if [ "$MODE" = pg-failover ] && [ $failed_over = 0 ] && [ $el -ge $((SECS / 2)) ]; then
+			failover
+			failed_over=1
+		fi
+		if [ $frozen = 0 ] && [ $el -ge $((SECS * 2 / 3)) ]; then
+			server_freeze
+			frozen=1
+		fi
 	fi
 	nlive=$(wc -l <"$T/live")
 	pick=$(( $(od -An -N2 -tu2 /dev/urandom) % nlive + 1 ))
@@ -233,6 +312,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 touch "$T/stop"
 wait "$enq" 2>/dev/null || true
+if [ "$MODE" = galera ] && [ -n "${rejoin:-}" ]; then
+	wait "$rejoin" || fail "Galera node 3 did not rejoin within 3 minutes (see $SRV/n3/server.log)"
+fi
 dlog "drain"
 # the survivors stop cleanly; one more drains what is left
 while read -r p n; do kill -TERM "$p" 2>/dev/null || true; done <"$T/live"
@@ -249,6 +331,7 @@ q() {
 	case "$MODE" in
 	pg | pg-failover) pg_sql "$port" "$1" ;;
 	mariadb) my_sql "$port" "$1" ;;
+	galera) my_sql "$P1" "SET SESSION wsrep_sync_wait = 1; $1" ;;
 	sqlite) sql "$1" ;;
 	esac
 }
@@ -340,9 +423,14 @@ PY
 )
 overlaps=$1 unexplained=$2 extra=$3 disagree=$4 attempts=$5
 restarts=$(grep -c '^restarted' "$DLOG")
-freezes=$(grep -c '^thawed' "$DLOG")
+freezes=$(grep -c '^thawed' "$DLOG" || true)
 failovers=$(grep -c '^promoted' "$DLOG" || true)
-line="chaos $MODE ${SECS}s: tasks=$tasks attempts=$attempts kills=$kills restarts=$restarts freezes=$freezes failovers=$failovers lost=$lost overlaps=$overlaps explained_duplicates=$extra unexplained=$unexplained orphans=$orphans disagree=$disagree"
+node_kills=$(grep -c '^node-killed' "$DLOG" || true)
+# how each node came back, and how long it took from its start
+rejoins=$(awk '$1 == "restart" { t = $2 } $1 == "node-rejoined" { printf "%s%s:%s:%.1fs", (n++ ? "," : ""), $2, $3, ($4 - t) / 1000 } END { if (!n) printf "0" }' "$DLOG")
+extra_fig=""
+[ "$MODE" != galera ] || extra_fig=" node_kills=$node_kills rejoins=$rejoins"
+line="chaos $MODE ${SECS}s: tasks=$tasks attempts=$attempts kills=$kills restarts=$restarts freezes=$freezes failovers=$failovers$extra_fig lost=$lost overlaps=$overlaps explained_duplicates=$extra unexplained=$unexplained orphans=$orphans disagree=$disagree"
 note "$line"
 [ -n "${CHAOS_REPORT:-}" ] && echo "$line" >>"$CHAOS_REPORT"
 expect_eq "$lost" 0 "tasks lost"

@@ -14,6 +14,12 @@
 #   pg_sql PORT QUERY         psql on that server's sked_test database
 #   my_new NAME PORT [ARG]... a MariaDB server (mariadb-install-db)
 #   my_sql PORT QUERY         mariadb client on it
+#   gal_init                  ports for a three-node Galera cluster: client
+#                             ports P1..P3 (and group, IST, SST ports)
+#   gal_node I [ARG]...       start Galera node I (1..3; node 1 of a new
+#                             cluster with --wsrep-new-cluster); again
+#                             after a kill, it rejoins (IST or SST)
+#   gal_ready I, gal_size I   wsrep_ready is ON; wsrep_cluster_size
 #   srv_stop_all              stop everything started here (on EXIT)
 
 free_port() {
@@ -145,6 +151,49 @@ my_sql() {
 	mariadb --no-defaults -N -B -h 127.0.0.1 -P "$1" -u sked -psked-test-pw sked_test \
 		-e "$(printf '%s' "$2" | sed "s/{p}/$PREFIX/g")"
 }
+
+# ---- MariaDB Galera: three nodes on loopback (galera-4, rsync SST) ----
+gal_init() {
+	[ -f /usr/lib/galera/libgalera_smm.so ] || skip "galera-4 is not installed"
+	command -v rsync >/dev/null || skip "rsync (Galera's state transfer) is not installed"
+	# mariadbd refuses nothing as root, but rsync's daemon drops to
+	# nobody: as root the nodes run as 'mysql' in folders that user owns
+	gal_runas=$(id -un)
+	if [ "$(id -u)" = 0 ] && id mysql >/dev/null 2>&1; then gal_runas=mysql; fi
+	for i in 1 2 3; do
+		eval "P$i=\$(free_port) G$i=\$(free_port) I$i=\$(free_port) S$i=\$(free_port)"
+	done
+	gcomm="gcomm://127.0.0.1:$G1,127.0.0.1:$G2,127.0.0.1:$G3"
+}
+gal_node() { # I [args]: start node I
+	i=$1
+	shift
+	eval "p=\$P$i g=\$G$i ist=\$I$i sst=\$S$i"
+	d="$SRV/n$i"
+	if [ ! -d "$d/data/mysql" ]; then
+		mkdir -p "$d"
+		chown "$gal_runas" "$d"
+		runuser -u "$gal_runas" -- mariadb-install-db --no-defaults --datadir="$d/data" \
+			--user="$gal_runas" --auth-root-authentication-method=normal \
+			--skip-test-db >"$d/install.log" 2>&1 ||
+			fail "mariadb-install-db for node $i failed (see $d/install.log)"
+	fi
+	/usr/sbin/mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" \
+		--port="$p" --bind-address=127.0.0.1 --pid-file="$d/pid" --user="$gal_runas" \
+		--log-error="$d/server.log" --innodb-buffer-pool-size=64M \
+		--max-connections=300 --binlog-format=ROW --innodb-autoinc-lock-mode=2 \
+		--wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so \
+		--wsrep-cluster-name="sked$PREFIX" --wsrep-cluster-address="$gcomm" \
+		--wsrep-node-name="n$i" --wsrep-node-address="127.0.0.1:$g" \
+		--wsrep-node-incoming-address="127.0.0.1:$p" \
+		--wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$g;ist.recv_addr=127.0.0.1:$ist;gcache.size=32M" \
+		--wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$sst" \
+		"$@" >/dev/null 2>&1 &
+	echo "$!" >"$d/mysqld.pid"
+	echo "n$i $p" >>"$SRV/my.list"
+}
+gal_ready() { [ "$(my_root "n$1" "SHOW STATUS LIKE 'wsrep_ready'" 2>/dev/null | cut -f2)" = ON ]; }
+gal_size() { my_root "n$1" "SHOW STATUS LIKE 'wsrep_cluster_size'" 2>/dev/null | cut -f2; }
 
 srv_stop_all() {
 	[ -n "${SRV:-}" ] || return 0

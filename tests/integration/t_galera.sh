@@ -14,52 +14,16 @@ case "$SKED_BACKEND" in
 mariadb) ;;
 *) not_here "Galera is MariaDB's" ;;
 esac
-[ -f /usr/lib/galera/libgalera_smm.so ] || skip "galera-4 is not installed"
-command -v rsync >/dev/null || skip "rsync (Galera's state transfer) is not installed"
 . "$(dirname "$0")/servers.sh"
 
 N=${SKED_GALERA_TASKS:-1500}
-# mariadbd refuses nothing as root, but rsync's daemon drops to nobody:
-# as root the nodes run as 'mysql' in folders that user owns
-runas=$(id -un)
-if [ "$(id -u)" = 0 ] && id mysql >/dev/null 2>&1; then runas=mysql; fi
-for i in 1 2 3; do
-	eval "P$i=\$(free_port) G$i=\$(free_port) I$i=\$(free_port) S$i=\$(free_port)"
-done
-gcomm="gcomm://127.0.0.1:$G1,127.0.0.1:$G2,127.0.0.1:$G3"
-gnode() { # I [args]: start node I
-	i=$1
-	shift
-	eval "p=\$P$i g=\$G$i ist=\$I$i sst=\$S$i"
-	d="$SRV/n$i"
-	if [ ! -d "$d/data/mysql" ]; then
-		mkdir -p "$d"
-		chown "$runas" "$d"
-		runuser -u "$runas" -- mariadb-install-db --no-defaults --datadir="$d/data" \
-			--user="$runas" --auth-root-authentication-method=normal \
-			--skip-test-db >"$d/install.log" 2>&1 ||
-			fail "mariadb-install-db for node $i failed (see $d/install.log)"
-	fi
-	/usr/sbin/mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" \
-		--port="$p" --bind-address=127.0.0.1 --pid-file="$d/pid" --user="$runas" \
-		--log-error="$d/server.log" --innodb-buffer-pool-size=64M \
-		--max-connections=300 --binlog-format=ROW --innodb-autoinc-lock-mode=2 \
-		--wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so \
-		--wsrep-cluster-name="sked$PREFIX" --wsrep-cluster-address="$gcomm" \
-		--wsrep-node-name="n$i" --wsrep-node-address="127.0.0.1:$g" \
-		--wsrep-node-incoming-address="127.0.0.1:$p" \
-		--wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$g;ist.recv_addr=127.0.0.1:$ist;gcache.size=32M" \
-		--wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$sst" \
-		"$@" >/dev/null 2>&1 &
-	echo "$!" >"$d/mysqld.pid"
-	echo "n$i $p" >>"$SRV/my.list"
-}
-ready() { [ "$(my_root "n$1" "SHOW STATUS LIKE 'wsrep_ready'" 2>/dev/null | cut -f2)" = ON ]; }
-size() { my_root "n$1" "SHOW STATUS LIKE 'wsrep_cluster_size'" 2>/dev/null | cut -f2; }
-gnode 1 --wsrep-new-cluster
+gal_init
+ready() { gal_ready "$@"; }
+size() { gal_size "$@"; }
+gal_node 1 --wsrep-new-cluster
 wait_for 60 ready 1 || fail "node 1 did not bootstrap the cluster (see $SRV/n1/server.log)"
-gnode 2
-gnode 3
+gal_node 2
+gal_node 3
 all3() { [ "$(size 1)" = 3 ] && ready 2 && ready 3; }
 wait_for 120 all3 || fail "the cluster did not reach three nodes (see $SRV/n*/server.log)"
 my_user n1
