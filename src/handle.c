@@ -221,8 +221,9 @@ sked__set_app_name(sked *h, const char *name)
 {
 	if (name != h->app_name)
 		snprintf(h->app_name, sizeof h->app_name, "%s", name);
+	/* never on the application's own connection (sked_wrap) */
 	if (!(h->dialect->caps & SKED_CAP_APP_NAME) || pooled(h) || h->in_tx ||
-	    !h->app_name[0])
+	    h->borrowed || !h->app_name[0])
 		return;
 	sked_val v = SKED_TEXTV(h->app_name);
 	sked_res r = {0};

@@ -9,7 +9,7 @@
 #     table;
 #   - every [worker] key of the page's example config file is accepted by
 #     the program, and the page names every config key the program
-#     accepts that the test knows of (prefetch, wait_db);
+#     accepts that the test knows of (prefetch, wait_db, lock_wait_warn);
 #   - the exit-code table names no state the program no longer has.
 set -eu
 : "${SKED:?}" "${SKED_SRC:?}"
@@ -56,7 +56,7 @@ sed -n '/^```ini$/,/^```$/p' "$doc" | sed '1d;$d' |
 { echo '[worker]'; cat "$W/keys"; } >"$W/w.ini"
 "$SKED" --config "$W/w.ini" cron next '* * * * *' --count 1 >/dev/null 2>"$W/err" ||
 	fail "the example [worker] section is refused: $(cat "$W/err")"
-for k in prefetch wait_db; do
+for k in prefetch wait_db lock_wait_warn; do
 	grep -q "^$k = " "$W/keys" || fail "the example config lacks [worker] $k"
 done
 
