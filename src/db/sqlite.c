@@ -78,6 +78,9 @@ mono_ns(void)
 #define CKPT_EVERY_NS      (20 * 1000000LL)
 #define CKPT_WAIT_NS       (5 * 1000000LL)
 
+/* One pace for all of the process's connections, whatever their file: a
+ * commit that falls inside another's 20 ms leaves its checkpoint to a
+ * later commit (or to the last connection's close). */
 static atomic_llong ckpt_last_ns;
 
 static int
