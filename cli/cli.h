@@ -39,6 +39,16 @@ struct cli_schedule {
 	int line;
 };
 
+/* One [queue.NAME] section of the config file: the limits as
+ * sked_queue_set takes them (SKED_LIMIT_KEEP when not given, 0 for
+ * "none"). */
+struct cli_queue {
+	char *name;
+	int concurrency, per_key, rate_n;
+	int64_t rate_ms;
+	int line;
+};
+
 /* The config file, as read. Unset strings are NULL, unset numbers 0 (which
  * the library reads as "its default"). */
 struct cli_config {
@@ -57,6 +67,8 @@ struct cli_config {
 	size_t nhandlers;
 	struct cli_schedule *schedules; /* [schedule.NAME] */
 	size_t nschedules;
+	struct cli_queue *queues_limits; /* [queue.NAME] */
+	size_t nqueues_limits;
 	/* [retention] succeeded, dead, cancelled: ages, 0 = keep for ever;
 	 * keep_set[i] says the file gave it (else SKED_KEEP_*) */
 	int64_t keep_ms[3];
@@ -238,6 +250,16 @@ int cmd_cron_rm(struct cli *c, int argc, char **argv);
 int cmd_cron_pause(struct cli *c, int argc, char **argv);
 int cmd_cron_resume(struct cli *c, int argc, char **argv);
 int cmd_lock_run(struct cli *c, int argc, char **argv);
+int cmd_queue_set(struct cli *c, int argc, char **argv);
+int cmd_queue_ls(struct cli *c, int argc, char **argv);
+/* The config file's [queue.NAME] sections: set each queue's limits
+ * (a worker does this when it starts, as for schedules). Returns 0 or a
+ * sysexits code after one line. */
+int cli_sync_queues(struct cli *c);
+/* A limit's value, N from 1 to 1000000 or "none" (0); a rate, N/DURATION
+ * or "none" (0). One line and EX_USAGE when it is neither. */
+int cli_parse_limit(const char *flag, const char *s, int *out);
+int cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms);
 /* Add or replace the config file's [schedule.NAME] schedules (a worker
  * does this at start; others are left alone). c->h must be open.
  * Returns 0, or a sysexits code after printing one line. */

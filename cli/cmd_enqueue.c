@@ -146,7 +146,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_AT,
 		O_IN,
 		O_MAX,
-		O_UNIQUE
+		O_UNIQUE,
+		O_CKEY
 	};
 	static const struct option opts[] = {
 	        {"payload", required_argument, NULL, O_PAYLOAD},
@@ -157,6 +158,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"in", required_argument, NULL, O_IN},
 	        {"max-attempts", required_argument, NULL, O_MAX},
 	        {"unique", required_argument, NULL, O_UNIQUE},
+	        {"concurrency-key", required_argument, NULL, O_CKEY},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -207,6 +209,9 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 			break;
 		case O_UNIQUE:
 			eo.unique_key = optarg;
+			break;
+		case O_CKEY: /* the library checks it (docs/limits.md) */
+			eo.concurrency_key = optarg;
 			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "enqueue");

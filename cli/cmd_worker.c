@@ -370,6 +370,9 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	/* the config file's [schedule.NAME] sections (cmd_cron.c) */
 	if ((ex = cli_sync_schedules(c)) != 0)
 		goto out;
+	/* and its [queue.NAME] limits (cmd_queue.c) */
+	if ((ex = cli_sync_queues(c)) != 0)
+		goto out;
 	if ((rc = sked_worker_new(c->h, &wo, &w)) != SKED_OK) {
 		ex = cli_fail(c->h, rc, "worker");
 		goto out;

@@ -17,6 +17,9 @@
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
  *                   max_attempts, misfire, overlap: a schedule that a
  *                   worker adds or replaces when it starts (cmd_cron.c)
+ *   [queue.NAME]    concurrency, per_key, rate: the queue's cluster-wide
+ *                   limits (N or none; rate N/DURATION or none), which a
+ *                   worker sets when it starts (cmd_queue.c)
  *   [retention]     succeeded, dead, cancelled: how long ended tasks are
  *                   kept (a duration, or "forever"; cmd_prune.c)
  * Anything else is an error naming the file and line.
@@ -336,6 +339,72 @@ on_schedule(struct parse *p, const char *section, const char *name,
 	return fail(p, "unknown key '%s' in [%s]", key, section);
 }
 
+static struct cli_queue *
+queue_for(struct parse *p, const char *name)
+{
+	struct cli_config *cfg = p->cfg;
+	struct cli_queue *qs;
+	size_t i;
+
+	for (i = 0; i < cfg->nqueues_limits; i++)
+		if (strcmp(cfg->queues_limits[i].name, name) == 0)
+			return &cfg->queues_limits[i];
+	qs = realloc(cfg->queues_limits,
+	             (cfg->nqueues_limits + 1) * sizeof *qs);
+	if (qs == NULL)
+		return NULL;
+	cfg->queues_limits = qs;
+	qs = &cfg->queues_limits[cfg->nqueues_limits];
+	memset(qs, 0, sizeof *qs);
+	qs->concurrency = qs->per_key = qs->rate_n = SKED_LIMIT_KEEP;
+	qs->name = strdup(name);
+	if (qs->name == NULL)
+		return NULL;
+	qs->line = p->line;
+	cfg->nqueues_limits++;
+	return qs;
+}
+
+/* [queue.NAME]: the values as `sked queue set` reads its flags */
+static int
+on_queue(struct parse *p, const char *section, const char *name,
+         const char *key, const char *value)
+{
+	struct cli_queue *q;
+	int n;
+	int64_t ms;
+
+	if (!want_name(p, section, "queue name", name))
+		return 0;
+	q = queue_for(p, name);
+	if (q == NULL)
+		return fail(p, "out of memory");
+	if (strcmp(key, "concurrency") == 0 || strcmp(key, "per_key") == 0) {
+		if (strcmp(value, "none") == 0)
+			n = 0;
+		else if (!set_int(p, &n, key, value, 1, 1000000))
+			return 0;
+		*(key[0] == 'c' ? &q->concurrency : &q->per_key) = n;
+		return 1;
+	}
+	if (strcmp(key, "rate") == 0) {
+		if (strcmp(value, "none") == 0) {
+			q->rate_n = 0;
+			return 1;
+		}
+		if (sked_parse_rate(value, &n, &ms) != SKED_OK)
+			return fail(p,
+			            "[%s]: rate '%s' is not N/DURATION (e.g. "
+			            "100/1m) or none",
+			            section, value);
+		q->rate_n = n;
+		q->rate_ms = ms;
+		return 1;
+	}
+	return fail(p, "unknown key '%s' in [%s] (concurrency, per_key, rate)",
+	            key, section);
+}
+
 static int
 on_retention(struct parse *p, const char *name, const char *value)
 {
@@ -371,6 +440,8 @@ on_entry(void *user, const char *section, const char *name, const char *value)
 		return on_handler(p, section, section + 8, name, value);
 	if (strncmp(section, "schedule.", 9) == 0 && section[9] != '\0')
 		return on_schedule(p, section, section + 9, name, value);
+	if (strncmp(section, "queue.", 6) == 0 && section[6] != '\0')
+		return on_queue(p, section, section + 6, name, value);
 	if (section[0] == '\0')
 		return fail(p, "key '%s' outside any section", name);
 	return fail(p, "unknown section [%s]", section);
@@ -461,5 +532,8 @@ cli_config_free(struct cli_config *cfg)
 		free(sc->overlap);
 	}
 	free(cfg->schedules);
+	for (i = 0; i < cfg->nqueues_limits; i++)
+		free(cfg->queues_limits[i].name);
+	free(cfg->queues_limits);
 	memset(cfg, 0, sizeof *cfg);
 }

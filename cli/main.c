@@ -105,6 +105,31 @@ static const struct cmd lock_cmds[] = {
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
+static const struct cmd queue_cmds[] = {
+        {"set", cmd_queue_set, NULL,
+         "queue set QUEUE [--concurrency N|none] [--per-key N|none] "
+         "[--rate N/DURATION|none]",
+         "set a queue's cluster-wide limits",
+         "  --concurrency N     at most N of its tasks running at once, "
+         "across every\n"
+         "                      worker of the cluster\n"
+         "  --per-key N         at most N running per concurrency key "
+         "(the key\n"
+         "                      a task was enqueued with); 1 makes each "
+         "key a mutex\n"
+         "  --rate N/DURATION   at most N task starts in any window of "
+         "DURATION\n"
+         "                      (sliding, on the database clock): 100/1m, "
+         "20/1s\n"
+         "  none                removes that limit; a flag not given "
+         "keeps it.\n"
+         "  See docs/limits.md for what each limit guarantees.\n",
+         0},
+        {"ls", cmd_queue_ls, NULL, "queue ls",
+         "each queue's limits and how much of each is in use", NULL, 0},
+        {NULL, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
 static const struct cmd commands[] = {
         {"init", cmd_init, NULL, "init", "create or upgrade the schema",
          "  Every command that uses the database creates or upgrades the\n"
@@ -117,6 +142,7 @@ static const struct cmd commands[] = {
          "enqueue KIND [--payload TEXT|@FILE|-] [--queue Q] [--priority N]\n"
          "             [--at TIME|--in DURATION] [--max-attempts N] "
          "[--unique KEY]\n"
+         "             [--concurrency-key KEY]\n"
          "       sked enqueue KIND --lines FILE|- [--queue Q] [--priority N] "
          "[…]",
          "add a task (or one per input line); prints the id(s)",
@@ -132,7 +158,10 @@ static const struct cmd commands[] = {
          "  --in DURATION     run this long from now (database clock)\n"
          "  --max-attempts N  attempts before the task is dead (default 5)\n"
          "  --unique KEY      if a task with KEY exists, print its id "
-         "instead\n",
+         "instead\n"
+         "  --concurrency-key KEY  the key the queue's per-key limit counts "
+         "it under\n"
+         "                    (sked queue set Q --per-key N)\n",
          0},
         {"list", cmd_list, NULL,
          "list [--status S] [--queue Q] [--kind K] [--limit N]",
@@ -233,6 +262,8 @@ static const struct cmd commands[] = {
          NULL, 0},
         {"lock", NULL, lock_cmds, "lock SUBCOMMAND …", "cluster locks", NULL,
          0},
+        {"queue", NULL, queue_cmds, "queue SUBCOMMAND …",
+         "cluster-wide limits of queues", NULL, 0},
         {"bench", cmd_bench, NULL,
          "bench [--tasks N] [--workers W] [--threads T] [--batch B]\n"
          "            [--latency-tasks M] [--latency-threads L] [--rate R]\n"

@@ -53,11 +53,11 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 2
+#define SKED_SCHEMA_VERSION 3
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
-#define SKED_ABI_VERSION 2
+#define SKED_ABI_VERSION 3
 
 #if defined(SKED_BUILDING) && defined(__GNUC__)
 #define SKED_API __attribute__((visibility("default")))
@@ -245,6 +245,10 @@ typedef struct sked_enqueue_opts {
 	int max_attempts;       /* 0: SKED_DEFAULT_MAX_ATTEMPTS */
 	const char *unique_key; /* NULL: none; else an existing key returns
 	                           the existing task */
+	/* NULL: none; else the task counts against its queue's per-key
+	 * limit for this key (sked_queue_set, docs/limits.md): 1 to
+	 * SKED_MAX_NAME bytes */
+	const char *concurrency_key;
 } sked_enqueue_opts;
 
 /* Enqueue one task. kind and queue are names: [A-Za-z0-9_.:-], 1 to
@@ -605,6 +609,49 @@ SKED_API const char *sked_overlap_name(int overlap);
 SKED_API int sked_overlap_parse(const char *s);
 
 /* ------------------------------------------------------------------ */
+/* Cluster-wide limits of a queue (docs/limits.md)                      */
+/* ------------------------------------------------------------------ */
+
+/* For sked_queue_set: leave that limit as it is. */
+#define SKED_LIMIT_KEEP (-1)
+
+/* Set the limits of queue, across every worker of the cluster:
+ * concurrency (at most that many of its tasks running at once), per_key
+ * (at most that many running per concurrency key) and rate_n starts in
+ * any window of rate_window_ms. Each is SKED_LIMIT_KEEP, 0 (no such
+ * limit) or a number from 1 (concurrency and per_key: up to 1000000;
+ * rate_n: up to 100000, over 1 ms to 1 day). rate_window_ms is read only
+ * when rate_n > 0. A queue left with no limit is unlimited again. One
+ * transaction; workers see a new limit at once on a queue that was
+ * limited already, and within 2 s on one that was not. SKED_EINVAL (with
+ * a one-line sked_errmsg()) for a bad name or number. */
+SKED_API int sked_queue_set(sked *h, const char *queue, int concurrency,
+                            int per_key, int rate_n, int64_t rate_window_ms);
+
+typedef struct sked_queue_info {
+	char *queue;
+	int limited;     /* 1: the queue has a limit row */
+	int concurrency; /* 0: no such limit */
+	int per_key;     /* 0: no such limit */
+	int rate_n;      /* 0: no such limit */
+	int64_t rate_window_ms;
+	int running;      /* its tasks running now, across the cluster */
+	int keys_running; /* distinct concurrency keys among them */
+	int keys_full;    /* keys with per_key of them running */
+	int rate_used;    /* starts in the last rate_window_ms */
+} sked_queue_info;
+
+/* The limited queues and the queues with running tasks, by name. *out
+ * is an array of *n (NULL when 0); free with sked_queue_info_free. */
+SKED_API int sked_queue_list(sked *h, sked_queue_info **out, size_t *n);
+SKED_API void sked_queue_info_free(sked_queue_info *q, size_t n);
+
+/* "N/DURATION" (a rate limit: "100/1m", "20/1s"): N from 1 to 100000,
+ * DURATION as sked_parse_duration reads it, 1 ms to 1 day. SKED_EINVAL
+ * on anything else. */
+SKED_API int sked_parse_rate(const char *s, int *n, int64_t *window_ms);
+
+/* ------------------------------------------------------------------ */
 /* Cluster locks: named leases in a table, with fencing tokens          */
 /* (docs/locks.md)                                                     */
 /* ------------------------------------------------------------------ */
@@ -951,6 +998,8 @@ SKED_API int sked_enqueue_opts_set_priority(sked_enqueue_opts *o, int v);
 SKED_API int sked_enqueue_opts_set_run_at_ms(sked_enqueue_opts *o, int64_t v);
 SKED_API int sked_enqueue_opts_set_delay_ms(sked_enqueue_opts *o, int64_t v);
 SKED_API int sked_enqueue_opts_set_max_attempts(sked_enqueue_opts *o, int v);
+SKED_API int sked_enqueue_opts_set_concurrency_key(sked_enqueue_opts *o,
+                                                   const char *v);
 
 SKED_API sked_list_filter *sked_list_filter_new(void);
 SKED_API void sked_list_filter_free(sked_list_filter *o);

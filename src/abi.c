@@ -81,7 +81,7 @@ sked_struct_size(const char *name)
 	        S(sked_lock_row),       S(sked_cluster_gauges),
 	        S(sked_queue_gauge),    S(sked_process_counters),
 	        S(sked_worker_metrics), S(sked_worker_kind_metrics),
-	        S(sked_hist),
+	        S(sked_hist),           S(sked_queue_info),
 #undef S
 	};
 	if (!name)
@@ -172,6 +172,7 @@ SET_NUM(sked_enqueue_opts, priority, int)
 SET_NUM(sked_enqueue_opts, run_at_ms, int64_t)
 SET_NUM(sked_enqueue_opts, delay_ms, int64_t)
 SET_NUM(sked_enqueue_opts, max_attempts, int)
+SET_STR(sked_enqueue_opts, concurrency_key, 2)
 
 LIFECYCLE(sked_list_filter, b->o.status = -1)
 SET_STR(sked_list_filter, queue, 0)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "schema.h"
 #include "util/ident.h"
 #include "util/log.h"
@@ -213,6 +214,7 @@ sked_close(sked *h)
 	if (!h)
 		return;
 	sked__dialect_free_rendered(h->sql);
+	sked__limits_free(h->limits);
 	free(h->listen_sql);
 	free(h->notify_sql);
 	sked__db_close(h->db);

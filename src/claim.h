@@ -38,6 +38,9 @@ typedef struct sked_claim_req {
 	/* the kinds to claim, as ",a,b," (names hold no comma); NULL: any
 	 * kind (a worker with a catch-all handler) */
 	const char *kinds;
+	/* with queue NULL: leave out every queue the limit table names (the
+	 * SKED_SQL_*_XQ forms; limits.c claims those itself) */
+	int skip_limited;
 } sked_claim_req;
 
 /* A claimed task. Strings are owned by the array (sked__claimed_free). */

@@ -48,6 +48,18 @@
 #define DUE         "status IN (0, 4) AND run_at <= {now}"
 #define CLAIM_ORDER " ORDER BY priority DESC, run_at, id"
 
+/* a limit row: the limits (NULL: off), the rate window's record, and
+ * the database clock */
+#define LIM_COLS "concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}"
+/* a task whose concurrency key (if any) has fewer than ?6 running */
+#define KEY_NOT_FULL                                                           \
+	"(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT "          \
+	"r.concurrency_key FROM {p}task r WHERE r.status = 1 AND "             \
+	"r.queue = ?4 AND r.concurrency_key IS NOT NULL GROUP BY "             \
+	"r.concurrency_key HAVING COUNT(*) >= ?6))"
+/* any queue but the limited ones, as the limit table says at claim time */
+#define NOT_LIMITED " AND queue NOT IN (SELECT queue FROM {p}queue_limit)"
+
 #define DEF_COLS                                                               \
 	"cron, tz, kind, payload, queue, priority, max_attempts, misfire, "    \
 	"overlap"
@@ -55,7 +67,7 @@
 #define ENQ_COLS                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at) VALUES (?1, ?2, ?3, 0, ?4, "
+	"updated_at, concurrency_key) VALUES (?1, ?2, ?3, 0, ?4, "
 
 /* The cluster gauges' rows: (queue, status, count, due, oldest run_at ms,
  * now ms); status 1 rows come from the running index; status -1 is the
@@ -89,9 +101,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_META_PUT] =
                 "INSERT INTO {p}meta (name, value) VALUES (?1, ?2)",
         [SKED_SQL_ENQ_IN] =
-                ENQ_COLS "{now+?5}, 0, ?6, 0, ?7, {now}, {now}){ret}",
+                ENQ_COLS "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
         [SKED_SQL_ENQ_AT] =
-                ENQ_COLS "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}){ret}",
+                ENQ_COLS "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
         [SKED_SQL_UNIQUE_GET] = "SELECT id FROM {p}task WHERE unique_key = ?1",
         [SKED_SQL_TASK_GET] = "SELECT " TASK_COLS " FROM {p}task WHERE id = ?1",
         [SKED_SQL_TASK_STATUS] = "SELECT status FROM {p}task WHERE id = ?1",
@@ -372,6 +384,58 @@ static const char *const generic[SKED_SQL__COUNT] = {
          * no generic text (dialect/postgresql.c, dialect/sqlserver.c);
          * nor SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS*, SKED_SQL_APP_NAME:
          * every server's views are its own (SQLite has none) */
+
+        /* ---- cluster-wide limits of a queue (limits.c) ---- */
+        [SKED_SQL_LIM_QUEUES] =
+                "SELECT queue FROM {p}queue_limit ORDER BY queue",
+        /* the row every limited claim of the queue serialises on */
+        [SKED_SQL_LIM_LOCK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
+                              "WHERE queue = ?1 FOR UPDATE",
+        [SKED_SQL_LIM_RUNNING] = "SELECT concurrency_key, COUNT(*) FROM "
+                                 "{p}task WHERE status = 1 AND queue = ?1 "
+                                 "GROUP BY concurrency_key",
+        [SKED_SQL_LIM_CAND] =
+                "SELECT id, concurrency_key FROM {p}task WHERE "
+                "queue = ?4 AND {kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LIM_CAND_KEY] =
+                "SELECT id, concurrency_key FROM {p}task WHERE queue = ?4 "
+                "AND {kinds:?5} AND " DUE " AND " KEY_NOT_FULL CLAIM_ORDER
+                "{lim:?3}",
+        /* the start is the instant the window was judged at (?3, ms) */
+        [SKED_SQL_LIM_CLAIM] =
+                "UPDATE {p}task SET status = 1, node_id = ?1, "
+                "lease_until = {now+?2}, started_at = {ts:?3}, "
+                "attempts = attempts + 1, version = version + 1, "
+                "updated_at = {now} WHERE id IN ({ids}) AND " DUE,
+        [SKED_SQL_LIM_GET] = "SELECT " CLAIMED_COLS " FROM {p}task WHERE id IN "
+                             "({ids}) AND node_id = ?1 AND status = 1",
+        [SKED_SQL_LIM_RATE] =
+                "UPDATE {p}queue_limit SET rate_log = ?2 WHERE queue = ?1",
+        [SKED_SQL_LIM_INSERT] =
+                "INSERT INTO {p}queue_limit (queue, concurrency, per_key, "
+                "rate_n, rate_ms, rate_log, updated_at) VALUES (?1, ?2, ?3, "
+                "?4, ?5, NULL, {now})",
+        [SKED_SQL_LIM_UPDATE] =
+                "UPDATE {p}queue_limit SET concurrency = ?2, per_key = ?3, "
+                "rate_n = ?4, rate_ms = ?5, updated_at = {now} "
+                "WHERE queue = ?1",
+        [SKED_SQL_LIM_DELETE] = "DELETE FROM {p}queue_limit WHERE queue = ?1",
+        [SKED_SQL_LIM_LIST] = "SELECT queue, " LIM_COLS " FROM {p}queue_limit "
+                              "ORDER BY queue",
+        [SKED_SQL_LIM_USE] = "SELECT queue, concurrency_key, COUNT(*) FROM "
+                             "{p}task WHERE status = 1 GROUP BY queue, "
+                             "concurrency_key",
+        [SKED_SQL_CLAIM_XQ] =
+                "UPDATE {p}task SET " CLAIM_SET
+                " WHERE id IN (SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE
+                        NOT_LIMITED CLAIM_ORDER
+                " LIMIT ?3) RETURNING " CLAIMED_COLS,
+        [SKED_SQL_CAND_XQ] =
+                "SELECT id, version FROM {p}task WHERE {kinds:?5} AND " DUE
+                        NOT_LIMITED CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LOCK_XQ] =
+                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE NOT_LIMITED
+                        CLAIM_ORDER " LIMIT ?3 FOR UPDATE SKIP LOCKED",
 };
 
 /* The statement id is the drivers' prepared-statement cache slot: they
@@ -557,9 +621,11 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 		return (d->caps & SKED_CAP_APP_NAME) != 0;
 	case SKED_SQL_CLAIM_ANY:
 	case SKED_SQL_CLAIM_Q:
+	case SKED_SQL_CLAIM_XQ:
 		return d->claim_one_statement;
 	case SKED_SQL_LOCK_ANY:
 	case SKED_SQL_LOCK_Q:
+	case SKED_SQL_LOCK_XQ:
 	case SKED_SQL_IDS_CLAIM:
 	case SKED_SQL_IDS_GET:
 		/* skip-locked in three steps (claim/onestep.c) */

@@ -190,6 +190,36 @@ typedef enum sked_sql {
 	/* SKED_CAP_APP_NAME (no generic text): name this session ?1 in the
 	 * server's own views (PostgreSQL's application_name) */
 	SKED_SQL_APP_NAME,
+	/* cluster-wide limits of a queue (limits.c, docs/limits.md) */
+	SKED_SQL_LIM_QUEUES, /* the limited queues' names */
+	/* a limited claim, in one transaction: lock the queue's limit row
+	 * (queue ?1), count its running tasks by concurrency key (queue ?1),
+	 * read candidates (claim params: node ?1, lease ?2, limit ?3, queue
+	 * ?4, kinds ?5; the _KEY form skips keys with ?6 or more running),
+	 * claim the chosen {ids} (from ?4; node ?1, lease ?2, start ms ?3)
+	 * if still due, read them back ({ids} from ?3),
+	 * write the rate window (queue ?1, log ?2) */
+	SKED_SQL_LIM_LOCK,
+	SKED_SQL_LIM_RUNNING,
+	SKED_SQL_LIM_CAND,
+	SKED_SQL_LIM_CAND_KEY,
+	SKED_SQL_LIM_CLAIM,
+	SKED_SQL_LIM_GET,
+	SKED_SQL_LIM_RATE,
+	/* sked_queue_set: queue ?1, concurrency ?2, per key ?3, rate ?4 per
+	 * ?5 ms (NULL: off); sked_queue_list: the rows, and the running
+	 * tasks by queue and key */
+	SKED_SQL_LIM_INSERT,
+	SKED_SQL_LIM_UPDATE,
+	SKED_SQL_LIM_DELETE,
+	SKED_SQL_LIM_LIST,
+	SKED_SQL_LIM_USE,
+	/* a claim of any queue but the limited ones (a worker serving every
+	 * queue while some are limited): the _ANY forms plus "queue NOT IN
+	 * the limit table", read at claim time */
+	SKED_SQL_CLAIM_XQ,
+	SKED_SQL_CAND_XQ,
+	SKED_SQL_LOCK_XQ,
 	SKED_SQL__COUNT
 } sked_sql;
 

@@ -71,6 +71,9 @@ struct sked {
 	/* the name the server shows for this connection (PostgreSQL's
 	 * application_name), set again after a reconnect; "" none */
 	char app_name[SKED_MAX_NAME + 1];
+	/* which queues have cluster-wide limits, as this handle last read
+	 * them (limits.c); NULL until its first claim */
+	struct sked_limits *limits;
 };
 
 /* Record the detail of a failure on h and return rc. The message is one

@@ -60,6 +60,12 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		return sked__fail(h, SKED_EINVAL,
 		                  "unique key must be 1 to %d bytes",
 		                  SKED_MAX_NAME);
+	if (o && o->concurrency_key &&
+	    (!*o->concurrency_key ||
+	     strlen(o->concurrency_key) > SKED_MAX_NAME))
+		return sked__fail(h, SKED_EINVAL,
+		                  "concurrency key must be 1 to %d bytes",
+		                  SKED_MAX_NAME);
 	if (o && (o->max_attempts < 0 || o->max_attempts > 1000))
 		return sked__fail(h, SKED_EINVAL,
 		                  "max attempts %d is out of range 1-1000",
@@ -89,7 +95,7 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	if (!o)
 		o = &defaults;
 	int at = o->run_at_ms != 0;
-	sked_val p[7] = {
+	sked_val p[8] = {
 	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
 	        SKED_TEXTV(kind),
 	        SKED_BLOBV(payload ? payload : "", payload ? len : 0),
@@ -98,10 +104,12 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	        SKED_INTV(o->max_attempts ? o->max_attempts
 	                                  : SKED_DEFAULT_MAX_ATTEMPTS),
 	        SKED_TEXTV(o->unique_key),
+	        /* limits.c: the per-key limit's key, or NULL */
+	        SKED_TEXTV(o->concurrency_key),
 	};
 	sked_res r = {0};
 	*dup = 0;
-	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 7, &r);
+	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 8, &r);
 	if (rc == SKED_OK) {
 		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : sked__last_id(h);
 		sked__res_clear(&r);
@@ -345,10 +353,12 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	}
 	if (n == 0)
 		return SKED_OK;
-	if (h->dialect->caps & SKED_CAP_ARRAYS)
+	/* a concurrency key (limits.c) takes the one-row insert below */
+	int keyed = opts && opts->concurrency_key;
+	if ((h->dialect->caps & SKED_CAP_ARRAYS) && !keyed)
 		return enqueue_arrays(h, kind, n, payloads, lens, opts,
 		                      ids_out);
-	if (h->dialect->caps & SKED_CAP_INSERT_ROWS)
+	if ((h->dialect->caps & SKED_CAP_INSERT_ROWS) && !keyed)
 		return enqueue_rows(h, kind, n, payloads, lens, opts, ids_out);
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)

@@ -25,6 +25,7 @@
 #include "exec.h"
 #include "guard.h"
 #include "lease.h"
+#include "limits.h"
 #include "sched.h"
 #include "util/ident.h"
 #include "util/log.h"
@@ -412,7 +413,8 @@ claim_some(sked_worker *w, int *db_failed)
 		int64_t sent = sked__mono_ms();
 		unsigned long long seq =
 		        atomic_fetch_add(&w->claims_begun, 1) + 1;
-		int rc = sked__claim(w->h, &req, &c, &n);
+		/* limited queues claim through limits.c */
+		int rc = sked__limits_claim(w->h, &req, &c, &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
 		              rc == SKED_OK ? &w->claim_hist : NULL,
 		              sked__mono_ms() - sent);

@@ -36,7 +36,10 @@ one_statement(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	                 SKED_INTV(req->limit), SKED_TEXTV(req->queue),
 	                 SKED_TEXTV(req->kinds)};
 	sked_res r = {0};
-	int rc = sked__q(h, req->queue ? SKED_SQL_CLAIM_Q : SKED_SQL_CLAIM_ANY,
+	int rc = sked__q(h,
+	                 req->queue          ? SKED_SQL_CLAIM_Q
+	                 : req->skip_limited ? SKED_SQL_CLAIM_XQ
+	                                     : SKED_SQL_CLAIM_ANY,
 	                 p, 5, &r);
 	if (rc == SKED_OK)
 		rc = sked__claimed_from_rows(&r, out, n);
@@ -114,8 +117,11 @@ claim_three_steps(sked *h, const sked_claim_req *req, sked_claimed **out,
 	int rc = sked__begin(h, 1);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin a claim");
-	rc = sked__q(h, req->queue ? SKED_SQL_LOCK_Q : SKED_SQL_LOCK_ANY, p, 5,
-	             &ids);
+	rc = sked__q(h,
+	             req->queue          ? SKED_SQL_LOCK_Q
+	             : req->skip_limited ? SKED_SQL_LOCK_XQ
+	                                 : SKED_SQL_LOCK_ANY,
+	             p, 5, &ids);
 	/* keep each statement under the dialect's parameter limit */
 	int chunk = h->dialect->max_params > 2 ? h->dialect->max_params - 2
 	                                       : ids.nrows;

@@ -31,8 +31,11 @@ claim_optimistic(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	                 SKED_INTV(cand), SKED_TEXTV(req->queue),
 	                 SKED_TEXTV(req->kinds)};
 	sked_res c = {0}, r = {0};
-	int rc = sked__q(h, req->queue ? SKED_SQL_CAND_Q : SKED_SQL_CAND_ANY, p,
-	                 5, &c);
+	int rc = sked__q(h,
+	                 req->queue          ? SKED_SQL_CAND_Q
+	                 : req->skip_limited ? SKED_SQL_CAND_XQ
+	                                     : SKED_SQL_CAND_ANY,
+	                 p, 5, &c);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read claim candidates");
 	if (c.nrows == 0) {

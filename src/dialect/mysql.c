@@ -33,8 +33,9 @@
 #define NOW   "UTC_TIMESTAMP(3)"
 #define NOWMS "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", " NOW ") DIV 1000)"
 
-#define DUE_MY   "due_prio IS NOT NULL AND run_at <= {now}"
-#define ORDER_MY " ORDER BY due_prio, run_at, id"
+#define DUE_MY         "due_prio IS NOT NULL AND run_at <= {now}"
+#define ORDER_MY       " ORDER BY due_prio, run_at, id"
+#define NOT_LIMITED_MY " AND queue NOT IN (SELECT queue FROM {p}queue_limit)"
 
 /* a GET_LOCK name is at most 64 characters */
 #define MIGRATE_NAME "CONCAT('sked-migrate:', LEFT(DATABASE(), 48))"
@@ -55,6 +56,31 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
         [SKED_SQL_LOCK_Q] =
                 "SELECT id FROM {p}task WHERE queue = ?4 AND {kinds:?5} "
                 "AND " DUE_MY ORDER_MY " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        /* limits (limits.c): the running rows through their index, never
+         * the queue's finished ones; candidates in due order */
+        [SKED_SQL_LIM_RUNNING] =
+                "SELECT concurrency_key, COUNT(*) FROM {p}task FORCE INDEX "
+                "({p}task_lease) WHERE status = 1 AND queue = ?1 "
+                "GROUP BY concurrency_key",
+        [SKED_SQL_LIM_CAND] =
+                "SELECT id, concurrency_key FROM {p}task WHERE queue = ?4 "
+                "AND {kinds:?5} AND " DUE_MY ORDER_MY " LIMIT ?3",
+        [SKED_SQL_LIM_CAND_KEY] =
+                "SELECT id, concurrency_key FROM {p}task WHERE queue = ?4 "
+                "AND {kinds:?5} AND " DUE_MY
+                " AND (concurrency_key IS NULL OR concurrency_key NOT IN "
+                "(SELECT r.concurrency_key FROM {p}task r FORCE INDEX "
+                "({p}task_lease) WHERE r.status = 1 AND r.queue = ?4 AND "
+                "r.concurrency_key IS NOT NULL GROUP BY r.concurrency_key "
+                "HAVING COUNT(*) >= ?6))" ORDER_MY " LIMIT ?3",
+        [SKED_SQL_CAND_XQ] =
+                "SELECT id, version FROM {p}task WHERE "
+                "{kinds:?5} AND " DUE_MY NOT_LIMITED_MY ORDER_MY " LIMIT ?3",
+        [SKED_SQL_LOCK_XQ] =
+                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE_MY
+                        NOT_LIMITED_MY ORDER_MY
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_CLAIM_XQ] = "SELECT NULL FROM {p}task WHERE 1 = 0",
         /* never run here (claim_one_statement = 0); kept free of RETURNING
          * so that no statement of this dialect is one MySQL cannot parse */
         [SKED_SQL_CLAIM_ANY] = "SELECT NULL FROM {p}task WHERE 1 = 0",

@@ -113,6 +113,10 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                 CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_EMPTY_ANY] = EMPTY(""),
         [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
+        /* every queue but the limited ones (limits.c) */
+        [SKED_SQL_CLAIM_XQ] =
+                CLAIM_HEAD "AND {kinds:?5} AND queue NOT IN (SELECT queue FROM "
+                           "{p}queue_limit) " CLAIM_TAIL,
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
         [SKED_SQL_BACKEND_ID] = "SELECT pg_backend_pid()",

@@ -14,6 +14,14 @@
 	"(CAST(strftime('%s', 'now') AS INTEGER) * 1000 + "                    \
 	"CAST(substr(strftime('%f', 'now'), 4) AS INTEGER))"
 
+/* The limit row needs no lock of its own here: a limited claim's
+ * BEGIN IMMEDIATE holds SQLite's one write lock already (limits.c). */
+static const char *const sqlite_sql[SKED_SQL__COUNT] = {
+        [SKED_SQL_LIM_LOCK] = "SELECT concurrency, per_key, rate_n, rate_ms, "
+                              "rate_log, {nowms} FROM {p}queue_limit "
+                              "WHERE queue = ?1",
+};
+
 const sked_dialect sked__dialect_sqlite = {
         .name = "sqlite",
         .now = NOWMS,
@@ -32,7 +40,7 @@ const sked_dialect sked__dialect_sqlite = {
         .migrate_unlock = NULL,
         .ddl_in_tx = 1,
         .schema = sked__schema_sqlite,
-        .sql = NULL,
+        .sql = sqlite_sql,
         .caps = SKED_CAP_RETURNING,
         .claim_one_statement = 1,
         .max_params = 999,

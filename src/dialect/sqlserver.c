@@ -59,12 +59,14 @@
 #define LOCK_HEAD                                                              \
 	"SELECT TOP (?3) id FROM {p}task WITH (UPDLOCK, READPAST, ROWLOCK) "   \
 	"WHERE status IN (0, 4) AND run_at <= {now} "
-#define CLAIM_ORDER "ORDER BY priority DESC, run_at, id"
+#define CLAIM_ORDER    "ORDER BY priority DESC, run_at, id"
+#define NOT_LIMITED_MS "AND queue NOT IN (SELECT queue FROM {p}queue_limit) "
 
 #define ENQ_HEAD                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at) OUTPUT inserted.id VALUES (?1, ?2, ?3, 0, ?4, "
+	"updated_at, concurrency_key) OUTPUT inserted.id VALUES (?1, ?2, ?3, " \
+	"0, ?4, "
 
 #define ROWS_HEAD                                                              \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
@@ -79,8 +81,9 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "IF OBJECT_ID(N'{p}meta', N'U') IS NULL CREATE TABLE {p}meta ("
                 "name NVARCHAR(64) NOT NULL PRIMARY KEY, "
                 "value NVARCHAR(255) NOT NULL)",
-        [SKED_SQL_ENQ_IN] = ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now})",
-        [SKED_SQL_ENQ_AT] = ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now})",
+        [SKED_SQL_ENQ_IN] =
+                ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8)",
+        [SKED_SQL_ENQ_AT] = ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8)",
         [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_CLAIM_Q] =
                 CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
@@ -95,6 +98,16 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
          * OUTPUT itself promises no order. */
         [SKED_SQL_ENQ_ROWS_IN] = ROWS_HEAD "{now+?4}" ROWS_TAIL,
         [SKED_SQL_ENQ_ROWS_AT] = ROWS_HEAD "{ts:?4}" ROWS_TAIL,
+        /* limits (limits.c): the limit row under an update lock, which
+         * every limited claim of the queue takes first and holds to its
+         * commit; plain readers (S locks) are not kept out by it */
+        [SKED_SQL_LIM_LOCK] = "SELECT concurrency, per_key, rate_n, rate_ms, "
+                              "rate_log, {nowms} FROM {p}queue_limit WITH "
+                              "(UPDLOCK, ROWLOCK) WHERE queue = ?1",
+        [SKED_SQL_CLAIM_XQ] =
+                CLAIM_HEAD "AND {kinds:?5} " NOT_LIMITED_MS CLAIM_TAIL,
+        [SKED_SQL_LOCK_XQ] =
+                LOCK_HEAD "AND {kinds:?5} " NOT_LIMITED_MS CLAIM_ORDER,
         [SKED_SQL_BACKEND_ID] = "SELECT CAST(@@SPID AS BIGINT)",
         [SKED_SQL_BLOCKERS] =
                 "SELECT CAST(s.session_id AS BIGINT), "

@@ -158,7 +158,7 @@ cleanup() {
 	pkill -9 -f "$T/" 2>/dev/null || true
 	case "$(family)" in
 	pg | mariadb)
-		for t in run task node schedule lock meta; do
+		for t in run task queue_limit node schedule lock meta; do
 			sql "DROP TABLE IF EXISTS {p}$t" >/dev/null 2>&1 || true
 		done
 		;;

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: The SKED_ABI_VERSION this module was written against.
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 # ---------------------------------------------------------------- loading
 
@@ -178,7 +178,8 @@ _OPTION_FIELDS = {
                      "migrate": c_int},
     "sked_enqueue_opts": {"queue": c_char_p, "unique_key": c_char_p,
                           "priority": c_int, "run_at_ms": c_int64,
-                          "delay_ms": c_int64, "max_attempts": c_int},
+                          "delay_ms": c_int64, "max_attempts": c_int,
+                          "concurrency_key": c_char_p},
     "sked_list_filter": {"queue": c_char_p, "kind": c_char_p,
                          "node_id": c_char_p, "status": c_int,
                          "limit": c_int, "before_id": c_int64,

@@ -1,0 +1,225 @@
+/*
+ * test_limits.c — cluster-wide limits, the parts without a database:
+ * "N/DURATION" parsing, the rate's sliding window record, picking
+ * candidates under a per-key limit, and the limit statements as each
+ * dialect renders them (SQL Server's included: there is no server here,
+ * so its texts are checked as text).
+ *
+ * Layer: tests (pure: no database).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dialect.h"
+#include "limits.h"
+#include "sked.h"
+#include "util/buf.h"
+
+static void
+rates_parse(void **state)
+{
+	(void)state;
+	int n;
+	int64_t ms;
+	assert_int_equal(sked_parse_rate("20/1s", &n, &ms), SKED_OK);
+	assert_int_equal(n, 20);
+	assert_int_equal(ms, 1000);
+	assert_int_equal(sked_parse_rate("100/1m", &n, &ms), SKED_OK);
+	assert_int_equal(ms, 60000);
+	assert_int_equal(sked_parse_rate("100000/1d", &n, &ms), SKED_OK);
+	assert_int_equal(sked_parse_rate("1/500ms", &n, &ms), SKED_OK);
+	assert_int_equal(ms, 500);
+	static const char *const bad[] = {
+	        "5",     "0/1s",   "/1s",
+	        "5/",    "5/0s",   "5/x",
+	        "-1/1s", "1.5/1s", "100001/1s",
+	        "1/2d",  " 5/1s",  "5/1s ",
+	        "",      "5//1s",  "99999999999999999999/1s"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (sked_parse_rate(bad[i], &n, &ms) != SKED_EINVAL)
+			fail_msg("'%s' parsed as a rate", bad[i]);
+	assert_int_equal(sked_parse_rate(NULL, &n, &ms), SKED_EINVAL);
+}
+
+static void
+rate_window_slides(void **state)
+{
+	(void)state;
+	/* starts at 1000 (8), 1500 (8), 1999 (4); window 1000 ms */
+	const char *log = "1000:8,1500:8,1999:4";
+	assert_int_equal(sked__rate_used(log, 1999, 1000, 20), 20);
+	/* (now - window, now]: at 2000 the start at 1000 has left */
+	assert_int_equal(sked__rate_used(log, 2000, 1000, 20), 12);
+	assert_int_equal(sked__rate_used(log, 2500, 1000, 20), 4);
+	assert_int_equal(sked__rate_used(log, 2998, 1000, 20), 4);
+	assert_int_equal(sked__rate_used(log, 2999, 1000, 20), 0);
+	assert_int_equal(sked__rate_used(log, 3000, 1000, 20), 0);
+	assert_int_equal(sked__rate_used("", 5, 1000, 20), 0);
+	assert_int_equal(sked__rate_used(NULL, 5, 1000, 20), 0);
+	/* a damaged record counts as full: it can only slow a queue */
+	assert_int_equal(sked__rate_used("12x", 5, 1000, 20), 20);
+	assert_int_equal(sked__rate_used("1:2,oops", 5, 1000, 20), 20);
+	assert_int_equal(sked__rate_last(log), 1999);
+	assert_true(sked__rate_last("") == INT64_MIN);
+
+	sked_buf b = {0};
+	sked__rate_add(log, 2000, 1000, 2000, 3, &b);
+	assert_string_equal(b.p, "1500:8,1999:4,2000:3");
+	sked__buf_free(&b);
+	memset(&b, 0, sizeof b);
+	/* a second claim at the same instant merges */
+	sked__rate_add("1500:8,2000:3", 2000, 1000, 2000, 2, &b);
+	assert_string_equal(b.p, "1500:8,2000:5");
+	sked__buf_free(&b);
+	memset(&b, 0, sizeof b);
+	sked__rate_add(NULL, 10, 1000, 10, 1, &b);
+	assert_string_equal(b.p, "10:1");
+	sked__buf_free(&b);
+	memset(&b, 0, sizeof b);
+	/* nothing started: expired entries still leave */
+	sked__rate_add("1:1", 5000, 1000, 5000, 0, &b);
+	assert_string_equal(b.p, "");
+	sked__buf_free(&b);
+}
+
+static void
+per_key_pick(void **state)
+{
+	(void)state;
+	const char *cand[] = {"a", "a", "b", NULL, "c", "b", "a", NULL};
+	int pick[8];
+	/* per key 1, "b" has one running already */
+	const char *keys[] = {"b"};
+	int running[] = {1};
+	int n = sked__limits_pick(cand, 8, 8, 1, keys, running, 1, pick);
+	assert_int_equal(n, 4);
+	int want1[] = {0, 3, 4, 7}; /* a, NULL, c, NULL */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pick[i], want1[i]);
+	/* per key 2, at most 3 */
+	n = sked__limits_pick(cand, 8, 3, 2, NULL, NULL, 0, pick);
+	assert_int_equal(n, 3);
+	assert_int_equal(pick[0], 0);
+	assert_int_equal(pick[1], 1);
+	assert_int_equal(pick[2], 2);
+	/* no per-key limit: in order */
+	n = sked__limits_pick(cand, 8, 5, 0, NULL, NULL, 0, pick);
+	assert_int_equal(n, 5);
+	assert_int_equal(pick[4], 4);
+	/* want 0 picks nothing */
+	assert_int_equal(sked__limits_pick(cand, 8, 0, 1, NULL, NULL, 0, pick),
+	                 0);
+}
+
+static const char *
+render(const sked_dialect *d, sked_sql id, char **all)
+{
+	char err[256];
+	assert_int_equal(sked__dialect_render(d, "sked_", all, err, sizeof err),
+	                 SKED_OK);
+	return all[id];
+}
+
+/* Each product's limited claim serialises on the limit row its own way. */
+static void
+limit_row_locks(void **state)
+{
+	(void)state;
+	char *all[SKED_SQL__COUNT];
+	const char *s;
+
+	s = render(&sked__dialect_postgresql, SKED_SQL_LIM_LOCK, all);
+	assert_non_null(strstr(s, "FROM sked_queue_limit WHERE queue = ?1 FOR "
+	                          "UPDATE"));
+	sked__dialect_free_rendered(all);
+
+	s = render(&sked__dialect_mysql, SKED_SQL_LIM_LOCK, all);
+	assert_non_null(strstr(s, "FOR UPDATE"));
+	assert_null(strstr(s, "SKIP LOCKED")); /* it must wait its turn */
+	/* running rows through their index, never the queue's finished */
+	assert_non_null(strstr(all[SKED_SQL_LIM_RUNNING],
+	                       "FORCE INDEX (sked_task_lease)"));
+	sked__dialect_free_rendered(all);
+
+	/* SQLite: BEGIN IMMEDIATE holds the write lock; no FOR UPDATE */
+	s = render(&sked__dialect_sqlite, SKED_SQL_LIM_LOCK, all);
+	assert_null(strstr(s, "FOR UPDATE"));
+	assert_string_equal(sked__dialect_sqlite.begin_claim,
+	                    "BEGIN IMMEDIATE");
+	sked__dialect_free_rendered(all);
+
+	/* SQL Server: an update lock on the row, held to commit */
+	s = render(&sked__dialect_sqlserver, SKED_SQL_LIM_LOCK, all);
+	assert_non_null(strstr(s, "FROM sked_queue_limit WITH (UPDLOCK, "
+	                          "ROWLOCK) WHERE queue = ?1"));
+	assert_null(strstr(s, "READPAST")); /* never skip the row */
+	assert_null(strstr(s, "FOR UPDATE"));
+	assert_non_null(strstr(s, "DATEDIFF_BIG"));
+	/* candidates: OFFSET … FETCH after the ORDER BY, no LIMIT */
+	assert_non_null(strstr(all[SKED_SQL_LIM_CAND],
+	                       "ORDER BY priority DESC, run_at, id OFFSET 0 "
+	                       "ROWS FETCH NEXT ?3 ROWS ONLY"));
+	assert_null(strstr(all[SKED_SQL_LIM_CAND], "LIMIT"));
+	/* the claim sets the judged start, SQL Server's way */
+	assert_non_null(strstr(all[SKED_SQL_LIM_CLAIM], "started_at = "
+	                                                "DATEADD("));
+	sked__dialect_free_rendered(all);
+}
+
+/* The claims of "every queue but the limited ones", on every product,
+ * read the limit table in the statement that claims. */
+static void
+every_queue_but_the_limited(void **state)
+{
+	(void)state;
+	static const sked_dialect *const ds[] = {
+	        &sked__dialect_sqlite, &sked__dialect_postgresql,
+	        &sked__dialect_mysql, &sked__dialect_sqlserver};
+	static const char needle[] =
+	        "queue NOT IN (SELECT queue FROM sked_queue_limit)";
+	for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++) {
+		char *all[SKED_SQL__COUNT];
+		render(ds[i], SKED_SQL_NOW, all);
+		if (ds[i]->claim_one_statement)
+			assert_non_null(strstr(all[SKED_SQL_CLAIM_XQ], needle));
+		assert_non_null(strstr(all[SKED_SQL_CAND_XQ], needle));
+		if (ds[i]->caps & (SKED_CAP_SKIP_LOCKED | SKED_CAP_READPAST))
+			assert_non_null(strstr(all[SKED_SQL_LOCK_XQ], needle));
+		/* and the plain forms are what they were: no limit table */
+		assert_null(strstr(all[SKED_SQL_CLAIM_ANY], "queue_limit"));
+		assert_null(strstr(all[SKED_SQL_CLAIM_Q], "queue_limit"));
+		assert_null(strstr(all[SKED_SQL_CAND_Q], "queue_limit"));
+		/* per key: keys with ?6 running are left out */
+		assert_non_null(strstr(all[SKED_SQL_LIM_CAND_KEY],
+		                       "HAVING COUNT(*) >= ?6"));
+		/* the limited claim claims only what is still due */
+		assert_non_null(strstr(all[SKED_SQL_LIM_CLAIM], "({ids})"));
+		assert_non_null(strstr(
+		        all[SKED_SQL_LIM_CLAIM],
+		        ds[i] == &sked__dialect_sqlserver ||
+		                        ds[i] == &sked__dialect_postgresql
+		                ? "status IN (0, 4) AND run_at <="
+		                : "status IN (0, 4)"));
+		sked__dialect_free_rendered(all);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(rates_parse),
+	        cmocka_unit_test(rate_window_slides),
+	        cmocka_unit_test(per_key_pick),
+	        cmocka_unit_test(limit_row_locks),
+	        cmocka_unit_test(every_queue_but_the_limited),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
