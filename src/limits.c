@@ -329,11 +329,18 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	int *pick = NULL;
 	const char **ckeys = NULL;
 	sked_buf log = {0};
+	/* the limit row is where a limited claim may wait on another
+	 * session: marked for the worker's lock-wait watchdog (an unlimited
+	 * claim never comes here) */
+	sked__wait_begin(h, SKED_WAIT_QUEUE_LIMIT, req->queue);
 	int rc = sked__begin(h, 1);
-	if (rc != SKED_OK)
+	if (rc != SKED_OK) {
+		sked__wait_end(h);
 		return sked__fail_db(h, rc, "cannot begin a limited claim");
+	}
 	sked_val q = SKED_TEXTV(req->queue);
 	rc = sked__q(h, SKED_SQL_LIM_LOCK, &q, 1, &row);
+	sked__wait_end(h);
 	if (rc != SKED_OK)
 		goto db_failed;
 	if (row.nrows == 0) { /* the limits were removed meanwhile */

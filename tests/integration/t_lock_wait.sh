@@ -10,7 +10,10 @@
 # wait is told once, with the holder's pid / connection id (and, on
 # PostgreSQL, its application_name), and counted in
 # sked_worker_lock_waits_total{row="schedule"} and {row="lock"}; once the
-# holder commits, the schedule fires. SQLite has no row locks: the holder
+# holder commits, the schedule fires. Then the queue gets a limit and the
+# holder locks its row in {p}queue_limit: the worker's limited claim waits
+# there, told as queue limit "lw" and counted in {row="queue_limit"}.
+# SQLite has no row locks: the holder
 # keeps the whole database locked (BEGIN EXCLUSIVE) and the pruner's wait
 # names the database file, the one thing SQLite can say. Through PgBouncer
 # in transaction pooling a session's pid means nothing from one
@@ -159,5 +162,45 @@ wait "$holder_pid" || true
 : >"$T/ran"
 fired() { [ -s "$T/ran" ]; }
 wait_for 15 fired || { cat "$T/w.log" >&2; fail "the schedule did not fire once the row was free"; }
+
+# a queue limit's row: the claim of a limited queue locks it first
+if [ "$(family)" != sqlite ]; then
+	sk queue set lw --concurrency 2 >/dev/null
+	sleep 3 # a worker sees a queue's first limit within 2 s
+	hold=8
+	case "$(family)" in
+	pg)
+		PGAPPNAME=sked-test-holder psql -X -q -At "$SKED_TEST_PG_URL" \
+			-c "BEGIN" \
+			-c "SELECT queue FROM ${PREFIX}queue_limit WHERE queue = 'lw' FOR UPDATE" \
+			-c "SELECT pg_sleep($hold)" -c "COMMIT" >/dev/null 2>&1 &
+		;;
+	mariadb)
+		q=$(printf "SELECT CONNECTION_ID(); BEGIN; SELECT queue FROM %squeue_limit WHERE queue = 'lw' FOR UPDATE; SELECT SLEEP(%d); COMMIT;" "$PREFIX" $hold)
+		mariadb --no-defaults -N -B -n -h 127.0.0.1 \
+			-P "$(echo "$SKED_TEST_MY_URL" | sed 's|.*:\([0-9]*\)/.*|\1|')" \
+			-u sked -psked-test-pw sked_test -e "$q" >"$T/holder" 2>&1 &
+		;;
+	esac
+	holder_pid=$!
+	held2() { case "$(family)" in pg) held ;; *) grep -qx lw "$T/holder" ;; esac; }
+	wait_for 10 held2 || fail "the holder did not lock the queue limit row"
+	holder=$(head -n 1 "$T/holder")
+	wait_for 8 told 'lock wait: the claim loop .* on queue limit "lw"' || {
+		cat "$T/w.log" >&2
+		fail "no lock-wait line for the queue limit row"
+	}
+	q=$(line 'the claim loop .* on queue limit')
+	note "$q"
+	if [ "$SKED_BACKEND" = pgbouncer ]; then
+		case "$q" in *"the holder cannot be asked for"*) ;; *) fail "behind PgBouncer the line should say the holder cannot be asked for: $q" ;; esac
+	else
+		case "$q" in *"held by $word $holder "*) ;; *) fail "the queue limit line does not name the holder ($word $holder): $q" ;; esac
+	fi
+	curl -s -m 5 "http://127.0.0.1:$port/metrics" >"$T/metrics" || fail "GET /metrics failed"
+	ql=$(value 'sked_worker_lock_waits_total{row="queue_limit"}')
+	[ "$ql" -ge 1 ] || fail "sked_worker_lock_waits_total{row=\"queue_limit\"} is $ql after a told wait"
+	wait "$holder_pid" || true
+fi
 kill -TERM "$wpid"
 wait_exit "$wpid" 40
