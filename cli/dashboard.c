@@ -116,7 +116,8 @@ page_begin(struct dash *d, struct cli_sbuf *b, const char *title,
 	static const char *const items[][2] = {
 	        {"/", "Overview"},           {"/tasks", "Tasks"},
 	        {"/failed", "Failed"},       {"/nodes", "Nodes"},
-	        {"/schedules", "Schedules"}, {"/locks", "Locks"}};
+	        {"/schedules", "Schedules"}, {"/locks", "Locks"},
+	        {"/queues", "Queues"}};
 
 	cli_sbuf_puts(b, "<!doctype html><html lang=\"en\"><head>"
 	                 "<meta charset=\"utf-8\"><meta name=\"viewport\" "
@@ -1087,6 +1088,81 @@ page_locks(struct dash *d, const struct cli_http_request *rq,
 	sked_lock_rows_free(l, n);
 }
 
+/* Queue limits (docs/limits.md): each limited queue, and each with
+ * running tasks, with its limits and how much of each is in use. */
+static void
+page_queues(struct dash *d, const struct cli_http_request *rq,
+            struct cli_http_reply *rp)
+{
+	struct cli_sbuf *b = &rp->body;
+	sked_queue_info *q = NULL;
+	size_t n = 0;
+
+	(void)rq;
+	if (sked_queue_list(d->h, &q, &n) != SKED_OK)
+		return db_error(d, rp, "cannot list the queues' limits");
+	html_reply(rp);
+	page_begin(d, b, "Queues", "/queues");
+	cli_sbuf_puts(b, "<h1>Queue limits</h1><div class=\"panel\">");
+	if (n == 0) {
+		cli_sbuf_puts(b, "<div class=\"empty\">No queue is limited and "
+		                 "none has running tasks. <span class=\"mono\">"
+		                 "sked queue set</span> sets a limit.</div>");
+	} else {
+		cli_sbuf_puts(b,
+		              "<div class=\"scroll\"><table><thead><tr><th>"
+		              "Queue</th><th class=\"num\">Running</th><th "
+		              "class=\"num\">Concurrency</th><th class=\"num\">"
+		              "Per key</th><th class=\"num\">Keys running</th>"
+		              "<th class=\"num\">Keys full</th><th>Rate</th>"
+		              "<th class=\"num\">Starts in window</th></tr>"
+		              "</thead><tbody>");
+		for (size_t i = 0; i < n; i++) {
+			char w[32];
+			cli_sbuf_puts(b, "<tr><td class=\"mono\">");
+			esc(b, q[i].queue);
+			cli_sbuf_printf(b, "</td><td class=\"num\">%d</td>",
+			                q[i].running);
+			if (q[i].concurrency > 0)
+				cli_sbuf_printf(b, "<td class=\"num\">%d</td>",
+				                q[i].concurrency);
+			else
+				cli_sbuf_puts(b, "<td class=\"num\">-</td>");
+			if (q[i].per_key > 0)
+				cli_sbuf_printf(b,
+				                "<td class=\"num\">%d</td><td "
+				                "class=\"num\">%d</td><td "
+				                "class=\"num\">%d</td>",
+				                q[i].per_key, q[i].keys_running,
+				                q[i].keys_full);
+			else
+				cli_sbuf_printf(b,
+				                "<td class=\"num\">-</td><td "
+				                "class=\"num\">%d</td><td "
+				                "class=\"num\">-</td>",
+				                q[i].keys_running);
+			if (q[i].rate_n > 0)
+				cli_sbuf_printf(
+				        b,
+				        "<td class=\"mono\">%d/%s</td><td "
+				        "class=\"num\">%d</td>",
+				        q[i].rate_n,
+				        sked_format_duration(
+				                q[i].rate_window_ms, w,
+				                sizeof w),
+				        q[i].rate_used);
+			else
+				cli_sbuf_puts(b, "<td>-</td><td class=\"num\">-"
+				                 "</td>");
+			cli_sbuf_puts(b, "</tr>");
+		}
+		cli_sbuf_puts(b, "</tbody></table></div>");
+	}
+	cli_sbuf_puts(b, "</div>");
+	page_end(b);
+	sked_queue_info_free(q, n);
+}
+
 /* ---- changes (POST) ---- */
 
 /* where to go after a POST: a path of ours, never a URL from elsewhere */
@@ -1369,6 +1445,8 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		page_schedules(d, rq, rp);
 	else if (get && strcmp(p, "/locks") == 0)
 		page_locks(d, rq, rp);
+	else if (get && strcmp(p, "/queues") == 0)
+		page_queues(d, rq, rp);
 	else if (post && strcmp(p, "/tasks/retry") == 0)
 		post_tasks(d, rq, rp, 1);
 	else if (post && strcmp(p, "/tasks/cancel") == 0)

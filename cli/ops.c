@@ -157,16 +157,69 @@ histogram(struct cli_sbuf *b, const char *name, const char *lname,
 	cli_sbuf_free(&l);
 }
 
+/* Queue limits: each limit that is set, and how much of it is in use
+ * (running tasks; keys at their per-key limit; starts in the rate's
+ * window). */
+static void
+render_limits(struct cli_sbuf *b, const sked_queue_info *q, size_t n)
+{
+	static const char *const kinds[] = {"concurrency", "per_key", "rate"};
+	family(b, "sked_queue_limit", "gauge",
+	       "A queue's cluster-wide limit, by kind (rate: starts per "
+	       "window).");
+	for (size_t i = 0; i < n; i++) {
+		const int v[3] = {q[i].concurrency, q[i].per_key, q[i].rate_n};
+		for (int k = 0; k < 3; k++) {
+			if (v[k] <= 0)
+				continue;
+			cli_sbuf_puts(b, "sked_queue_limit{queue=\"");
+			label(b, q[i].queue);
+			cli_sbuf_printf(b, "\",limit=\"%s\"} %d\n", kinds[k],
+			                v[k]);
+		}
+	}
+	family(b, "sked_queue_limit_used", "gauge",
+	       "How much of a queue's limit is in use: running tasks "
+	       "(concurrency), keys at their limit (per_key), starts in "
+	       "the current window (rate).");
+	for (size_t i = 0; i < n; i++) {
+		const int v[3] = {q[i].concurrency, q[i].per_key, q[i].rate_n};
+		const int u[3] = {q[i].running, q[i].keys_full, q[i].rate_used};
+		for (int k = 0; k < 3; k++) {
+			if (v[k] <= 0)
+				continue;
+			cli_sbuf_puts(b, "sked_queue_limit_used{queue=\"");
+			label(b, q[i].queue);
+			cli_sbuf_printf(b, "\",limit=\"%s\"} %d\n", kinds[k],
+			                u[k]);
+		}
+	}
+	family(b, "sked_queue_limit_window_seconds", "gauge",
+	       "The window of a queue's rate limit.");
+	for (size_t i = 0; i < n; i++) {
+		if (q[i].rate_n <= 0)
+			continue;
+		cli_sbuf_puts(b, "sked_queue_limit_window_seconds{queue=\"");
+		label(b, q[i].queue);
+		cli_sbuf_printf(b, "\"} %.3f\n",
+		                (double)q[i].rate_window_ms / 1000);
+	}
+}
+
 static void
 render_cluster(struct cli_ops *o, struct cli_sbuf *b)
 {
 	sked_cluster_gauges g;
+	sked_queue_info *lq = NULL; /* queue limits (docs/limits.md) */
+	size_t nlq = 0;
 	int64_t t0 = cli_mono_ms();
 	int rc;
 
 	pthread_mutex_lock(&o->db_mu);
 	rc = sked_cluster_gauges_get(o->h, &g);
 	if (rc != SKED_OK)
+		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(o->h));
+	else if (sked_queue_list(o->h, &lq, &nlq) != SKED_OK)
 		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(o->h));
 	pthread_mutex_unlock(&o->db_mu);
 	family(b, "sked_up", "gauge",
@@ -233,6 +286,8 @@ render_cluster(struct cli_ops *o, struct cli_sbuf *b)
 	                (long long)g.locks_held,
 	                (long long)(g.locks - g.locks_held));
 	sked_cluster_gauges_free(&g);
+	render_limits(b, lq, nlq);
+	sked_queue_info_free(lq, nlq);
 }
 
 static void

@@ -60,3 +60,30 @@ SKED_CONFIG="$T/good.conf" "$SKED" worker --handler "job=$h" --until-empty >"$T/
 	{ cat "$T/w.log" >&2; fail "worker with [queue.fromconf] failed"; }
 sk queue ls --json >"$T/ls.json"
 expect_eq "$(json_get '[q["concurrency"], q["per_key"], q["rate"]["n"], q["rate"]["window"]][0:4] if (q := d[0]) else 0' <"$T/ls.json")" "[4, 2, 30, '1m']" "limits from the config file"
+
+# /metrics shows each limit and its use
+if command -v curl >/dev/null; then
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	start_worker m --handler "job=$h" --http "127.0.0.1:$port" --poll 100ms
+	got_metrics() {
+		curl -s -m 5 "http://127.0.0.1:$port/metrics" >"$T/metrics" &&
+			grep -q '^sked_queue_limit{queue="fromconf",limit="concurrency"} 4$' "$T/metrics"
+	}
+	wait_for 20 got_metrics || { cat "$T/metrics" "$T/m.log" >&2; fail "/metrics has no queue limit"; }
+	grep -q '^sked_queue_limit{queue="fromconf",limit="rate"} 30$' "$T/metrics" || fail "/metrics: no rate limit"
+	grep -q '^sked_queue_limit_used{queue="fromconf",limit="concurrency"} 0$' "$T/metrics" || fail "/metrics: no use of the limit"
+	grep -q '^sked_queue_limit_window_seconds{queue="fromconf"} 60.000$' "$T/metrics" || fail "/metrics: no rate window"
+	kill "$wpid"
+	wait_exit "$wpid" 30
+	# and the dashboard's Queues page
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$SKED" dashboard --listen "127.0.0.1:$port" --read-only >"$T/dash.log" 2>&1 &
+	dpid=$!
+	got_page() { curl -s -m 5 "http://127.0.0.1:$port/queues" >"$T/queues.html" && grep -q 'fromconf' "$T/queues.html"; }
+	wait_for 10 got_page || { cat "$T/dash.log" >&2; fail "the dashboard's /queues does not show the queue"; }
+	grep -q '30/1m' "$T/queues.html" || fail "/queues: no rate"
+	kill "$dpid"
+	wait "$dpid" 2>/dev/null || true
+else
+	note "curl is not installed: /metrics not checked"
+fi
