@@ -17,7 +17,13 @@
  * dialect's BEGIN/COMMIT texts run as statements: the connection stays
  * in autocommit mode, where each of the drivers verified here passes
  * them to the server (SQLite needs its own BEGIN IMMEDIATE, which
- * SQLSetConnectAttr could not say).
+ * SQLSetConnectAttr could not say). Except psqlODBC: in autocommit mode
+ * it sends a COMMIT of its own after every INSERT, UPDATE or DELETE,
+ * inside a BEGIN it was given or not, so a transaction ended at its
+ * first write (a limited claim's row lock with it). On PostgreSQL the
+ * BEGIN, COMMIT and ROLLBACK texts are therefore ODBC's own calls:
+ * autocommit off (psqlODBC then begins at the next statement),
+ * SQLEndTran, autocommit on again.
  *
  * Product specifics, kept to what a native driver would do itself: on
  * SQLite the pragmas every SQLite connection gets (db/errmap.c). Which
@@ -647,12 +653,59 @@ exec_each(odbc *o, const char *sql, const char *end, sked_res *res,
 	return odbc_exec(o, -1, end + 1, NULL, 0, res, affected, last_id, e);
 }
 
+/* psqlODBC: a transaction through the ODBC calls (see the top). Returns
+ * 1 when sql was BEGIN, COMMIT or ROLLBACK and has been done (*rc set). */
+static int
+pg_transaction(odbc *o, const char *sql, int *rc, sked_dberr *e)
+{
+	int begin = strcmp(sql, "BEGIN") == 0;
+	int commit = strcmp(sql, "COMMIT") == 0;
+	int rollback = strcmp(sql, "ROLLBACK") == 0;
+	if (!begin && !commit && !rollback)
+		return 0;
+	*rc = SKED_OK;
+	if (begin) {
+		if (!SQL_SUCCEEDED(SQLSetConnectAttr(
+		            o->dbc, SQL_ATTR_AUTOCOMMIT,
+		            (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0))) {
+			set_err(e, o, SQL_HANDLE_DBC, o->dbc, "begin");
+			*rc = SKED_EDB;
+		}
+		return 1;
+	}
+	SQLRETURN r = SQLEndTran(SQL_HANDLE_DBC, o->dbc,
+	                         commit ? SQL_COMMIT : SQL_ROLLBACK);
+	if (!SQL_SUCCEEDED(r)) {
+		set_err(e, o, SQL_HANDLE_DBC, o->dbc,
+		        commit ? "commit" : "rollback");
+		*rc = SKED_EDB;
+	}
+	/* back to autocommit even when the end failed: a rollback is the
+	 * cleanup path, and the next statement must not run in a
+	 * transaction nobody will end */
+	if (!SQL_SUCCEEDED(SQLSetConnectAttr(o->dbc, SQL_ATTR_AUTOCOMMIT,
+	                                     (SQLPOINTER)SQL_AUTOCOMMIT_ON,
+	                                     0)) &&
+	    *rc == SKED_OK) {
+		set_err(e, o, SQL_HANDLE_DBC, o->dbc, "autocommit");
+		*rc = SKED_EDB;
+	}
+	return 1;
+}
+
 static int
 odbc_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
           sked_res *res, int64_t *affected, int64_t *last_id, sked_dberr *e)
 {
 	odbc *o = conn;
 	const char *end;
+	int trc;
+	if (o->fam == FAM_PG && slot < 0 && np == 0 &&
+	    pg_transaction(o, sql, &trc, e)) {
+		if (affected)
+			*affected = 0;
+		return trc;
+	}
 	if (o->fam == FAM_MYSQL && np == 0 && slot < 0 &&
 	    (end = next_statement(sql)) != NULL)
 		return exec_each(o, sql, end, res, affected, last_id, e);
