@@ -133,6 +133,10 @@ int cli_opt_error(const char *cmd, int ch, char **argv);
 
 /* Strict parsers for flag values: on failure they print
  * "sked: FLAG: 'VALUE' is not …" and return EX_USAGE; else 0. */
+/* --prefetch / [worker] prefetch: auto (0), off or 0 (SKED_PREFETCH_OFF),
+ * or N up to 10000 (adaptive, at most N); -1 for anything else */
+int cli_prefetch_value(const char *s, int *out);
+int cli_parse_prefetch(const char *flag, const char *s, int *out);
 int cli_parse_int(const char *flag, const char *s, long long min, long long max,
                   long long *out);
 int cli_parse_duration(const char *flag, const char *s, int64_t *ms);

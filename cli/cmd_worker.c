@@ -260,10 +260,9 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			wo.concurrency = (int)v;
 			break;
 		case O_PREFETCH:
-			if ((ex = cli_parse_int("--prefetch", optarg, 0, 10000,
-			                        &v)) != 0)
+			if ((ex = cli_parse_prefetch("--prefetch", optarg,
+			                             &wo.prefetch)) != 0)
 				goto out;
-			wo.prefetch = (int)v;
 			break;
 		case O_HANDLER:
 			eq = strchr(optarg, '=');

@@ -159,6 +159,28 @@ on_sked(struct parse *p, const char *name, const char *value)
 	return fail(p, "unknown key '%s' in [%s]", name, "sked");
 }
 
+/* [worker] prefetch and --prefetch (cli.h) */
+int
+cli_prefetch_value(const char *s, int *out)
+{
+	char *end;
+	long v;
+	if (strcmp(s, "auto") == 0) {
+		*out = 0; /* sked_worker_options: 0 is adaptive */
+		return 0;
+	}
+	if (strcmp(s, "off") == 0) {
+		*out = SKED_PREFETCH_OFF;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v > 10000)
+		return -1;
+	*out = v == 0 ? SKED_PREFETCH_OFF : (int)v; /* 0: none ahead */
+	return 0;
+}
+
 static int
 on_worker(struct parse *p, const char *name, const char *value)
 {
@@ -196,16 +218,11 @@ on_worker(struct parse *p, const char *name, const char *value)
 	if (strcmp(name, "retry_max") == 0)
 		return set_duration(p, &cfg->retry_max_ms, name, value);
 	if (strcmp(name, "prefetch") == 0) {
-		char *end;
-		long v;
-		errno = 0;
-		v = strtol(value, &end, 10);
-		if (value[0] < '0' || value[0] > '9' || *end != '\0' ||
-		    errno != 0 || v > 10000)
-			return fail(
-			        p, "%s: '%s' is not an integer from 0 to 10000",
-			        name, value);
-		cfg->prefetch = (int)v;
+		if (cli_prefetch_value(value, &cfg->prefetch) != 0)
+			return fail(p,
+			            "%s: '%s' is not auto, off or an integer "
+			            "from 0 to 10000",
+			            name, value);
 		return 1;
 	}
 	if (strcmp(name, "lock_wait_warn") == 0) {

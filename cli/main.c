@@ -161,7 +161,7 @@ static const struct cmd commands[] = {
          "instead\n"
          "  --concurrency-key KEY  the key the queue's per-key limit counts "
          "it under\n"
-         "                    (sked queue set Q --per-key N)\n",
+         "                    (see sked help queue set)\n",
          0},
         {"list", cmd_list, NULL,
          "list [--status S] [--queue Q] [--kind K] [--limit N]",
@@ -180,7 +180,7 @@ static const struct cmd commands[] = {
          "[--handler KIND=PROGRAM]…\n"
          "            [--node-id ID] [--lease D] [--poll D] [--grace D] "
          "[--timeout D]\n"
-         "            [--retry-base D] [--retry-max D] [--prefetch N] "
+         "            [--retry-base D] [--retry-max D] [--prefetch auto|off|N] "
          "[--until-empty]\n"
          "            [--wait-db D|forever] [--lock-wait-warn D|never]",
          "run tasks with handler programs until stopped",
@@ -197,9 +197,10 @@ static const struct cmd commands[] = {
          "  --timeout D           default handler timeout (default none)\n"
          "  --retry-base D        retry backoff base (default 1s)\n"
          "  --retry-max D         retry backoff cap (default 1h)\n"
-         "  --prefetch N          claim up to N tasks ahead of free slots "
-         "(default 0;\n"
-         "                        for many short tasks, not long ones)\n"
+         "  --prefetch auto|off|N claim ahead of free slots: auto "
+         "(default) adapts to\n"
+         "                        the backlog and start rate, N holds N "
+         "ahead, off none\n"
          "  --until-empty         exit once nothing is due or running\n"
          "  --http ADDR:PORT      serve /metrics, /healthz and /readyz "
          "(docs/operations.md)\n"
@@ -279,7 +280,8 @@ static const struct cmd commands[] = {
          "  --latency-threads L  threads of the latency worker (10)\n"
          "  --rate R             latency tasks per second (100)\n"
          "  --poll D             the workers' idle poll (library default)\n"
-         "  --prefetch N         the drain workers' --prefetch (0)\n"
+         "  --prefetch N         the drain workers' --prefetch (0: their "
+         "default, auto)\n"
          "  --prefix P           table prefix (default: a fresh one)\n"
          "  --timeout D          give up on a phase after D (5m)\n"
          "  See docs/performance.md for what each figure means.\n",

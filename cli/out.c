@@ -144,6 +144,16 @@ cli_parse_int(const char *flag, const char *s, long long min, long long max,
 }
 
 int
+cli_parse_prefetch(const char *flag, const char *s, int *out)
+{
+	if (cli_prefetch_value(s, out) == 0)
+		return 0;
+	cli_err("%s: '%s' is not auto, off or an integer from 0 to 10000", flag,
+	        s);
+	return EX_USAGE;
+}
+
+int
 cli_parse_duration(const char *flag, const char *s, int64_t *ms)
 {
 	if (sked_parse_duration(s, ms) != SKED_OK || *ms < 0) {

@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 3
+#define SKED_SCHEMA_VERSION 4
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -348,7 +348,11 @@ typedef struct sked_queue_stats {
 	int64_t due;      /* pending or retrying and due now */
 } sked_queue_stats;
 
-/* Counts per queue. Free *out with free(). */
+/* Counts of live tasks (pending, running, waiting to retry) per queue,
+ * and one more entry, whose queue is "", with the counts of ended tasks
+ * (succeeded, dead, cancelled) over every queue: those are counted from
+ * an index of {p}task_done, not per queue, which would read every ended
+ * row (docs/design.md, "Ended tasks"). Free *out with free(). */
 SKED_API int sked_stats(sked *h, sked_queue_stats **out, size_t *n);
 
 typedef struct sked_node {
@@ -419,10 +423,14 @@ typedef struct sked_worker_options {
 	int64_t timeout_ms;    /* default handler timeout; 0: none */
 	int prefetch;          /* tasks claimed ahead of free threads and
 	                          queued locally (their leases are renewed
-	                          while they wait); 0: claim only for free
-	                          threads. Raises throughput of short tasks;
-	                          keep 0 for long ones, so that idle nodes get
-	                          them. */
+	                          while they wait). 0: adaptive; N: N
+	                          ahead; SKED_PREFETCH_OFF: claim only for
+	                          free threads. Adaptive means: nothing ahead
+	                          once a claim comes back short (the queue is
+	                          drained, so idle nodes get the work), and
+	                          never more than 1000 or than this worker
+	                          starts in 100 ms or in a quarter of a
+	                          lease. */
 	/* the lock-wait watchdog: a wait of this worker on one of sked's
 	 * own rows (a schedule, a cluster lock, a queue limit) longer than
 	 * this is logged once, with who holds the row where the database
@@ -430,6 +438,9 @@ typedef struct sked_worker_options {
 	 * negative: never */
 	int64_t lock_wait_warn_ms;
 } sked_worker_options;
+
+/* sked_worker_options.prefetch: claim only for free threads */
+#define SKED_PREFETCH_OFF (-1)
 
 /* A worker on h's database. The worker claims through h, and
  * sked_worker_run() opens two more connections of its own to the same

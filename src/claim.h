@@ -69,6 +69,12 @@ extern const sked_claim_strategy sked__claim_optimistic;
 
 const sked_claim_strategy *sked__claim_for(sked_strategy s);
 
+/* The sqlite strategy's claim statement without its transaction, for a
+ * caller that holds SQLite's write lock already (lease.c). */
+int sked__claim_in_tx(struct sked *h, const sked_claim_req *req,
+                      sked_claimed **out, int *n)
+        __attribute__((warn_unused_result));
+
 /* The one entry point the model uses. */
 int sked__claim(struct sked *h, const sked_claim_req *req, sked_claimed **out,
                 int *n) __attribute__((warn_unused_result));
@@ -79,5 +85,8 @@ void sked__claimed_free(sked_claimed *c, int n);
 struct sked_res;
 int sked__claimed_from_rows(const struct sked_res *r, sked_claimed **out,
                             int *n) __attribute__((warn_unused_result));
+/* One such row (row i) into *t; SKED_ENOMEM leaves *t freeable. */
+int sked__claimed_from_row(const struct sked_res *r, int i, sked_claimed *t)
+        __attribute__((warn_unused_result));
 
 #endif /* SKED_CLAIM_H */

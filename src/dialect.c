@@ -30,12 +30,13 @@
 	"schedule_name, {ms:fire_time}, last_error, {ms:created_at}, "         \
 	"{ms:updated_at}, {ms:finished_at}"
 
-/* every column a task keeps when it ends and moves to {p}task_done */
-#define DONE_COLS                                                              \
+#define DONE_COLS SKED__DONE_COLS
+
+/* the columns TASK_COLS reads, as they are (a list of both tables) */
+#define RAW_COLS                                                               \
 	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
-	"max_attempts, node_id, lease_until, started_at, version, "            \
-	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
-	"updated_at, finished_at"
+	"max_attempts, node_id, lease_until, unique_key, schedule_name, "      \
+	"fire_time, last_error, created_at, updated_at, finished_at"
 
 #define CLAIMED_COLS                                                           \
 	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}"
@@ -104,9 +105,18 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 ENQ_COLS "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
         [SKED_SQL_ENQ_AT] =
                 ENQ_COLS "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
-        [SKED_SQL_UNIQUE_GET] = "SELECT id FROM {p}task WHERE unique_key = ?1",
-        [SKED_SQL_TASK_GET] = "SELECT " TASK_COLS " FROM {p}task WHERE id = ?1",
-        [SKED_SQL_TASK_STATUS] = "SELECT status FROM {p}task WHERE id = ?1",
+        /* a task is in {p}task while live, in {p}task_done once ended:
+         * one statement reads both, so it sees the task on one side of a
+         * move (a statement's snapshot, or the move's row locks) */
+        [SKED_SQL_UNIQUE_GET] =
+                "SELECT id FROM {p}task WHERE unique_key = ?1 UNION ALL "
+                "SELECT id FROM {p}task_done WHERE unique_key = ?1",
+        [SKED_SQL_TASK_GET] =
+                "SELECT " TASK_COLS " FROM {p}task WHERE id = ?1 UNION ALL "
+                "SELECT " TASK_COLS " FROM {p}task_done WHERE id = ?1",
+        [SKED_SQL_TASK_STATUS] =
+                "SELECT status FROM {p}task WHERE id = ?1 UNION ALL "
+                "SELECT status FROM {p}task_done WHERE id = ?1",
         [SKED_SQL_RUNS_GET] =
                 "SELECT id, task_id, attempt, node_id, {ms:started_at}, "
                 "{ms:finished_at}, outcome, exit_code, error, output "
@@ -121,9 +131,16 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "THEN attempts + 1 ELSE max_attempts END, finished_at = NULL, "
                 "lease_until = NULL, updated_at = {now}, version = version + 1 "
                 "WHERE id = ?1 AND status IN (0, 3, 4, 5)",
+        /* live tasks per queue and status (the hot table holds only
+         * those); ended tasks per status, each count a range of
+         * {p}task_done's (status, finished_at) index, their queue NULL */
         [SKED_SQL_STATS] =
                 "SELECT queue, status, COUNT(*), SUM(CASE WHEN " DUE
                 " THEN 1 ELSE 0 END) FROM {p}task GROUP BY queue, status "
+                "UNION ALL SELECT NULL, 2, COUNT(*), 0 FROM {p}task_done "
+                "WHERE status = 2 UNION ALL SELECT NULL, 3, COUNT(*), 0 "
+                "FROM {p}task_done WHERE status = 3 UNION ALL SELECT NULL, "
+                "5, COUNT(*), 0 FROM {p}task_done WHERE status = 5 "
                 "ORDER BY queue, status",
         [SKED_SQL_NODES] =
                 "SELECT n.id, n.host, n.pid, {ms:n.started_at}, "
@@ -370,16 +387,68 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "
                 "t.node_id = {p}node.id AND t.status = 1)",
         [SKED_SQL_PRUNE_PICK] =
-                "SELECT id FROM {p}task WHERE status = ?1 AND "
+                "SELECT id FROM {p}task_done WHERE status = ?1 AND "
                 "finished_at < {now+?2} ORDER BY finished_at{lim:?3}",
-        [SKED_SQL_PRUNE_RUNS] = "DELETE FROM {p}run WHERE task_id IN ({ids})",
-        [SKED_SQL_PRUNE_TASKS] = "DELETE FROM {p}task WHERE id IN ({ids}) "
-                                 "AND status IN (2, 3, 5)",
+        /* after SKED_SQL_PRUNE_TASKS: the runs of the picked tasks that
+         * are gone from both tables (one retried meanwhile keeps them) */
+        [SKED_SQL_PRUNE_RUNS] =
+                "DELETE FROM {p}run WHERE task_id IN ({ids}) AND NOT EXISTS "
+                "(SELECT 1 FROM {p}task t WHERE t.id = {p}run.task_id) AND "
+                "NOT EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "
+                "{p}run.task_id)",
+        [SKED_SQL_PRUNE_TASKS] = "DELETE FROM {p}task_done WHERE id IN "
+                                 "({ids}) AND status IN (2, 3, 5)",
+        [SKED_SQL_FIN_LOCK] = "SELECT id, attempts FROM {p}task WHERE id IN "
+                              "({ids}) AND node_id = ?1 AND status = 1 "
+                              "FOR UPDATE",
+        [SKED_SQL_FIN_OK_IDS] =
+                "UPDATE {p}task SET status = 2, lease_until = NULL, "
+                "finished_at = {now}, updated_at = {now}, "
+                "version = version + 1 WHERE id IN ({ids}) AND status = 1",
+        [SKED_SQL_RUN_ROWS] =
+                "INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
+                "finished_at, outcome, exit_code, error, output) SELECT "
+                "v.c1, v.c2, ?1, {ts:v.c3}, {now}, v.c4, v.c5, v.c6, v.c7 "
+                "FROM ({rows7}) v",
+        /* "status + 0": found by primary key only. Offered an index on
+         * status (MySQL's task_lease), InnoDB may scan it instead and
+         * wait on rows another session holds, far from these */
         [SKED_SQL_DONE_COPY] =
                 "INSERT INTO {p}task_done (" DONE_COLS ") SELECT " DONE_COLS
-                " FROM {p}task WHERE id IN ({ids}) AND status IN (2, 3, 5)",
+                " FROM {p}task WHERE id IN ({ids}) AND status + 0 IN (2, 3, "
+                "5)",
         [SKED_SQL_DONE_DROP] = "DELETE FROM {p}task WHERE id IN ({ids}) "
-                               "AND status IN (2, 3, 5)",
+                               "AND status + 0 IN (2, 3, 5)",
+        [SKED_SQL_DONE_UNIQUE] =
+                "SELECT id FROM {p}task_done WHERE unique_key = ?1",
+        [SKED_SQL_DONE_FIRE] = "SELECT id FROM {p}task_done WHERE "
+                               "schedule_name = ?1 AND fire_time = {ts:?2}",
+        [SKED_SQL_LIVE_UNIQUE] = "SELECT id FROM {p}task WHERE unique_key = ?1",
+        [SKED_SQL_ENQ_UNDO] =
+                "DELETE FROM {p}task WHERE id = ?1 AND status = 0",
+        [SKED_SQL_LIST_DONE_HEAD] =
+                "SELECT " TASK_COLS " FROM {p}task_done WHERE 1 = 1",
+        /* each table's newest rows by its primary key, then the newest of
+         * both: the same cost as one table's list */
+        [SKED_SQL_LIST_BOTH_HEAD] =
+                "SELECT " TASK_COLS " FROM (SELECT * FROM (SELECT " RAW_COLS
+                " FROM {p}task WHERE 1 = 1",
+        [SKED_SQL_LIST_BOTH_MID] = " ORDER BY id DESC{lim:{arg}}) a UNION ALL "
+                                   "SELECT * FROM (SELECT " RAW_COLS
+                                   " FROM {p}task_done WHERE 1 = 1",
+        [SKED_SQL_LIST_BOTH_TAIL] = " ORDER BY id DESC{lim:{arg}}) b) t "
+                                    "ORDER BY id DESC{lim:{arg}}",
+        [SKED_SQL_PICK_LIVE] = "SELECT id FROM {p}task WHERE status = ?1",
+        [SKED_SQL_PICK_DONE] = "SELECT id FROM {p}task_done WHERE status = ?1",
+        [SKED_SQL_CANCEL_IDS] =
+                "UPDATE {p}task SET status = 5, finished_at = {now}, "
+                "lease_until = NULL, updated_at = {now}, version = version + "
+                "1 WHERE status = ?1 AND id IN ({ids})",
+        [SKED_SQL_RETRY_LOCK] = "UPDATE {p}task_done SET version = version + 1 "
+                                "WHERE id IN ({ids}) AND status IN (3, 5)",
+        [SKED_SQL_RETRY_BACK] = SKED__RETRY_BACK,
+        [SKED_SQL_RETRY_DROP] = "DELETE FROM {p}task_done WHERE id IN ({ids}) "
+                                "AND status IN (3, 5)",
         /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:
          * no generic text (dialect/postgresql.c, dialect/sqlserver.c);
          * nor SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS*, SKED_SQL_APP_NAME:
@@ -478,7 +547,8 @@ is(const char *in, size_t n, const char *word)
 static int
 per_call(const char *in, size_t n)
 {
-	return is(in, n, "arg") || is(in, n, "ids") || is(in, n, "rows");
+	return is(in, n, "arg") || is(in, n, "ids") || is(in, n, "rows") ||
+	       is(in, n, "rows7");
 }
 
 /* An argument of {now+X}, {ts:X}, {ms:X} or {lim:X}: text without
@@ -610,6 +680,11 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 	case SKED_SQL_ENQ_ROWS_IN:
 	case SKED_SQL_ENQ_ROWS_AT:
 		return (d->caps & SKED_CAP_INSERT_ROWS) != 0;
+	case SKED_SQL_FINISH_CLAIM_ANY:
+	case SKED_SQL_FINISH_CLAIM_Q:
+		return (d->caps & SKED_CAP_FUSED) != 0;
+	case SKED_SQL_FIN_LOCK:
+		return (d->caps & SKED_CAP_BATCH_FINISH) != 0;
 	case SKED_SQL_BACKEND_ID:
 	case SKED_SQL_BLOCKERS:
 		return (d->caps & SKED_CAP_WAIT_HOLDER) != 0;
@@ -692,6 +767,30 @@ sked__sql_fill(sked_buf *b, const char *s, int first, int n)
 				sked__buf_puts(b, num);
 			}
 			s = open + 5;
+		} else if (strncmp(open, "{rows7}", 7) == 0) {
+			for (int i = 0; i < n; i++) {
+				int a = first + 7 * i;
+				if (i == 0)
+					snprintf(num, sizeof num,
+					         "SELECT ?%d AS c1, ?%d AS c2",
+					         a, a + 1);
+				else
+					snprintf(num, sizeof num,
+					         " UNION ALL SELECT ?%d, ?%d",
+					         a, a + 1);
+				sked__buf_puts(b, num);
+				for (int k = 2; k < 7; k++) {
+					if (i == 0)
+						snprintf(num, sizeof num,
+						         ", ?%d AS c%d", a + k,
+						         k + 1);
+					else
+						snprintf(num, sizeof num,
+						         ", ?%d", a + k);
+					sked__buf_puts(b, num);
+				}
+			}
+			s = open + 7;
 		} else if (strncmp(open, "{rows}", 6) == 0) {
 			for (int i = 0; i < n; i++) {
 				snprintf(num, sizeof num, "%s(?%d, %d)",

@@ -44,12 +44,15 @@
  *   {kinds:X}  a condition: X is NULL, or the list X (",a,b,") names the
  *              row's kind (claims ask only for kinds the worker runs)
  *
- * Three tokens survive rendering and are filled per call by
+ * Four tokens survive rendering and are filled per call by
  * sked__sql_fill, because they depend on how many values a call binds:
  *
  *   {arg}      the marker of the next parameter (in filter fragments)
  *   {ids}      n markers "?k,?k+1,…" (a claim's locked ids)
  *   {rows}     n rows "(?k, 0), (?k+1, 1), …" (a multi-row insert)
+ *   {rows7}    n rows of seven values as a derived table: "SELECT ?k AS
+ *              c1, …, ?k+6 AS c7 UNION ALL SELECT ?k+7, …" (a batch of
+ *              run rows where there are no array parameters)
  *
  * Parameters are written '?N' (1-based, SQLite's own form); drivers whose
  * server wants something else rewrite the markers (db.h).
@@ -168,10 +171,51 @@ typedef enum sked_sql {
 	 * deleted from {p}task, in the transaction that ended them */
 	SKED_SQL_DONE_COPY,
 	SKED_SQL_DONE_DROP,
+	/* reading and steering across the move (queue.c, ops.c, sched.c):
+	 * an ended task's unique key ?1, or schedule fire (?1, ?2), in
+	 * {p}task_done; a live task's unique key ?1 */
+	SKED_SQL_DONE_UNIQUE,
+	SKED_SQL_DONE_FIRE,
+	SKED_SQL_LIVE_UNIQUE,
+	/* the task ?1 this transaction has just inserted, taken out again
+	 * where the transaction is the application's (a borrowed handle) */
+	SKED_SQL_ENQ_UNDO,
+	/* a list of ended tasks (the status filter says so), or of both
+	 * tables: head, the filters, middle, the same filters, tail */
+	SKED_SQL_LIST_DONE_HEAD,
+	SKED_SQL_LIST_BOTH_HEAD,
+	SKED_SQL_LIST_BOTH_MID,
+	SKED_SQL_LIST_BOTH_TAIL,
+	/* bulk steering in batches: ids of status ?1 (then the filter
+	 * fragments and SKED_SQL_LIST_TAIL) in {p}task or {p}task_done */
+	SKED_SQL_PICK_LIVE,
+	SKED_SQL_PICK_DONE,
+	SKED_SQL_CANCEL_IDS, /* status ?1, {ids} from ?2 */
+	/* retry of ended tasks {ids} (from ?1): lock their {p}task_done
+	 * rows, copy them back into {p}task as pending (same ids), drop them */
+	SKED_SQL_RETRY_LOCK,
+	SKED_SQL_RETRY_BACK,
+	SKED_SQL_RETRY_DROP,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
 	 * statement over unnested array parameters (lease.c, queue.c) */
 	SKED_SQL_FINISH_ARRAYS,
 	SKED_SQL_ENQ_ARRAYS,
+	/* SKED_CAP_FUSED (no generic text): a busy worker's steady state in
+	 * one round trip: SKED_SQL_FINISH_ARRAYS's ?1-?10, then lease ms
+	 * ?11, limit ?12, kinds ?13, queue ?14 (the _Q form). Rows: the
+	 * claimed tasks as CLAIMED_COLS with tag 1 in an eighth column, and
+	 * per outcome (position, applied, …, tag 0) (lease.c) */
+	SKED_SQL_FINISH_CLAIM_ANY,
+	SKED_SQL_FINISH_CLAIM_Q,
+	/* SKED_CAP_BATCH_FINISH: a batch of successes in a fixed number of
+	 * statements where there are no arrays (lease.c): lock the rows of
+	 * {ids} (from ?2) node ?1 still runs, answering (id, attempts);
+	 * mark the rows of {ids} (from ?1) succeeded; insert one run row per
+	 * {rows7} (from ?2: task id, attempt, started ms, outcome, exit
+	 * code, error, output), node ?1 */
+	SKED_SQL_FIN_LOCK,
+	SKED_SQL_FIN_OK_IDS,
+	SKED_SQL_RUN_ROWS,
 	/* SKED_CAP_INSERT_ROWS (no generic text): n tasks in one INSERT …
 	 * OUTPUT over {rows} (queue.c); run-in-ms and run-at forms */
 	SKED_SQL_ENQ_ROWS_IN,
@@ -223,6 +267,30 @@ typedef enum sked_sql {
 	SKED_SQL__COUNT
 } sked_sql;
 
+/* SKED_SQL_RETRY_BACK's generic text, which SQL Server's wraps in SET
+ * IDENTITY_INSERT (an explicit id into an identity column): the ended
+ * tasks {ids} go back into {p}task as pending, due now, with the same id
+ * and one more attempt allowed when they have used theirs */
+/* every column a task keeps when it ends and moves to {p}task_done (the
+ * move's statements, generic and MySQL's) */
+#define SKED__DONE_COLS                                                        \
+	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
+	"max_attempts, node_id, lease_until, started_at, version, "            \
+	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
+	"updated_at, finished_at, concurrency_key"
+
+#define SKED__RETRY_BACK                                                       \
+	"INSERT INTO {p}task (id, queue, kind, payload, status, priority, "    \
+	"run_at, attempts, max_attempts, node_id, lease_until, started_at, "   \
+	"version, unique_key, schedule_name, fire_time, last_error, "          \
+	"created_at, updated_at, finished_at, concurrency_key) SELECT id, "    \
+	"queue, kind, payload, 0, priority, {now}, attempts, CASE WHEN "       \
+	"attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END, "   \
+	"node_id, NULL, started_at, version + 1, unique_key, schedule_name, "  \
+	"fire_time, last_error, created_at, {now}, NULL, concurrency_key "     \
+	"FROM {p}task_done "                                                   \
+	"WHERE id IN ({ids}) AND status IN (3, 5)"
+
 /* capability flags */
 #define SKED_CAP_RETURNING   0x01 /* UPDATE … RETURNING */
 #define SKED_CAP_SKIP_LOCKED 0x02 /* FOR UPDATE SKIP LOCKED */
@@ -239,6 +307,12 @@ typedef enum sked_sql {
 #define SKED_CAP_WAIT_HOLDER 0x40
 /* SKED_SQL_APP_NAME: a session can be named after it connected */
 #define SKED_CAP_APP_NAME 0x80
+/* SKED_SQL_FINISH_CLAIM_*: record a batch of outcomes and claim the next
+ * batch in one statement (PostgreSQL's data-modifying CTEs) */
+#define SKED_CAP_FUSED 0x100
+/* SKED_SQL_FIN_LOCK (SELECT … FOR UPDATE), SKED_SQL_FIN_OK_IDS and
+ * SKED_SQL_RUN_ROWS: successes finished a batch at a time (MySQL) */
+#define SKED_CAP_BATCH_FINISH 0x200
 
 typedef struct sked_dialect {
 	const char *name;  /* "sqlite", "postgresql", "mysql", … */

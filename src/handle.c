@@ -221,9 +221,12 @@ sked__set_app_name(sked *h, const char *name)
 {
 	if (name != h->app_name)
 		snprintf(h->app_name, sizeof h->app_name, "%s", name);
-	/* never on the application's own connection (sked_wrap) */
+	/* never on the application's own connection (sked_wrap), nor where
+	 * the operator named the sessions (application_name in the URL, or
+	 * libpq's PGAPPNAME): theirs wins */
 	if (!(h->dialect->caps & SKED_CAP_APP_NAME) || pooled(h) || h->in_tx ||
-	    h->borrowed || !h->app_name[0])
+	    h->borrowed || !h->app_name[0] ||
+	    strstr(h->url_redacted, "application_name=") || getenv("PGAPPNAME"))
 		return;
 	sked_val v = SKED_TEXTV(h->app_name);
 	sked_res r = {0};

@@ -18,4 +18,20 @@
 void sked__filter_fill(sked *h, const sked_list_filter *f, sked_buf *sql,
                        sked_val *p, int *np);
 
+/* done.c: move the ended tasks among ids (n of them) from {p}task to
+ * {p}task_done; run inside the transaction that ended them. Live ids are
+ * left alone. */
+int sked__move_done(sked *h, const int64_t *ids, int n);
+
+/* queue.c: steering inside the caller's transaction (ops.c's bulk forms
+ * share them). Cancel one live task and move it to {p}task_done; retry
+ * one task (a waiting one in place, an ended one back from
+ * {p}task_done); move ended tasks ids back as pending. *changed: the
+ * tasks changed. A unique index refusing a retry (SKED_DBE_UNIQUE) is
+ * explained, after the rollback, by sked__retry_refused. */
+int sked__cancel_in_tx(sked *h, int64_t id, int64_t *changed);
+int sked__retry_in_tx(sked *h, int64_t id, int64_t *changed);
+int sked__retry_back(sked *h, const int64_t *ids, int n, int64_t *changed);
+int sked__retry_refused(sked *h, int64_t id);
+
 #endif /* SKED_INTERNAL_H */

@@ -98,12 +98,15 @@ finish_one(sked *h, const char *node, sked_outcome *o)
  * ?3 new status, ?4 started ms, ?5 retry delay ms, ?6 exit codes, ?7
  * errors, ?8 output tails, ?9 outcome names, ?10 node, and answers one
  * (input position, applied) row per outcome. */
+/* the arrays, in parameter order (?1 … ?9), then (after the node, ?10)
+ * the successes' 'id:attempt' keys (?11) and the others' ids (?12) */
+enum { IDS, ATT, ST, STARTED, DELAY, EXIT, ERR, OUT, OUTCOME, KEYS, OTHER, NA };
+
 static int
-finish_arrays(sked *h, const char *node_id, sked_outcome *o, int n)
+build_arrays(sked *h, const sked_outcome *o, int n, sked_buf a[NA])
 {
-	enum { IDS, ATT, ST, STARTED, DELAY, EXIT, ERR, OUT, OUTCOME, NA };
-	sked_buf a[NA];
-	memset(a, 0, sizeof a);
+	size_t nkeys = 0, nother = 0;
+	memset(a, 0, sizeof *a * NA);
 	for (int i = 0; i < n; i++) {
 		size_t k = (size_t)i;
 		int st;
@@ -134,23 +137,66 @@ finish_arrays(sked *h, const char *node_id, sked_outcome *o, int n)
 		sked__pgarray_text(&a[OUT], k, o[i].output,
 		                   o[i].output ? strlen(o[i].output) : 0);
 		sked__pgarray_text(&a[OUTCOME], k, outcome, strlen(outcome));
+		if (o[i].what == SKED_FIN_OK) {
+			char key[48];
+			int kl = snprintf(key, sizeof key, "%lld:%d",
+			                  (long long)o[i].id, o[i].attempt);
+			sked__pgarray_text(&a[KEYS], nkeys++, key, (size_t)kl);
+		} else {
+			sked__pgarray_int(&a[OTHER], nother++, o[i].id, 0);
+		}
 	}
 	int oom = 0;
 	for (int j = 0; j < NA; j++) {
-		sked__pgarray_end(&a[j], (size_t)n);
+		sked__pgarray_end(&a[j], j == KEYS    ? nkeys
+		                         : j == OTHER ? nother
+		                                      : (size_t)n);
 		oom |= a[j].oom;
 	}
-	int rc = SKED_OK;
-	sked_res r = {0};
-	if (oom) {
-		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
-		goto out;
-	}
-	sked_val p[10];
-	for (int j = 0; j < NA; j++)
+	return oom ? sked__fail(h, SKED_ENOMEM, "out of memory") : SKED_OK;
+}
+
+/* ?1-?9 the arrays, ?10 the node, ?11 and ?12 the split by outcome */
+static void
+set_array_params(sked_val p[12], sked_buf a[NA], const char *node_id)
+{
+	for (int j = 0; j < OUTCOME + 1; j++)
 		p[j] = SKED_TEXTV(a[j].p);
 	p[9] = SKED_TEXTV(node_id);
-	rc = sked__q(h, SKED_SQL_FINISH_ARRAYS, p, 10, &r);
+	p[10] = SKED_TEXTV(a[KEYS].p);
+	p[11] = SKED_TEXTV(a[OTHER].p);
+}
+
+static void
+free_arrays(sked_buf a[NA])
+{
+	for (int j = 0; j < NA; j++)
+		sked__buf_free(&a[j]);
+}
+
+/* What the database said of outcome ord (1-based). */
+static void
+set_applied(sked_outcome *o, int n, int64_t ord, int applied)
+{
+	if (ord < 1 || ord > n)
+		return;
+	sked_outcome *x = &o[ord - 1];
+	x->applied = applied;
+	x->dead = x->applied && x->what == SKED_FIN_FAIL &&
+	          x->attempt >= x->max_attempts;
+}
+
+static int
+finish_arrays(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	sked_buf a[NA];
+	sked_res r = {0};
+	int rc = build_arrays(h, o, n, a);
+	if (rc != SKED_OK)
+		goto out;
+	sked_val p[12];
+	set_array_params(p, a, node_id);
+	rc = sked__q(h, SKED_SQL_FINISH_ARRAYS, p, 12, &r);
 	if (rc != SKED_OK) {
 		sked__fail_db(h, rc, "cannot finish tasks");
 		goto out;
@@ -161,19 +207,227 @@ finish_arrays(sked *h, const char *node_id, sked_outcome *o, int n)
 		                r.nrows);
 		goto out;
 	}
+	for (int i = 0; i < r.nrows; i++)
+		set_applied(o, n, sked__res_int(&r, i, 0),
+		            sked__res_int(&r, i, 1) == 1);
+out:
+	sked__res_clear(&r);
+	free_arrays(a);
+	return rc;
+}
+
+/* SKED_CAP_FUSED: finish n outcomes (n may be 0) and claim up to
+ * req->limit tasks (which may be 0) in one statement. */
+static int
+finish_claim_once(sked *h, const char *node_id, sked_outcome *o, int n,
+                  const sked_claim_req *req, sked_claimed **out, int *nout)
+{
+	sked_buf a[NA];
+	sked_res r = {0};
+	*out = NULL;
+	*nout = 0;
+	int rc = build_arrays(h, o, n, a);
+	if (rc != SKED_OK)
+		goto out;
+	sked_val p[16];
+	set_array_params(p, a, node_id);
+	p[12] = SKED_INTV(req->lease_ms);
+	p[13] = SKED_INTV(req->limit);
+	p[14] = SKED_TEXTV(req->kinds);
+	p[15] = SKED_TEXTV(req->queue);
+	rc = sked__q(h,
+	             req->queue ? SKED_SQL_FINISH_CLAIM_Q
+	                        : SKED_SQL_FINISH_CLAIM_ANY,
+	             p, req->queue ? 16 : 15, &r);
+	if (rc != SKED_OK) {
+		sked__fail_db(h, rc, "cannot finish and claim tasks");
+		goto out;
+	}
+	int nclaimed = 0, nfinished = 0;
+	for (int i = 0; i < r.nrows; i++)
+		if (sked__res_int(&r, i, 7) == 1)
+			nclaimed++;
+		else
+			nfinished++;
+	if (nfinished != n || nclaimed > req->limit) {
+		rc = sked__fail(h, SKED_EDB,
+		                "finishing %d and claiming up to %d task(s) "
+		                "answered %d and %d row(s)",
+		                n, req->limit, nfinished, nclaimed);
+		goto out;
+	}
+	if (nclaimed > 0 && !(*out = calloc((size_t)nclaimed, sizeof **out))) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		goto out;
+	}
 	for (int i = 0; i < r.nrows; i++) {
-		int64_t ord = sked__res_int(&r, i, 0);
-		if (ord < 1 || ord > n)
+		if (sked__res_int(&r, i, 7) != 1) {
+			set_applied(o, n, sked__res_int(&r, i, 0),
+			            sked__res_int(&r, i, 4) == 1);
 			continue;
-		sked_outcome *x = &o[ord - 1];
-		x->applied = sked__res_int(&r, i, 1) == 1;
-		x->dead = x->applied && x->what == SKED_FIN_FAIL &&
-		          x->attempt >= x->max_attempts;
+		}
+		/* claimed: committed already, so keep going on a failed
+		 * copy and hand over what we have */
+		if (sked__claimed_from_row(&r, i, &(*out)[*nout]) != SKED_OK) {
+			(*nout)++;
+			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+			break;
+		}
+		(*nout)++;
 	}
 out:
 	sked__res_clear(&r);
-	for (int j = 0; j < NA; j++)
-		sked__buf_free(&a[j]);
+	free_arrays(a);
+	return rc;
+}
+
+/* SKED_CAP_BATCH_FINISH (MySQL): the successes among o in a fixed
+ * number of statements, inside the caller's transaction: lock the rows
+ * this node still runs, mark those succeeded, write every success's run
+ * row (late where the row was not held) in one insert. *done[i] is set
+ * for the outcomes handled here; the applied ids are appended to ended. */
+static int
+finish_successes(sked *h, const char *node_id, sked_outcome *o, int n,
+                 char *done, int64_t *ended, int *nended)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += o[i].what == SKED_FIN_OK;
+	if (k < 2)
+		return SKED_OK; /* one at a time is as cheap */
+	int rc = SKED_OK;
+	sked_val *p = calloc((size_t)(7 * k + 1), sizeof *p);
+	int *ok = malloc(sizeof *ok * (size_t)k);
+	char(*late)[600] = malloc(sizeof *late * (size_t)k);
+	sked_buf sql = {0};
+	sked_res r = {0};
+	if (!p || !ok || !late) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		goto out;
+	}
+	k = 0;
+	for (int i = 0; i < n; i++)
+		if (o[i].what == SKED_FIN_OK) {
+			ok[k++] = i;
+			o[i].applied = 0;
+			o[i].dead = 0;
+		}
+	/* 1: which of them this node still holds, locked */
+	p[0] = SKED_TEXTV(node_id);
+	for (int j = 0; j < k; j++)
+		p[1 + j] = SKED_INTV(o[ok[j]].id);
+	sked__sql_fill(&sql, h->sql[SKED_SQL_FIN_LOCK], 2, k);
+	if (sql.oom) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = sked__qdyn(h, sql.p, p, k + 1, &r)) != SKED_OK)
+		goto out;
+	int held = 0;
+	for (int i = 0; i < r.nrows; i++) {
+		int64_t id = sked__res_int(&r, i, 0);
+		int att = (int)sked__res_int(&r, i, 1);
+		for (int j = 0; j < k; j++)
+			if (o[ok[j]].id == id && o[ok[j]].attempt == att &&
+			    !o[ok[j]].applied) {
+				o[ok[j]].applied = 1;
+				held++;
+			}
+	}
+	sked__res_clear(&r);
+	/* 2: mark those succeeded */
+	if (held > 0) {
+		int m = 0;
+		for (int j = 0; j < k; j++)
+			if (o[ok[j]].applied) {
+				p[m++] = SKED_INTV(o[ok[j]].id);
+				ended[(*nended)++] = o[ok[j]].id;
+			}
+		sql.n = 0;
+		sked__sql_fill(&sql, h->sql[SKED_SQL_FIN_OK_IDS], 1, m);
+		if (sql.oom) {
+			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = sked__qdyn(h, sql.p, p, m, NULL)) != SKED_OK)
+			goto out;
+	}
+	/* 3: a run row for each */
+	p[0] = SKED_TEXTV(node_id);
+	for (int j = 0; j < k; j++) {
+		const sked_outcome *x = &o[ok[j]];
+		sked_val *v = &p[1 + 7 * j];
+		v[0] = SKED_INTV(x->id);
+		v[1] = SKED_INTV(x->attempt);
+		v[2] = SKED_INTV(x->started_ms);
+		v[3] = SKED_TEXTV(x->applied ? SKED_OUTCOME_SUCCEEDED
+		                             : SKED_OUTCOME_LATE);
+		v[4] = x->exit_code >= 0 ? SKED_INTV(x->exit_code) : SKED_NULLV;
+		if (x->applied) {
+			v[5] = SKED_TEXTV(x->error);
+		} else {
+			snprintf(late[j], sizeof late[j],
+			         "late %s result, not applied (lease lost)%s%s",
+			         SKED_OUTCOME_SUCCEEDED, x->error ? ": " : "",
+			         x->error ? x->error : "");
+			v[5] = SKED_TEXTV(late[j]);
+		}
+		v[6] = SKED_TEXTV(x->output);
+	}
+	sql.n = 0;
+	sked__sql_fill(&sql, h->sql[SKED_SQL_RUN_ROWS], 2, k);
+	if (sql.oom) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = sked__qdyn(h, sql.p, p, 7 * k + 1, NULL)) != SKED_OK)
+		goto out;
+	for (int j = 0; j < k; j++)
+		done[ok[j]] = 1;
+out:
+	sked__res_clear(&r);
+	free(sql.p);
+	free(late);
+	free(ok);
+	free(p);
+	return rc;
+}
+
+/* The outcomes' updates, run rows and moves, inside the caller's
+ * transaction. */
+static int
+finish_in_tx(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	int64_t *ended = malloc(sizeof *ended * (size_t)n);
+	char *done = calloc((size_t)n, 1);
+	int rc = SKED_OK, nended = 0;
+	if (!ended || !done) {
+		free(ended);
+		free(done);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	/* per-call statements with up to 7 values a row: chunks keep under
+	 * every product's parameter limit */
+	if (h->dialect->caps & SKED_CAP_BATCH_FINISH) {
+		int per = (h->dialect->max_params - 2) / 7;
+		for (int at = 0; at < n && rc == SKED_OK; at += per)
+			rc = finish_successes(h, node_id, o + at,
+			                      n - at < per ? n - at : per,
+			                      done + at, ended, &nended);
+	}
+	for (int i = 0; i < n && rc == SKED_OK; i++) {
+		if (done[i])
+			continue;
+		rc = finish_one(h, node_id, &o[i]);
+		if (rc == SKED_OK && o[i].applied &&
+		    (o[i].what == SKED_FIN_OK || o[i].dead))
+			ended[nended++] = o[i].id;
+	}
+	/* the tasks that ended leave the hot table in this transaction */
+	if (rc == SKED_OK && nended > 0)
+		rc = sked__move_done(h, ended, nended);
+	free(ended);
+	free(done);
 	return rc;
 }
 
@@ -185,18 +439,43 @@ finish_once(sked *h, const char *node_id, sked_outcome *o, int n)
 	int rc = sked__begin(h, 1);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin finishing tasks");
-	for (int i = 0; i < n; i++) {
-		rc = finish_one(h, node_id, &o[i]);
-		if (rc != SKED_OK) {
-			sked__fail_db(h, rc, "cannot finish tasks");
-			sked__rollback(h);
-			return rc;
-		}
+	rc = finish_in_tx(h, node_id, o, n);
+	if (rc != SKED_OK) {
+		sked__fail_db(h, rc, "cannot finish tasks");
+		sked__rollback(h);
+		return rc;
 	}
 	rc = sked__commit(h);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot commit finished tasks");
 	return SKED_OK;
+}
+
+/* SQLite: the outcomes and the next claim in one IMMEDIATE transaction,
+ * one take of the database's single write lock instead of two. */
+static int
+finish_claim_sqlite(sked *h, const char *node_id, sked_outcome *o, int n,
+                    const sked_claim_req *req, sked_claimed **out, int *nout)
+{
+	*out = NULL;
+	*nout = 0;
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin a claim");
+	if (n > 0)
+		rc = finish_in_tx(h, node_id, o, n);
+	if (rc == SKED_OK && req->limit > 0)
+		rc = sked__claim_in_tx(h, req, out, nout);
+	if (rc == SKED_OK)
+		rc = sked__commit(h);
+	if (rc != SKED_OK) {
+		sked__fail_db(h, rc, "cannot finish and claim tasks");
+		sked__rollback(h);
+		sked__claimed_free(*out, *nout);
+		*out = NULL;
+		*nout = 0;
+	}
+	return rc;
 }
 
 /* A finish or renewal the database rolled back as a deadlock, a lock wait
@@ -225,46 +504,96 @@ give_back_unstarted(sked *h, const char *node, sked_outcome *o, int n)
 	return SKED_OK;
 }
 
+/* The attempts that never reached a handler go back apart (no run row);
+ * *ran is then the others, copied (or o itself when all ran). */
+static int
+split_unstarted(sked *h, const char *node_id, sked_outcome *o, int n,
+                sked_outcome **ran, int *nrun)
+{
+	int rc = SKED_OK;
+	*ran = o;
+	*nrun = 0;
+	for (int i = 0; i < n; i++)
+		*nrun += o[i].what != SKED_FIN_UNSTARTED;
+	if (*nrun == n)
+		return SKED_OK;
+	for (int attempt = 1;; attempt++) {
+		rc = give_back_unstarted(h, node_id, o, n);
+		if (!sked__retry_pause(h, rc, attempt, TRIES,
+		                       "giving tasks back"))
+			break;
+	}
+	if (rc != SKED_OK || *nrun == 0)
+		return rc;
+	if (!(*ran = malloc(sizeof **ran * (size_t)*nrun)))
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int i = 0, k = 0; i < n; i++)
+		if (o[i].what != SKED_FIN_UNSTARTED)
+			(*ran)[k++] = o[i];
+	return SKED_OK;
+}
+
+/* Copy what the database said of the attempts that ran back into o. */
+static void
+merge_ran(sked_outcome *o, int n, sked_outcome *ran)
+{
+	if (ran == o)
+		return;
+	for (int i = 0, k = 0; i < n; i++)
+		if (o[i].what != SKED_FIN_UNSTARTED)
+			o[i] = ran[k++];
+	free(ran);
+}
+
 int
 sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
 {
 	if (n == 0)
 		return SKED_OK;
-	/* the attempts that ran go through the batch; the rest apart */
-	int nrun = 0, rc;
-	for (int i = 0; i < n; i++)
-		nrun += o[i].what != SKED_FIN_UNSTARTED;
-	if (nrun < n) {
-		for (int attempt = 1;; attempt++) {
-			rc = give_back_unstarted(h, node_id, o, n);
-			if (!sked__retry_pause(h, rc, attempt, TRIES,
-			                       "giving tasks back"))
-				break;
-		}
-		if (rc != SKED_OK || nrun == 0)
-			return rc;
-	}
-	sked_outcome *ran = o;
-	if (nrun < n) {
-		ran = malloc(sizeof *ran * (size_t)nrun);
-		if (!ran)
-			return sked__fail(h, SKED_ENOMEM, "out of memory");
-		for (int i = 0, k = 0; i < n; i++)
-			if (o[i].what != SKED_FIN_UNSTARTED)
-				ran[k++] = o[i];
-	}
+	sked_outcome *ran;
+	int nrun;
+	int rc = split_unstarted(h, node_id, o, n, &ran, &nrun);
+	if (rc != SKED_OK || nrun == 0)
+		return rc;
 	for (int attempt = 1;; attempt++) {
 		rc = finish_once(h, node_id, ran, nrun);
 		if (!sked__retry_pause(h, rc, attempt, TRIES,
 		                       "finishing tasks"))
 			break;
 	}
-	if (ran != o) {
-		for (int i = 0, k = 0; i < n; i++)
-			if (o[i].what != SKED_FIN_UNSTARTED)
-				o[i] = ran[k++];
-		free(ran);
+	merge_ran(o, n, ran);
+	return rc;
+}
+
+int
+sked__finish_claim(sked *h, const char *node_id, sked_outcome *o, int n,
+                   const sked_claim_req *req, sked_claimed **out, int *nout)
+{
+	*out = NULL;
+	*nout = 0;
+	int sqlite = h->strategy->id == SKED_STRAT_SQLITE;
+	if (!(h->dialect->caps & SKED_CAP_FUSED) && !sqlite) {
+		int rc = sked__finish(h, node_id, o, n);
+		return rc != SKED_OK ? rc : sked__claim(h, req, out, nout);
 	}
+	sked_outcome *ran = o;
+	int nrun = 0;
+	int rc = n > 0 ? split_unstarted(h, node_id, o, n, &ran, &nrun)
+	               : SKED_OK;
+	if (rc != SKED_OK)
+		return rc;
+	for (int attempt = 1;; attempt++) {
+		rc = sqlite ? finish_claim_sqlite(h, node_id, ran, nrun, req,
+		                                  out, nout)
+		            : finish_claim_once(h, node_id, ran, nrun, req, out,
+		                                nout);
+		if (rc == SKED_OK || *nout > 0 ||
+		    !sked__retry_pause(h, rc, attempt, TRIES,
+		                       "finishing and claiming tasks"))
+			break;
+	}
+	if (n > 0)
+		merge_ran(o, n, ran);
 	return rc;
 }
 
@@ -352,6 +681,9 @@ sked__reap(sked *h, int *taken)
 			rc = insert_run(h, id, attempt, node, started,
 			                SKED_OUTCOME_LEASE_EXPIRED, -1, err,
 			                NULL);
+			/* attempts spent: dead, and out of the hot table */
+			if (rc == SKED_OK)
+				rc = sked__move_done(h, &id, 1);
 			if (rc == SKED_OK)
 				(*taken)++;
 		}

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "claim.h"
 #include "internal.h"
 
 /* The end of one attempt, as the worker hands it to sked__finish. */
@@ -42,6 +43,16 @@ typedef struct sked_outcome {
 
 /* Record n outcomes in one transaction (task updates and run rows). */
 int sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
+        __attribute__((warn_unused_result));
+
+/* Record n outcomes (n may be 0) and claim up to req->limit tasks (which
+ * may be 0): one statement where the dialect has SKED_CAP_FUSED, else
+ * sked__finish then sked__claim. On failure the outcomes are to be tried
+ * again and, as after any failed claim, tasks may be held with no job
+ * (the statement may have committed); *out holds what was claimed if
+ * anything was read back (free with sked__claimed_free). */
+int sked__finish_claim(sked *h, const char *node_id, sked_outcome *o, int n,
+                       const sked_claim_req *req, sked_claimed **out, int *nout)
         __attribute__((warn_unused_result));
 
 /* Extend the leases of every task node_id holds to now + lease_ms, then

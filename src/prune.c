@@ -4,15 +4,17 @@
  *
  * Layer: the model, beside queue.c (see sked.h, sked_prune). Ended tasks
  * (succeeded, dead, cancelled) whose finished_at is older than the age go
- * in batches of PRUNE_BATCH: their ids are read through the (status,
- * finished_at) index, then their runs and the tasks themselves are deleted
- * in one short transaction per batch, so a prune never holds many row
- * locks or a long transaction, and claims (which read only due rows) never
- * wait for it. A task that ended again meanwhile is only deleted when it
- * still is ended (the delete re-checks the status).
+ * in batches of PRUNE_BATCH. Ended tasks live in {p}task_done (schema 4),
+ * so retention never touches the hot table: their ids are read through
+ * {p}task_done's (status, finished_at) index, then the tasks and their
+ * runs are deleted in one short transaction per batch, so a prune never
+ * holds many row locks or a long transaction, and claims never wait for
+ * it. A task retried meanwhile has left {p}task_done: it is not deleted,
+ * and neither are its runs (the run delete keeps those of any task still
+ * in either table).
  *
  * What a unique key and a (schedule, fire_time) pair guarantee afterwards
- * is written in docs/design.md ("Retention"): a pruned task's unique key
+ * is written in docs/design.md ("Ended tasks"): a pruned task's unique key
  * is free again; a schedule never fires an old fire time again, because
  * its own row remembers the last fire.
  */
@@ -58,11 +60,13 @@ prune_batch(sked *h, int status, int64_t older_than_ms, int *n)
 		sked__fail_db(h, rc, "cannot begin pruning");
 		goto out;
 	}
-	rc = sked__qdyn(h, runs.p, ids, k, NULL);
-	if (rc == SKED_OK)
-		rc = sked__qdyn(h, tasks.p, ids, k, NULL);
+	/* the tasks first: their runs go only once the task has (a task
+	 * retried meanwhile is back in {p}task, with its runs) */
+	rc = sked__qdyn(h, tasks.p, ids, k, NULL);
 	if (rc == SKED_OK)
 		*n = (int)sked__affected(h);
+	if (rc == SKED_OK)
+		rc = sked__qdyn(h, runs.p, ids, k, NULL);
 	if (rc == SKED_OK)
 		rc = sked__commit(h);
 	else

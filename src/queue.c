@@ -21,6 +21,14 @@
  *                                                      (or dead, when spent)
  *   pending, retry, running --cancel (user)----------> cancelled
  *   dead, cancelled, pending, retry --retry (user)---> pending
+ *
+ * Where they are (schema 4): live tasks (pending, running, retry) in
+ * {p}task, ended ones (succeeded, dead, cancelled) in {p}task_done, same
+ * columns and id. A task that ends moves in the transaction that ends it
+ * (a cancel here, through sked__move_done); a retry of an ended task
+ * moves it back; reads of one task, of a unique key and of lists read
+ * both tables; an enqueue with a unique key looks in both
+ * (enqueue_unique says why that is race-free).
  */
 #include "internal.h"
 
@@ -128,21 +136,112 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	}
 	if (sked__err_kind(h) != SKED_DBE_UNIQUE || !o->unique_key)
 		return sked__fail_db(h, rc, "cannot enqueue");
-	/* The unique index decided: the key exists. Return that task. */
+	/* The unique index decided: a live task holds the key. The caller,
+	 * whose transaction the error has spoilt, looks it up. */
 	*dup = 1;
-	sked_val k = SKED_TEXTV(o->unique_key);
-	rc = sked__q(h, SKED_SQL_UNIQUE_GET, &k, 1, &r);
-	if (rc == SKED_OK && r.nrows == 1)
-		*id = sked__res_int(&r, 0, 0);
-	else if (rc == SKED_OK)
-		rc = sked__fail(h, SKED_EBUSY,
-		                "unique key '%s' is being enqueued by another "
-		                "transaction; try again",
-		                o->unique_key);
-	else
-		rc = sked__fail_db(h, rc, "cannot look up the unique key");
+	*id = 0;
+	return SKED_OK;
+}
+
+/* The first id that statement stmt (parameters p) answers; *id 0 when
+ * it answers no row. */
+static int
+one_id(sked *h, sked_sql stmt, const sked_val *p, int np, int64_t *id)
+{
+	sked_res r = {0};
+	int rc = sked__q(h, stmt, p, np, &r);
+	*id = rc == SKED_OK && r.nrows > 0 ? sked__res_int(&r, 0, 0) : 0;
 	sked__res_clear(&r);
 	return rc;
+}
+
+/* Enqueue with a unique key: the key is taken while a task holding it is
+ * in either table, live ({p}task, whose unique index decides) or ended
+ * ({p}task_done, until retention removes it). One transaction: the insert
+ * into {p}task, then, in a new statement, a look for the key among ended
+ * tasks; found, the insert is rolled back and that task's id returned.
+ * Race-free across the move (docs/design.md, "Ended tasks"): a move that
+ * committed before the insert returned is seen by the next statement
+ * (READ COMMITTED: every statement reads what has committed; SQLite:
+ * writers take turns), and a move still in flight holds the key's entry
+ * in {p}task's unique index, so the insert waits for it to end. */
+#define ENQ_TRIES 5
+
+static int
+enqueue_unique(sked *h, const char *kind, const char *payload, size_t len,
+               const sked_enqueue_opts *o, int64_t *id, int *dup)
+{
+	sked_val k = SKED_TEXTV(o->unique_key);
+	int64_t ended = 0;
+	/* The common repeat of an ended task's key, answered without an
+	 * insert (whose rollback would make the enqueuers waiting on it
+	 * deadlock on MySQL's unique index); the look-up after the insert
+	 * is the one that closes the race. */
+	int rc = one_id(h, SKED_SQL_DONE_UNIQUE, &k, 1, &ended);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot look up the unique key");
+	if (ended) {
+		*id = ended;
+		*dup = 1;
+		return SKED_OK;
+	}
+	/* a holder that vanished between the insert and the look-up (pruned,
+	 * or an enqueue that rolled back) frees the key, and a deadlock
+	 * between enqueuers of one key is rolled back: try again */
+	for (int attempt = 1; attempt <= ENQ_TRIES; attempt++) {
+		*dup = 0;
+		if ((rc = sked__begin(h, 0)) != SKED_OK)
+			return sked__fail_db(h, rc, "cannot begin the enqueue");
+		rc = insert_task(h, kind, payload, len, o, id, dup);
+		if (rc == SKED_OK && !*dup) {
+			rc = one_id(h, SKED_SQL_DONE_UNIQUE, &k, 1, &ended);
+			if (rc != SKED_OK)
+				sked__fail_db(h, rc,
+				              "cannot look up the unique key");
+		}
+		if (rc != SKED_OK &&
+		    sked__retry_pause(h, rc, attempt, ENQ_TRIES, "enqueue"))
+			continue;
+		if (rc == SKED_OK && ended && h->borrowed) {
+			/* the application's transaction: no rollback of
+			 * ours, so the new row goes by hand */
+			sked_val u = SKED_INTV(*id);
+			rc = sked__q(h, SKED_SQL_ENQ_UNDO, &u, 1, NULL);
+			if (rc != SKED_OK)
+				return sked__fail_db(h, rc, "cannot enqueue");
+		}
+		if (rc != SKED_OK || *dup || ended) {
+			sked__rollback(h);
+			if (rc != SKED_OK)
+				return rc;
+			if (ended) { /* an ended task holds the key */
+				*id = ended;
+				*dup = 1;
+				return SKED_OK;
+			}
+			rc = one_id(h, SKED_SQL_UNIQUE_GET, &k, 1, id);
+			if (rc != SKED_OK)
+				return sked__fail_db(
+				        h, rc, "cannot look up the unique key");
+			if (*id)
+				return SKED_OK;
+			continue;
+		}
+		/* delivered at commit, like enqueue_many's */
+		if ((rc = notify(h)) == SKED_OK)
+			rc = sked__commit(h);
+		else
+			sked__rollback(h);
+		if (rc != SKED_OK)
+			return sked__fail_db(h, rc,
+			                     "cannot commit the enqueue");
+		return SKED_OK;
+	}
+	*dup = 0;
+	return sked__fail(h, SKED_EBUSY,
+	                  "unique key '%s' is being enqueued and removed by "
+	                  "others; try again",
+	                  o->unique_key);
 }
 
 SKED_API int
@@ -156,6 +255,13 @@ sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
 	if (rc != SKED_OK)
 		return rc;
 	int dup = 0;
+	if (opts && opts->unique_key) {
+		rc = enqueue_unique(h, kind, payload, payload_len, opts, id_out,
+		                    &dup);
+		if (existed_out)
+			*existed_out = dup;
+		return rc;
+	}
 	rc = insert_task(h, kind, payload, payload_len, opts, id_out, &dup);
 	if (existed_out)
 		*existed_out = dup;
@@ -390,6 +496,12 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 
 /* ---- reading tasks ---- */
 
+/* An id that is in neither table: never given, or the task ended and
+ * retention removed it (ids are never reused: docs/design.md) */
+#define NO_TASK                                                                \
+	"no task %lld (none was enqueued with that id, or it ended and was "   \
+	"pruned)"
+
 static int
 task_from_row(const sked_res *r, int i, sked_task *t)
 {
@@ -449,13 +561,21 @@ sked_task_get(sked *h, int64_t id, sked_task **out)
 	int rc = sked__q(h, SKED_SQL_TASK_GET, &p, 1, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read the task");
-	size_t n = 0;
-	rc = tasks_from_rows(h, &r, out, &n);
+	/* live or ended: one row (the first, should a reader that is not
+	 * given one snapshot see both sides of a move) */
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOTFOUND, NO_TASK, (long long)id);
+	}
+	sked_task *t = calloc(1, sizeof *t);
+	rc = t ? task_from_row(&r, 0, t) : SKED_ENOMEM;
 	sked__res_clear(&r);
-	if (rc == SKED_OK && n == 0)
-		return sked__fail(h, SKED_ENOTFOUND, "no task %lld",
-		                  (long long)id);
-	return rc;
+	if (rc != SKED_OK) {
+		sked_tasks_free(t, t ? 1 : 0);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	*out = t;
+	return SKED_OK;
 }
 
 /* Append the filters a list and a bulk change share (queue, kind, node,
@@ -508,10 +628,20 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 		return SKED_EINVAL;
 	/* The statement is assembled from registry fragments only; every
 	 * value is bound. */
+	/* Live tasks are in {p}task, ended ones in {p}task_done: a status
+	 * names one table; without one, each table's newest rows are merged
+	 * (the filters bound once, their markers used in both halves). */
 	sked_val p[9];
 	int np = 0;
 	sked_buf sql = {0};
-	sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_HEAD], 0, 0);
+	int ended = f->status == SKED_SUCCEEDED || f->status == SKED_DEAD ||
+	            f->status == SKED_CANCELLED;
+	int both = f->status < 0;
+	sked__sql_fill(&sql,
+	               h->sql[both    ? SKED_SQL_LIST_BOTH_HEAD
+	                      : ended ? SKED_SQL_LIST_DONE_HEAD
+	                              : SKED_SQL_LIST_HEAD],
+	               0, 0);
 	if (f->status >= 0) {
 		p[np++] = SKED_INTV(f->status);
 		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_STATUS], np, 1);
@@ -520,9 +650,22 @@ sked_task_list(sked *h, const sked_list_filter *f, sked_task **out, size_t *n)
 		p[np++] = SKED_INTV(f->before_id);
 		sked__sql_fill(&sql, h->sql[SKED_SQL_AND_BEFORE_ID], np, 1);
 	}
+	int nfilter = np;
 	sked__filter_fill(h, f, &sql, p, &np);
 	p[np++] = SKED_INTV(f->limit > 0 ? f->limit : 100);
-	sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_TAIL], np, 1);
+	if (both) {
+		/* the same fragments again, on the same markers */
+		int again = 0;
+		sked_val scratch[9];
+		sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_BOTH_MID], np, 1);
+		if (f->before_id > 0)
+			sked__sql_fill(&sql, h->sql[SKED_SQL_AND_BEFORE_ID],
+			               ++again, 1);
+		again = nfilter;
+		sked__filter_fill(h, f, &sql, scratch, &again);
+		sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_BOTH_TAIL], np, 1);
+	} else
+		sked__sql_fill(&sql, h->sql[SKED_SQL_LIST_TAIL], np, 1);
 	if (sql.oom) {
 		sked__buf_free(&sql);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
@@ -566,12 +709,48 @@ task_status(sked *h, int64_t id, int *status)
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot read the task");
 	if (r.nrows == 0)
-		rc = sked__fail(h, SKED_ENOTFOUND, "no task %lld",
-		                (long long)id);
+		rc = sked__fail(h, SKED_ENOTFOUND, NO_TASK, (long long)id);
 	else
 		*status = (int)sked__res_int(&r, 0, 0);
 	sked__res_clear(&r);
 	return rc;
+}
+
+/* Run a {ids} statement over n ids, their markers from ?first: p holds
+ * the first - 1 parameters before them, and room for the ids after. */
+static int
+run_ids(sked *h, sked_sql stmt, sked_val *p, int first, const int64_t *ids,
+        int n, int64_t *affected)
+{
+	sked_buf sql = {0};
+	sked__sql_fill(&sql, h->sql[stmt], first, n);
+	if (sql.oom) {
+		sked__buf_free(&sql);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		p[first - 1 + i] = SKED_INTV(ids[i]);
+	int rc = sked__qdyn(h, sql.p, p, first - 1 + n, NULL);
+	sked__buf_free(&sql);
+	if (affected)
+		*affected = rc == SKED_OK && sked__affected(h) > 0
+		                    ? sked__affected(h)
+		                    : 0;
+	return rc;
+}
+
+/* Cancel one live task inside the caller's transaction, moving it to
+ * {p}task_done; *changed 1 when it was live. */
+int
+sked__cancel_in_tx(sked *h, int64_t id, int64_t *changed)
+{
+	sked_val p = SKED_INTV(id);
+	*changed = 0;
+	int rc = sked__q(h, SKED_SQL_CANCEL, &p, 1, NULL);
+	if (rc != SKED_OK || sked__affected(h) != 1)
+		return rc;
+	*changed = 1;
+	return sked__move_done(h, &id, 1);
 }
 
 SKED_API int
@@ -579,11 +758,17 @@ sked_cancel(sked *h, int64_t id)
 {
 	if (!h || !h->db)
 		return SKED_EINVAL;
-	sked_val p = SKED_INTV(id);
-	int rc = sked__q(h, SKED_SQL_CANCEL, &p, 1, NULL);
+	int64_t changed = 0;
+	int rc = sked__begin(h, 0);
+	if (rc == SKED_OK)
+		rc = sked__cancel_in_tx(h, id, &changed);
+	if (rc == SKED_OK && changed)
+		rc = sked__commit(h);
+	else
+		sked__rollback(h);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot cancel the task");
-	if (sked__affected(h) == 1)
+	if (changed)
 		return SKED_OK;
 	int st;
 	if ((rc = task_status(h, id, &st)) != SKED_OK)
@@ -596,16 +781,107 @@ sked_cancel(sked *h, int64_t id)
 	                                         : "changed");
 }
 
+/* Retry the ended tasks ids (dead or cancelled, in {p}task_done) inside
+ * the caller's transaction: their rows there are locked first (so two
+ * retries of one task take turns, and the second finds it gone), copied
+ * back into {p}task as pending with the same ids, and dropped. *changed:
+ * how many went back. A unique key or schedule fire that a live task has
+ * taken meanwhile makes the copy fail (SKED_DBE_UNIQUE); the caller rolls
+ * back and says so (retry_refused). */
+int
+sked__retry_back(sked *h, const int64_t *ids, int n, int64_t *changed)
+{
+	*changed = 0;
+	sked_val *p = calloc((size_t)n, sizeof *p);
+	if (!p)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	int64_t locked = 0, dropped = 0;
+	int rc = run_ids(h, SKED_SQL_RETRY_LOCK, p, 1, ids, n, &locked);
+	if (rc == SKED_OK && locked > 0)
+		rc = run_ids(h, SKED_SQL_RETRY_BACK, p, 1, ids, n, NULL);
+	if (rc == SKED_OK && locked > 0)
+		rc = run_ids(h, SKED_SQL_RETRY_DROP, p, 1, ids, n, &dropped);
+	free(p);
+	if (rc == SKED_OK)
+		*changed = dropped;
+	return rc;
+}
+
+/* After a retry of ended task id was refused by a unique index: one line
+ * that says which live task holds what it needs. */
+int
+sked__retry_refused(sked *h, int64_t id)
+{
+	sked_task *t = NULL;
+	if (sked_task_get(h, id, &t) != SKED_OK)
+		return sked__fail(h, SKED_ESTATE,
+		                  "cannot retry task %lld: a live task holds "
+		                  "its unique key or schedule fire",
+		                  (long long)id);
+	int64_t holder = 0;
+	if (t->unique_key) {
+		sked_val k = SKED_TEXTV(t->unique_key);
+		sked__ignore(one_id(h, SKED_SQL_LIVE_UNIQUE, &k, 1, &holder));
+	}
+	int rc;
+	if (t->unique_key && holder)
+		rc = sked__fail(h, SKED_ESTATE,
+		                "cannot retry task %lld: its unique key '%s' "
+		                "is now held by task %lld",
+		                (long long)id, t->unique_key,
+		                (long long)holder);
+	else if (t->unique_key)
+		rc = sked__fail(h, SKED_ESTATE,
+		                "cannot retry task %lld: a live task holds its "
+		                "unique key '%s'",
+		                (long long)id, t->unique_key);
+	else
+		rc = sked__fail(h, SKED_ESTATE,
+		                "cannot retry task %lld: a live task holds its "
+		                "schedule fire (%s)",
+		                (long long)id,
+		                t->schedule_name ? t->schedule_name : "?");
+	sked_tasks_free(t, 1);
+	return rc;
+}
+
+/* Retry one task inside the caller's transaction: a live one waiting
+ * (or pending) in place, an ended one back from {p}task_done. */
+int
+sked__retry_in_tx(sked *h, int64_t id, int64_t *changed)
+{
+	sked_val p = SKED_INTV(id);
+	*changed = 0;
+	int rc = sked__q(h, SKED_SQL_RETRY, &p, 1, NULL);
+	if (rc != SKED_OK)
+		return rc;
+	if (sked__affected(h) == 1) {
+		*changed = 1;
+		return SKED_OK;
+	}
+	return sked__retry_back(h, &id, 1, changed);
+}
+
 SKED_API int
 sked_retry(sked *h, int64_t id)
 {
 	if (!h || !h->db)
 		return SKED_EINVAL;
-	sked_val p = SKED_INTV(id);
-	int rc = sked__q(h, SKED_SQL_RETRY, &p, 1, NULL);
-	if (rc != SKED_OK)
-		return sked__fail_db(h, rc, "cannot retry the task");
-	if (sked__affected(h) == 1)
+	int64_t changed = 0;
+	int rc = sked__begin(h, 0);
+	if (rc == SKED_OK)
+		rc = sked__retry_in_tx(h, id, &changed);
+	if (rc == SKED_OK && changed)
+		rc = sked__commit(h);
+	else if (rc == SKED_OK)
+		sked__rollback(h);
+	if (rc != SKED_OK) {
+		int unique = sked__err_kind(h) == SKED_DBE_UNIQUE;
+		int frc = sked__fail_db(h, rc, "cannot retry the task");
+		sked__rollback(h);
+		return unique ? sked__retry_refused(h, id) : frc;
+	}
+	if (changed)
 		return SKED_OK;
 	int st;
 	if ((rc = task_status(h, id, &st)) != SKED_OK)
@@ -692,25 +968,40 @@ sked_stats(sked *h, sked_queue_stats **out, size_t *n)
 	int rc = sked__q(h, SKED_SQL_STATS, NULL, 0, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot count tasks");
-	sked_queue_stats *s =
-	        r.nrows ? calloc((size_t)r.nrows, sizeof *s) : NULL;
-	if (r.nrows && !s) {
+	/* one entry per queue of live tasks, then one whose queue is ""
+	 * for the ended tasks of every queue (their rows' queue is NULL:
+	 * they are counted per status only, see SKED_SQL_STATS) */
+	sked_queue_stats *s = calloc((size_t)r.nrows + 1, sizeof *s);
+	if (!s) {
 		sked__res_clear(&r);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	}
+	sked_queue_stats ended;
+	memset(&ended, 0, sizeof ended);
 	size_t k = 0;
 	for (int i = 0; i < r.nrows; i++) {
+		int st = (int)sked__res_int(&r, i, 1);
+		int64_t cnt = sked__res_int(&r, i, 2);
+		if (st < 0 || st > 5)
+			continue;
+		if (sked__res_null(&r, i, 0)) {
+			ended.count[st] += cnt;
+			continue;
+		}
 		const char *q = sked__res_text(&r, i, 0);
-		if (!q)
-			q = "";
 		if (k == 0 || strcmp(s[k - 1].queue, q) != 0)
 			snprintf(s[k++].queue, sizeof s->queue, "%s", q);
-		int st = (int)sked__res_int(&r, i, 1);
-		if (st >= 0 && st < 6)
-			s[k - 1].count[st] += sked__res_int(&r, i, 2);
+		s[k - 1].count[st] += cnt;
 		s[k - 1].due += sked__res_int(&r, i, 3);
 	}
 	sked__res_clear(&r);
+	if (ended.count[SKED_SUCCEEDED] || ended.count[SKED_DEAD] ||
+	    ended.count[SKED_CANCELLED])
+		s[k++] = ended;
+	if (k == 0) {
+		free(s);
+		s = NULL;
+	}
 	*out = s;
 	*n = k;
 	return SKED_OK;

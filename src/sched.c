@@ -490,7 +490,7 @@ fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 			sked__rollback(h);
 			return rc;
 		}
-		int made = 0, skipped = 0;
+		int made = 0, skipped = 0, fire_ended = 0;
 		int64_t last = 0;
 		for (int i = 0; pass == 0 && rc == SKED_OK && i < n; i++) {
 			if (d->overlap == SKED_OVERLAP_SKIP) {
@@ -521,6 +521,30 @@ fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 				made++;
 				last = fires[i];
 			}
+			/* The unique index sees live tasks only; an ended
+			 * task of this fire is in {p}task_done. Looked for in
+			 * a new statement after the insert, so a move that
+			 * committed before it is seen (as enqueue_unique does
+			 * for a unique key, queue.c). */
+			sked_val df[2] = {SKED_TEXTV(d->name),
+			                  SKED_INTV(fires[i])};
+			sked_res dr = {0};
+			if (rc == SKED_OK)
+				rc = sked__q(h, SKED_SQL_DONE_FIRE, df, 2, &dr);
+			fire_ended = rc == SKED_OK && dr.nrows > 0;
+			sked__res_clear(&dr);
+			if (fire_ended)
+				break;
+		}
+		if (rc == SKED_OK && fire_ended) {
+			sked__rollback(h);
+			sked__log(
+			        SKED_LOG_WARN,
+			        "schedule %s: a fire was already enqueued and "
+			        "has ended; moving on without enqueuing it "
+			        "twice",
+			        d->name);
+			continue;
 		}
 		if (rc == SKED_OK && made) {
 			sked_val l[2] = {SKED_TEXTV(d->name), SKED_INTV(last)};

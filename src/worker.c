@@ -111,10 +111,11 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	if (w->o.retry_max_ms <= 0)
 		w->o.retry_max_ms = 3600 * 1000;
 	int rc = SKED_OK;
-	if (w->o.prefetch < 0 || w->o.prefetch > 10000)
+	if (w->o.prefetch < SKED_PREFETCH_OFF || w->o.prefetch > 10000)
 		rc = sked__fail(h, SKED_EINVAL,
-		                "prefetch %d is out of range "
-		                "0-10000",
+		                "prefetch %d is out of range: 0 (adaptive), "
+		                "1-10000 (that many ahead) or "
+		                "SKED_PREFETCH_OFF",
 		                w->o.prefetch);
 	else if (w->o.concurrency > 1024)
 		rc = sked__fail(h, SKED_EINVAL,
@@ -377,10 +378,117 @@ dispatch(sked_worker *w, sked_claimed *c, int n, int qi, int64_t leased)
 static int
 free_slots_locked(const sked_worker *w)
 {
-	int cap = w->o.concurrency + w->o.prefetch;
+	int cap = w->o.concurrency + w->ahead;
 	int by_slots = cap - w->nheld;
-	int by_backlog = cap + w->o.concurrency - w->nheld - w->nunrecorded;
+	int unrecorded = w->nunrecorded;
+	if (w->fused) /* the next claim records these itself */
+		unrecorded -= w->ndone < FINISH_MAX ? w->ndone : FINISH_MAX;
+	int by_backlog = cap + w->o.concurrency - w->nheld - unrecorded;
 	return by_slots < by_backlog ? by_slots : by_backlog;
+}
+
+/* Prefetch (w->mu held): how many tasks to hold ahead of free threads,
+ * after a claim that asked for `asked` and got `got`. --prefetch N holds
+ * N ahead, as told. Adaptive (auto, the default):
+ *
+ * A claim that came back short means the queue is drained: hold nothing
+ * ahead, so that new work goes to idle workers instead of waiting here.
+ * A full one means a backlog: double what is held ahead, up to the
+ * least of
+ *   - PREFETCH_AUTO_MAX;
+ *   - what this worker starts in PREFETCH_HORIZON_MS at its measured
+ *     start rate: an idle worker elsewhere never waits longer than that
+ *     for work this one holds, and a worker whose handlers are slow holds
+ *     next to nothing;
+ *   - what it starts in a quarter of a lease: a prefetched task starts
+ *     long before its lease (renewed meanwhile anyway) could matter;
+ *   - until the rate is first measured, the concurrency. */
+#define PREFETCH_AUTO_MAX   1000
+#define PREFETCH_HORIZON_MS 100
+/* how long a claim may wait for half the prefetch to be used up */
+#define PREFETCH_LINGER_MS 20
+/* the start rate's window */
+#define RATE_WINDOW_MS 250
+
+static void
+adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
+{
+	if (w->o.prefetch < 0) /* SKED_PREFETCH_OFF */
+		return;
+	if (w->o.prefetch > 0) {
+		w->ahead = w->o.prefetch;
+		return;
+	}
+	/* tasks a pool thread took per second (started, not claimed, or
+	 * prefetching would feed its own bound) */
+	if (!w->rate_at) {
+		w->rate_at = now;
+		w->rate_started = w->nstarted;
+	} else if (now - w->rate_at >= RATE_WINDOW_MS) {
+		w->rate = (double)(w->nstarted - w->rate_started) * 1000.0 /
+		          (double)(now - w->rate_at);
+		w->rate_known = 1;
+		w->rate_at = now;
+		w->rate_started = w->nstarted;
+	}
+	if (got < asked) {
+		w->ahead = 0;
+		return;
+	}
+	int64_t horizon = w->o.lease_ms / 4 < PREFETCH_HORIZON_MS
+	                          ? w->o.lease_ms / 4
+	                          : PREFETCH_HORIZON_MS;
+	int want = w->ahead > 0 ? w->ahead * 2 : w->o.concurrency;
+	if (!w->rate_known) {
+		if (want > w->o.concurrency)
+			want = w->o.concurrency;
+	} else if (want > w->rate * (double)horizon / 1000.0) {
+		want = (int)(w->rate * (double)horizon / 1000.0);
+	}
+	if (want > PREFETCH_AUTO_MAX)
+		want = PREFETCH_AUTO_MAX;
+	w->ahead = want;
+}
+
+/* One round trip for the last outcomes and the next claim (fused): take
+ * what the pool has completed and send it with the claim. */
+static int
+finish_and_claim(sked_worker *w, sked_claim_req *req, sked_claimed **c, int *n)
+{
+	int nd = 0;
+	sked_job *done = sked__wk_take_done(w, FINISH_MAX, 0, &nd);
+	sked_outcome *o = done ? sked__wk_outcomes(w, done, nd) : NULL;
+	if (done && !o) {
+		sked__wk_requeue_done(w, done);
+		done = NULL;
+		nd = 0;
+	}
+	if (done) {
+		/* recording them frees their share of the backlog */
+		pthread_mutex_lock(&w->mu);
+		int room = free_slots_locked(w);
+		int by_slots = w->o.concurrency + w->ahead - w->nheld;
+		pthread_mutex_unlock(&w->mu);
+		req->limit = room < by_slots ? room : by_slots;
+		if (req->limit < 0)
+			req->limit = 0;
+	}
+	/* nothing to record: the plain claim, a lighter statement */
+	int rc = done ? sked__finish_claim(w->h, w->node_id, o, nd, req, c, n)
+	              : sked__claim(w->h, req, c, n);
+	if (done) {
+		if (rc == SKED_OK) {
+			sked__wk_recorded(w, done, o, nd);
+		} else {
+			sked__log(SKED_LOG_WARN,
+			          "cannot record %d result(s) yet: %s", nd,
+			          sked_errmsg(w->h));
+			sked__wk_requeue_done(w, done);
+			sked__wk_note(w, &w->finish_errors, NULL, 0);
+		}
+	}
+	free(o);
+	return rc;
 }
 
 /* Claim for every queue with free slots. Returns 1 when a claim came back
@@ -413,8 +521,24 @@ claim_some(sked_worker *w, int *db_failed)
 		int64_t sent = sked__mono_ms();
 		unsigned long long seq =
 		        atomic_fetch_add(&w->claims_begun, 1) + 1;
-		/* limited queues claim through limits.c */
-		int rc = sked__limits_claim(w->h, &req, &c, &n);
+		/* limited queues claim through limits.c, never fused */
+		/* outcomes ride with claims while there is a backlog (the
+		 * last claim came back full); when the queue is drained the
+		 * finisher records them at once on its own connection, and
+		 * the claim connection stays free for the next new task */
+		int fuse = w->fused && qi == 0 && w->backlog &&
+		           sked__limits_plain(w->h, &req);
+		if (qi == 0 && w->fused)
+			/* tell the finisher whether outcomes ride with claims */
+			atomic_store(&w->fusing, fuse);
+		int rc = fuse ? finish_and_claim(w, &req, &c, &n)
+		              : sked__limits_claim(w->h, &req, &c, &n);
+		if (rc != SKED_OK && n > 0) {
+			/* claimed, but not all read back: run what was */
+			(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
+			c = NULL;
+			n = 0;
+		}
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
 		              rc == SKED_OK ? &w->claim_hist : NULL,
 		              sked__mono_ms() - sent);
@@ -431,8 +555,13 @@ claim_some(sked_worker *w, int *db_failed)
 			*db_failed = 1;
 			return 0;
 		}
-		if (n == free_slots)
+		pthread_mutex_lock(&w->mu);
+		adapt_prefetch(w, req.limit, n, sked__mono_ms());
+		pthread_mutex_unlock(&w->mu);
+		if (n == req.limit && n > 0)
 			full = 1;
+		if (qi == 0)
+			w->backlog = n == req.limit && n > 0;
 		(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
 		atomic_store(&w->claims_dispatched, seq);
 	}
@@ -512,8 +641,14 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 	struct pollfd fds[2] = {{.fd = w->wake_fd, .events = POLLIN}};
 	int nfds = 1;
 	sked_db *db = w->h->db;
-	int sock = sked__db_socket(db);
-	if (sock >= 0 && w->h->listen_sql) {
+	int sock = sked__db_socket(db); /* LISTEN's, or SQLite's WAL watch */
+	if (sock >= 0 && !w->h->listen_sql) {
+		/* the WAL watch fires on any commit: wait on it only with room */
+		pthread_mutex_lock(&w->mu);
+		sock = free_slots_locked(w) > 0 ? sock : -1;
+		pthread_mutex_unlock(&w->mu);
+	}
+	if (sock >= 0) {
 		fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
 		nfds = 2;
 	}
@@ -700,6 +835,14 @@ sked_worker_run(sked_worker *w)
 		          "cannot start the lease guard process: a handler of "
 		          "a frozen worker could outlive its lease");
 	atomic_store(&w->pool_slots, 0);
+	/* outcomes ride with claims: one round trip where the dialect can
+	 * say it and the claims are skip-locked ones anyway (PostgreSQL),
+	 * one write transaction on SQLite */
+	w->fused = ((h->dialect->caps & SKED_CAP_FUSED) &&
+	            h->strategy->id == SKED_STRAT_SKIP_LOCKED) ||
+	           h->strategy->id == SKED_STRAT_SQLITE;
+	atomic_store(&w->fusing, w->fused);
+	w->ahead = 0;
 	if ((rc = claimable_kinds(w)) != SKED_OK)
 		return rc;
 	rc = start_threads(w);
@@ -780,9 +923,18 @@ sked_worker_run(sked_worker *w)
 		pthread_mutex_lock(&w->mu);
 		int busy_slots = w->nheld;
 		int free_now = free_slots_locked(w);
+		int ahead = w->ahead;
 		pthread_mutex_unlock(&w->mu);
-		if (free_now > 0 && busy_slots > 0 &&
-		    free_now < (w->o.concurrency + 1) / 2) {
+		if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2) {
+			/* tasks wait here (at least ahead/2 of them, as
+			 * every thread is busy): claim again once half the
+			 * prefetch is used up, in one larger batch, or after
+			 * a while */
+			if (!first_free)
+				first_free = now;
+			linger = now - first_free < PREFETCH_LINGER_MS;
+		} else if (free_now > 0 && busy_slots > 0 &&
+		           free_now < (w->o.concurrency + 1) / 2) {
 			if (!first_free)
 				first_free = now;
 			linger = now - first_free < LINGER_MS;

@@ -28,13 +28,14 @@ CREATE TABLE IF NOT EXISTS {p}task_done (
 	created_at DATETIME(3) NOT NULL,
 	updated_at DATETIME(3) NOT NULL,
 	finished_at DATETIME(3) NULL,
+	concurrency_key VARCHAR(128) NULL,
 	PRIMARY KEY (id),
 	KEY {p}task_done_ended (status, finished_at),
-	UNIQUE KEY {p}task_done_unique (unique_key),
-	UNIQUE KEY {p}task_done_fire (schedule_name, fire_time)
+	KEY {p}task_done_unique (unique_key),
+	KEY {p}task_done_fire (schedule_name, fire_time)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
-INSERT IGNORE INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at)
-	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at FROM {p}task WHERE status IN (2, 3, 5);
+INSERT IGNORE INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key)
+	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key FROM {p}task WHERE status IN (2, 3, 5);
 DELETE FROM {p}task WHERE status IN (2, 3, 5);
 -- every write to the hot table paid for this index: ended rows are gone
 ALTER TABLE {p}task DROP INDEX {p}task_ended;

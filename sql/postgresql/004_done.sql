@@ -26,20 +26,23 @@ CREATE TABLE IF NOT EXISTS {p}task_done (
 	last_error text,
 	created_at timestamptz NOT NULL,
 	updated_at timestamptz NOT NULL,
-	finished_at timestamptz
+	finished_at timestamptz,
+	concurrency_key text
 );
 -- retention by status and age
 CREATE INDEX IF NOT EXISTS {p}task_done_ended ON {p}task_done (status, finished_at);
 -- a unique key and a schedule's fire stay taken until retention removes
--- the ended task (docs/design.md, "Ended tasks")
-CREATE UNIQUE INDEX IF NOT EXISTS {p}task_done_unique ON {p}task_done (unique_key)
+-- the ended task (docs/design.md, "Ended tasks"): sked's enqueue and fire
+-- look here. Not UNIQUE: a task another program inserted with a key an
+-- ended task holds must still be able to end (and move here)
+CREATE INDEX IF NOT EXISTS {p}task_done_unique ON {p}task_done (unique_key)
 	WHERE unique_key IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS {p}task_done_fire ON {p}task_done (schedule_name, fire_time)
+CREATE INDEX IF NOT EXISTS {p}task_done_fire ON {p}task_done (schedule_name, fire_time)
 	WHERE schedule_name IS NOT NULL;
 -- tasks that ended before this version move now, in this step's
 -- transaction
-INSERT INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at)
-	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at FROM {p}task WHERE status IN (2, 3, 5)
+INSERT INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key)
+	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key FROM {p}task WHERE status IN (2, 3, 5)
 	ON CONFLICT (id) DO NOTHING;
 DELETE FROM {p}task WHERE status IN (2, 3, 5);
 -- the hot table is inserted into and deleted from far more than it is

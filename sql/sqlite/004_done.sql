@@ -26,14 +26,15 @@ CREATE TABLE IF NOT EXISTS {p}task_done (
 	last_error TEXT,
 	created_at INTEGER NOT NULL,
 	updated_at INTEGER NOT NULL,
-	finished_at INTEGER
+	finished_at INTEGER,
+	concurrency_key TEXT
 );
 CREATE INDEX IF NOT EXISTS {p}task_done_ended ON {p}task_done (status, finished_at);
-CREATE UNIQUE INDEX IF NOT EXISTS {p}task_done_unique ON {p}task_done (unique_key)
+CREATE INDEX IF NOT EXISTS {p}task_done_unique ON {p}task_done (unique_key)
 	WHERE unique_key IS NOT NULL;
-CREATE UNIQUE INDEX IF NOT EXISTS {p}task_done_fire ON {p}task_done (schedule_name, fire_time)
+CREATE INDEX IF NOT EXISTS {p}task_done_fire ON {p}task_done (schedule_name, fire_time)
 	WHERE schedule_name IS NOT NULL;
-INSERT OR IGNORE INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at)
-	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at FROM {p}task WHERE status IN (2, 3, 5);
+INSERT OR IGNORE INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key)
+	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key FROM {p}task WHERE status IN (2, 3, 5);
 DELETE FROM {p}task WHERE status IN (2, 3, 5);
 DROP INDEX IF EXISTS {p}task_ended;

@@ -24,18 +24,19 @@ IF OBJECT_ID(N'{p}task_done', N'U') IS NULL CREATE TABLE {p}task_done (
 	last_error NVARCHAR(MAX) NULL,
 	created_at DATETIME2(3) NOT NULL,
 	updated_at DATETIME2(3) NOT NULL,
-	finished_at DATETIME2(3) NULL
+	finished_at DATETIME2(3) NULL,
+	concurrency_key NVARCHAR(128) NULL
 );
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{p}task_done_ended' AND object_id = OBJECT_ID(N'{p}task_done'))
 	CREATE INDEX {p}task_done_ended ON {p}task_done (status, finished_at);
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{p}task_done_unique' AND object_id = OBJECT_ID(N'{p}task_done'))
-	CREATE UNIQUE INDEX {p}task_done_unique ON {p}task_done (unique_key)
+	CREATE INDEX {p}task_done_unique ON {p}task_done (unique_key)
 	WHERE unique_key IS NOT NULL;
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{p}task_done_fire' AND object_id = OBJECT_ID(N'{p}task_done'))
-	CREATE UNIQUE INDEX {p}task_done_fire ON {p}task_done (schedule_name, fire_time)
+	CREATE INDEX {p}task_done_fire ON {p}task_done (schedule_name, fire_time)
 	WHERE schedule_name IS NOT NULL;
-INSERT INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at)
-	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at FROM {p}task t WHERE t.status IN (2, 3, 5)
+INSERT INTO {p}task_done (id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key)
+	SELECT id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at, concurrency_key FROM {p}task t WHERE t.status IN (2, 3, 5)
 	AND NOT EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = t.id);
 DELETE FROM {p}task WHERE status IN (2, 3, 5);
 IF EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{p}task_ended' AND object_id = OBJECT_ID(N'{p}task'))

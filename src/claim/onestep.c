@@ -164,3 +164,13 @@ const sked_claim_strategy sked__claim_readpast = {
         .name = "readpast",
         .claim = claim_autocommit,
 };
+
+/* The claim statement alone, inside the caller's write transaction (the
+ * sqlite strategy's, begun IMMEDIATE: sked__finish_claim records a batch's
+ * outcomes and claims the next in one transaction). */
+int
+sked__claim_in_tx(sked *h, const sked_claim_req *req, sked_claimed **out,
+                  int *n)
+{
+	return one_statement(h, req, out, n);
+}

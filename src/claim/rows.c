@@ -26,6 +26,22 @@ sked__claimed_free(sked_claimed *c, int n)
 }
 
 int
+sked__claimed_from_row(const sked_res *r, int i, sked_claimed *t)
+{
+	int oom = 0;
+	memset(t, 0, sizeof *t);
+	t->id = sked__res_int(r, i, 0);
+	t->queue = sked__res_dup(r, i, 1, &oom);
+	t->kind = sked__res_dup(r, i, 2, &oom);
+	t->payload = sked__res_dup(r, i, 3, &oom);
+	t->payload_len = t->payload ? sked__res_len(r, i, 3) : 0;
+	t->attempt = (int)sked__res_int(r, i, 4);
+	t->max_attempts = (int)sked__res_int(r, i, 5);
+	t->started_ms = sked__res_int(r, i, 6);
+	return oom ? SKED_ENOMEM : SKED_OK;
+}
+
+int
 sked__claimed_from_rows(const sked_res *r, sked_claimed **out, int *n)
 {
 	if (r->nrows == 0)
@@ -35,20 +51,10 @@ sked__claimed_from_rows(const sked_res *r, sked_claimed **out, int *n)
 		return SKED_ENOMEM;
 	*out = c;
 	for (int i = 0; i < r->nrows; i++) {
-		sked_claimed *t = &c[*n];
-		int oom = 0;
-		memset(t, 0, sizeof *t);
-		t->id = sked__res_int(r, i, 0);
-		t->queue = sked__res_dup(r, i, 1, &oom);
-		t->kind = sked__res_dup(r, i, 2, &oom);
-		t->payload = sked__res_dup(r, i, 3, &oom);
-		t->payload_len = t->payload ? sked__res_len(r, i, 3) : 0;
-		t->attempt = (int)sked__res_int(r, i, 4);
-		t->max_attempts = (int)sked__res_int(r, i, 5);
-		t->started_ms = sked__res_int(r, i, 6);
+		int rc = sked__claimed_from_row(r, i, &c[*n]);
 		(*n)++;
-		if (oom)
-			return SKED_ENOMEM;
+		if (rc != SKED_OK)
+			return rc;
 	}
 	return SKED_OK;
 }

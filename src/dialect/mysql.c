@@ -40,7 +40,28 @@
 /* a GET_LOCK name is at most 64 characters */
 #define MIGRATE_NAME "CONCAT('sked-migrate:', LEFT(DATABASE(), 48))"
 
+/* Statements on a batch of task ids name the primary key outright: the
+ * task table's statistics are always stale (its rows come and go by the
+ * thousand), and InnoDB, believing it holds a row or two, would scan the
+ * table or the status index instead, locking (and waiting on) rows other
+ * sessions hold that have nothing to do with these ids. */
+#define BY_ID "{p}task t FORCE INDEX (PRIMARY)"
+
 static const char *const sql_mysql[SKED_SQL__COUNT] = {
+        [SKED_SQL_FIN_LOCK] = "SELECT t.id, t.attempts FROM " BY_ID
+                              " WHERE t.id IN ({ids}) AND t.node_id = ?1 "
+                              "AND t.status = 1 FOR UPDATE",
+        [SKED_SQL_FIN_OK_IDS] =
+                "UPDATE " BY_ID " SET t.status = 2, t.lease_until = NULL, "
+                "t.finished_at = {now}, t.updated_at = {now}, "
+                "t.version = t.version + 1 WHERE t.id IN ({ids}) "
+                "AND t.status = 1",
+        [SKED_SQL_DONE_COPY] = "INSERT INTO {p}task_done (" SKED__DONE_COLS
+                               ") SELECT " SKED__DONE_COLS " FROM " BY_ID
+                               " WHERE t.id IN ({ids}) AND t.status IN (2, "
+                               "3, 5)",
+        [SKED_SQL_DONE_DROP] = "DELETE t FROM " BY_ID " WHERE t.id IN ({ids}) "
+                               "AND t.status IN (2, 3, 5)",
         [SKED_SQL_META_CREATE] = "CREATE TABLE IF NOT EXISTS {p}meta ("
                                  "name VARCHAR(64) NOT NULL PRIMARY KEY, "
                                  "value VARCHAR(255) NOT NULL) ENGINE=InnoDB "
@@ -148,7 +169,8 @@ const sked_dialect sked__dialect_mysql = {
         .notify = NULL,
         .schema = sked__schema_mysql,
         .sql = sql_mysql,
-        .caps = SKED_CAP_SKIP_LOCKED | SKED_CAP_WAIT_HOLDER,
+        .caps = SKED_CAP_SKIP_LOCKED | SKED_CAP_WAIT_HOLDER |
+                SKED_CAP_BATCH_FINISH,
         .claim_one_statement = 0,
         .max_params = 65535,
 };

@@ -26,6 +26,16 @@
  *                 (different prefixes never wait for each other), taken
  *                 first in the migration's transaction.
  *
+ * Plans: the hot table's statistics are always stale (its rows come and
+ * go by the thousand between two ANALYZEs, and a node's id is never among
+ * the common values), so the planner believes a node runs about one task.
+ * Left to itself it then drives a batch finish from the node's index and
+ * rescans the outcomes once per running task, and joins a claimed batch
+ * by hashing the whole table. The texts therefore name the rows by id
+ * (t.id = ANY (…): primary-key lookups, one per row) and write the
+ * running check as "t.status + 0 = 1", which no partial index's
+ * predicate matches.
+ *
  * Row locks: a claim locks only the rows it returns (skipping rows
  * others hold); the array finish locks the finished task rows in the order
  * of the plan's join, all within one statement.
@@ -38,14 +48,19 @@
 #define CLAIM_HEAD                                                             \
 	"WITH c AS MATERIALIZED (SELECT id FROM {p}task "                      \
 	"WHERE status IN (0, 4) AND run_at <= now() "
+/* The batch is claimed by id, so its rows are sorted back into claim
+ * order: the worker starts them in the order it reads them. */
 #define CLAIM_TAIL                                                             \
-	"ORDER BY priority DESC, run_at, id LIMIT ?3 FOR UPDATE SKIP LOCKED) " \
-	"UPDATE {p}task t SET status = 1, node_id = ?1, "                      \
+	"ORDER BY priority DESC, run_at, id LIMIT ?3 FOR UPDATE SKIP "         \
+	"LOCKED), "                                                            \
+	"u AS (UPDATE {p}task t SET status = 1, node_id = ?1, "                \
 	"lease_until = {now+?2}, started_at = now(), "                         \
 	"attempts = t.attempts + 1, version = t.version + 1, "                 \
-	"updated_at = now() FROM c WHERE t.id = c.id "                         \
+	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
 	"RETURNING t.id, t.queue, t.kind, t.payload, t.attempts, "             \
-	"t.max_attempts, {ms:t.started_at}"
+	"t.max_attempts, t.started_at, t.priority, t.run_at) "                 \
+	"SELECT id, queue, kind, payload, attempts, max_attempts, "            \
+	"{ms:started_at} FROM u ORDER BY priority DESC, run_at, id"
 
 /* Outstanding work counted through the partial indexes (running rows,
  * claimable rows) rather than the generic OR, which scans every finished
@@ -57,38 +72,119 @@
 	"run_at <= now()))"
 
 /* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
- * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node.
- * Status 0 is a release (a started attempt stopped at shutdown: it keeps
- * its number and costs no retry), 4 a retry, 2 and 3
- * end the task. A row the guard rejects is late: recorded, not applied. */
+ * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node,
+ * ?11 the successes as 'id:attempt' keys, ?12 the ids of the others.
+ * Status 2 and 3 end the task: its row leaves {p}task (ok, gone) for
+ * {p}task_done (m) in this statement. 4 is a retry and 0 a release (a
+ * started attempt stopped at shutdown: it keeps its number and costs no
+ * retry): those rows are updated in place (u). A row the guard (owner,
+ * attempt, running) rejects is late: recorded, not applied. Each row is
+ * touched by one CTE only, as PostgreSQL requires of data-modifying
+ * CTEs.
+ *
+ * No CTE joins the outcomes to the table: with the estimates below the
+ * planner would rescan the outcomes once per row. Successes, the bulk,
+ * are found by id and checked against their key (one = ANY each); the
+ * few others read their outcome by position (POS). */
+#define POS "array_position(?1::bigint[], t.id)"
+#define FINISH_COLS                                                            \
+	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
+	"max_attempts, node_id, lease_until, started_at, version, "            \
+	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
+	"updated_at, finished_at, concurrency_key"
+#define ENDED(st, err)                                                         \
+	"SELECT id, queue, kind, payload, " st ", priority, run_at, "          \
+	"attempts, max_attempts, node_id, NULL::timestamptz, started_at, "     \
+	"version + 1, "                                                        \
+	"unique_key, schedule_name, fire_time, " err ", created_at, now(), "   \
+	"now(), concurrency_key FROM "
+#define FINISH_CTES                                                            \
+	"o AS MATERIALIZED (SELECT * FROM unnest(?1::bigint[], "               \
+	"?2::int[], ?3::int[], ?4::bigint[], ?5::bigint[], ?6::int[], "        \
+	"?7::text[], ?8::text[], ?9::text[]) WITH ORDINALITY AS o(id, "        \
+	"attempt, st, started_ms, delay_ms, exit_code, error, output, "        \
+	"outcome, ord)), "                                                     \
+	"ok AS (DELETE FROM {p}task t WHERE t.id = ANY (?1::bigint[]) "        \
+	"AND t.node_id = ?10 AND t.status + 0 = 1 "                            \
+	"AND t.id || ':' || t.attempts = ANY (?11::text[]) RETURNING t.*), "   \
+	"gone AS (DELETE FROM {p}task t WHERE t.id = ANY (?12::bigint[]) "     \
+	"AND t.node_id = ?10 AND t.status + 0 = 1 "                            \
+	"AND t.attempts = (?2::int[])[" POS "] "                               \
+	"AND (?3::int[])[" POS "] = 3 "                                        \
+	"RETURNING t.*, (?7::text[])[" POS "] AS end_error), "                 \
+	"m AS (INSERT INTO {p}task_done (" FINISH_COLS                         \
+	") " ENDED("2", "last_error") "ok UNION ALL " ENDED(                   \
+	        "3", "end_error") "gone), "                                    \
+	                          "u AS (UPDATE {p}task t SET status = "       \
+	                          "(?3::int[])[" POS "], "                     \
+	                          "max_attempts = CASE WHEN (?3::int[])[" POS  \
+	                          "] = 0 "                                     \
+	                          "THEN t.max_attempts + 1 ELSE "              \
+	                          "t.max_attempts END, "                       \
+	                          "run_at = CASE (?3::int[])[" POS "] "        \
+	                          "WHEN 4 THEN {now+(?5::bigint[])[" POS       \
+	                          "]} ELSE now() END, "                        \
+	                          "last_error = CASE WHEN (?3::int[])[" POS    \
+	                          "] = 4 "                                     \
+	                          "THEN (?7::text[])[" POS                     \
+	                          "] ELSE t.last_error END, "                  \
+	                          "lease_until = NULL, updated_at = now(), "   \
+	                          "version = t.version + 1 "                   \
+	                          "WHERE t.id = ANY (?12::bigint[]) AND "      \
+	                          "t.node_id = ?10 "                           \
+	                          "AND t.status + 0 = 1 AND t.attempts = "     \
+	                          "(?2::int[])[" POS "] "                      \
+	                          "AND (?3::int[])[" POS                       \
+	                          "] IN (0, 4) RETURNING t.id), "              \
+	                          "a AS (SELECT id FROM ok UNION ALL SELECT "  \
+	                          "id FROM gone UNION ALL "                    \
+	                          "SELECT id FROM u), "                        \
+	                          "r AS (INSERT INTO {p}run (task_id, "        \
+	                          "attempt, node_id, started_at, "             \
+	                          "finished_at, outcome, exit_code, error, "   \
+	                          "output) "                                   \
+	                          "SELECT o.id, o.attempt, ?10, "              \
+	                          "{ts:o.started_ms}, now(), "                 \
+	                          "CASE WHEN a.id IS NULL THEN 'late' ELSE "   \
+	                          "o.outcome END, o.exit_code, "               \
+	                          "CASE WHEN a.id IS NULL THEN 'late ' || "    \
+	                          "o.outcome || "                              \
+	                          "' result, not applied (lease lost)' || "    \
+	                          "coalesce(': ' || o.error, "                 \
+	                          "'') "                                       \
+	                          "ELSE o.error END, o.output "                \
+	                          "FROM o LEFT JOIN a ON a.id = o.id ORDER "   \
+	                          "BY o.ord)"
+
 static const char finish_arrays[] =
-        "WITH o AS MATERIALIZED (SELECT * FROM unnest(?1::bigint[], "
-        "?2::int[], ?3::int[], ?4::bigint[], ?5::bigint[], ?6::int[], "
-        "?7::text[], ?8::text[], ?9::text[]) WITH ORDINALITY AS o(id, "
-        "attempt, st, started_ms, delay_ms, exit_code, error, output, "
-        "outcome, ord)), "
-        "u AS (UPDATE {p}task t SET status = o.st, "
-        "max_attempts = CASE WHEN o.st = 0 THEN t.max_attempts + 1 "
-        "ELSE t.max_attempts END, "
-        "run_at = CASE o.st WHEN 4 THEN {now+o.delay_ms} WHEN 0 THEN now() "
-        "ELSE t.run_at END, "
-        "finished_at = CASE WHEN o.st IN (2, 3) THEN now() "
-        "ELSE t.finished_at END, "
-        "last_error = CASE WHEN o.st IN (3, 4) THEN o.error "
-        "ELSE t.last_error END, "
-        "lease_until = NULL, updated_at = now(), version = t.version + 1 "
-        "FROM o WHERE t.id = o.id AND t.node_id = ?10 "
-        "AND t.attempts = o.attempt AND t.status = 1 RETURNING t.id), "
-        "r AS (INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
-        "finished_at, outcome, exit_code, error, output) "
-        "SELECT o.id, o.attempt, ?10, {ts:o.started_ms}, now(), "
-        "CASE WHEN u.id IS NULL THEN 'late' ELSE o.outcome END, o.exit_code, "
-        "CASE WHEN u.id IS NULL THEN 'late ' || o.outcome || "
-        "' result, not applied (lease lost)' || coalesce(': ' || o.error, '') "
-        "ELSE o.error END, o.output "
-        "FROM o LEFT JOIN u ON u.id = o.id ORDER BY o.ord) "
-        "SELECT o.ord, CASE WHEN u.id IS NULL THEN 0 ELSE 1 END "
-        "FROM o LEFT JOIN u ON u.id = o.id ORDER BY o.ord";
+        "WITH " FINISH_CTES " SELECT o.ord, CASE WHEN a.id IS NULL THEN 0 "
+        "ELSE 1 END FROM o LEFT JOIN a ON a.id = o.id ORDER BY o.ord";
+
+/* The steady state of a busy worker in one round trip and one commit:
+ * FINISH_CTES record the last batch's outcomes (?1-?12) while c and cl
+ * claim the next batch (lease ?13 ms, limit ?14, kinds ?15, queue ?16).
+ * The claim reads the statement's snapshot, in which every task being
+ * finished is still running, so no row is touched by two CTEs. A limit
+ * of 0 only finishes. Claimed rows come first, in claim order (the
+ * worker starts them in the order it reads them). */
+#define FINISH_CLAIM(q)                                                        \
+	"WITH " FINISH_CTES ", c AS MATERIALIZED (SELECT id FROM {p}task "     \
+	"WHERE status IN (0, 4) AND run_at <= now()" q " AND {kinds:?15} "     \
+	"ORDER BY priority DESC, run_at, id LIMIT ?14 FOR UPDATE SKIP "        \
+	"LOCKED), "                                                            \
+	"cl AS (UPDATE {p}task t SET status = 1, node_id = ?10, "              \
+	"lease_until = {now+?13}, started_at = now(), "                        \
+	"attempts = t.attempts + 1, version = t.version + 1, "                 \
+	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
+	"RETURNING t.id, "                                                     \
+	"t.queue, t.kind, t.payload, t.attempts, t.max_attempts, "             \
+	"t.started_at, t.priority, t.run_at) "                                 \
+	"SELECT cl.id, cl.queue, cl.kind, cl.payload, cl.attempts, "           \
+	"cl.max_attempts, {ms:cl.started_at}, 1, cl.priority, "                \
+	"{ms:cl.run_at} FROM cl UNION ALL "                                    \
+	"SELECT o.ord, NULL, NULL, NULL, CASE WHEN a.id IS NULL THEN 0 "       \
+	"ELSE 1 END, NULL, NULL, 0, NULL, NULL FROM o LEFT JOIN a "            \
+	"ON a.id = o.id ORDER BY 8 DESC, 9 DESC, 10, 1"
 
 /* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),
  * ?6 delay ms, ?7 max attempts. Ids are drawn from the identity's
@@ -119,6 +215,8 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                            "{p}queue_limit) " CLAIM_TAIL,
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
+        [SKED_SQL_FINISH_CLAIM_ANY] = FINISH_CLAIM(""),
+        [SKED_SQL_FINISH_CLAIM_Q] = FINISH_CLAIM(" AND queue = ?16"),
         [SKED_SQL_BACKEND_ID] = "SELECT pg_backend_pid()",
         /* pg_blocking_pids: the sessions holding (or queued ahead for)
          * the lock the waiting one wants */
@@ -161,7 +259,8 @@ const sked_dialect sked__dialect_postgresql = {
         .schema = sked__schema_postgresql,
         .sql = pg_sql,
         .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY |
-                SKED_CAP_ARRAYS | SKED_CAP_WAIT_HOLDER | SKED_CAP_APP_NAME,
+                SKED_CAP_ARRAYS | SKED_CAP_WAIT_HOLDER | SKED_CAP_APP_NAME |
+                SKED_CAP_FUSED,
         .claim_one_statement = 1,
         .max_params = 65535,
 };

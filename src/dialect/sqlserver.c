@@ -98,6 +98,13 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
          * OUTPUT itself promises no order. */
         [SKED_SQL_ENQ_ROWS_IN] = ROWS_HEAD "{now+?4}" ROWS_TAIL,
         [SKED_SQL_ENQ_ROWS_AT] = ROWS_HEAD "{ts:?4}" ROWS_TAIL,
+        /* a retried task goes back with its own id: IDENTITY_INSERT is a
+         * session setting, so it is switched off again whatever the
+         * insert does (THROW passes the error on) */
+        [SKED_SQL_RETRY_BACK] =
+                "SET IDENTITY_INSERT {p}task ON; BEGIN TRY " SKED__RETRY_BACK
+                "; END TRY BEGIN CATCH SET IDENTITY_INSERT {p}task OFF; "
+                "THROW; END CATCH; SET IDENTITY_INSERT {p}task OFF",
         /* limits (limits.c): the limit row under an update lock, which
          * every limited claim of the queue takes first and holds to its
          * commit; plain readers (S locks) are not kept out by it */

@@ -40,9 +40,11 @@ backoff_ms(sked_worker *w, int attempt)
 }
 /* Put outcomes that could not be recorded back at the head of the done
  * queue, in order, to be tried again. */
-static void
-requeue_done(sked_worker *w, sked_job *list)
+void
+sked__wk_requeue_done(sked_worker *w, sked_job *list)
 {
+	if (!list)
+		return;
 	pthread_mutex_lock(&w->mu);
 	sked_job *t = list;
 	while (t->next)
@@ -51,19 +53,20 @@ requeue_done(sked_worker *w, sked_job *list)
 	w->done_head = list;
 	if (!w->done_tail)
 		w->done_tail = t;
+	for (sked_job *j = list; j != t->next; j = j->next)
+		w->ndone++;
 	pthread_mutex_unlock(&w->mu);
 }
-/* Finish what the pool completed: one transaction for the batch, on the
- * finisher's connection. Returns how many jobs were finished (slots
- * freed); on a database failure puts them back and sets *db_failed. */
-static int
-finish_done(sked_worker *w, int *db_failed)
+
+sked_job *
+sked__wk_take_done(sked_worker *w, int max, int64_t done_before, int *n)
 {
-	/* take at most FINISH_MAX outcomes: one transaction stays short */
 	pthread_mutex_lock(&w->mu);
 	sked_job *list = w->done_head, *last = NULL;
 	int taken = 0;
-	for (sked_job *j = list; j && taken < FINISH_MAX; j = j->next) {
+	for (sked_job *j = list;
+	     j && taken < max && (!done_before || j->done_ms < done_before);
+	     j = j->next) {
 		last = j;
 		taken++;
 	}
@@ -73,19 +76,18 @@ finish_done(sked_worker *w, int *db_failed)
 			w->done_tail = NULL;
 		last->next = NULL;
 	}
+	w->ndone -= taken;
 	pthread_mutex_unlock(&w->mu);
-	if (!list)
-		return 0;
-	int n = 0;
-	for (sked_job *j = list; j; j = j->next)
-		n++;
-	sked_outcome *o = calloc((size_t)n, sizeof *o);
-	if (!o) {
-		/* put them back; try again next turn */
-		requeue_done(w, list);
-		*db_failed = 1;
-		return 0;
-	}
+	*n = taken;
+	return taken ? list : NULL;
+}
+
+sked_outcome *
+sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
+{
+	sked_outcome *o = calloc((size_t)(n ? n : 1), sizeof *o);
+	if (!o)
+		return NULL;
 	int i = 0;
 	for (sked_job *j = list; j; j = j->next, i++) {
 		int why = atomic_load(&j->cancel);
@@ -119,22 +121,15 @@ finish_done(sked_worker *w, int *db_failed)
 			                : j->error;
 		}
 	}
-	int rc = sked__finish(w->hf, w->node_id, o, n);
-	if (rc != SKED_OK) {
-		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
-		          n, sked_errmsg(w->hf));
-		if (rc == SKED_EUNAVAILABLE)
-			sked__ignore(sked__wk_reconnect(w, w->hf,
-			                                SKED_CONN_FINISHES));
-		requeue_done(w, list);
-		free(o);
-		*db_failed = 1;
-		sked__wk_note(w, &w->finish_errors, NULL, 0);
-		return 0;
-	}
+	return o;
+}
+
+void
+sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
+{
 	atomic_store(&w->fin_ok_ms, sked__mono_ms());
 	pthread_mutex_lock(&w->mu);
-	i = 0;
+	int i = 0;
 	for (sked_job *j = list; j; j = j->next, i++) {
 		sked__wk_note_outcome(w, j, &o[i]);
 		if (!o[i].applied)
@@ -161,12 +156,49 @@ finish_done(sked_worker *w, int *db_failed)
 			          o[k].max_attempts, o[k].dead ? " (dead)" : "",
 			          o[k].error ? o[k].error : "");
 	}
-	free(o);
 	while (list) {
 		sked_job *next = list->next;
 		sked__wk_job_free(list);
 		list = next;
 	}
+}
+
+/* Finish what the pool completed: one transaction for the batch, on the
+ * finisher's connection. Returns how many jobs were finished (slots
+ * freed); on a database failure puts them back and sets *db_failed. */
+static int
+finish_done(sked_worker *w, int *db_failed)
+{
+	/* take at most FINISH_MAX outcomes: one transaction stays short */
+	int n = 0;
+	int64_t before = w->fused && atomic_load(&w->fusing) && !w->fin_exit
+	                         ? sked__mono_ms() - FUSED_FALLBACK_MS + 1
+	                         : 0;
+	sked_job *list = sked__wk_take_done(w, FINISH_MAX, before, &n);
+	if (!list)
+		return 0;
+	sked_outcome *o = sked__wk_outcomes(w, list, n);
+	if (!o) {
+		/* put them back; try again next turn */
+		sked__wk_requeue_done(w, list);
+		*db_failed = 1;
+		return 0;
+	}
+	int rc = sked__finish(w->hf, w->node_id, o, n);
+	if (rc != SKED_OK) {
+		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
+		          n, sked_errmsg(w->hf));
+		if (rc == SKED_EUNAVAILABLE)
+			sked__ignore(sked__wk_reconnect(w, w->hf,
+			                                SKED_CONN_FINISHES));
+		sked__wk_requeue_done(w, list);
+		free(o);
+		*db_failed = 1;
+		sked__wk_note(w, &w->finish_errors, NULL, 0);
+		return 0;
+	}
+	sked__wk_recorded(w, list, o, n);
+	free(o);
 	return n;
 }
 static void
@@ -193,6 +225,22 @@ sked__wk_finisher_main(void *arg)
 			pthread_cond_wait(&w->cv_done, &w->mu);
 		if (!w->done_head)
 			break;
+		/* where the loop records outcomes with its claims (one
+		 * round trip for both, SKED_CAP_FUSED) the finisher takes
+		 * only what the loop has left for a while: the loop is
+		 * rung on every outcome, so that happens when it is busy
+		 * elsewhere (taking back leases, firing schedules) */
+		if (!w->fin_exit && w->fused && atomic_load(&w->fusing)) {
+			int64_t age = sked__mono_ms() - w->done_head->done_ms;
+			if (age < FUSED_FALLBACK_MS) {
+				struct timespec until;
+				clock_gettime(CLOCK_REALTIME, &until);
+				add_ms(&until, FUSED_FALLBACK_MS - age);
+				pthread_cond_timedwait(&w->cv_done, &w->mu,
+				                       &until);
+				continue;
+			}
+		}
 		/* let a small batch grow for a moment while handlers run */
 		if (!w->fin_exit && w->nheld > 0 &&
 		    w->nunrecorded < (w->o.concurrency + 1) / 2) {

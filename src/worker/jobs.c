@@ -83,6 +83,7 @@ sked__wk_move(sked_worker *w, sked_job *j, int to)
 		w->jobs_tail = j;
 		break;
 	case JOB_RUNNING: /* a pool thread took the head of the queue */
+		w->nstarted++;
 		w->jobs_head = j->next;
 		if (!w->jobs_head)
 			w->jobs_tail = NULL;
@@ -105,7 +106,9 @@ sked__wk_move(sked_worker *w, sked_job *j, int to)
 		else
 			w->done_head = j;
 		w->done_tail = j;
+		j->done_ms = sked__mono_ms();
 		w->nunrecorded++;
+		w->ndone++;
 		break;
 	case JOB_RECORDED: /* in the database: the node holds it no more */
 		if (j->aprev)

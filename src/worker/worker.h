@@ -71,6 +71,7 @@ struct sked_job {
 	struct sked_job *next; /* in the job queue, done queue */
 	int state;             /* w->mu: JOB_* */
 	int64_t retry_ms; /* the handler's own retry delay, or 0: backoff */
+	int64_t done_ms;  /* w->mu: monotonic ms when its handler returned */
 	struct sked_job *hnext, *hprev; /* in w->held while it takes a slot */
 	struct sked_job *anext, *aprev; /* in w->all, claim to record */
 };
@@ -114,6 +115,7 @@ struct sked_worker {
 	                    recorded: what this node really holds */
 	int nheld;       /* slots in use: jobs queued or running */
 	int nunrecorded; /* jobs done whose outcome is not recorded */
+	int ndone;       /* of those, in the done queue (not being recorded) */
 	int pool_exit;
 	sked_worker_counters counters;
 
@@ -148,6 +150,20 @@ struct sked_worker {
 	int nstray;
 	unsigned long long stray_seq;
 
+	/* adaptive prefetch (the loop's; read under w->mu): tasks held
+	 * ahead of free threads now, and the start rate it is bounded by */
+	int ahead;
+	double rate;
+	int64_t rate_at, rate_started;
+	int rate_known;
+	int64_t nstarted;  /* w->mu: jobs a pool thread has taken */
+	int fused;         /* the loop records outcomes with its claims in one
+	              statement (SKED_CAP_FUSED); the finisher takes what it
+	              leaves */
+	atomic_int fusing; /* and the last claims did so (a backlog, and
+	                      not a limited queue's: those claim apart,
+	                      limits.c) */
+	int backlog;       /* the loop's: its last claim came back full */
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
 	/* retention (prune.c): ages of succeeded, dead, cancelled; 0 keeps */
 	int64_t keep_ms[3];
@@ -182,6 +198,10 @@ enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 
 /* How long a partial batch may wait to grow (loop and finisher). */
 #define LINGER_MS 2
+
+/* Where the loop records outcomes with its claims (w->fused), how old an
+ * outcome gets before the finisher records it instead. */
+#define FUSED_FALLBACK_MS 25
 
 /* ---- worker/jobs.c ---- */
 void sked__wk_ring(sked_worker *w); /* wake the loop */
@@ -220,6 +240,18 @@ void sked__wk_waits_stop(sked_worker *w);
 /* A connection opened later (the pruner's): its slot (WAIT_SLOT_*, or
  * -1 for none). */
 void sked__wk_waits_conn(sked_worker *w, sked *h, int slot);
+
+/* ---- worker/finish.c: outcomes, for the finisher and the loop ---- */
+/* Take up to max done jobs, oldest first (only those done before
+ * done_before, monotonic ms, unless it is 0); *n of them. */
+sked_job *sked__wk_take_done(sked_worker *w, int max, int64_t done_before,
+                             int *n);
+/* The outcomes of a taken list (n jobs); NULL when out of memory. */
+sked_outcome *sked__wk_outcomes(sked_worker *w, sked_job *list, int n);
+/* The database has them: count, log, free the jobs (not o). */
+void sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n);
+/* They could not be recorded: back to the head of the done queue. */
+void sked__wk_requeue_done(sked_worker *w, sked_job *list);
 
 /* ---- worker/pipe.c: a pool thread's pipe: processes ---- */
 typedef struct sked_pipe sked_pipe;

@@ -335,14 +335,14 @@ q() {
 	sqlite) sql "$1" ;;
 	esac
 }
-tasks=$(q "SELECT COUNT(*) FROM {p}task")
-lost=$(q "SELECT COUNT(*) FROM {p}task WHERE status <> 2")
+tasks=$(q "SELECT COUNT(*) FROM $ALL_TASKS a")
+lost=$(q "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status <> 2")
 # and acknowledged enqueues the database no longer has
-q "SELECT id FROM {p}task" | sort -n >"$T/db.ids"
+q "SELECT id FROM $ALL_TASKS a" | sort -n >"$T/db.ids"
 sort -n "$T/enq.ids" | grep -v '^$' >"$T/acked.ids" || true
 vanished=$(comm -23 "$T/acked.ids" "$T/db.ids" | wc -l | tr -d ' ')
 lost=$((lost + vanished))
-q "SELECT id, attempts FROM {p}task" >"$T/db.tasks"
+q "SELECT id, attempts FROM $ALL_TASKS a" >"$T/db.tasks"
 q "SELECT task_id, attempt, outcome FROM {p}run" >"$T/db.runs"
 set -- $(python3 - "$LOG" "$DLOG" "$T/db.tasks" "$T/db.runs" <<'PY'
 import sys, collections

@@ -158,7 +158,7 @@ cleanup() {
 	pkill -9 -f "$T/" 2>/dev/null || true
 	case "$(family)" in
 	pg | mariadb)
-		for t in run task queue_limit node schedule lock meta; do
+		for t in run task task_done queue_limit node schedule lock meta; do
 			sql "DROP TABLE IF EXISTS {p}$t" >/dev/null 2>&1 || true
 		done
 		;;
@@ -262,8 +262,25 @@ wait_exit() {
 	set -e
 }
 
-# status_of ID: the task's status number from the database.
-status_of() { sql "SELECT status FROM {p}task WHERE id = $1"; }
+# status_of ID: the task's status number from the database: a live task
+# is in {p}task, an ended one (succeeded, dead, cancelled) in
+# {p}task_done (schema 4); where_of ID says which: task, task_done, both
+# or none.
+status_of() { sql "SELECT status FROM {p}task WHERE id = $1 UNION ALL SELECT status FROM {p}task_done WHERE id = $1"; }
+# $ALL_TASKS: every task, live or ended, as one table for sql (give it an
+# alias: FROM $ALL_TASKS a)
+TASK_COLS_ALL="id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at"
+ALL_TASKS="(SELECT $TASK_COLS_ALL FROM {p}task UNION ALL SELECT $TASK_COLS_ALL FROM {p}task_done)"
+where_of() {
+	wl=$(count "SELECT COUNT(*) FROM {p}task WHERE id = $1")
+	wd=$(count "SELECT COUNT(*) FROM {p}task_done WHERE id = $1")
+	case "$wl$wd" in
+	10) echo task ;;
+	01) echo task_done ;;
+	11) echo both ;;
+	*) echo none ;;
+	esac
+}
 
 # now_ms: the local clock in milliseconds (GNU date), for deadlines.
 now_ms() { date +%s%3N; }

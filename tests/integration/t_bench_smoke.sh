@@ -34,9 +34,9 @@ done
 
 # The database agrees: every bench task succeeded, none is left over, and
 # the workers left the node table.
-expect_eq "$(sql "SELECT count(*) FROM {p}task WHERE status = 2")" 320 \
+expect_eq "$(sql "SELECT count(*) FROM $ALL_TASKS a WHERE status = 2")" 320 \
 	"succeeded tasks"
-expect_eq "$(sql "SELECT count(*) FROM {p}task WHERE status <> 2")" 0 \
+expect_eq "$(sql "SELECT count(*) FROM $ALL_TASKS a WHERE status <> 2")" 0 \
 	"unfinished tasks"
 expect_eq "$(sql "SELECT count(*) FROM {p}node")" 0 "nodes left behind"
 

@@ -18,10 +18,44 @@ echo "$SKED_TASK_ID" >>"$1/done"
 H
 )
 
-# pending -> cancelled
+# pending -> cancelled: the task leaves the hot table in the same
+# transaction (schema 4), and show and list still find it
 p=$(sk enqueue job --payload ok --in 1h)
+expect_eq "$(where_of "$p")" task "table of a pending task"
+sk show "$p" | grep -q pending || fail "show before cancel"
 expect_rc 0 sk cancel "$p"
 expect_eq "$(status_of "$p")" 5 "status after cancelling a pending task"
+expect_eq "$(where_of "$p")" task_done "table of a cancelled task"
+sk show "$p" | grep -q cancelled || fail "show of a cancelled task"
+sk --json list --status cancelled | json_get '[t["id"] for t in d]' | grep -q "$p" ||
+	fail "list --status cancelled does not show the cancelled task"
+expect_rc 65 sk cancel "$p"
+stderr_one_line "$T/err"
+grep -q "cancelled" "$T/err" || fail "a second cancel does not say the task was cancelled"
+
+# cancelled -> pending again: back into the hot table with its id, due
+# now, and it runs
+expect_rc 0 sk retry "$p"
+expect_eq "$(where_of "$p")" task "table of a retried cancelled task"
+expect_eq "$(status_of "$p")" 0 "status after retrying a cancelled task"
+sk show "$p" | grep -q pending || fail "show after retry"
+sk worker --handler "job=$h $T" --until-empty --poll 100ms --lease 5s
+expect_eq "$(status_of "$p")" 2 "the retried cancelled task ran"
+grep -qx "$p" "$T/done" || fail "the retried cancelled task's handler did not run"
+expect_eq "$(where_of "$p")" task_done "table of the retried task once it succeeded"
+
+# a retry whose unique key a new live task has taken meanwhile (a plain
+# INSERT, which does not look among ended tasks) is refused in one line,
+# and the ended task stays as it was
+k=$(sk enqueue job --payload ok --unique steer-k --in 1h)
+sk cancel "$k" >/dev/null
+sql "INSERT INTO {p}task (kind, payload, unique_key) VALUES ('job', 'ok', 'steer-k')" >/dev/null
+expect_rc 65 sk retry "$k"
+stderr_one_line "$T/err"
+grep -q "steer-k" "$T/err" || fail "the refusal does not name the key: $(cat "$T/err")"
+expect_eq "$(where_of "$k")" task_done "table of a task whose retry was refused"
+expect_eq "$(status_of "$k")" 5 "status of a task whose retry was refused"
+sql "DELETE FROM {p}task WHERE unique_key = 'steer-k'" >/dev/null
 
 # a finished task cannot be cancelled
 f=$(sk enqueue job --payload ok)
@@ -56,10 +90,14 @@ expect_eq "$wrc" 0 "worker exit status"
 d=$(sk enqueue job --payload fail --max-attempts 1)
 sk worker --handler "job=$h $T" --until-empty --poll 100ms --lease 5s 2>/dev/null
 expect_eq "$(status_of "$d")" 3 "status after the only attempt failed"
+expect_eq "$(where_of "$d")" task_done "table of a dead task"
 expect_rc 65 sk retry "$f"
 stderr_one_line "$T/err"
 expect_rc 0 sk retry "$d"
 expect_eq "$(status_of "$d")" 0 "status after retry"
+expect_eq "$(where_of "$d")" task "table of a retried dead task"
+expect_rc 65 sk retry 999999
+stderr_one_line "$T/err"
 sql "UPDATE {p}task SET payload = 'ok' WHERE id = $d" >/dev/null
 sk worker --handler "job=$h $T" --until-empty --poll 100ms --lease 5s
 expect_eq "$(status_of "$d")" 2 "status after the retried run"

@@ -23,7 +23,7 @@ H
 seq 1 $n >"$T/payloads"
 sk enqueue tick --lines "$T/payloads" >"$T/ids"
 expect_eq "$(wc -l <"$T/ids" | tr -d ' ')" $n "ids printed by enqueue --lines"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 0")" $n "pending tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 0")" $n "pending tasks"
 
 i=1
 pids=""
@@ -38,8 +38,8 @@ for p in $pids; do
 	[ "$wrc" = 0 ] || { cat "$T"/w*.log >&2; fail "a worker exited $wrc"; }
 done
 
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" $n "succeeded tasks"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE attempts <> 1")" 0 "tasks claimed more than once"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" $n "succeeded tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE attempts <> 1")" 0 "tasks claimed more than once"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" $n "run records"
 expect_eq "$(count "SELECT COUNT(DISTINCT task_id) FROM {p}run WHERE outcome = 'succeeded'")" $n "tasks with a succeeded run"
 expect_eq "$(count "SELECT COUNT(*) FROM (SELECT task_id, attempt FROM {p}run GROUP BY task_id, attempt HAVING COUNT(*) > 1) x")" 0 "(task, attempt) recorded twice"

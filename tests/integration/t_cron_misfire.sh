@@ -20,18 +20,18 @@ before=$(sk --json cron ls)
 
 # no worker while the four fires pass, and a few seconds more
 sleep $((s + 3 - now + 4))
-expect_eq "$(sql "SELECT COUNT(*) FROM {p}task")" 0 "tasks before any worker ran"
+expect_eq "$(sql "SELECT COUNT(*) FROM $ALL_TASKS a")" 0 "tasks before any worker ran"
 
 sk worker --handler job=true --until-empty --poll 100ms --lease 5s 2>"$T/w.log" ||
 	fail "worker exited $? ($(cat "$T/w.log"))"
 
-count() { sql "SELECT COUNT(*) FROM {p}task WHERE schedule_name = '$1'"; }
+count() { sql "SELECT COUNT(*) FROM $ALL_TASKS a WHERE schedule_name = '$1'"; }
 expect_eq "$(count all)" 4 "fire-all: one task per missed fire"
-expect_eq "$(sql "SELECT COUNT(DISTINCT fire_time) FROM {p}task WHERE schedule_name = 'all'")" 4 "fire-all: distinct fire times"
+expect_eq "$(sql "SELECT COUNT(DISTINCT fire_time) FROM $ALL_TASKS a WHERE schedule_name = 'all'")" 4 "fire-all: distinct fire times"
 expect_eq "$(count once)" 1 "fire-once: one catch-up task"
-expect_eq "$(sql "SELECT COUNT(*) FROM {p}task o WHERE o.schedule_name = 'once' AND o.fire_time = (SELECT MAX(fire_time) FROM {p}task WHERE schedule_name = 'all')")" 1 "fire-once: the catch-up is for the latest missed fire"
+expect_eq "$(sql "SELECT COUNT(*) FROM $ALL_TASKS o WHERE o.schedule_name = 'once' AND o.fire_time = (SELECT MAX(fire_time) FROM $ALL_TASKS a WHERE schedule_name = 'all')")" 1 "fire-once: the catch-up is for the latest missed fire"
 expect_eq "$(count skip)" 0 "skip: no catch-up"
-expect_eq "$(sql "SELECT COUNT(*) FROM {p}task WHERE status <> 2")" 0 "catch-up tasks not run"
+expect_eq "$(sql "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status <> 2")" 0 "catch-up tasks not run"
 # every policy moved on to tomorrow's first fire
 after=$(sk --json cron ls)
 for name in once all skip; do

@@ -109,8 +109,8 @@ done
 kill -9 "$wp3" 2>/dev/null || true
 wait "$wp3" 2>/dev/null || true
 c3=$(cert 1 2)
-expect_eq "$(my_sql "$P1" "SELECT COUNT(*) FROM {p}task WHERE kind = 'work' AND status <> 2")" 0 "tasks not succeeded after the drain"
-expect_eq "$(my_sql "$P2" "SELECT COUNT(*) FROM {p}task WHERE kind = 'work' AND status = 2")" "$N" "succeeded tasks seen on node 2"
+expect_eq "$(my_sql "$P1" "SELECT COUNT(*) FROM $ALL_TASKS a WHERE kind = 'work' AND status <> 2")" 0 "tasks not succeeded after the drain"
+expect_eq "$(my_sql "$P2" "SELECT COUNT(*) FROM $ALL_TASKS a WHERE kind = 'work' AND status = 2")" "$N" "succeeded tasks seen on node 2"
 # one end per (task, attempt): no claim ran twice
 set -- $(awk '$1 == "E" { e[$2 " " $3]++ } $1 == "S" { s[$2]++ }
 	END { for (k in e) if (e[k] > 1) d += e[k] - 1; for (k in s) if (s[k] > 1) r += s[k] - 1; print d + 0, r + 0 }' "$T/attempts")

@@ -54,7 +54,7 @@ for id in $l1 $l2; do
 	expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $id")" released "run of given-back task $id"
 	# the stopped attempt keeps its number (one run row per attempt) and
 	# costs no retry: the budget grows by one
-	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $id AND lease_until IS NULL AND attempts = 1 AND max_attempts = 6")" 1 "lease cleared, attempt kept and budget raised on task $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE id = $id AND lease_until IS NULL AND attempts = 1 AND max_attempts = 6")" 1 "lease cleared, attempt kept and budget raised on task $id"
 done
 expect_eq "$(status_of "$late")" 0 "task enqueued after SIGTERM (not claimed)"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $late")" 0 "runs of the task enqueued after SIGTERM"
@@ -84,14 +84,14 @@ start_worker w3 --node-id prefetching --queues pf --concurrency 1 \
 	--prefetch 3 --grace 10s --lease 5s --poll 100ms \
 	--handler "short=$short $T"
 w3=$wpid
-held() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 1")" = 4 ]; }
+held() { [ "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'pf' AND status = 1")" = 4 ]; }
 wait_for 20 held || { cat "$T/w3.log" >&2; fail "the prefetching worker did not claim 4 tasks"; }
 kill -TERM "$w3"
 touch "$T/go"
 wait_exit "$w3" 15
 [ "$wrc" = 0 ] || { cat "$T/w3.log" >&2; fail "prefetching worker exited $wrc"; }
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 2")" 1 "prefetch: the one task under way finished"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'pf' AND status = 0 AND attempts = 0")" 3 "prefetch: queued tasks given back untouched"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'pf' AND status = 2")" 1 "prefetch: the one task under way finished"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'pf' AND status = 0 AND attempts = 0")" 3 "prefetch: queued tasks given back untouched"
 # they never reached a handler: their attempt went back and no run is
 # recorded (a run row stands for an attempt that ran)
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run r JOIN {p}task t ON t.id = r.task_id WHERE t.queue = 'pf' AND t.status = 0")" 0 "prefetch: runs of the tasks given back unstarted"

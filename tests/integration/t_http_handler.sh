@@ -36,7 +36,7 @@ settled() {
 }
 wait_for 40 settled || {
 	cat "$T/w.log" >&2
-	fail "tasks did not settle: $(sql "SELECT id, kind, status, last_error FROM {p}task")"
+	fail "tasks did not settle: $(sql "SELECT id, kind, status, last_error FROM $ALL_TASKS a")"
 }
 kill -TERM "$wpid"
 wait_exit "$wpid" 20
@@ -64,9 +64,9 @@ case "$(err "$refused")" in "HTTP request failed: "*) ;; *) fail "refused: $(err
 # Retry-After, not the backoff (1 s base): about an hour and two hours
 ahead() {
 	case "$(family)" in
-	sqlite) sql "SELECT (run_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)) / 1000 FROM {p}task WHERE id = $1" ;;
-	pg) sql "SELECT extract(epoch FROM run_at - now())::bigint FROM {p}task WHERE id = $1" ;;
-	*) sql "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), run_at) FROM {p}task WHERE id = $1" ;;
+	sqlite) sql "SELECT (run_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)) / 1000 FROM $ALL_TASKS a WHERE id = $1" ;;
+	pg) sql "SELECT extract(epoch FROM run_at - now())::bigint FROM $ALL_TASKS a WHERE id = $1" ;;
+	*) sql "SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), run_at) FROM $ALL_TASKS a WHERE id = $1" ;;
 	esac
 }
 a=$(ahead "$retry")
@@ -83,7 +83,7 @@ wa=$wpid
 start_worker b --node-id b --queues bulk --concurrency 4 --poll 100ms --until-empty --handler "bulk=$base/ok"
 wait_exit "$wa" 60
 wait_exit "$wpid" 60
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind = 'bulk' AND status = 2")" 200 "bulk tasks succeeded"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE kind = 'bulk' AND status = 2")" 200 "bulk tasks succeeded"
 expect_eq "$(python3 -c 'import json,sys; print(len({json.loads(l)["sked-task-id"] for l in open(sys.argv[1])}))' "$T/req")" 200 "distinct tasks posted"
 expect_eq "$(wc -l <"$T/req")" 200 "requests"
 # kept-alive connections: far fewer client ports than requests

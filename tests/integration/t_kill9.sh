@@ -26,7 +26,7 @@ start_worker w1 --node-id victim --concurrency $n --lease 2s --poll 100ms \
 victim=$wpid
 all_started() { [ "$(ls "$T" | grep -c '^started\.')" = $n ]; }
 wait_for 20 all_started || { cat "$T/w1.log" >&2; fail "handlers did not start"; }
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 1")" $n "running tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 1")" $n "running tasks"
 
 kill -9 "$victim"
 wait "$victim" 2>/dev/null || true
@@ -49,8 +49,8 @@ start_worker w2 --node-id rescuer --concurrency $n --lease 5s --poll 100ms \
 wait_exit "$wpid" 60
 [ "$wrc" = 0 ] || { cat "$T/w2.log" >&2; fail "second worker exited $wrc"; }
 
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" $n "succeeded tasks"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE attempts = 2")" $n "tasks with 2 attempts"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" $n "succeeded tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE attempts = 2")" $n "tasks with 2 attempts"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE attempt = 1 AND outcome = 'lease-expired' AND node_id = 'victim'")" $n "killed attempts recorded as lease-expired"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE attempt = 2 AND outcome = 'succeeded' AND node_id = 'rescuer'")" $n "second attempts succeeded on the rescuer"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" $((n * 2)) "run records"

@@ -41,7 +41,7 @@ SKED_LOG=info start_worker w --queues default --handler "job=$h" \
 	--http "127.0.0.1:$port" --poll 100ms --lease 3s
 w=$wpid
 base="http://127.0.0.1:$port"
-done3() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" = 3 ]; }
+done3() { [ "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" = 3 ]; }
 wait_for 20 done3 || { cat "$T/w.log" >&2; fail "the worker did not run the three tasks"; }
 
 code() { curl -s -o "$T/body" -w '%{http_code}' -m 5 "$base$1" || true; }
@@ -59,7 +59,7 @@ promtool check metrics <"$T/metrics" >"$T/promtool.out" 2>&1 || {
 }
 expect_eq "$(value sked_up)" 1 "sked_up"
 expect_eq "$(value 'sked_tasks{queue="q2",status="pending"}')" \
-	"$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'q2' AND status = 0")" "q2 pending"
+	"$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'q2' AND status = 0")" "q2 pending"
 expect_eq "$(value 'sked_tasks_due{queue="q2"}')" 2 "q2 due"
 expect_eq "$(value 'sked_tasks{queue="default",status="pending"}')" 1 "default pending (not due)"
 expect_eq "$(value 'sked_tasks_due{queue="default"}')" 0 "default due"
@@ -68,7 +68,7 @@ awk -v a="$age" 'BEGIN { exit !(a >= 1 && a < 120) }' ||
 	fail "oldest due age of q2 is $age s, expected 1 s to 2 min"
 expect_eq "$(value 'sked_queue_oldest_due_age_seconds{queue="default"}')" 0.000 "default age"
 expect_eq "$(value 'sked_worker_tasks_finished_total{kind="job",outcome="succeeded"}')" \
-	"$(count "SELECT COUNT(*) FROM {p}task WHERE kind = 'job' AND status = 2")" "succeeded"
+	"$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE kind = 'job' AND status = 2")" "succeeded"
 expect_eq "$(value sked_worker_tasks_claimed_total)" 3 "claimed"
 expect_eq "$(value 'sked_worker_handler_duration_seconds_count{kind="job"}')" 3 "handler histogram count"
 expect_eq "$(value sked_nodes)" "$(count "SELECT COUNT(*) FROM {p}node")" "nodes"
@@ -96,7 +96,7 @@ misfired() {
 # at least the late schedule's (the per-second one misfires too when a
 # loaded machine delays the worker's schedule loop past a fire)
 wait_for 10 misfired || fail "sked_schedule_misfires_total stayed 0 with a schedule past a missed fire: $(grep misfires "$T/metrics")"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'q3'")" "$(value sked_schedule_fires_total)" \
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'q3'")" "$(value sked_schedule_fires_total)" \
 	"tasks made by the schedule"
 expect_eq "$(code /healthz)" 200 "GET /healthz"
 expect_eq "$(code /readyz)" 200 "GET /readyz"

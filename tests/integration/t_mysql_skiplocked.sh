@@ -20,7 +20,7 @@ $(seq 1 40)
 L
 )
 [ "$(echo "$ids" | wc -l)" = 40 ] || fail "enqueue --lines printed no 40 ids"
-held=$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM {p}task WHERE priority = 10")
+held=$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM $ALL_TASKS a WHERE priority = 10")
 
 # the holder: sked's claim statement, then a sleep tagged with the prefix (the client strips comments)
 sql "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;
@@ -45,16 +45,16 @@ start=$(date +%s)
 sk worker --handler k=/bin/true --concurrency 8 --until-empty --poll 100ms \
 	--lease 30s >"$T/worker.out" 2>&1 &
 worker=$!
-done40() { [ "$(sql "SELECT COUNT(*) FROM {p}task WHERE status = 2")" = 40 ]; }
+done40() { [ "$(sql "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" = 40 ]; }
 wait_for 8 done40 || fail "the worker did not drain the 40 free tasks while 3 were held"
 took=$(($(date +%s) - start))
 holding || fail "the holder finished before the worker (the test proves nothing)"
 note "40 free tasks done in ${took}s while 3 were held"
-expect_eq "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM {p}task WHERE status = 0")" \
+expect_eq "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM $ALL_TASKS a WHERE status = 0")" \
 	"$held" "the held tasks are the ones left pending"
 
 # once the holder commits, the worker takes the three and exits
 wait "$holder" || { cat "$T/holder.out" >&2; fail "the holding session failed"; }
 wait "$worker" || { cat "$T/worker.out" >&2; fail "the worker failed"; }
-expect_eq "$(sql "SELECT COUNT(*) FROM {p}task WHERE status = 2")" 43 "all tasks done"
+expect_eq "$(sql "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" 43 "all tasks done"
 expect_eq "$(sql "SELECT COUNT(*) FROM {p}run")" 43 "one run per task"

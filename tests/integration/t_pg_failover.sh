@@ -103,12 +103,12 @@ CONF
 	acked=$(wc -l <"$T/acked" | tr -d ' ')
 	lost_enq=0
 	for id in $(cat "$T/acked"); do
-		[ "$(pg_sql $new "SELECT count(*) FROM {p}task WHERE id = $id")" = 1 ] ||
+		[ "$(pg_sql $new "SELECT count(*) FROM $ALL_TASKS a WHERE id = $id")" = 1 ] ||
 			lost_enq=$((lost_enq + 1))
 	done
-	total=$(pg_sql $new "SELECT count(*) FROM {p}task")
+	total=$(pg_sql $new "SELECT count(*) FROM $ALL_TASKS a")
 	[ "$total" -ge "$N" ] || fail "$mode: $((N - total)) of the first $N tasks are gone"
-	notdone=$(pg_sql $new "SELECT count(*) FROM {p}task WHERE status <> 2")
+	notdone=$(pg_sql $new "SELECT count(*) FROM $ALL_TASKS a WHERE status <> 2")
 	expect_eq "$notdone" 0 "$mode: tasks not succeeded on the new primary"
 	# attempts that ran to their end, per task, by the handler's log
 	ends=$(grep -c '^E' "$T/attempts")
@@ -127,7 +127,7 @@ CONF
 	# every re-run with a higher attempt is on record on the new primary
 	# as an earlier attempt that ended without applying (lease-expired, or
 	# a late result)
-	unexplained=$(pg_sql $new "SELECT id, attempts FROM {p}task" | awk -v f="$T/attempts" '
+	unexplained=$(pg_sql $new "SELECT id, attempts FROM $ALL_TASKS a" | awk -v f="$T/attempts" '
 		BEGIN { while ((getline l < f) > 0) { split(l, a, " "); if (a[1] == "E" && a[3] + 0 > m[a[2]] + 0) m[a[2]] = a[3] } }
 		{ if (m[$1] + 0 > $2 + 0) u++ }
 		END { print u + 0 }')

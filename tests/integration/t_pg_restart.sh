@@ -46,14 +46,14 @@ note "ended $killed session(s) while 6 handlers ran"
 
 # Handlers end about 3 s after they started; their results must land once
 # the worker has reconnected.
-all_done() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" = 6 ]; }
+all_done() { [ "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" = 6 ]; }
 wait_for 40 all_done || { cat "$T/w.log" >&2; fail "tasks did not all finish after the sessions were ended"; }
 
 # Again while idle: the next tasks are still picked up.
 killed=$(terminate)
 [ "$killed" -ge 1 ] || fail "expected the idle worker's sessions, ended $killed"
 more="$(sk enqueue job --payload p7) $(sk enqueue job --payload p8)"
-eight_done() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" = 8 ]; }
+eight_done() { [ "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" = 8 ]; }
 wait_for 40 eight_done || { cat "$T/w.log" >&2; fail "tasks enqueued after an idle disconnect did not run"; }
 # all three sessions (claims, finishes, leases) come back, still carrying
 # the URL's application_name; the lease session notices at its next
@@ -79,7 +79,7 @@ for id in $ids $more; do
 	expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id")" 1 "runs of task $id"
 	expect_eq "$(grep -c "^$id " "$T/done")" 1 "handler completions of task $id"
 done
-expect_eq "$(count "SELECT MAX(attempts) FROM {p}task")" 1 "attempts"
+expect_eq "$(count "SELECT MAX(attempts) FROM $ALL_TASKS a")" 1 "attempts"
 
 # a closed port: one line, exit 69, no password
 expect_rc 69 "$SKED" --db "postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=3" info

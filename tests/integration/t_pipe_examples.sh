@@ -14,7 +14,7 @@ run_example() {
 	sk worker --node-id "w-$kind" --concurrency 2 --poll 100ms --until-empty \
 		--handler "$kind=pipe:$prog" 2>"$T/$kind.log" ||
 		{ cat "$T/$kind.log" >&2; fail "worker for $kind failed"; }
-	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind = '$kind' AND status = 2")" \
+	expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE kind = '$kind' AND status = 2")" \
 		"$3" "$kind: succeeded tasks"
 }
 run_example py "$ex/pipe_handler.py" 20

@@ -55,7 +55,7 @@ wait_exit "$a" 120
 [ "$wrc" = 0 ] || { cat "$T/a.log" >&2; fail "worker a exited $wrc"; }
 wait_exit "$b" 120
 [ "$wrc" = 0 ] || { cat "$T/b.log" >&2; fail "worker b exited $wrc"; }
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" 300 "succeeded tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" 300 "succeeded tasks"
 expect_eq "$(cut -d' ' -f1 "$T/ran" | sort -u | wc -l)" 300 "distinct tasks the handlers ran"
 expect_eq "$(wc -l <"$T/ran")" 300 "handler runs"
 procs=$(sort -u "$T/pids" | wc -l)
@@ -101,9 +101,9 @@ wait_for 30 waiting_retry || { cat "$T/d.log" >&2; fail "no retry"; }
 kill -TERM "$wpid"
 wait_exit "$wpid" 20
 case "$(family)" in
-sqlite) left=$(sql "SELECT run_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) FROM {p}task WHERE id = $(cat "$T/id.retry")") ;;
-pg) left=$(sql "SELECT (extract(epoch FROM run_at - now()) * 1000)::bigint FROM {p}task WHERE id = $(cat "$T/id.retry")") ;;
-*) left=$(sql "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), run_at) DIV 1000 FROM {p}task WHERE id = $(cat "$T/id.retry")") ;;
+sqlite) left=$(sql "SELECT run_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) FROM $ALL_TASKS a WHERE id = $(cat "$T/id.retry")") ;;
+pg) left=$(sql "SELECT (extract(epoch FROM run_at - now()) * 1000)::bigint FROM $ALL_TASKS a WHERE id = $(cat "$T/id.retry")") ;;
+*) left=$(sql "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), run_at) DIV 1000 FROM $ALL_TASKS a WHERE id = $(cat "$T/id.retry")") ;;
 esac
 [ "$left" -gt 500000 ] || fail "retry in $left ms, the handler asked for 600000"
 

@@ -24,7 +24,9 @@ sk worker --handler "job=$h" --until-empty --poll 100ms 2>"$T/w.log" ||
 c1=$(sk enqueue job --payload ok)
 sk cancel "$c1" >/dev/null
 p1=$(sk enqueue job --payload ok)
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status IN (2, 3, 5)")" 7 "ended tasks"
+# ended tasks are in task_done (schema 4), the hot table holds the live one
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task_done WHERE status IN (2, 3, 5)")" 7 "ended tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" 1 "live tasks"
 
 # age them as if they had ended days ago
 ago() { # DAYS ID...
@@ -32,9 +34,9 @@ ago() { # DAYS ID...
 	shift
 	for id in "$@"; do
 		case "$(family)" in
-		sqlite) sql "UPDATE {p}task SET finished_at = finished_at - $days * 86400000 WHERE id = $id" ;;
-		pg) sql "UPDATE {p}task SET finished_at = finished_at - interval '$days days' WHERE id = $id" ;;
-		*) sql "UPDATE {p}task SET finished_at = finished_at - INTERVAL $days DAY WHERE id = $id" ;;
+		sqlite) sql "UPDATE {p}task_done SET finished_at = finished_at - $days * 86400000 WHERE id = $id" ;;
+		pg) sql "UPDATE {p}task_done SET finished_at = finished_at - interval '$days days' WHERE id = $id" ;;
+		*) sql "UPDATE {p}task_done SET finished_at = finished_at - INTERVAL $days DAY WHERE id = $id" ;;
 		esac
 	done
 }
@@ -44,7 +46,11 @@ ago 40 "$d2" "$c1"
 # an age and a status
 expect_rc 0 sk --json prune --older-than 9d --status succeeded
 expect_eq "$(json_get 'd["removed"]' <"$T/out")" 3 "removed: old succeeded tasks"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id IN ($s1, $s2, $u)")" 0 "old succeeded tasks left"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task_done WHERE id IN ($s1, $s2, $u)")" 0 "old succeeded tasks left"
+expect_eq "$(where_of "$s1")" none "a pruned task, in either table"
+expect_rc 65 sk show "$s1"
+stderr_one_line "$T/err"
+grep -q "pruned" "$T/err" || fail "show of a pruned task does not say it may have been pruned: $(cat "$T/err")"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id IN ($s1, $s2, $u)")" 0 "runs of pruned tasks"
 expect_eq "$(status_of "$s3")" 2 "a recent succeeded task"
 expect_eq "$(status_of "$d1")" 3 "a dead task, not asked for"
@@ -52,7 +58,7 @@ expect_eq "$(status_of "$d1")" 3 "a dead task, not asked for"
 # each status's retention (defaults: succeeded 7d, dead and cancelled 30d)
 expect_rc 0 sk prune
 expect_eq "$(cat "$T/out")" "2 task(s) removed" "default retention"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id IN ($d2, $c1)")" 0 "month-old dead and cancelled tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task_done WHERE id IN ($d2, $c1)")" 0 "month-old dead and cancelled tasks"
 expect_eq "$(status_of "$d1")" 3 "a dead task 10 days old (kept a month)"
 expect_eq "$(status_of "$p1")" 0 "a pending task"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $d1")" 1 "runs of a kept task"
@@ -60,7 +66,7 @@ expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $d1")" 1 "runs o
 # nothing but ended tasks, whatever the age
 expect_rc 0 sk prune --older-than 0s
 expect_eq "$(status_of "$p1")" 0 "a pending task after prune --older-than 0s"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status IN (2, 3, 5)")" 0 "ended tasks after prune --older-than 0s"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task_done")" 0 "ended tasks after prune --older-than 0s"
 
 # a pruned task's unique key is free again
 again=$(sk enqueue job --payload ok --unique key-1)
@@ -72,10 +78,22 @@ stderr_one_line "$T/err"
 expect_rc 64 sk prune --older-than soon
 stderr_one_line "$T/err"
 
+# a dead task retried before the prune is back in the hot table: neither
+# it nor its runs are pruned, however old its end was
+d3=$(sk enqueue job --queue q3 --payload bad --max-attempts 1)
+sk worker --queues q3 --handler "job=$h" --until-empty --poll 100ms 2>/dev/null
+expect_eq "$(status_of "$d3")" 3 "a task that failed its only attempt"
+ago 40 "$d3"
+expect_rc 0 sk retry "$d3"
+expect_eq "$(where_of "$d3")" task "table of a retried dead task"
+expect_rc 0 sk prune --older-than 0s
+expect_eq "$(status_of "$d3")" 0 "a retried task after prune"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $d3")" 1 "runs of a retried task after prune"
+
 # the worker's own pruner, with the config's [retention]
 sk cancel "$p1" >/dev/null
 sk cancel "$again" >/dev/null
-n=$(count "SELECT COUNT(*) FROM {p}task")
+n=$(count "SELECT (SELECT COUNT(*) FROM {p}task) + (SELECT COUNT(*) FROM {p}task_done)")
 cat >>"$T/sked.conf" <<CONF
 [retention]
 succeeded = forever
@@ -83,9 +101,9 @@ dead = forever
 cancelled = 1s
 CONF
 SKED_LOG=info start_worker p --node-id pruner --handler "job=$h" --poll 100ms
-gone() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 5")" = 0 ]; }
+gone() { [ "$(count "SELECT COUNT(*) FROM {p}task_done WHERE status = 5")" = 0 ]; }
 wait_for 30 gone || { cat "$T/p.log" >&2; fail "the worker did not prune cancelled tasks"; }
 kill -TERM "$wpid"
 wait_exit "$wpid" 20
 grep -q "pruner: removed" "$T/p.log" || fail "the worker did not say it pruned"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" $((n - 2)) "tasks left after the worker pruned"
+expect_eq "$(count "SELECT (SELECT COUNT(*) FROM {p}task) + (SELECT COUNT(*) FROM {p}task_done)")" $((n - 2)) "tasks left after the worker pruned"

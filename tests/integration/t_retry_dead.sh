@@ -29,7 +29,7 @@ sk worker --handler "bad=$bad" --handler "flaky=$flaky" --retry-base 100ms \
 
 # The always-failing task: dead after 3 recorded, failed attempts.
 expect_eq "$(status_of "$dead")" 3 "status of the failing task (dead)"
-expect_eq "$(sql "SELECT attempts FROM {p}task WHERE id = $dead")" 3 "attempts of the failing task"
+expect_eq "$(sql "SELECT attempts FROM $ALL_TASKS a WHERE id = $dead")" 3 "attempts of the failing task"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $dead AND outcome = 'failed' AND exit_code = 3")" 3 "failed runs with exit code 3"
 for a in 1 2 3; do
 	sql "SELECT output FROM {p}run WHERE task_id = $dead AND attempt = $a" |
@@ -37,7 +37,7 @@ for a in 1 2 3; do
 	sql "SELECT error FROM {p}run WHERE task_id = $dead AND attempt = $a" |
 		grep -q "3" || fail "attempt $a's error does not name exit status 3"
 done
-[ -n "$(sql "SELECT last_error FROM {p}task WHERE id = $dead")" ] || fail "dead task has no last_error"
+[ -n "$(sql "SELECT last_error FROM $ALL_TASKS a WHERE id = $dead")" ] || fail "dead task has no last_error"
 sk show "$dead" | grep -q dead || fail "show does not say dead"
 
 # Backoff: each retry started after the previous attempt ended plus at

@@ -23,7 +23,7 @@ wait_exit "$wpid" 30
 expect_eq "$wrc" 0 "exit status"
 # it waited for the retry of the flaky task (status 4 counts as work)
 expect_eq "$(status_of "$flaky")" 2 "the flaky task after --until-empty"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 2")" 4 "succeeded tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" 4 "succeeded tasks"
 # and did not wait for (or run) the delayed one
 expect_eq "$(status_of "$later")" 0 "the delayed task"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $later")" 0 "runs of the delayed task"

@@ -34,7 +34,8 @@ static const sked_dialect *const dialects[] = {
 static int
 fragment(int id)
 {
-	return id >= SKED_SQL_AND_STATUS && id <= SKED_SQL_LIST_TAIL;
+	return (id >= SKED_SQL_AND_STATUS && id <= SKED_SQL_LIST_TAIL) ||
+	       id == SKED_SQL_LIST_BOTH_TAIL;
 }
 
 /* a statement about the session itself, from the server's own views:
@@ -52,7 +53,9 @@ no_token_left(const char *dname, int id, const char *s)
 {
 	for (const char *t = strchr(s, '{'); t; t = strchr(t + 1, '{'))
 		if (strncmp(t, "{arg}", 5) != 0 &&
-		    strncmp(t, "{ids}", 5) != 0 && strncmp(t, "{rows}", 6) != 0)
+		    strncmp(t, "{ids}", 5) != 0 &&
+		    strncmp(t, "{rows}", 6) != 0 &&
+		    strncmp(t, "{rows7}", 7) != 0)
 			fail_msg("%s statement %d has a token left at '%.20s': "
 			         "%s",
 			         dname, id, t, s);
@@ -182,6 +185,12 @@ per_call_tokens(void **state)
 	sked__sql_fill(&b, "VALUES {rows} AS v", 6, 2);
 	assert_string_equal(b.p, "VALUES (?6, 0), (?7, 1) AS v");
 	sked__buf_free(&b);
+	sked__sql_fill(&b, "FROM ({rows7}) v", 2, 2);
+	assert_string_equal(b.p, "FROM (SELECT ?2 AS c1, ?3 AS c2, ?4 AS c3, "
+	                         "?5 AS c4, ?6 AS c5, ?7 AS c6, ?8 AS c7 "
+	                         "UNION ALL SELECT ?9, ?10, ?11, ?12, ?13, "
+	                         "?14, ?15) v");
+	sked__buf_free(&b);
 	sked__sql_fill(&b, "SELECT 1 WHERE 1 = 1", 0, 0);
 	sked__sql_fill(&b, " AND q = {arg}", 2, 1);
 	assert_string_equal(b.p, "SELECT 1 WHERE 1 = 1 AND q = ?2");
@@ -207,6 +216,93 @@ per_call_tokens(void **state)
 	sked__buf_free(&b);
 }
 
+/* count occurrences of needle in s */
+static int
+occurs(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *t = strstr(s, needle); t;
+	     t = strstr(t + strlen(needle), needle))
+		n++;
+	return n;
+}
+
+/* Ended tasks live in {p}task_done (schema 4): the statements that read
+ * a task read both tables, retention deletes from task_done only, a
+ * retry's copy back keeps the id, SQL Server's wraps it in
+ * IDENTITY_INSERT and switches that off on every path. */
+static void
+ended_tasks_across_the_move(void **state)
+{
+	(void)state;
+	for (size_t k = 0; k < NDIALECTS; k++) {
+		const sked_dialect *d = dialects[k];
+		char *sql[SKED_SQL__COUNT];
+		char err[256] = "";
+		assert_int_equal(
+		        sked__dialect_render(d, "p_", sql, err, sizeof err),
+		        SKED_OK);
+		const sked_sql both[] = {SKED_SQL_TASK_GET,
+		                         SKED_SQL_TASK_STATUS,
+		                         SKED_SQL_UNIQUE_GET};
+		for (size_t i = 0; i < sizeof both / sizeof both[0]; i++) {
+			assert_non_null(strstr(sql[both[i]], "FROM p_task "));
+			assert_non_null(
+			        strstr(sql[both[i]], "FROM p_task_done "));
+		}
+		/* stats counts ended tasks per status on task_done's index */
+		assert_int_equal(occurs(sql[SKED_SQL_STATS],
+		                        "FROM p_task_done WHERE status = "),
+		                 3);
+		assert_non_null(
+		        strstr(sql[SKED_SQL_PRUNE_PICK], "FROM p_task_done "));
+		assert_non_null(strstr(sql[SKED_SQL_PRUNE_TASKS],
+		                       "DELETE FROM p_task_done "));
+		assert_null(strstr(sql[SKED_SQL_PRUNE_TASKS], "p_task "));
+		const char *back = sql[SKED_SQL_RETRY_BACK];
+		assert_non_null(strstr(back, "INSERT INTO p_task (id, "));
+		assert_non_null(strstr(back, "SELECT id, "));
+		assert_non_null(strstr(back, "FROM p_task_done WHERE id IN "
+		                             "({ids})"));
+		if (strcmp(d->name, "sqlserver") == 0) {
+			assert_int_equal(occurs(back, "SET IDENTITY_INSERT "
+			                              "p_task ON"),
+			                 1);
+			/* off after the insert, and in the CATCH before
+			 * THROW passes the error on */
+			assert_int_equal(occurs(back, "SET IDENTITY_INSERT "
+			                              "p_task OFF"),
+			                 2);
+			assert_true(strstr(back,
+			                   "BEGIN CATCH SET IDENTITY_INSERT "
+			                   "p_task OFF; THROW;") != NULL);
+			const char *end =
+			        back + strlen(back) -
+			        strlen("SET IDENTITY_INSERT p_task OFF");
+			assert_string_equal(end,
+			                    "SET IDENTITY_INSERT p_task OFF");
+		} else
+			assert_null(strstr(back, "IDENTITY_INSERT"));
+		/* a list of both tables: the head, filters, the middle, the
+		 * same filters on the same markers, the tail */
+		sked_buf b = {0};
+		sked__sql_fill(&b, sql[SKED_SQL_LIST_BOTH_HEAD], 0, 0);
+		sked__sql_fill(&b, sql[SKED_SQL_AND_QUEUE], 1, 1);
+		sked__sql_fill(&b, sql[SKED_SQL_LIST_BOTH_MID], 2, 1);
+		sked__sql_fill(&b, sql[SKED_SQL_AND_QUEUE], 1, 1);
+		sked__sql_fill(&b, sql[SKED_SQL_LIST_BOTH_TAIL], 2, 1);
+		assert_false(b.oom);
+		assert_null(strchr(b.p, '{'));
+		assert_int_equal(occurs(b.p, "queue = ?1"), 2);
+		assert_int_equal(occurs(b.p, "?2"), 3);
+		assert_non_null(strstr(b.p, " UNION ALL "));
+		assert_non_null(strstr(b.p, "FROM p_task WHERE"));
+		assert_non_null(strstr(b.p, "FROM p_task_done WHERE"));
+		free(b.p);
+		sked__dialect_free_rendered(sql);
+	}
+}
+
 int
 main(void)
 {
@@ -215,6 +311,7 @@ main(void)
 	        cmocka_unit_test(capabilities_name_their_statements),
 	        cmocka_unit_test(unknown_tokens_are_refused),
 	        cmocka_unit_test(per_call_tokens),
+	        cmocka_unit_test(ended_tasks_across_the_move),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,8 +113,8 @@ open_server(void)
 static void
 drop_tables(sked *h)
 {
-	static const char *const t[] = {"task",     "run",  "node",
-	                                "schedule", "lock", "meta"};
+	static const char *const t[] = {"task",     "task_done", "run", "node",
+	                                "schedule", "lock",      "meta"};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		char sql[96];
 		snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s%s", prefix,

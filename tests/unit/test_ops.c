@@ -177,6 +177,74 @@ bulk_by_filter(void **state)
 	sked_close(h);
 }
 
+static int64_t
+ended_count(sked *h, int status)
+{
+	sked_queue_stats *qs = NULL;
+	size_t n = 0;
+	int64_t c = 0;
+	assert_int_equal(sked_stats(h, &qs, &n), SKED_OK);
+	for (size_t i = 0; i < n; i++)
+		c += qs[i].count[status];
+	free(qs);
+	return c;
+}
+
+/* Bulk changes go in batches of 500 ids, paging by id: more than two
+ * batches, cancelled (moved to task_done) and retried (moved back), each
+ * task once; then a list of both tables pages by id across them. */
+static void
+bulk_in_batches_across_the_move(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	enum { N = 1203 };
+	static const char *payloads[N];
+	static int64_t ids[N];
+	for (int i = 0; i < N; i++)
+		payloads[i] = "";
+	sked_enqueue_opts o = {.queue = "big"};
+	assert_int_equal(sked_enqueue_many(h, "k", N, payloads, NULL, &o, ids),
+	                 SKED_OK);
+	int64_t other = enq(h, "k", "small", 0, 0), done = 0;
+	sked_list_filter f = {.status = SKED_PENDING, .queue = "big"};
+	assert_int_equal(sked_cancel_where(h, &f, &done), SKED_OK);
+	assert_int_equal(done, N);
+	assert_int_equal(ended_count(h, SKED_CANCELLED), N);
+	assert_int_equal(ended_count(h, SKED_PENDING), 1);
+	f = (sked_list_filter){.status = SKED_CANCELLED, .queue = "big"};
+	assert_int_equal(sked_retry_where(h, &f, &done), SKED_OK);
+	assert_int_equal(done, N);
+	assert_int_equal(ended_count(h, SKED_CANCELLED), 0);
+	assert_int_equal(ended_count(h, SKED_PENDING), N + 1);
+	/* every other one ended again, then a list of both tables, newest
+	 * first, five at a time from below an id */
+	int64_t odd[N / 2 + 1];
+	size_t nodd = 0;
+	for (int i = 1; i < N; i += 2)
+		odd[nodd++] = ids[i];
+	assert_int_equal(sked_cancel_ids(h, odd, nodd, &done), SKED_OK);
+	assert_int_equal(done, (int64_t)nodd);
+	sked_task *t = NULL;
+	size_t n = 0;
+	f = (sked_list_filter){.status = -1, .before_id = ids[100], .limit = 5};
+	assert_int_equal(sked_task_list(h, &f, &t, &n), SKED_OK);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(t[i].id, ids[99 - i]);
+		assert_int_equal(t[i].status,
+		                 (99 - i) % 2 ? SKED_CANCELLED : SKED_PENDING);
+	}
+	sked_tasks_free(t, n);
+	f = (sked_list_filter){.status = -1, .limit = 2};
+	assert_int_equal(sked_task_list(h, &f, &t, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(t[0].id, other);
+	assert_int_equal(t[1].id, ids[N - 1]);
+	sked_tasks_free(t, n);
+	sked_close(h);
+}
+
 static void
 list_filters_by_node_and_time(void **state)
 {
@@ -311,6 +379,7 @@ main(void)
 	        cmocka_unit_test(gauges_count_unfinished_tasks),
 	        cmocka_unit_test(bulk_by_ids_skips_what_state_forbids),
 	        cmocka_unit_test(bulk_by_filter),
+	        cmocka_unit_test(bulk_in_batches_across_the_move),
 	        cmocka_unit_test(list_filters_by_node_and_time),
 	        cmocka_unit_test(unique_key_lookup),
 	        cmocka_unit_test(throughput_counts_recent_runs),

@@ -350,8 +350,8 @@ drop_tables(void **state)
 	if (!pg_url() || !prefix[0])
 		return 0;
 	sked *h = open_pg(NULL);
-	static const char *const tables[] = {"run",      "task", "node",
-	                                     "schedule", "lock", "meta"};
+	static const char *const tables[] = {
+	        "run", "task", "task_done", "node", "schedule", "lock", "meta"};
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
 		char sql[128];
 		snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s%s", prefix,

@@ -32,6 +32,8 @@ __all__ = [
 
 #: The SKED_ABI_VERSION this module was written against.
 ABI_VERSION = 3
+# Worker(prefetch=PREFETCH_OFF): claim only for free threads
+PREFETCH_OFF = -1
 
 # ---------------------------------------------------------------- loading
 
@@ -732,7 +734,8 @@ class Worker:
     Options: concurrency (threads, default 4), queues ("a,b:2" or a list
     of names and (name, slots) pairs), node_id, lease, poll, grace,
     retry_base, retry_max, timeout (seconds or timedelta), until_empty,
-    prefetch.
+    prefetch (None or 0: adaptive, the default; N: N tasks ahead of free
+    threads; PREFETCH_OFF: none).
 
     A handler is called with a Job on one of the worker's threads, several
     at once (each holds the GIL while it runs Python). Returning normally
