@@ -497,6 +497,7 @@ static int
 claim_some(sked_worker *w, int *db_failed)
 {
 	int full = 0;
+	w->claimed_last = 0;
 	int nq = w->nqueues ? w->nqueues : 1;
 	for (int qi = 0; qi < nq; qi++) {
 		pthread_mutex_lock(&w->mu);
@@ -562,6 +563,7 @@ claim_some(sked_worker *w, int *db_failed)
 			full = 1;
 		if (qi == 0)
 			w->backlog = n == req.limit && n > 0;
+		w->claimed_last += n;
 		(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
 		atomic_store(&w->claims_dispatched, seq);
 	}
@@ -655,8 +657,14 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 	int r = poll(fds, (nfds_t)nfds, (int)timeout_ms);
 	if (r > 0 && (fds[0].revents & POLLIN))
 		sked__wk_drain_fd(w->wake_fd);
-	if (r > 0 && nfds == 2 && fds[1].revents)
+	if (r > 0 && nfds == 2 && fds[1].revents) {
 		sked__db_drain_notify(db);
+		/* SQLite writes a commit's WAL frames (which the watch sees)
+		 * before it publishes the commit in the WAL index (which it
+		 * does not): a claim made at once may miss the commit that
+		 * woke it, so an empty one looks again a moment later */
+		w->wal_woke = !w->h->listen_sql;
+	}
 }
 
 SKED_API int
@@ -977,6 +985,13 @@ sked_worker_run(sked_worker *w)
 		if (linger) {
 			wait_for_work(w, LINGER_MS);
 			continue;
+		}
+		if (w->wal_woke) {
+			w->wal_woke = 0;
+			if (!w->claimed_last) {
+				wait_for_work(w, WAL_RECHECK_MS);
+				continue;
+			}
 		}
 		wait_for_work(w, sched_in > 0 && sched_in < w->o.poll_ms
 		                         ? sched_in

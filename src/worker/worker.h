@@ -164,6 +164,8 @@ struct sked_worker {
 	                      not a limited queue's: those claim apart,
 	                      limits.c) */
 	int backlog;       /* the loop's: its last claim came back full */
+	int claimed_last;  /* the loop's: tasks its last round claimed */
+	int wal_woke;      /* the loop's: SQLite's WAL watch woke it */
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
 	/* retention (prune.c): ages of succeeded, dead, cancelled; 0 keeps */
 	int64_t keep_ms[3];
@@ -202,6 +204,10 @@ enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 /* Where the loop records outcomes with its claims (w->fused), how old an
  * outcome gets before the finisher records it instead. */
 #define FUSED_FALLBACK_MS 25
+
+/* After SQLite's WAL watch woke the loop and its claim found nothing, how
+ * soon it looks again (the commit may not have been published yet). */
+#define WAL_RECHECK_MS 3
 
 /* ---- worker/jobs.c ---- */
 void sked__wk_ring(sked_worker *w); /* wake the loop */
