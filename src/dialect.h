@@ -213,6 +213,9 @@ typedef enum sked_sql {
 	 * mark the rows of {ids} (from ?1) succeeded; insert one run row per
 	 * {rows7} (from ?2: task id, attempt, started ms, outcome, exit
 	 * code, error, output), node ?1 */
+	/* SKED_CAP_VACUUM (no generic text): vacuum the hot table, skipping
+	 * it when another vacuum holds it (worker/renew.c) */
+	SKED_SQL_HOT_VACUUM,
 	SKED_SQL_FIN_LOCK,
 	SKED_SQL_FIN_OK_IDS,
 	SKED_SQL_RUN_ROWS,
@@ -313,6 +316,8 @@ typedef enum sked_sql {
 /* SKED_SQL_FIN_LOCK (SELECT … FOR UPDATE), SKED_SQL_FIN_OK_IDS and
  * SKED_SQL_RUN_ROWS: successes finished a batch at a time (MySQL) */
 #define SKED_CAP_BATCH_FINISH 0x200
+/* SKED_SQL_HOT_VACUUM: the worker vacuums the hot table as it churns */
+#define SKED_CAP_VACUUM 0x400
 
 typedef struct sked_dialect {
 	const char *name;  /* "sqlite", "postgresql", "mysql", … */

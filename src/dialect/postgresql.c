@@ -215,6 +215,7 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                            "{p}queue_limit) " CLAIM_TAIL,
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
+        [SKED_SQL_HOT_VACUUM] = "VACUUM (SKIP_LOCKED) {p}task",
         [SKED_SQL_FINISH_CLAIM_ANY] = FINISH_CLAIM(""),
         [SKED_SQL_FINISH_CLAIM_Q] = FINISH_CLAIM(" AND queue = ?16"),
         [SKED_SQL_BACKEND_ID] = "SELECT pg_backend_pid()",
@@ -260,7 +261,7 @@ const sked_dialect sked__dialect_postgresql = {
         .sql = pg_sql,
         .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY |
                 SKED_CAP_ARRAYS | SKED_CAP_WAIT_HOLDER | SKED_CAP_APP_NAME |
-                SKED_CAP_FUSED,
+                SKED_CAP_FUSED | SKED_CAP_VACUUM,
         .claim_one_statement = 1,
         .max_params = 65535,
 };

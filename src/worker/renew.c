@@ -341,6 +341,36 @@ check_waits(sked_worker *w, sked *conn)
 	}
 }
 
+/* PostgreSQL: the hot table is inserted into and deleted from by the
+ * thousand a second; autovacuum looks at it at most once a naptime (a
+ * minute by default, a server-wide setting), and until then every claim
+ * steps over the dead rows and index entries. So a worker that has ended
+ * VACUUM_CHURN tasks since it last did vacuums the hot table itself,
+ * between beats on the heartbeat's connection: a table of live work
+ * only, a fraction of a second even when bloated, SKIP_LOCKED so that
+ * workers (and autovacuum) never queue behind each other, at most once
+ * per VACUUM_EVERY_MS. */
+#define VACUUM_CHURN    20000
+#define VACUUM_EVERY_MS 2000
+
+static void
+vacuum_hot_table(sked_worker *w, int64_t now)
+{
+	if (!(w->hb->dialect->caps & SKED_CAP_VACUUM) ||
+	    now - w->vacuumed_ms < VACUUM_EVERY_MS)
+		return;
+	pthread_mutex_lock(&w->mu);
+	int64_t ended = w->counters.succeeded + w->counters.dead;
+	pthread_mutex_unlock(&w->mu);
+	if (ended - w->vacuumed_at < VACUUM_CHURN)
+		return;
+	w->vacuumed_at = ended;
+	w->vacuumed_ms = now;
+	if (sked__q(w->hb, SKED_SQL_HOT_VACUUM, NULL, 0, NULL) != SKED_OK)
+		sked__log(SKED_LOG_DEBUG, "vacuum of the task table: %s",
+		          sked_errmsg(w->hb));
+}
+
 void *
 sked__wk_heartbeat_main(void *arg)
 {
@@ -356,6 +386,7 @@ sked__wk_heartbeat_main(void *arg)
 		int64_t now = sked__mono_ms();
 		if (asks)
 			check_waits(w, w->hb);
+		vacuum_hot_table(w, now);
 		if (now < next) {
 			int64_t d = next - now;
 			struct timespec ts = {d / 1000, (d % 1000) * 1000000};

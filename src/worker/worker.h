@@ -166,6 +166,9 @@ struct sked_worker {
 	int backlog;       /* the loop's: its last claim came back full */
 	int claimed_last;  /* the loop's: tasks its last round claimed */
 	int wal_woke;      /* the loop's: SQLite's WAL watch woke it */
+	/* the heartbeat's: ended tasks and monotonic ms at its last vacuum
+	 * of the hot table (renew.c) */
+	int64_t vacuumed_at, vacuumed_ms;
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
 	/* retention (prune.c): ages of succeeded, dead, cancelled; 0 keeps */
 	int64_t keep_ms[3];
