@@ -350,8 +350,8 @@ check_waits(sked_worker *w, sked *conn)
  * only, a fraction of a second even when bloated, SKIP_LOCKED so that
  * workers (and autovacuum) never queue behind each other, at most once
  * per VACUUM_EVERY_MS. */
-#define VACUUM_CHURN    20000
-#define VACUUM_EVERY_MS 2000
+#define VACUUM_CHURN    5000
+#define VACUUM_EVERY_MS 1000
 
 static void
 vacuum_hot_table(sked_worker *w, int64_t now)
