@@ -111,7 +111,12 @@ sked__exec_kill_all(int sig)
 {
 	pthread_mutex_lock(&reg_lock);
 	for (struct running *r = reg_head; r; r = r->next)
-		kill(-r->pgid, sig);
+		/* a child just forked may not have made its group yet
+		 * (setpgid is its first call): then it is signalled itself,
+		 * or it would run on, out of reach (caught by test_kill_all
+		 * under TSan) */
+		if (kill(-r->pgid, sig) != 0 && errno == ESRCH)
+			kill(r->pgid, sig);
 	pthread_mutex_unlock(&reg_lock);
 }
 
