@@ -181,7 +181,7 @@ sked__time_format(int64_t ms, char *buf, size_t len)
 void
 sked__time_format_sec(int64_t ms, char *buf, size_t len)
 {
-	char full[32];
+	char full[64]; /* the widest year sked__time_format may print */
 	size_t n;
 
 	sked__time_format(ms, full, sizeof full);
