@@ -147,9 +147,11 @@ set -e
 shots="$SKED_BUILD/screenshots/$SKED_BACKEND"
 mkdir -p "$shots"
 start_dash browser
-# from beside its node_modules: ES modules do not read NODE_PATH
-cp "$SKED_SRC/tests/browser/dashboard.mjs" "$SKED_BUILD/browser/"
-node "$SKED_BUILD/browser/dashboard.mjs" "$base" "$shots" "$payload" "$m1,$m2" report \
+# from beside its node_modules: ES modules do not read NODE_PATH. A copy
+# per backend: another backend's test may be running its own (ctest -j)
+script="$SKED_BUILD/browser/dashboard-$SKED_BACKEND.mjs"
+cp "$SKED_SRC/tests/browser/dashboard.mjs" "$script"
+node "$script" "$base" "$shots" "$payload" "$m1,$m2" report \
 	>"$T/browser.out" 2>"$T/browser.err" && browser_rc=0 || browser_rc=$?
 cat "$T/browser.err" >&2
 [ $browser_rc = 0 ] || fail "the browser test failed"
