@@ -412,16 +412,29 @@ for t, c in per_task.items():
         extra += c - 1
 # run rows against the log
 disagree = 0
+odd = set()
 for (t, a), os_ in runs.items():
     if "succeeded" in os_ and ends[(t, a)] == 0:
         disagree += 1
+        odd.add(t)
 for (t, a, p) in att:
     if (t, a) not in runs:
         disagree += 1
+        odd.add(t)
+with open(dbt + ".odd", "w") as f:
+    f.write("".join("%d\n" % t for t in sorted(odd)))
 print(overlaps, unexplained, extra, disagree, len(att))
 PY
 )
 overlaps=$1 unexplained=$2 extra=$3 disagree=$4 attempts=$5
+# what the database and the handler's log hold of each task that
+# disagrees, while its servers still run: the evidence a failure needs
+for t in $(head -n 5 "$T/db.tasks.odd"); do
+	note "disagreeing task $t: the log's lines, the task row, its runs"
+	awk -v t="$t" '$2 == t' "$LOG" >&2
+	q "SELECT id, status, attempts, max_attempts, node_id, last_error FROM $ALL_TASKS a WHERE id = $t" >&2 || true
+	q "SELECT id, attempt, node_id, started_at, finished_at, outcome, error FROM {p}run WHERE task_id = $t ORDER BY id" >&2 || true
+done
 restarts=$(grep -c '^restarted' "$DLOG")
 freezes=$(grep -c '^thawed' "$DLOG" || true)
 failovers=$(grep -c '^promoted' "$DLOG" || true)
