@@ -813,14 +813,47 @@ claimable_kinds(sked_worker *w)
 	return SKED_OK;
 }
 
+/* The node's row, the worker's first write. A database that stops
+ * answering between the open and this write (a server restarting, a
+ * Galera node that has left the primary component) is waited for as the
+ * running loop waits for it: with backoff up to 5 s, until a stop is
+ * asked for, and for at most a minute with until_empty. Any other error
+ * is the caller's at once. */
+static int
+register_node(sked_worker *w)
+{
+	sked *h = w->h;
+	int64_t since = 0, backoff = 100;
+	for (;;) {
+		int rc = sked__node_register(h, w->node_id, w->o.lease_ms,
+		                             w->o.concurrency);
+		if (rc != SKED_EUNAVAILABLE || atomic_load(&w->stop))
+			return rc;
+		int64_t now = sked__mono_ms();
+		if (!since) {
+			since = now;
+			sked__log(SKED_LOG_WARN,
+			          "worker %s: %s; waiting for the database",
+			          w->node_id, sked_errmsg(h));
+		} else if (w->o.until_empty &&
+		           now - since > UNTIL_EMPTY_GIVE_UP_MS) {
+			return rc;
+		}
+		wait_for_work(w, backoff);
+		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+		if (sked__reconnect(h) != SKED_OK)
+			sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
+			          sked_errmsg(h));
+	}
+}
+
 SKED_API int
 sked_worker_run(sked_worker *w)
 {
 	if (!w)
 		return SKED_EINVAL;
 	sked *h = w->h;
-	int rc = sked__node_register(h, w->node_id, w->o.lease_ms,
-	                             w->o.concurrency);
+	int rc = register_node(w);
 	if (rc != SKED_OK)
 		return rc;
 	if (h->listen_sql) {

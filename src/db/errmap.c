@@ -54,6 +54,11 @@ sked__errmap_mysql(unsigned int no)
 	case 1045: /* ER_ACCESS_DENIED_ERROR */
 	case 1049: /* ER_BAD_DB_ERROR */
 	case 1927: /* ER_CONNECTION_KILLED (MariaDB) */
+	/* Galera: a node outside the primary component answers every
+	 * statement with 1047 ("WSREP has not yet prepared node for
+	 * application use"): the connection is as good as lost, and
+	 * another connection (or the same node later) may take writes */
+	case 1047: /* ER_UNKNOWN_COM_ERROR */
 		return SKED_DBE_CONNECT;
 	case 1290: /* ER_OPTION_PREVENTS_STATEMENT (--read-only) */
 	case 1792: /* ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION */

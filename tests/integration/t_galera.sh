@@ -117,3 +117,30 @@ set -- $(awk '$1 == "E" { e[$2 " " $3]++ } $1 == "S" { s[$2]++ }
 expect_eq "$1" 0 "attempts that ran to their end twice"
 note "galera: $N tasks over three nodes, node 3 killed mid-run: $1 duplicate ends, $2 re-started attempts (leases of the dead node's worker), $((c3 - c2 + c1 - c0)) certification conflicts retried"
 echo "galera tasks=$N dup_ends=$1 restarted=$2 cert_conflicts_drain=$((c3 - c2))" >>"${SKED_GALERA_REPORT:-/dev/null}"
+
+# ---- a node outside the primary component: a worker waits for it ----
+# Node 2 dies too: node 1 is left with half of the last primary
+# component, so it leaves it and answers every statement with 1047. A
+# worker started against it waits, saying so, instead of exiting; once
+# the node is a primary component again (bootstrapped by hand, as an
+# operator would) the worker starts and runs what it is given.
+kill -9 "$(cat "$SRV/n2/mysqld.pid")"
+cstat() { my_root n1 "SHOW GLOBAL STATUS LIKE 'wsrep_cluster_status'" 2>/dev/null | cut -f2; }
+nonprim() { [ "$(cstat)" = non-Primary ]; }
+wait_for 60 nonprim || fail "node 1 did not leave the primary component when node 2 died (status $(cstat))"
+SKED_CONFIG=$T/n1.conf start_worker np --node-id np --concurrency 2 --lease 3s \
+	--poll 100ms --handler "work=$h $T"
+npid=$wpid
+sleep 3
+kill -0 "$npid" 2>/dev/null || { cat "$T/np.log" >&2; fail "a worker started against a node outside the primary component exited"; }
+grep -q 'waiting for it' "$T/np.log" || { cat "$T/np.log" >&2; fail "the waiting worker did not say that it waits"; }
+my_root n1 "SET GLOBAL wsrep_provider_options = 'pc.bootstrap=YES'"
+wait_for 60 ready 1 || fail "node 1 did not become a primary component again"
+id=$(SKED_CONFIG=$T/n1.conf sk enqueue work --payload 'after the wait')
+done_np() { [ "$(my_sql "$P1" "SELECT COUNT(*) FROM {p}task_done WHERE id = $id AND status = 2")" = 1 ]; }
+wait_for 60 done_np || { cat "$T/np.log" >&2; fail "the worker that waited for node 1 did not run task $id"; }
+grep -q 'answers: starting' "$T/np.log" || { cat "$T/np.log" >&2; fail "the worker did not say that the database answers"; }
+kill -TERM "$npid"
+wait_exit "$npid" 30
+expect_eq "$wrc" 0 "exit of the worker that waited for its database"
+note "galera: a worker started against a node outside the primary component waited for it and ran its task once the node was primary again"
