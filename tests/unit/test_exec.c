@@ -476,6 +476,9 @@ test_cancel_fd(void **state)
 	assert_int_equal(pipe(p), 0);
 	struct poke pk = {p[1], 200};
 	pthread_t th;
+	/* the clock starts before the poker's sleep does: on a loaded
+	 * machine the main thread may wait between the two */
+	int64_t t0 = sked__mono_ms();
 	assert_int_equal(pthread_create(&th, NULL, poke_later, &pk), 0);
 
 	const char *argv[] = {"sleep", "30", NULL};
@@ -483,7 +486,6 @@ test_cancel_fd(void **state)
 	s.cancel_fd = p[0];
 	s.timeout_ms = 20000;
 	sked_exec_result r;
-	int64_t t0 = sked__mono_ms();
 	assert_int_equal(sked__exec_run(&s, &r), SKED_OK);
 	int64_t took = sked__mono_ms() - t0;
 	pthread_join(th, NULL);
