@@ -67,18 +67,20 @@ note "300 tasks by $procs pipe processes"
 : >"$T/pids"
 # the timeout on a kind of its own: a task after a fault waits for a
 # fresh process, whose start counts against the task's timeout, and on a
-# loaded machine a python start took longer than a short one
+# loaded machine a python start took longer than 2 s
 cat >>"$T/sked.conf" <<CONF
 [handler.job]
 command = pipe:$h $T
 [handler.slow]
 command = pipe:$h $T
-timeout = 2s
+timeout = 5s
 CONF
 for p in fail garbage wrongid crash noisy; do
 	sk enqueue job --payload "$p" --max-attempts 1 >"$T/id.$p"
 done
 sk enqueue slow --payload sleep --max-attempts 1 >"$T/id.sleep"
+# after the timeout, a task of that kind gets a fresh process
+after=$(sk enqueue slow --payload fine)
 ok=$(sk enqueue job --payload fine)
 SKED_LOG=info start_worker c --node-id c --concurrency 1 --poll 100ms --until-empty
 wait_exit "$wpid" 90
@@ -96,7 +98,10 @@ case "$(sql "SELECT output FROM {p}run WHERE task_id = $(cat "$T/id.noisy")")" i
 esac
 grep -q "a line for the log" "$T/c.log" || fail "stderr of the handler is not in the worker's log"
 expect_eq "$(status_of "$ok")" 2 "a plain task after the faults"
-# four faults killed their process; each later task got a new one
+expect_eq "$(status_of "$after")" 2 "a task of the timed-out kind after the timeout"
+# three faults killed job's process, each later task got a new one (4),
+# and the task after the timeout ran in a new one of its kind's (the
+# killed one may have been stopped before it wrote its pid)
 [ "$(sort -u "$T/pids" | wc -l)" -ge 5 ] || fail "processes were not restarted after faults: $(sort -u "$T/pids" | wc -l)"
 
 # 3. ok false with retry_in_ms: the handler's delay, not the backoff
