@@ -245,7 +245,7 @@ server_freeze() {
 		kill -CONT "$(cat "$SRV/n2/mysqld.pid")"
 		;;
 	sqlite)
-		sqlite3 "$T/sked.db" "BEGIN IMMEDIATE; SELECT 1;" ".shell sleep $FREEZE" "COMMIT;" >/dev/null 2>&1 || true
+		sqlite3 "$T/sked.db" ".timeout 10000" "BEGIN IMMEDIATE; SELECT 1;" ".shell sleep $FREEZE" "COMMIT;" >/dev/null 2>&1 || true
 		;;
 	esac
 	dlog "thawed"

@@ -57,7 +57,10 @@ hold_rows() {
 			-u sked -psked-test-pw sked_test -e "$q" >"$T/holder" 2>&1 &
 		;;
 	sqlite)
+		# the CLI's busy timeout: without it BEGIN EXCLUSIVE fails at
+		# once while the worker holds its own lock for a moment
 		{
+			echo '.timeout 10000'
 			echo 'BEGIN EXCLUSIVE;'
 			sleep $hold
 			echo 'COMMIT;'
