@@ -298,7 +298,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	set -- $(sed -n "${pick}p" "$T/live")
 	vp=$1
 	vn=$2
-	kill -9 "$vp" 2>/dev/null || true
+	# a worker that exited by itself may be gone: its pid is no longer ours
+	kill_child 9 "$vp"
 	wait "$vp" 2>/dev/null || true
 	dlog "kill $vn $vp"
 	kills=$((kills + 1))

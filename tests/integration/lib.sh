@@ -154,7 +154,7 @@ wait_for() {
 cleanup() {
 	rc=$?
 	# stop anything the test left running, children of this shell
-	for p in $(jobs -p); do kill -9 "$p" 2>/dev/null || true; done
+	for p in $(jobs -p); do kill_child 9 "$p"; done
 	pkill -9 -f "$T/" 2>/dev/null || true
 	case "$(family)" in
 	pg | mariadb)
@@ -243,15 +243,25 @@ start_worker() {
 	echo "$wpid" >"$T/$name.pid"
 }
 
+# is_child PID: PID is still a child of this shell. A pid kept in a
+# variable outlives its process: once the shell has reaped it, the number
+# may soon be another process's (on a busy machine pids wrap within
+# seconds), and a kill of it would hit another test.
+is_child() {
+	[ "$(ps -o ppid= -p "$1" 2>/dev/null | tr -d ' ')" = "${BASHPID:-$$}" ]
+}
+# kill_child SIGNAL PID: signal PID only while it is a child of this shell
+kill_child() { if is_child "$2"; then kill "-$1" "$2" 2>/dev/null || true; fi; }
+
 # wait_exit PID SECONDS: wait for a background child to end within SECONDS;
 # sets $wrc to its exit status. Fails (and kills it) on timeout.
 wait_exit() {
 	we_end=$(($(date +%s) + $2))
-	while kill -0 "$1" 2>/dev/null; do
-		# a zombie still answers kill -0: ask ps whether it is one
+	while is_child "$1"; do
+		# a zombie is still a child: ask ps whether it is one
 		case "$(ps -o stat= -p "$1" 2>/dev/null)" in Z*) break ;; esac
 		if [ "$(date +%s)" -ge "$we_end" ]; then
-			kill -9 "$1" 2>/dev/null || true
+			kill_child 9 "$1"
 			fail "process $1 did not exit within $2 s"
 		fi
 		sleep 0.1

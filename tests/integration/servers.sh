@@ -195,18 +195,29 @@ gal_node() { # I [args]: start node I
 gal_ready() { [ "$(my_root "n$1" "SHOW STATUS LIKE 'wsrep_ready'" 2>/dev/null | cut -f2)" = ON ]; }
 gal_size() { my_root "n$1" "SHOW STATUS LIKE 'wsrep_cluster_size'" 2>/dev/null | cut -f2; }
 
+# kill_server DATADIR PID: kill -9 PID only while its command line names
+# DATADIR. The pid file of a server the test killed stays behind, and on
+# a busy machine its number soon belongs to another process: another
+# test's worker was killed so at this test's exit.
+kill_server() {
+	[ -n "$2" ] && [ -r "/proc/$2/cmdline" ] || return 0
+	case "$(tr '\0' ' ' <"/proc/$2/cmdline" 2>/dev/null)" in
+	*"$1"*) kill -9 "$2" 2>/dev/null || true ;;
+	esac
+}
+
 srv_stop_all() {
 	[ -n "${SRV:-}" ] || return 0
 	if [ -f "$SRV/pg.list" ]; then
 		while read -r n p; do
 			f="$SRV/$n/data/postmaster.pid"
-			if [ -f "$f" ]; then kill -9 "$(head -n 1 "$f")" 2>/dev/null || true; fi
+			if [ -f "$f" ]; then kill_server "$SRV/$n/data" "$(head -n 1 "$f")"; fi
 		done <"$SRV/pg.list"
 	fi
 	if [ -f "$SRV/my.list" ]; then
 		while read -r n p; do
 			f="$SRV/$n/mysqld.pid"
-			if [ -f "$f" ]; then kill -9 "$(cat "$f")" 2>/dev/null || true; fi
+			if [ -f "$f" ]; then kill_server "$SRV/$n/data" "$(cat "$f")"; fi
 		done <"$SRV/my.list"
 	fi
 	sleep 0.3

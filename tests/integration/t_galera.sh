@@ -106,7 +106,7 @@ for i in 1 2; do
 done
 # the worker of the dead node cannot reach anything: it stops its
 # handlers before its lease ends, and is stopped here
-kill -9 "$wp3" 2>/dev/null || true
+kill_child 9 "$wp3"
 wait "$wp3" 2>/dev/null || true
 c3=$(cert 1 2)
 expect_eq "$(my_sql "$P1" "SELECT COUNT(*) FROM $ALL_TASKS a WHERE kind = 'work' AND status <> 2")" 0 "tasks not succeeded after the drain"
