@@ -841,9 +841,7 @@ register_node(sked_worker *w)
 		}
 		wait_for_work(w, backoff);
 		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
-		if (sked__reconnect(h) != SKED_OK)
-			sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
-			          sked_errmsg(h));
+		sked__ignore(sked__wk_reconnect(w, h, SKED_CONN_CLAIMS));
 	}
 }
 
