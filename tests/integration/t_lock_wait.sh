@@ -38,12 +38,18 @@ sk lock run sked-prune --ttl 1s -- true
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 hold=10
 
+# The holder's application_name and the worker's node id are this test's
+# own: the pg and pgbouncer runs of it share one server at the same time,
+# and a name both used would find the other run's sessions.
+app="sked-holder-${PREFIX%_}"
+node="lw-${PREFIX%_}"
+
 # hold_rows: from another session, lock both rows for $hold seconds;
 # $T/holder gets the holder's id on the server
 hold_rows() {
 	case "$(family)" in
 	pg)
-		PGAPPNAME=sked-test-holder psql -X -q -At "$SKED_TEST_PG_URL" \
+		PGAPPNAME=$app psql -X -q -At "$SKED_TEST_PG_URL" \
 			-c "BEGIN" \
 			-c "SELECT name FROM ${PREFIX}schedule WHERE name = 'nightly' FOR UPDATE" \
 			-c "SELECT name FROM ${PREFIX}lock WHERE name = 'sked-prune' FOR UPDATE" \
@@ -73,7 +79,7 @@ held() {
 	case "$(family)" in
 	pg)
 		# the holder's pid, once it sleeps with both rows locked
-		sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'sked-test-holder' AND wait_event = 'PgSleep'" >"$T/holder" &&
+		sql "SELECT pid FROM pg_stat_activity WHERE application_name = '$app' AND wait_event = 'PgSleep'" >"$T/holder" &&
 			[ -s "$T/holder" ]
 		;;
 	*) grep -q nightly "$T/holder" ;;
@@ -91,7 +97,7 @@ if [ "$(family)" = sqlite ]; then
 else
 	hold_rows
 	wait_for 10 held || { cat "$T/holder" >&2; fail "the holder did not lock the rows"; }
-	SKED_LOG=info start_worker w --node-id lw-node --queues lw --handler "job=$h" \
+	SKED_LOG=info start_worker w --node-id "$node" --queues lw --handler "job=$h" \
 		--poll 100ms --lock-wait-warn 2s --http "127.0.0.1:$port"
 fi
 [ "$(family)" = sqlite ] || holder=$(head -n 1 "$T/holder")
@@ -119,10 +125,10 @@ pg | mariadb)
 	else
 		if [ "$(family)" = pg ]; then
 			word=pid
-			case "$s" in *"application 'sked-test-holder'"*) ;; *) fail "the schedule line does not name the holder's application_name: $s" ;; esac
+			case "$s" in *"application '$app'"*) ;; *) fail "the schedule line does not name the holder's application_name: $s" ;; esac
 			# and the worker's own sessions carry its node id
-			n=$(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'lw-node'")
-			[ "$n" -ge 3 ] || fail "$n sessions named after the node (application_name 'lw-node'), expected its 3 or more"
+			n=$(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$node'")
+			[ "$n" -ge 3 ] || fail "$n sessions named after the node (application_name '$node'), expected its 3 or more"
 		else
 			word=connection
 		fi
@@ -173,7 +179,7 @@ if [ "$(family)" != sqlite ]; then
 	hold=8
 	case "$(family)" in
 	pg)
-		PGAPPNAME=sked-test-holder psql -X -q -At "$SKED_TEST_PG_URL" \
+		PGAPPNAME=$app psql -X -q -At "$SKED_TEST_PG_URL" \
 			-c "BEGIN" \
 			-c "SELECT queue FROM ${PREFIX}queue_limit WHERE queue = 'lw' FOR UPDATE" \
 			-c "SELECT pg_sleep($hold)" -c "COMMIT" >/dev/null 2>&1 &
