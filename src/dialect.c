@@ -161,8 +161,11 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_RENEW] =
                 "UPDATE {p}task SET lease_until = {now+?2} WHERE node_id = ?1 "
                 "AND status = 1 AND lease_until >= {now}",
+        /* a row whose lease ran out is not held, even before a reaper
+         * takes it back: SKED_SQL_RENEW does not extend it, so listing
+         * it would make the worker believe a lease it no longer has */
         [SKED_SQL_HELD] = "SELECT id, attempts FROM {p}task WHERE node_id = ?1 "
-                          "AND status = 1",
+                          "AND status = 1 AND lease_until >= {now}",
         [SKED_SQL_REAP_SELECT] =
                 "SELECT id, attempts, node_id, {ms:started_at} FROM {p}task "
                 "WHERE status = 1 AND lease_until < {now} "

@@ -188,17 +188,29 @@ sked__wk_pool_main(void *arg)
 			break;
 		sked_job *j = w->jobs_head;
 		sked__wk_move(w, j, JOB_RUNNING);
+		int64_t ok = atomic_load(&w->lease_ok_ms);
+		int64_t basis = j->leased > ok ? j->leased : ok;
+		/* the watchdog stops a queued job whose lease may run out, but
+		 * only on its next turn: a job taken from the queue in
+		 * between must not start on a lease the watchdog would stop
+		 * (its deadline may be past, another node may run it next) */
+		int unleased = sked__mono_ms() >
+		               basis + w->o.lease_ms - sked__wk_safety_ms(w);
+		if (unleased && atomic_load(&j->cancel) == CANCEL_NONE)
+			sked__log(SKED_LOG_WARN,
+			          "task %lld attempt %d not started: its lease "
+			          "could not be renewed in time",
+			          (long long)j->t.id, j->t.attempt);
+		if (unleased)
+			sked__wk_job_cancel(j, CANCEL_NOLEASE);
 		if (w->guard) {
 			/* the guard kills its program at the lease's deadline
 			 * unless renewals move that on
 			 * (sked__wk_heartbeat_main) */
-			int64_t ok = atomic_load(&w->lease_ok_ms);
 			j->slot = slot;
-			sked__guard_deadline(
-			        w->guard, slot,
-			        sked__wk_guard_deadline(
-			                w, j->leased > ok ? j->leased : ok),
-			        0);
+			sked__guard_deadline(w->guard, slot,
+			                     sked__wk_guard_deadline(w, basis),
+			                     0);
 		}
 		pthread_mutex_unlock(&w->mu);
 
