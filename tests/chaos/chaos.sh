@@ -395,11 +395,13 @@ for (t, a, p), (st, n, e) in att.items():
             e = min(e, kill_at[n] + 50)
     bytask[t].append((st, e, a))
 overlaps = 0
+overlapping = set()
 for t, iv in bytask.items():
     iv.sort()
     for (s1, e1, a1), (s2, e2, a2) in zip(iv, iv[1:]):
         if s2 < e1:
             overlaps += 1
+            overlapping.add(t)
 # completions beyond the attempts the database gave out
 unexplained = 0
 extra = 0
@@ -424,15 +426,18 @@ for (t, a, p) in att:
         odd.add(t)
 with open(dbt + ".odd", "w") as f:
     f.write("".join("%d\n" % t for t in sorted(odd)))
+with open(dbt + ".overlap", "w") as f:
+    f.write("".join("%d\n" % t for t in sorted(overlapping)))
 print(overlaps, unexplained, extra, disagree, len(att))
 PY
 )
 overlaps=$1 unexplained=$2 extra=$3 disagree=$4 attempts=$5
 # what the database and the handler's log hold of each task that
 # disagrees, while its servers still run: the evidence a failure needs
-for t in $(head -n 5 "$T/db.tasks.odd"); do
-	note "disagreeing task $t: the log's lines, the task row, its runs"
+for t in $(head -n 5 "$T/db.tasks.odd") $(head -n 5 "$T/db.tasks.overlap"); do
+	note "disagreeing or overlapping task $t: the log's lines, the task row, its runs"
 	awk -v t="$t" '$2 == t' "$LOG" >&2
+	grep -H "task $t " "$T"/*.log >&2 || true
 	q "SELECT id, status, attempts, max_attempts, node_id, last_error FROM $ALL_TASKS a WHERE id = $t" >&2 || true
 	q "SELECT id, attempt, node_id, started_at, finished_at, outcome, error FROM {p}run WHERE task_id = $t ORDER BY id" >&2 || true
 done
