@@ -218,6 +218,11 @@ sked__wk_guard_deadline(const sked_worker *w, int64_t basis)
 {
 	return basis + w->o.lease_ms - sked__wk_safety_ms(w) / 4;
 }
+int64_t
+sked__wk_lease_basis(const sked_job *j)
+{
+	return j->leased > j->renewed ? j->leased : j->renewed;
+}
 /* Whether this node has a job for (id, attempt) between its claim and the
  * record of its outcome (w->mu held). */
 int

@@ -188,8 +188,7 @@ sked__wk_pool_main(void *arg)
 			break;
 		sked_job *j = w->jobs_head;
 		sked__wk_move(w, j, JOB_RUNNING);
-		int64_t ok = atomic_load(&w->lease_ok_ms);
-		int64_t basis = j->leased > ok ? j->leased : ok;
+		int64_t basis = sked__wk_lease_basis(j);
 		/* the watchdog stops a queued job whose lease may run out, but
 		 * only on its next turn: a job taken from the queue in
 		 * between must not start on a lease the watchdog would stop

@@ -39,9 +39,13 @@
 #include "lease.h"
 #include "util/log.h"
 
-/* Stop jobs the database says this node no longer holds. Only jobs
- * dispatched before the renewal began are judged: a task claimed since
- * may be missing from a list read before its claim committed. */
+/* After a renewal that began at began: a job the database lists as held
+ * (its lease extended) counts its lease from began; one it does not list
+ * is stopped (cancelled, taken over, or its lease ran out before the
+ * renewal). Only jobs dispatched before the renewal began are judged: a
+ * task claimed since may be missing from a list read before its claim
+ * committed, and a renewal may have run before the claim did, so such a
+ * job keeps the lease of its claim until the next renewal. */
 static void
 check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
            int64_t began)
@@ -53,6 +57,8 @@ check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
 		int held = 0;
 		for (int i = 0; i < n && !held; i++)
 			held = ids[i] == j->t.id && att[i] == j->t.attempt;
+		if (held)
+			j->renewed = began;
 		if (!held && atomic_load(&j->cancel) == CANCEL_NONE) {
 			sked__log(SKED_LOG_WARN,
 			          "task %lld attempt %d is no longer held by "
@@ -66,7 +72,8 @@ check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
 	pthread_mutex_unlock(&w->mu);
 }
 /* A renewal that began at began succeeded: the lease guard may let the
- * programs under way run on until the new leases' deadline. */
+ * programs under way whose leases it extended (check_held) run on until
+ * the new deadline. */
 static void
 extend_guard(sked_worker *w, int64_t began)
 {
@@ -74,7 +81,7 @@ extend_guard(sked_worker *w, int64_t began)
 		return;
 	pthread_mutex_lock(&w->mu);
 	for (sked_job *j = w->held; j; j = j->hnext)
-		if (j->slot >= 0 && j->leased <= began)
+		if (j->slot >= 0 && j->renewed == began)
 			sked__guard_deadline(w->guard, j->slot,
 			                     sked__wk_guard_deadline(w, began),
 			                     1);
@@ -142,19 +149,19 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
 }
 /* Stop every handler whose lease may be about to run out: its lease was
  * last known good at the later of its claim and the last renewal that
- * succeeded (both as sent, so the database's own expiry is later still).
+ * listed it as held (both as sent, so the database's own expiry is later
+ * still).
  * stalled_ms is how long the watchdog itself could not run: when the
  * whole worker was frozen, leases may have run out before this turn, and
  * the log says so rather than claim a stop in time. */
 static void
 stop_unleased(sked_worker *w, int64_t now, int64_t stalled_ms)
 {
-	int64_t renewed = atomic_load(&w->lease_ok_ms);
 	int64_t margin = w->o.lease_ms - sked__wk_safety_ms(w);
 	pthread_mutex_lock(&w->mu);
 	int n = 0, late = 0, guarded = 0;
 	for (sked_job *j = w->held; j; j = j->hnext) {
-		int64_t basis = j->leased > renewed ? j->leased : renewed;
+		int64_t basis = sked__wk_lease_basis(j);
 		if (now <= basis + margin)
 			continue;
 		if (atomic_load(&j->cancel) == CANCEL_NONE) {
@@ -407,9 +414,11 @@ sked__wk_heartbeat_main(void *arg)
 		              rc == SKED_OK ? &w->renewals : &w->renewal_errors,
 		              NULL, 0);
 		if (rc == SKED_OK) {
-			atomic_store(&w->lease_ok_ms, began);
-			extend_guard(w, began);
+			/* which leases this renewal extended, before anything
+			 * counts on it */
 			check_held(w, ids, att, n, began);
+			extend_guard(w, began);
+			atomic_store(&w->lease_ok_ms, began);
 			check_strays(w, ids, att, n);
 			if (failing)
 				sked__log(SKED_LOG_INFO, "lease renewal works "

@@ -55,11 +55,14 @@ enum { CANCEL_NONE = 0, CANCEL_SHUTDOWN, CANCEL_LOST, CANCEL_NOLEASE };
 struct sked_job {
 	sked_worker *w;
 	sked_claimed t;
-	int qi;         /* index in w->queues, or -1 */
-	int64_t since;  /* monotonic ms when dispatched */
-	int64_t leased; /* monotonic ms when its claim was sent: the lease the
+	int qi;          /* index in w->queues, or -1 */
+	int64_t since;   /* monotonic ms when dispatched */
+	int64_t leased;  /* monotonic ms when its claim was sent: the lease the
 	                   database granted runs from no earlier than this */
-	int cancel_fd;  /* eventfd: readable = stop the handler */
+	int64_t renewed; /* w->mu: when the last renewal that listed it as
+	                    held began (0: none yet); its lease runs from the
+	                    later of the two */
+	int cancel_fd;   /* eventfd: readable = stop the handler */
 	atomic_int cancel;
 	atomic_int started; /* a pool thread began running its handler */
 	int slot; /* w->mu: its pool thread's lease guard slot, or -1 */
@@ -231,6 +234,9 @@ void sked__wk_note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms);
 int64_t sked__wk_safety_ms(const sked_worker *w);
 int64_t sked__wk_beat_interval(const sked_worker *w);
 int64_t sked__wk_guard_deadline(const sked_worker *w, int64_t basis);
+/* When j's lease was last known good: the later of its claim and the last
+ * renewal that listed it (w->mu held). */
+int64_t sked__wk_lease_basis(const sked_job *j);
 int sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt);
 /* A new connection for h after a lost one, counted by which (SKED_CONN_*);
  * logs a failure at debug level. */
