@@ -916,15 +916,16 @@ sked_worker_run(sked_worker *w)
 			if (!grace_end) {
 				grace_end =
 				        now + (stop == 2 ? 0 : w->o.grace_ms);
-				sked__log(SKED_LOG_INFO,
-				          "stopping: %d task(s) running",
-				          nheld(w));
 				/* prefetched tasks not yet started go back now:
 				 * the grace period is for tasks under way */
 				pthread_mutex_lock(&w->mu);
 				for (sked_job *j = w->jobs_head; j; j = j->next)
 					sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
 				pthread_mutex_unlock(&w->mu);
+				/* said once that is done: none of them starts */
+				sked__log(SKED_LOG_INFO,
+				          "stopping: %d task(s) running",
+				          nheld(w));
 			}
 			if (stop == 2 || now >= grace_end)
 				cancel_held(w, CANCEL_SHUTDOWN);

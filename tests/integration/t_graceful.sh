@@ -80,13 +80,18 @@ p1=$(sk enqueue short --queue pf)
 p2=$(sk enqueue short --queue pf)
 p3=$(sk enqueue short --queue pf)
 p4=$(sk enqueue short --queue pf)
-start_worker w3 --node-id prefetching --queues pf --concurrency 1 \
+SKED_LOG=info start_worker w3 --node-id prefetching --queues pf --concurrency 1 \
 	--prefetch 3 --grace 10s --lease 5s --poll 100ms \
 	--handler "short=$short $T"
 w3=$wpid
 held() { [ "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'pf' AND status = 1")" = 4 ]; }
 wait_for 20 held || { cat "$T/w3.log" >&2; fail "the prefetching worker did not claim 4 tasks"; }
 kill -TERM "$w3"
+# the running task may end only once the worker has taken in the SIGTERM
+# (it says so after the queued ones are marked): a loaded machine can
+# take longer to deliver a signal than a handler takes to see "go"
+stopping() { grep -q "stopping: " "$T/w3.log"; }
+wait_for 10 stopping || { cat "$T/w3.log" >&2; fail "the prefetching worker did not say it was stopping"; }
 touch "$T/go"
 wait_exit "$w3" 15
 [ "$wrc" = 0 ] || { cat "$T/w3.log" >&2; fail "prefetching worker exited $wrc"; }
