@@ -218,6 +218,13 @@ sked__wk_guard_deadline(const sked_worker *w, int64_t basis)
 {
 	return basis + w->o.lease_ms - sked__wk_safety_ms(w) / 4;
 }
+/* When the watchdog stops a handler whose lease was last known good at
+ * basis: a safety margin before the lease can end. */
+int64_t
+sked__wk_stop_at(const sked_worker *w, int64_t basis)
+{
+	return basis + w->o.lease_ms - sked__wk_safety_ms(w);
+}
 int64_t
 sked__wk_lease_basis(const sked_job *j)
 {

@@ -193,8 +193,7 @@ sked__wk_pool_main(void *arg)
 		 * only on its next turn: a job taken from the queue in
 		 * between must not start on a lease the watchdog would stop
 		 * (its deadline may be past, another node may run it next) */
-		int unleased = sked__mono_ms() >
-		               basis + w->o.lease_ms - sked__wk_safety_ms(w);
+		int unleased = sked__mono_ms() > sked__wk_stop_at(w, basis);
 		if (unleased && atomic_load(&j->cancel) == CANCEL_NONE)
 			sked__log(SKED_LOG_WARN,
 			          "task %lld attempt %d not started: its lease "

@@ -157,12 +157,11 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
 static void
 stop_unleased(sked_worker *w, int64_t now, int64_t stalled_ms)
 {
-	int64_t margin = w->o.lease_ms - sked__wk_safety_ms(w);
 	pthread_mutex_lock(&w->mu);
 	int n = 0, late = 0, guarded = 0;
 	for (sked_job *j = w->held; j; j = j->hnext) {
 		int64_t basis = sked__wk_lease_basis(j);
-		if (now <= basis + margin)
+		if (now <= sked__wk_stop_at(w, basis))
 			continue;
 		if (atomic_load(&j->cancel) == CANCEL_NONE) {
 			n++;

@@ -237,6 +237,9 @@ int64_t sked__wk_guard_deadline(const sked_worker *w, int64_t basis);
 /* When j's lease was last known good: the later of its claim and the last
  * renewal that listed it (w->mu held). */
 int64_t sked__wk_lease_basis(const sked_job *j);
+/* When the watchdog stops a handler whose lease was last known good at
+ * basis (and a pool thread no longer starts one). */
+int64_t sked__wk_stop_at(const sked_worker *w, int64_t basis);
 int sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt);
 /* A new connection for h after a lost one, counted by which (SKED_CONN_*);
  * logs a failure at debug level. */
