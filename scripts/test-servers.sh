@@ -136,16 +136,18 @@ my_admin() {
 start_mariadb() {
 	command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] ||
 		{ echo "test-servers: MariaDB is not installed" >&2; return 1; }
-	mkdir -p "$DIR/my"
+	# a tmpdir of its own: a starting mariadbd deletes "#sql*" files in
+	# its tmpdir, and the tests start servers of their own
+	mkdir -p "$DIR/my/tmp"
 	user=$(id -un)
 	if [ ! -d "$DIR/my/data/mysql" ]; then
 		mariadb-install-db --no-defaults --datadir="$DIR/my/data" \
-			--user="$user" --auth-root-authentication-method=normal \
+			--tmpdir="$DIR/my/tmp" --user="$user" --auth-root-authentication-method=normal \
 			--skip-test-db >"$DIR/my/install.log" 2>&1
 	fi
 	if ! my_admin ping >/dev/null 2>&1; then
 		/usr/sbin/mariadbd --no-defaults --datadir="$DIR/my/data" \
-			--socket="$DIR/my/sock" --port="$MY_PORT" \
+			--socket="$DIR/my/sock" --tmpdir="$DIR/my/tmp" --port="$MY_PORT" \
 			--bind-address=127.0.0.1 --pid-file="$DIR/my/pid" \
 			--user="$user" --max-connections=300 \
 			--innodb-buffer-pool-size=256M \

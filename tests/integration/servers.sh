@@ -20,6 +20,7 @@
 #                             cluster with --wsrep-new-cluster); again
 #                             after a kill, it rejoins (IST or SST)
 #   gal_ready I, gal_size I   wsrep_ready is ON; wsrep_cluster_size
+#   gal_logs                  the nodes' log lines that say why, on stderr
 #   srv_stop_all              stop everything started here (on EXIT)
 
 free_port() {
@@ -104,14 +105,19 @@ pg_promote() {
 pg_sql_db() { psql -X -q -At -F '	' -h 127.0.0.1 -p "$1" -U postgres -d "$2" -c "$3"; }
 pg_sql() { pg_sql_db "$1" sked_test "$(printf '%s' "$2" | sed "s/{p}/$PREFIX/g")"; }
 
+# Every MariaDB here has a tmpdir of its own: a starting mariadbd deletes
+# every "#sql*" file in its tmpdir, and with /tmp shared it deleted the
+# temporary tables of another test's mariadb-install-db in mid-bootstrap
+# ("Unknown table 'mysql.tmp_user_sys'").
 my_new() { # NAME PORT [mariadbd args]...
 	command -v mariadb-install-db >/dev/null || skip "MariaDB server is not installed"
 	name=$1
 	d=$(srv_dir)/$1
 	mkdir -p "$d"
 	user=$(id -un)
+	mkdir -p "$d/tmp"
 	[ -d "$d/data/mysql" ] || mariadb-install-db --no-defaults --datadir="$d/data" \
-		--user="$user" --auth-root-authentication-method=normal \
+		--tmpdir="$d/tmp" --user="$user" --auth-root-authentication-method=normal \
 		--skip-test-db >"$d/install.log" 2>&1 || fail "mariadb-install-db for $name failed (see $d/install.log)"
 	my_start "$@"
 }
@@ -121,8 +127,9 @@ my_start() { # NAME PORT [args]
 	_d=$(srv_dir)/$1
 	_port=$2
 	shift 2
+	mkdir -p "$_d/tmp"
 	/usr/sbin/mariadbd --no-defaults --datadir="$_d/data" --socket="$_d/sock" \
-		--port="$_port" --bind-address=127.0.0.1 --pid-file="$_d/pid" \
+		--tmpdir="$_d/tmp" --port="$_port" --bind-address=127.0.0.1 --pid-file="$_d/pid" \
 		--user="$(id -un)" --max-connections=300 --innodb-buffer-pool-size=64M \
 		--log-error="$_d/server.log" "$@" >/dev/null 2>&1 &
 	echo "$!" >"$_d/mysqld.pid"
@@ -171,15 +178,16 @@ gal_node() { # I [args]: start node I
 	eval "p=\$P$i g=\$G$i ist=\$I$i sst=\$S$i"
 	d="$SRV/n$i"
 	if [ ! -d "$d/data/mysql" ]; then
-		mkdir -p "$d"
-		chown "$gal_runas" "$d"
+		mkdir -p "$d/tmp"
+		chown "$gal_runas" "$d" "$d/tmp"
 		runuser -u "$gal_runas" -- mariadb-install-db --no-defaults --datadir="$d/data" \
-			--user="$gal_runas" --auth-root-authentication-method=normal \
+			--tmpdir="$d/tmp" --user="$gal_runas" --auth-root-authentication-method=normal \
 			--skip-test-db >"$d/install.log" 2>&1 ||
 			fail "mariadb-install-db for node $i failed (see $d/install.log)"
 	fi
 	/usr/sbin/mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" \
-		--port="$p" --bind-address=127.0.0.1 --pid-file="$d/pid" --user="$gal_runas" \
+		--tmpdir="$d/tmp" --port="$p" --bind-address=127.0.0.1 --pid-file="$d/pid" \
+		--user="$gal_runas" \
 		--log-error="$d/server.log" --innodb-buffer-pool-size=64M \
 		--max-connections=300 --binlog-format=ROW --innodb-autoinc-lock-mode=2 \
 		--wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so \
@@ -194,6 +202,15 @@ gal_node() { # I [args]: start node I
 }
 gal_ready() { [ "$(my_root "n$1" "SHOW STATUS LIKE 'wsrep_ready'" 2>/dev/null | cut -f2)" = ON ]; }
 gal_size() { my_root "n$1" "SHOW STATUS LIKE 'wsrep_cluster_size'" 2>/dev/null | cut -f2; }
+# gal_logs: each node's last log lines on stderr, for a cluster that did
+# not form (CI keeps no server folder)
+gal_logs() {
+	for f in "$SRV"/n*/server.log "$SRV"/n*/install.log; do
+		[ -f "$f" ] || continue
+		echo "--- ${f#"$SRV"/}" >&2
+		grep -E 'ERROR|Aborting|signal|WSREP: (Member|Shifting|State transfer|SST)' "$f" | tail -n 12 >&2
+	done
+}
 
 # kill_server DATADIR PID: kill -9 PID only while its command line names
 # DATADIR. The pid file of a server the test killed stays behind, and on
