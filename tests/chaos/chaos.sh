@@ -86,13 +86,7 @@ mariadb)
 	url="mysql://sked:sked-test-pw@127.0.0.1:$port/sked_test"
 	;;
 galera)
-	gal_init
-	gal_node 1 --wsrep-new-cluster
-	wait_for 60 gal_ready 1 || { gal_logs; fail "Galera node 1 did not bootstrap"; }
-	gal_node 2
-	gal_node 3
-	all3() { [ "$(gal_size 1)" = 3 ] && gal_ready 2 && gal_ready 3; }
-	wait_for 120 all3 || { gal_logs; fail "the Galera cluster did not reach three nodes"; }
+	gal_up
 	my_user n1
 	for i in 1 2 3; do
 		eval "printf '[sked]\ndatabase = mysql://sked:sked-test-pw@127.0.0.1:%s/sked_test\nprefix = %s\n' \$P$i \$PREFIX" >"$T/n$i.conf"

@@ -20,6 +20,8 @@
 #                             cluster with --wsrep-new-cluster); again
 #                             after a kill, it rejoins (IST or SST)
 #   gal_ready I, gal_size I   wsrep_ready is ON; wsrep_cluster_size
+#   gal_up                    gal_init, then start all three nodes and wait
+#                             until they form one cluster
 #   gal_logs                  the nodes' log lines that say why, on stderr
 #   srv_stop_all              stop everything started here (on EXIT)
 
@@ -113,9 +115,8 @@ my_new() { # NAME PORT [mariadbd args]...
 	command -v mariadb-install-db >/dev/null || skip "MariaDB server is not installed"
 	name=$1
 	d=$(srv_dir)/$1
-	mkdir -p "$d"
-	user=$(id -un)
 	mkdir -p "$d/tmp"
+	user=$(id -un)
 	[ -d "$d/data/mysql" ] || mariadb-install-db --no-defaults --datadir="$d/data" \
 		--tmpdir="$d/tmp" --user="$user" --auth-root-authentication-method=normal \
 		--skip-test-db >"$d/install.log" 2>&1 || fail "mariadb-install-db for $name failed (see $d/install.log)"
@@ -202,6 +203,15 @@ gal_node() { # I [args]: start node I
 }
 gal_ready() { [ "$(my_root "n$1" "SHOW STATUS LIKE 'wsrep_ready'" 2>/dev/null | cut -f2)" = ON ]; }
 gal_size() { my_root "n$1" "SHOW STATUS LIKE 'wsrep_cluster_size'" 2>/dev/null | cut -f2; }
+gal_all3() { [ "$(gal_size 1)" = 3 ] && gal_ready 2 && gal_ready 3; }
+gal_up() {
+	gal_init
+	gal_node 1 --wsrep-new-cluster
+	wait_for 60 gal_ready 1 || { gal_logs; fail "Galera node 1 did not bootstrap the cluster"; }
+	gal_node 2
+	gal_node 3
+	wait_for 120 gal_all3 || { gal_logs; fail "the Galera cluster did not reach three nodes"; }
+}
 # gal_logs: each node's last log lines on stderr, for a cluster that did
 # not form (CI keeps no server folder)
 gal_logs() {

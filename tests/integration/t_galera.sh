@@ -17,15 +17,9 @@ esac
 . "$(dirname "$0")/servers.sh"
 
 N=${SKED_GALERA_TASKS:-1500}
-gal_init
 ready() { gal_ready "$@"; }
 size() { gal_size "$@"; }
-gal_node 1 --wsrep-new-cluster
-wait_for 60 ready 1 || { gal_logs; fail "node 1 did not bootstrap the cluster"; }
-gal_node 2
-gal_node 3
-all3() { [ "$(size 1)" = 3 ] && ready 2 && ready 3; }
-wait_for 120 all3 || { gal_logs; fail "the cluster did not reach three nodes"; }
+gal_up
 my_user n1
 url() { eval "echo mysql://sked:sked-test-pw@127.0.0.1:\$P$1/sked_test"; }
 for i in 1 2 3; do
