@@ -15,7 +15,7 @@ libmariadb-dev mariadb-server mariadb-client unixodbc unixodbc-dev
 odbc-postgresql odbc-mariadb libsqliteodbc sqlite3 procps psmisc e2fsprogs
 clang-format jq python3 help2man man-db bash-completion dpkg-dev lintian
 binutils libmicrohttpd-dev libsystemd-dev systemd prometheus chromium curl
-pgbouncer galera-4 rsync clang libcurl4-openssl-dev
+pgbouncer galera-4 rsync clang libcurl4-openssl-dev gdb
 nodejs"
 
 case "${1:-demo}" in

@@ -253,14 +253,36 @@ is_child() {
 # kill_child SIGNAL PID: signal PID only while it is a child of this shell
 kill_child() { if is_child "$2"; then kill "-$1" "$2" 2>/dev/null || true; fi; }
 
+# stacks PID: print every thread's stack of a live process to stderr
+# (gdb, from scripts/deps.sh test), for a process that should have ended
+# and has not: the test then says where it is stuck, not only that it is.
+stacks() {
+	echo "# stacks of process $1 ($(tr '\0' ' ' </proc/"$1"/cmdline 2>/dev/null)):" >&2
+	if command -v gdb >/dev/null; then
+		timeout 60 gdb -p "$1" -batch -nx -q -ex 'set pagination off' \
+			-ex 'thread apply all bt' 2>&1 | grep -v '^\[New LWP\|^warning:' >&2 || true
+	else
+		for t in /proc/"$1"/task/*; do
+			echo "# thread ${t##*/}: $(cat "$t/comm" 2>/dev/null) in $(cat "$t/wchan" 2>/dev/null)" >&2
+		done
+	fi
+}
+
 # wait_exit PID SECONDS: wait for a background child to end within SECONDS;
-# sets $wrc to its exit status. Fails (and kills it) on timeout.
+# sets $wrc to its exit status. Fails (and kills it) on timeout, after
+# printing its stacks and the tail of any worker log of this test.
 wait_exit() {
 	we_end=$(($(date +%s) + $2))
 	while is_child "$1"; do
 		# a zombie is still a child: ask ps whether it is one
 		case "$(ps -o stat= -p "$1" 2>/dev/null)" in Z*) break ;; esac
 		if [ "$(date +%s)" -ge "$we_end" ]; then
+			stacks "$1"
+			for f in "$T"/*.pid; do
+				[ "$(cat "$f" 2>/dev/null)" = "$1" ] || continue
+				echo "# last lines of ${f%.pid}.log:" >&2
+				tail -n 20 "${f%.pid}.log" >&2 2>/dev/null || true
+			done
 			kill_child 9 "$1"
 			fail "process $1 did not exit within $2 s"
 		fi
