@@ -26,7 +26,14 @@
  * SQLEndTran, autocommit on again.
  *
  * Product specifics, kept to what a native driver would do itself: on
- * SQLite the pragmas every SQLite connection gets (db/errmap.c). Which
+ * SQLite the pragmas every SQLite connection gets (db/errmap.c); on
+ * MariaDB and MySQL a bound on every read and write (ODBC_IO_TIMEOUT_S,
+ * unless the connection string sets READ_TIMEOUT or WRITE_TIMEOUT), as
+ * MariaDB Connector/ODBC 3.1 otherwise waits for ever: a worker was seen
+ * blocked in mysql_stmt_execute (poll with no timeout) on a claim the
+ * server showed as finished, its connection idle and nothing left to
+ * read; bounded, that read fails as a lost connection and the worker's
+ * recovery of a claim whose outcome is unknown takes over. Which
  * product it is comes from detect.c, what its errors mean from
  * db/errmap.c, and the inserted id, where an INSERT returns no row, is the
  * dialect's to ask for (sked_dialect.last_id).
@@ -51,6 +58,10 @@
 
 #define NSLOTS 192
 #define SMALL  32
+/* MariaDB and MySQL: longest wait for the server's next bytes, in
+ * seconds; above InnoDB's default lock wait (50 s), so that a statement
+ * waiting on a row lock fails as the server says, not here */
+#define ODBC_IO_TIMEOUT_S 60
 
 /* ?N → ? with map[k] = the 0-based parameter index of the k-th marker.
  * Quoted literals, quoted identifiers and comments are copied as they
@@ -416,6 +427,36 @@ identify(odbc *o, sked_dberr *e)
 	return SKED_OK;
 }
 
+/* Connect o->dbc (allocated, not connected) with connection string cs and
+ * identify the server. On failure the handle is freed (o->dbc NULL). */
+static int
+dial(odbc *o, const char *cs, sked_dberr *e)
+{
+	SQLSetConnectAttr(o->dbc, SQL_ATTR_LOGIN_TIMEOUT, (SQLPOINTER)10, 0);
+	SQLCHAR outs[1024];
+	SQLSMALLINT outlen = 0;
+	SQLRETURN rc =
+	        SQLDriverConnect(o->dbc, NULL, (SQLCHAR *)cs, SQL_NTS, outs,
+	                         sizeof outs, &outlen, SQL_DRIVER_NOPROMPT);
+	if (!SQL_SUCCEEDED(rc)) {
+		set_err(e, o, SQL_HANDLE_DBC, o->dbc, "cannot connect");
+		e->kind = SKED_DBE_CONNECT;
+		SQLFreeHandle(SQL_HANDLE_DBC, o->dbc);
+		o->dbc = NULL;
+		o->owned = 0;
+		return SKED_EUNAVAILABLE;
+	}
+	/* autocommit is the ODBC default; say so, transactions are the
+	 * dialect's statements */
+	SQLSetConnectAttr(o->dbc, SQL_ATTR_AUTOCOMMIT,
+	                  (SQLPOINTER)SQL_AUTOCOMMIT_ON, 0);
+	if (identify(o, e) != SKED_OK) {
+		e->kind = SKED_DBE_CONNECT;
+		return SKED_EUNAVAILABLE;
+	}
+	return SKED_OK;
+}
+
 static int
 odbc_connect(const char *url, void **conn, sked_dberr *e)
 {
@@ -460,27 +501,33 @@ odbc_connect(const char *url, void **conn, sked_dberr *e)
 		o->owned = 0;
 		goto fail;
 	}
-	SQLSetConnectAttr(o->dbc, SQL_ATTR_LOGIN_TIMEOUT, (SQLPOINTER)10, 0);
-	SQLCHAR outs[1024];
-	SQLSMALLINT outlen = 0;
-	SQLRETURN rc =
-	        SQLDriverConnect(o->dbc, NULL, (SQLCHAR *)cs, SQL_NTS, outs,
-	                         sizeof outs, &outlen, SQL_DRIVER_NOPROMPT);
-	if (!SQL_SUCCEEDED(rc)) {
-		set_err(e, o, SQL_HANDLE_DBC, o->dbc, "cannot connect");
-		e->kind = SKED_DBE_CONNECT;
-		SQLFreeHandle(SQL_HANDLE_DBC, o->dbc);
-		o->dbc = NULL;
-		o->owned = 0;
+	if (dial(o, cs, e) != SKED_OK)
 		goto fail;
-	}
-	/* autocommit is the ODBC default; say so, transactions are the
-	 * dialect's statements */
-	SQLSetConnectAttr(o->dbc, SQL_ATTR_AUTOCOMMIT,
-	                  (SQLPOINTER)SQL_AUTOCOMMIT_ON, 0);
-	if (identify(o, e) != SKED_OK) {
-		e->kind = SKED_DBE_CONNECT;
-		goto fail;
+	/* MariaDB, MySQL: the same connection string with bounded reads and
+	 * writes (see the top), unless it bounds them itself */
+	char rt[32], wt[32];
+	conn_value(cs, "READ_TIMEOUT", rt, sizeof rt);
+	conn_value(cs, "WRITE_TIMEOUT", wt, sizeof wt);
+	if (o->fam == FAM_MYSQL && !rt[0] && !wt[0]) {
+		size_t n = strlen(cs) + 64;
+		char *bounded = malloc(n);
+		if (!bounded) {
+			e->kind = SKED_DBE_NOMEM;
+			snprintf(e->msg, sizeof e->msg, "out of memory");
+			free(cs);
+			odbc_close(o);
+			return SKED_ENOMEM;
+		}
+		size_t l = strlen(cs);
+		while (l > 0 && (cs[l - 1] == ';' || cs[l - 1] == ' '))
+			l--;
+		snprintf(bounded, n, "%.*s;READ_TIMEOUT=%d;WRITE_TIMEOUT=%d",
+		         (int)l, cs, ODBC_IO_TIMEOUT_S, ODBC_IO_TIMEOUT_S);
+		SQLDisconnect(o->dbc);
+		int rc = dial(o, bounded, e);
+		free(bounded);
+		if (rc != SKED_OK)
+			goto fail;
 	}
 	free(cs);
 	*conn = o;
