@@ -67,8 +67,8 @@ pg)
 pg-failover)
 	# a primary and a synchronous standby (remote_apply); half way
 	# through, the primary dies whole and the standby is promoted
-	port=$(free_port)
-	sport=$(free_port)
+	ports=$(free_ports 2)
+	port=${ports% *} sport=${ports#* }
 	pg_new victim "$port"
 	pg_standby standby "$sport" "$port"
 	pg_sql "$port" "ALTER SYSTEM SET synchronous_standby_names = 'standby'" >/dev/null

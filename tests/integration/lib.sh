@@ -16,6 +16,8 @@
 #   expect_eq A B MSG, expect_rc RC CMD..., wait_for SECONDS CMD...
 #   sql QUERY         run SQL on the test database (sqlite3/psql/mariadb),
 #                     table names written as {p}task etc.
+#   free_ports N      N distinct free loopback ports (tests/tools/free_ports.py:
+#                     below the ephemeral range, none twice); free_port: one
 set -eu
 
 : "${SKED:?SKED must name the sked binary}"
@@ -39,6 +41,8 @@ fail() {
 	exit 1
 }
 note() { echo "# $*" >&2; }
+free_ports() { python3 "$(dirname "$0")/../tools/free_ports.py" "$1"; }
+free_port() { free_ports 1; }
 
 tmproot=${SKED_BUILD:-/tmp}/testtmp
 mkdir -p "$tmproot"

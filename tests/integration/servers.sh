@@ -4,7 +4,6 @@
 # own folder, listens on a free loopback port and is killed when the test
 # ends; the shared test servers are never touched.
 #
-#   free_port                 print a free TCP port on 127.0.0.1
 #   srv_dir                   the folder for this test's servers
 #   pg_new NAME PORT [-c k=v]...   initdb + start a PostgreSQL primary
 #   pg_standby NAME PORT FROM_PORT  pg_basebackup a streaming standby
@@ -24,10 +23,6 @@
 #                             until they form one cluster
 #   gal_logs                  the nodes' log lines that say why, on stderr
 #   srv_stop_all              stop everything started here (on EXIT)
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
@@ -168,8 +163,12 @@ gal_init() {
 	# nobody: as root the nodes run as 'mysql' in folders that user owns
 	gal_runas=$(id -un)
 	if [ "$(id -u)" = 0 ] && id mysql >/dev/null 2>&1; then gal_runas=mysql; fi
+	# twelve ports from one call: no two alike (client, group, IST, SST)
+	# shellcheck disable=SC2046 # the ports, split on purpose
+	set -- $(free_ports 12)
 	for i in 1 2 3; do
-		eval "P$i=\$(free_port) G$i=\$(free_port) I$i=\$(free_port) S$i=\$(free_port)"
+		eval "P$i=$1 G$i=$2 I$i=$3 S$i=$4"
+		shift 4
 	done
 	gcomm="gcomm://127.0.0.1:$G1,127.0.0.1:$G2,127.0.0.1:$G3"
 }

@@ -44,8 +44,6 @@ sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
 sk cron add hourly-digest '@hourly' mail >/dev/null
 sk lock run nightly-backup --ttl 10s -- true
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
 # start_dash NAME ARGS...: run the dashboard; sets $base
 start_dash() {
 	dname=$1

@@ -63,7 +63,7 @@ expect_eq "$(json_get '[q["concurrency"], q["per_key"], q["rate"]["n"], q["rate"
 
 # /metrics shows each limit and its use
 if command -v curl >/dev/null; then
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	port=$(free_port)
 	start_worker m --handler "job=$h" --http "127.0.0.1:$port" --poll 100ms
 	got_metrics() {
 		curl -s -m 5 "http://127.0.0.1:$port/metrics" >"$T/metrics" &&
@@ -76,7 +76,7 @@ if command -v curl >/dev/null; then
 	kill "$wpid"
 	wait_exit "$wpid" 30
 	# and the dashboard's Queues page
-	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	port=$(free_port)
 	"$SKED" dashboard --listen "127.0.0.1:$port" --read-only >"$T/dash.log" 2>&1 &
 	dpid=$!
 	got_page() { curl -s -m 5 "http://127.0.0.1:$port/queues" >"$T/queues.html" && grep -q 'fromconf' "$T/queues.html"; }

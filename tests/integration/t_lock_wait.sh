@@ -35,7 +35,7 @@ H
 sk cron add nightly '* * * * * *' job --queue lw >/dev/null
 # the lock row exists once it has been taken
 sk lock run sked-prune --ttl 1s -- true
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 hold=10
 
 # The holder's application_name and the worker's node id are this test's

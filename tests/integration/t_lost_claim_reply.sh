@@ -24,7 +24,7 @@ esac
 init_db
 
 tport=$(echo "$URL" | sed 's|.*:\([0-9][0-9]*\)/.*|\1|')
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 python3 "$(dirname "$0")/../tools/lossy_proxy.py" "$port" 127.0.0.1 "$tport" \
 	LOSTREPLY-7f3a "$mode" "$T/proxy.ready" >"$T/proxy.log" 2>&1 &
 wait_for 10 test -e "$T/proxy.ready" || fail "the proxy did not start"

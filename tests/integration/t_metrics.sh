@@ -36,7 +36,7 @@ esac
 sk lock run maint --ttl 10s -- true
 sleep 1 # the due tasks of q2 have waited at least this long
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 SKED_LOG=info start_worker w --queues default --handler "job=$h" \
 	--http "127.0.0.1:$port" --poll 100ms --lease 3s
 w=$wpid

@@ -36,9 +36,8 @@ H
 
 run_mode() { # async | sync
 	mode=$1
-	p1=$(free_port)
-	p2=$(free_port)
-	[ "$p1" != "$p2" ] || p2=$(free_port)
+	ports=$(free_ports 2)
+	p1=${ports% *} p2=${ports#* }
 	pg_new "p_$mode" "$p1"
 	pg_standby "s_$mode" "$p2" "$p1"
 	if [ "$mode" = sync ]; then

@@ -30,7 +30,7 @@ H
 ids=""
 for i in 1 2 3 4 5 6; do ids="$ids $(sk enqueue job --payload "p$i")"; done
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 "$SKED" --db "$WURL" worker --concurrency 6 --lease 20s --poll 200ms \
 	--http "127.0.0.1:$port" --handler "job=$h $T" >"$T/w.log" 2>&1 &
 wpid=$!
