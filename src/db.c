@@ -176,6 +176,7 @@ sked__db_status(const sked_db *db)
 		return SKED_ENOMEM;
 	case SKED_DBE_UNIQUE:
 	case SKED_DBE_OTHER:
+	case SKED_DBE_DATA:
 		break;
 	}
 	return SKED_EDB;

@@ -243,6 +243,13 @@ sked__set_app_name(sked *h, const char *name)
  * do not meet again. Never on a borrowed connection: its transaction is
  * the application's to retry. */
 int
+sked__refused_value(const sked *h, int rc)
+{
+	return rc == SKED_EDB && h->db &&
+	       sked__db_err(h->db)->kind == SKED_DBE_DATA;
+}
+
+int
 sked__retry_pause(sked *h, int rc, int attempt, int tries, const char *what)
 {
 	if (rc != SKED_EBUSY || sked__db_err(h->db)->kind != SKED_DBE_RETRY ||

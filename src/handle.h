@@ -119,6 +119,10 @@ int sked__reconnect(sked *h) __attribute__((warn_unused_result));
 int sked__retry_pause(sked *h, int rc, int attempt, int tries,
                       const char *what);
 
+/* 1 when rc is the database refusing a value of the statement (error kind
+ * SKED_DBE_DATA): the same statement would be refused again. */
+int sked__refused_value(const sked *h, int rc);
+
 /* For a status that is deliberately not acted on (cleanup paths, best
  * effort calls): says so where a (void) cast would not silence
  * warn_unused_result. */

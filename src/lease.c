@@ -500,6 +500,7 @@ give_back_unstarted(sked *h, const char *node, sked_outcome *o, int n)
 			return sked__fail_db(h, rc, "cannot give tasks back");
 		o[i].applied = sked__affected(h) == 1;
 		o[i].dead = 0;
+		o[i].recorded = 1;
 	}
 	return SKED_OK;
 }
@@ -545,22 +546,86 @@ merge_ran(sked_outcome *o, int n, sked_outcome *ran)
 	free(ran);
 }
 
+/* Retry delays within what every engine's time arithmetic takes, and
+ * nothing recorded yet. */
+static void
+prepare(sked_outcome *o, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (o[i].retry_delay_ms < 0)
+			o[i].retry_delay_ms = 0;
+		else if (o[i].retry_delay_ms > SKED_RETRY_DELAY_MAX_MS)
+			o[i].retry_delay_ms = SKED_RETRY_DELAY_MAX_MS;
+		o[i].recorded = 0;
+	}
+}
+
+static void
+set_recorded(sked_outcome *o, int n)
+{
+	for (int i = 0; i < n; i++)
+		o[i].recorded = 1;
+}
+
+/* The outcomes that ran, tried TRIES times over deadlocks. */
+static int
+finish_tries(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	int rc;
+	for (int attempt = 1;; attempt++) {
+		rc = finish_once(h, node_id, o, n);
+		if (!sked__retry_pause(h, rc, attempt, TRIES,
+		                       "finishing tasks"))
+			break;
+	}
+	if (rc == SKED_OK)
+		set_recorded(o, n);
+	return rc;
+}
+
+/* A batch the database refused for one of its values (sked__text_clean
+ * missed it, or the engine has a limit of its own): record it in halves,
+ * each committed on its own, until the refused outcome is alone; record
+ * that one as a failed attempt without the values it brought. Costs at
+ * most about 2 log2(n) statements per refused value. */
+static int
+finish_split(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	int rc = finish_tries(h, node_id, o, n);
+	if (!sked__refused_value(h, rc))
+		return rc;
+	if (n > 1) {
+		int half = n / 2;
+		rc = finish_split(h, node_id, o, half);
+		int rc2 = finish_split(h, node_id, o + half, n - half);
+		return rc != SKED_OK ? rc : rc2;
+	}
+	sked__log(SKED_LOG_WARN,
+	          "task %lld attempt %d: the database refused its result "
+	          "(%s); recording it as a failed attempt without its error "
+	          "and output",
+	          (long long)o->id, o->attempt, sked_errmsg(h));
+	if (o->what != SKED_FIN_RELEASE)
+		o->what = SKED_FIN_FAIL;
+	if (o->retry_delay_ms < 1000)
+		o->retry_delay_ms = 1000;
+	o->error = SKED_REFUSED_ERROR;
+	o->output = NULL;
+	return finish_tries(h, node_id, o, 1);
+}
+
 int
 sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
 {
 	if (n == 0)
 		return SKED_OK;
+	prepare(o, n);
 	sked_outcome *ran;
 	int nrun;
 	int rc = split_unstarted(h, node_id, o, n, &ran, &nrun);
 	if (rc != SKED_OK || nrun == 0)
 		return rc;
-	for (int attempt = 1;; attempt++) {
-		rc = finish_once(h, node_id, ran, nrun);
-		if (!sked__retry_pause(h, rc, attempt, TRIES,
-		                       "finishing tasks"))
-			break;
-	}
+	rc = finish_split(h, node_id, ran, nrun);
 	merge_ran(o, n, ran);
 	return rc;
 }
@@ -576,6 +641,7 @@ sked__finish_claim(sked *h, const char *node_id, sked_outcome *o, int n,
 		int rc = sked__finish(h, node_id, o, n);
 		return rc != SKED_OK ? rc : sked__claim(h, req, out, nout);
 	}
+	prepare(o, n);
 	sked_outcome *ran = o;
 	int nrun = 0;
 	int rc = n > 0 ? split_unstarted(h, node_id, o, n, &ran, &nrun)
@@ -591,6 +657,15 @@ sked__finish_claim(sked *h, const char *node_id, sked_outcome *o, int n,
 		    !sked__retry_pause(h, rc, attempt, TRIES,
 		                       "finishing and claiming tasks"))
 			break;
+	}
+	if (rc == SKED_OK) {
+		set_recorded(ran, nrun);
+	} else if (nrun > 0 && *nout == 0 && sked__refused_value(h, rc)) {
+		/* a value the database refused: the outcomes apart, split
+		 * until the bad one is alone, then the claim on its own */
+		rc = finish_split(h, node_id, ran, nrun);
+		if (rc == SKED_OK)
+			rc = sked__claim(h, req, out, nout);
 	}
 	if (n > 0)
 		merge_ran(o, n, ran);

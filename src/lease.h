@@ -37,11 +37,30 @@ typedef struct sked_outcome {
 	const char *error;      /* or NULL */
 	const char *output;     /* or NULL */
 	/* set by sked__finish: */
-	int applied; /* 0: the lease was lost; recorded as late */
-	int dead;    /* the task is dead now */
+	int applied;  /* 0: the lease was lost; recorded as late */
+	int dead;     /* the task is dead now */
+	int recorded; /* this outcome is in the database; after a failed
+	                 sked__finish only the others are to be tried again */
 } sked_outcome;
 
-/* Record n outcomes in one transaction (task updates and run rows). */
+/* The longest retry delay recorded (366 days): a larger one, whoever
+ * asked for it, is recorded as this, so that every engine's time
+ * arithmetic stays in range. */
+#define SKED_RETRY_DELAY_MAX_MS (366LL * 24 * 3600 * 1000)
+
+/* The error recorded for an attempt whose own values the database
+ * refused even after sked__text_clean (see sked__finish). */
+#define SKED_REFUSED_ERROR                                                     \
+	"the database refused this attempt's result; recorded as failed "      \
+	"without its error and output (see the worker's log)"
+
+/* Record n outcomes in one transaction (task updates and run rows), or,
+ * when the database refuses a value in the batch (SKED_DBE_DATA), in
+ * halves until the refused outcome is alone: that one is recorded as a
+ * failed attempt with SKED_REFUSED_ERROR and no output, so one bad value
+ * never holds back the others. Retry delays are bounded by
+ * SKED_RETRY_DELAY_MAX_MS first. On failure, o[i].recorded tells what
+ * was recorded all the same. */
 int sked__finish(sked *h, const char *node_id, sked_outcome *o, int n)
         __attribute__((warn_unused_result));
 

@@ -483,7 +483,7 @@ finish_and_claim(sked_worker *w, sked_claim_req *req, sked_claimed **c, int *n)
 			sked__log(SKED_LOG_WARN,
 			          "cannot record %d result(s) yet: %s", nd,
 			          sked_errmsg(w->h));
-			sked__wk_requeue_done(w, done);
+			sked__wk_unrecorded(w, done, o, nd);
 			sked__wk_note(w, &w->finish_errors, NULL, 0);
 		}
 	}

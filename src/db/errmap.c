@@ -24,6 +24,11 @@ sked__errmap_sqlstate(const char *st)
 		return SKED_DBE_READONLY;
 	if (strcmp(st, "53200") == 0 || strcmp(st, "HY001") == 0)
 		return SKED_DBE_NOMEM;
+	/* class 22, data exception: a value the server will not take (an
+	 * invalid byte sequence 22021, an interval or timestamp out of range
+	 * 22008 and 22015, a string too long 22001, a numeric overflow 22003) */
+	if (strncmp(st, "22", 2) == 0)
+		return SKED_DBE_DATA;
 	/* class 08: connection exception; 57P01-57P03: the server shut the
 	 * session down (pg_terminate_backend, restart, still starting);
 	 * HYT01: an ODBC connection timeout */
@@ -66,6 +71,14 @@ sked__errmap_mysql(unsigned int no)
 		return SKED_DBE_READONLY;
 	case 2008: /* CR_OUT_OF_MEMORY */
 		return SKED_DBE_NOMEM;
+	case 1264: /* ER_WARN_DATA_OUT_OF_RANGE */
+	case 1292: /* ER_TRUNCATED_WRONG_VALUE (a datetime out of range) */
+	case 1300: /* ER_INVALID_CHARACTER_STRING */
+	case 1366: /* ER_TRUNCATED_WRONG_VALUE_FOR_FIELD (bad utf8mb4) */
+	case 1406: /* ER_DATA_TOO_LONG */
+	case 1441: /* ER_DATETIME_FUNCTION_OVERFLOW */
+	case 1690: /* ER_DATA_OUT_OF_RANGE */
+		return SKED_DBE_DATA;
 	default:
 		return SKED_DBE_OTHER;
 	}
@@ -85,6 +98,12 @@ sked__errmap_mssql(long no)
 		return SKED_DBE_NOTABLE;
 	case 3906: /* the database is read-only */
 		return SKED_DBE_READONLY;
+	case 242:  /* conversion to datetime out of range */
+	case 517:  /* adding a value to a datetime caused an overflow */
+	case 8115: /* arithmetic overflow */
+	case 8152: /* string or binary data would be truncated */
+	case 2628: /* the same, naming the column */
+		return SKED_DBE_DATA;
 	default:
 		return SKED_DBE_OTHER;
 	}

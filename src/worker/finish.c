@@ -24,6 +24,7 @@
 #include "guard.h"
 #include "lease.h"
 #include "util/log.h"
+#include "util/text.h"
 
 static int64_t
 backoff_ms(sked_worker *w, int attempt)
@@ -82,6 +83,35 @@ sked__wk_take_done(sked_worker *w, int max, int64_t done_before, int *n)
 	return taken ? list : NULL;
 }
 
+/* What a handler said, as text every engine takes (util/text.h): the
+ * job's own copy is replaced; one that cannot be cleaned for want of
+ * memory is dropped rather than sent. */
+enum { ERROR_MAX = 2048, OUTPUT_MAX = 4096 };
+
+static void
+clean(char **s, size_t max, enum sked_text_cut cut)
+{
+	if (!*s)
+		return;
+	int oom;
+	char *c = sked__text_clean(*s, strlen(*s), max, cut, &oom);
+	if (c || oom) {
+		free(*s);
+		*s = c;
+	}
+}
+
+/* A delay the handler asked for (Retry-After, retry_in_ms), within
+ * --retry-max; none: the backoff. */
+static int64_t
+retry_delay_ms(sked_worker *w, const sked_job *j)
+{
+	if (j->retry_ms <= 0)
+		return backoff_ms(w, j->t.attempt);
+	return j->retry_ms < w->o.retry_max_ms ? j->retry_ms
+	                                       : w->o.retry_max_ms;
+}
+
 sked_outcome *
 sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 {
@@ -96,6 +126,8 @@ sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 		o[i].max_attempts = j->t.max_attempts;
 		o[i].started_ms = j->t.started_ms;
 		o[i].exit_code = j->exit_code;
+		clean(&j->error, ERROR_MAX, SKED_TEXT_HEAD);
+		clean(&j->output, OUTPUT_MAX, SKED_TEXT_TAIL);
 		o[i].output = j->output;
 		if (why == CANCEL_SHUTDOWN) {
 			/* stopped under way: a released attempt; never
@@ -108,9 +140,7 @@ sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 			o[i].what = SKED_FIN_OK;
 		} else {
 			o[i].what = SKED_FIN_FAIL;
-			o[i].retry_delay_ms =
-			        j->retry_ms > 0 ? j->retry_ms
-			                        : backoff_ms(w, j->t.attempt);
+			o[i].retry_delay_ms = retry_delay_ms(w, j);
 			o[i].error =
 			        why == CANCEL_NOLEASE
 			                ? "stopped: lease could not be "
@@ -122,6 +152,29 @@ sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 		}
 	}
 	return o;
+}
+
+void
+sked__wk_unrecorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
+{
+	sked_job *keep = NULL, **kt = &keep, *back = NULL, **bt = &back;
+	int k = 0;
+	for (int i = 0; i < n && list; i++) {
+		sked_job *j = list;
+		list = j->next;
+		j->next = NULL;
+		if (o[i].recorded) {
+			o[k++] = o[i];
+			*kt = j;
+			kt = &j->next;
+		} else {
+			*bt = j;
+			bt = &j->next;
+		}
+	}
+	sked__wk_requeue_done(w, back);
+	if (keep)
+		sked__wk_recorded(w, keep, o, k);
 }
 
 void
@@ -191,7 +244,7 @@ finish_done(sked_worker *w, int *db_failed)
 		if (rc == SKED_EUNAVAILABLE)
 			sked__ignore(sked__wk_reconnect(w, w->hf,
 			                                SKED_CONN_FINISHES));
-		sked__wk_requeue_done(w, list);
+		sked__wk_unrecorded(w, list, o, n);
 		free(o);
 		*db_failed = 1;
 		sked__wk_note(w, &w->finish_errors, NULL, 0);

@@ -31,6 +31,8 @@
 #include <curl/curl.h>
 
 enum { BODY_MAX = 4096 };
+/* a Retry-After past a year is read as a year */
+#define RETRY_AFTER_MAX_S (366L * 24 * 3600)
 
 struct sked_http {
 	CURL *curl;
@@ -86,6 +88,10 @@ on_header(char *p, size_t size, size_t n, void *ud)
 				r->retry_after_s =
 				        t > time(NULL) ? t - time(NULL) : 0;
 		}
+		/* the worker caps it at --retry-max; this keeps the
+		 * milliseconds within int64 (strtol saturates at LONG_MAX) */
+		if (r->retry_after_s > RETRY_AFTER_MAX_S)
+			r->retry_after_s = RETRY_AFTER_MAX_S;
 	}
 	return len;
 }
@@ -235,7 +241,9 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 		return;
 	}
 	if ((code == 429 || code == 503) && r.retry_after_s >= 0)
-		j->retry_ms = r.retry_after_s > 0 ? r.retry_after_s * 1000 : 1;
+		j->retry_ms = r.retry_after_s > 0
+		                      ? (int64_t)r.retry_after_s * 1000
+		                      : 1;
 	snprintf(msg, sizeof msg, "HTTP %ld%s%s", code, r.status[0] ? " " : "",
 	         r.status);
 	j->error = strdup(msg);

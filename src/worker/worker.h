@@ -270,6 +270,11 @@ sked_outcome *sked__wk_outcomes(sked_worker *w, sked_job *list, int n);
 void sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n);
 /* They could not be recorded: back to the head of the done queue. */
 void sked__wk_requeue_done(sked_worker *w, sked_job *list);
+/* After a failed finish of list (o its outcomes, n of them): those the
+ * database has all the same (o[i].recorded) are recorded as usual, the
+ * others go back to the done queue to be tried again. */
+void sked__wk_unrecorded(sked_worker *w, sked_job *list, sked_outcome *o,
+                         int n);
 
 /* ---- worker/pipe.c: a pool thread's pipe: processes ---- */
 typedef struct sked_pipe sked_pipe;

@@ -39,7 +39,8 @@ set(SKED_FUZZ_PARSERS
   "fuzz_tzif:src/tz.c,src/cron.c,src/util/timefmt.c"
   "fuzz_dur_time:src/util/dur.c,src/util/timefmt.c"
   "fuzz_config:cli/config.c"
-  "fuzz_pipe:-")
+  "fuzz_pipe:-"
+  "fuzz_outcome:src/util/text.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 name)

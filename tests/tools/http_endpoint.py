@@ -9,6 +9,9 @@ by path:
            any later one: 200
   /later   503 with Retry-After as an HTTP date 2 hours ahead
   /slow    sleeps 10 s, then 200
+  /cut     200 with a valid UTF-8 body whose byte 4096 is inside a
+           character (the worker keeps 4096 bytes of a body)
+  /huge    429 with Retry-After: 10000000000000 (seconds)
 Every request is logged to LOG as one JSON line: path, the Sked-Task-*
 headers, Authorization, Content-Type and the body. Stops by itself after
 10 minutes.
@@ -59,6 +62,10 @@ class H(BaseHTTPRequestHandler):
             status, extra = 503, {"Retry-After": when}
         elif self.path == "/slow":
             time.sleep(10)
+        elif self.path == "/cut":
+            out = b"a" * 4095 + "\u00e9".encode() * 10
+        elif self.path == "/huge":
+            status, extra = 429, {"Retry-After": "10000000000000"}
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)
