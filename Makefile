@@ -76,7 +76,7 @@ install: build
 deb: build
 	cd $(BUILD) && cpack -G DEB
 
-FORMATTED = include/*.h src/*.[ch] src/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] \
+FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] \
 	examples/*.c
 
 format:

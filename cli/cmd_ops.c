@@ -5,7 +5,7 @@
  *
  * Layer: the command-line program, a client of <sked.h> only.
  * cmd_task.c's `nodes` and `stats` call in here; the SQL is the library's
- * (src/ops.c).
+ * (src/model/admin.c).
  */
 #include "ops.h"
 

@@ -3,7 +3,7 @@
  * the worker's own pruner uses.
  *
  * Layer: the command-line program, a client of <sked.h> only; the batches
- * and their SQL are the library's (src/prune.c).
+ * and their SQL are the library's (src/model/retention.c).
  */
 #include "cli.h"
 

@@ -5,7 +5,7 @@
  * sections, which a worker applies when it starts.
  *
  * Layer: the command-line program, a client of sked.h only. Enforcing the
- * limits is the library's (src/limits.c, docs/limits.md); this file
+ * limits is the library's (src/model/limits.c, docs/limits.md); this file
  * parses flags, calls sked_queue_set and sked_queue_list and prints.
  * A flag not given keeps that limit; "none" removes it. Bad numbers are
  * usage errors (64); a bad queue name is the library's (65).

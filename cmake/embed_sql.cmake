@@ -2,7 +2,7 @@
 # of { version, text } steps, in version order. Run at build time.
 file(GLOB dialects RELATIVE ${SQL_DIR} ${SQL_DIR}/*)
 set(out "/* Generated from sql/ by cmake/embed_sql.cmake. Do not edit. */\n")
-string(APPEND out "#include \"schema.h\"\n")
+string(APPEND out "#include \"dialect/dialect.h\"\n")
 foreach(d ${dialects})
   if(NOT IS_DIRECTORY ${SQL_DIR}/${d})
     continue()

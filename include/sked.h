@@ -781,7 +781,7 @@ SKED_API int sked_lock_run(sked *h, const char *name, const char *const *argv,
 
 /* ------------------------------------------------------------------ */
 /* Operations: what metrics, health probes and the dashboard read      */
-/* (src/ops.c, docs/operations.md)                                     */
+/* (src/model/admin.c, docs/operations.md)                            */
 /* ------------------------------------------------------------------ */
 
 /* The live part of one queue: tasks not yet ended. */

@@ -2,7 +2,7 @@
 # run as a test where the PostgreSQL driver is built. It reads
 # SKED_TEST_PG_URL and exits 77 (skipped) when that is unset; under
 # CI=true a missing server is a failure instead.
-if(LIBPQ_FOUND AND EXISTS ${CMAKE_SOURCE_DIR}/src/db/pg.c)
+if(LIBPQ_FOUND AND EXISTS ${CMAKE_SOURCE_DIR}/src/db/driver/libpq.c)
   add_executable(pg_enqueue_tx ${CMAKE_SOURCE_DIR}/examples/pg_enqueue_tx.c)
   target_compile_definitions(pg_enqueue_tx PRIVATE _GNU_SOURCE)
   target_compile_options(pg_enqueue_tx PRIVATE ${SKED_WARN})

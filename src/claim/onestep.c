@@ -20,13 +20,13 @@
  * order, and holds them until its statement (or IMMEDIATE transaction)
  * commits.
  */
-#include "claim.h"
+#include "claim/claim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "handle/internal.h"
 #include "util/buf.h"
 
 static int

@@ -14,11 +14,11 @@
  * on, so it changes nothing. On SQLite the write transaction is IMMEDIATE
  * (one writer), on the others a plain one.
  */
-#include "claim.h"
+#include "claim/claim.h"
 
 #include <stdlib.h>
 
-#include "internal.h"
+#include "handle/internal.h"
 
 static int
 claim_optimistic(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)

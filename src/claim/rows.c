@@ -5,12 +5,12 @@
  * Layer: below the strategies in src/claim/ and the seam in claim.c, which
  * all call down into it (see claim.h).
  */
-#include "claim.h"
+#include "claim/claim.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "handle/internal.h"
 
 void
 sked__claimed_free(sked_claimed *c, int n)

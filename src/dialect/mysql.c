@@ -27,7 +27,7 @@
  * Row locks held by the statements: see dialect.c; the claim locks its
  * task rows in due order, the same order every claimer uses.
  */
-#include "dialect.h"
+#include "dialect/dialect.h"
 
 #define EPOCH "'1970-01-01 00:00:00'"
 #define NOW   "UTC_TIMESTAMP(3)"

@@ -40,7 +40,7 @@
  * others hold); the array finish locks the finished task rows in the order
  * of the plan's join, all within one statement.
  */
-#include "dialect.h"
+#include "dialect/dialect.h"
 
 #define MS_OF(x)                                                               \
 	"(timestamptz 'epoch' + " x "::bigint * interval '1 millisecond')"

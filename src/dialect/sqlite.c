@@ -8,7 +8,7 @@
  * Claims run in BEGIN IMMEDIATE transactions: SQLite has one writer at a
  * time, which is what makes its claim atomic.
  */
-#include "dialect.h"
+#include "dialect/dialect.h"
 
 #define NOWMS                                                                  \
 	"(CAST(strftime('%s', 'now') AS INTEGER) * 1000 + "                    \

@@ -32,7 +32,7 @@
  * Not yet run against a real SQL Server (none is available where it was
  * written); see docs/odbc.md and scripts/verify-sqlserver.sh.
  */
-#include "dialect.h"
+#include "dialect/dialect.h"
 
 #define EPOCH "CAST('1970-01-01T00:00:00' AS DATETIME2(3))"
 /* X ms after base: minutes (an INT to the year 6053) plus the rest */

@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec.h"
+#include "proc/exec.h"
 #include "util/log.h"
 
 enum {

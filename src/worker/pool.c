@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec.h"
-#include "guard.h"
-#include "lease.h"
+#include "proc/exec.h"
+#include "proc/guard.h"
+#include "model/lease.h"
 #include "util/log.h"
 
 SKED_API int64_t

@@ -34,9 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exec.h"
-#include "guard.h"
-#include "lease.h"
+#include "proc/exec.h"
+#include "proc/guard.h"
+#include "model/lease.h"
 #include "util/log.h"
 
 /* After a renewal that began at began: a job the database lists as held

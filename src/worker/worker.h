@@ -45,9 +45,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "guard.h"
-#include "internal.h"
-#include "lease.h"
+#include "api/api.h"
+#include "handle/internal.h"
+#include "model/lease.h"
+#include "proc/guard.h"
 #include "util/clock.h"
 
 enum { CANCEL_NONE = 0, CANCEL_SHUTDOWN, CANCEL_LOST, CANCEL_NOLEASE };
@@ -173,7 +174,7 @@ struct sked_worker {
 	 * of the hot table (renew.c) */
 	int64_t vacuumed_at, vacuumed_ms;
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
-	/* retention (prune.c): ages of succeeded, dead, cancelled; 0 keeps */
+	/* retention (retention.c): ages of succeeded, dead, cancelled; 0 keeps */
 	int64_t keep_ms[3];
 	sked *hp; /* owned: the pruner's connection, when it runs */
 	pthread_t prune_thread;
@@ -281,7 +282,7 @@ typedef struct sked_pipe sked_pipe;
 void sked__wk_run_pipe(sked_job *j, const handler *x, sked_pipe **pipes);
 void sked__wk_pipes_free(sked_pipe *pipes);
 
-/* ---- worker/http.c: a pool thread's HTTP client ---- */
+/* ---- worker/curl.c: a pool thread's HTTP client ---- */
 typedef struct sked_http sked_http;
 void sked__wk_run_http(sked_job *j, const handler *x, sked_http **http);
 void sked__wk_http_free(sked_http *http);

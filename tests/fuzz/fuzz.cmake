@@ -35,8 +35,8 @@ endforeach()
 # beside the target, which may include the file it fuzzes; the rest comes
 # from sked_static).
 set(SKED_FUZZ_PARSERS
-  "fuzz_cron:src/cron.c,src/tz.c,src/util/timefmt.c"
-  "fuzz_tzif:src/tz.c,src/cron.c,src/util/timefmt.c"
+  "fuzz_cron:src/time/cron.c,src/time/tz.c,src/util/timefmt.c"
+  "fuzz_tzif:src/time/tz.c,src/time/cron.c,src/util/timefmt.c"
   "fuzz_dur_time:src/util/dur.c,src/util/timefmt.c"
   "fuzz_config:cli/config.c"
   "fuzz_pipe:-"

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cron.h"
+#include "time/cron.h"
 #include "sked.h"
-#include "tz.h"
+#include "time/tz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

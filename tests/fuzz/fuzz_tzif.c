@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cron.h"
+#include "time/cron.h"
 #include "sked.h"
-#include "tz.h"
+#include "time/tz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * test_cron.c — unit tests of the cron engine (src/cron.c) and of the
+ * test_cron.c — unit tests of the cron engine (src/time/cron.c) and of the
  * public sked_cron_check / sked_cron_next.
  *
  * Layer: tests. Every expected instant is derived by hand in a comment
@@ -23,8 +23,8 @@
 #include <cmocka.h>
 
 #include "sked.h"
-#include "cron.h"
-#include "tz.h"
+#include "time/cron.h"
+#include "time/tz.h"
 #include "util/timefmt.h"
 
 static int64_t

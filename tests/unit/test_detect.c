@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "detect.h"
+#include "dialect/detect.h"
 
 #define SQLITE   SKED_STRAT_SQLITE
 #define SKIP     SKED_STRAT_SKIP_LOCKED

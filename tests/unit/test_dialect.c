@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "dialect.h"
+#include "dialect/dialect.h"
 #include "sked.h"
 #include "util/buf.h"
 

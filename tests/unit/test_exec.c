@@ -1,5 +1,5 @@
 /*
- * test_exec.c — unit tests for src/exec.c with real processes.
+ * test_exec.c — unit tests for src/proc/exec.c with real processes.
  *
  * Layer: tests. Runs /bin/sh scripts (tests only: the module itself never
  * uses a shell), cat, true, false and sleep. The test process makes itself
@@ -8,7 +8,7 @@
  * than a zombie some container init never collects. It leaves the worker's
  * use of results to the worker's tests.
  */
-#include "exec.h"
+#include "proc/exec.h"
 
 #include "sked.h"
 #include "util/clock.h"

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "dialect.h"
-#include "limits.h"
+#include "dialect/dialect.h"
+#include "model/limits.h"
 #include "sked.h"
 #include "util/buf.h"
 

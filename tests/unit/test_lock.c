@@ -8,7 +8,7 @@
  * runs, killing it when the lease could be lost) in
  * tests/integration/t_lock_race.sh.
  */
-#include "lock.h"
+#include "model/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "dialect.h"
+#include "dialect/dialect.h"
 #include "sked.h"
 
 /* the rendered statement id of d, for prefix "p_" (freed by the caller

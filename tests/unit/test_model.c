@@ -22,8 +22,8 @@
 
 #include "sqlite_fixture.h"
 
-#include "internal.h"
-#include "lease.h"
+#include "handle/internal.h"
+#include "model/lease.h"
 
 static const char *strategy = "sqlite";
 

@@ -19,12 +19,13 @@
 
 #include <cmocka.h>
 
-#include "db/driver.h" /* the driver is under test */
-#include "detect.h"
-#include "dialect.h"
+#include "db/db.h"
+#include "db/driver/driver.h" /* the driver is under test */
+#include "dialect/detect.h"
+#include "dialect/dialect.h"
 #include "sked.h"
 
-/* from src/db/odbc.c */
+/* from src/db/driver/libodbc.c */
 int sked__odbc_rewrite(const char *sql, char **out, int **map, int *nmarks);
 
 static void

@@ -1,5 +1,5 @@
 /*
- * test_ops.c — what operators read and steer (src/ops.c), on real SQLite
+ * test_ops.c — what operators read and steer (src/model/admin.c), on real SQLite
  * files: the cluster gauges against known rows, the oldest due age, bulk
  * retry and cancel by ids (skipping what the state does not allow) and by
  * filter (status, kind, queue, creation window), refusals of statuses a

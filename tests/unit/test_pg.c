@@ -22,9 +22,9 @@
 
 #include <cmocka.h>
 
-#include "db/errmap.h"
-#include "internal.h"
-#include "lease.h"
+#include "db/driver/errmap.h"
+#include "handle/internal.h"
+#include "model/lease.h"
 #include "sked.h"
 
 #ifdef SKED_HAVE_PG

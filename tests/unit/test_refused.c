@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
-#include "lease.h"
+#include "handle/internal.h"
+#include "model/lease.h"
 #include "sked.h"
 #include "sqlite_fixture.h"
 

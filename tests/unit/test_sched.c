@@ -8,7 +8,7 @@
  * sked_schedule_tick as a worker does. The worker loop's use of the tick
  * is covered by tests/integration/t_cron_*.sh.
  */
-#include "sched.h"
+#include "model/sched.h"
 
 #include <pthread.h>
 #include <setjmp.h>

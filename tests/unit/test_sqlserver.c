@@ -21,11 +21,11 @@
 
 #include <cmocka.h>
 
-#include "detect.h"
-#include "dialect.h"
+#include "dialect/detect.h"
+#include "dialect/dialect.h"
 #include "sked.h"
 
-/* from src/queue.c (the chunks of a SKED_CAP_INSERT_ROWS enqueue) */
+/* from src/model/queue.c (the chunks of a SKED_CAP_INSERT_ROWS enqueue) */
 int sked__rows_per_stmt(int shared, int per_row, int max_params);
 size_t sked__rows_chunks(size_t n, int rows_per_stmt);
 

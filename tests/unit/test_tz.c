@@ -1,5 +1,5 @@
 /*
- * test_tz.c — unit tests of the TZif reader (src/tz.c).
+ * test_tz.c — unit tests of the TZif reader (src/time/tz.c).
  *
  * Layer: tests. Real zones come from the system tz database; the expected
  * offsets and transition instants were read off `zdump -v` and checked
@@ -23,7 +23,7 @@
 #include <cmocka.h>
 
 #include "sked.h"
-#include "tz.h"
+#include "time/tz.h"
 #include "util/timefmt.h"
 
 /* UTC seconds of an ISO-8601 instant. */

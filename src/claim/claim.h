@@ -1,0 +1,92 @@
+/*
+ * claim.h — the claim-strategy seam: how to take up to N due tasks safely.
+ *
+ * Layer: between the model and the dialects. A strategy is an algorithm
+ * (the seed's fetchTasks(limit)); the SQL it runs comes from the dialect.
+ * Every strategy leaves each claimed task with status running, node_id set
+ * to the claimer, lease_until = database now + lease, attempts + 1 and
+ * version + 1, and never hands the same (task, attempt) to two claimers.
+ *
+ *   sqlite       one IMMEDIATE transaction, UPDATE … RETURNING: SQLite has
+ *                one writer at a time, which makes it atomic.
+ *   skip-locked  one round trip where the dialect has a claim statement
+ *                (PostgreSQL: a materialized CTE that locks with SKIP
+ *                LOCKED feeding UPDATE … RETURNING); else in one
+ *                transaction: SELECT … FOR UPDATE SKIP LOCKED, UPDATE each
+ *                locked id, read the rows back (MySQL, MariaDB).
+ *   readpast     one statement, the dialect's TOP (n) … WITH (UPDLOCK,
+ *                READPAST, ROWLOCK) with OUTPUT (SQL Server).
+ *   optimistic   read candidates without locks, then UPDATE … WHERE id = ?
+ *                AND version = ? per row: one row changed = claimed. Works
+ *                on anything.
+ */
+#ifndef SKED_CLAIM_H
+#define SKED_CLAIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dialect/detect.h"
+
+struct sked;
+
+typedef struct sked_claim_req {
+	const char *node_id;
+	const char *queue; /* NULL: any queue */
+	int limit;         /* >= 1 */
+	int64_t lease_ms;
+	/* the kinds to claim, as ",a,b," (names hold no comma); NULL: any
+	 * kind (a worker with a catch-all handler) */
+	const char *kinds;
+	/* with queue NULL: leave out every queue the limit table names (the
+	 * SKED_SQL_*_XQ forms; limits.c claims those itself) */
+	int skip_limited;
+} sked_claim_req;
+
+/* A claimed task. Strings are owned by the array (sked__claimed_free). */
+typedef struct sked_claimed {
+	int64_t id;
+	char *queue, *kind, *payload;
+	size_t payload_len;
+	int attempt, max_attempts;
+	int64_t started_ms;
+} sked_claimed;
+
+typedef struct sked_claim_strategy {
+	sked_strategy id;
+	const char *name;
+	/* Claim up to req->limit due tasks. *out is malloc'd (NULL when
+	 * *n == 0). On error nothing stays claimed (its transaction was rolled
+	 * back). */
+	int (*claim)(struct sked *h, const sked_claim_req *req,
+	             sked_claimed **out, int *n);
+} sked_claim_strategy;
+
+extern const sked_claim_strategy sked__claim_sqlite;
+extern const sked_claim_strategy sked__claim_skip_locked;
+extern const sked_claim_strategy sked__claim_readpast;
+extern const sked_claim_strategy sked__claim_optimistic;
+
+const sked_claim_strategy *sked__claim_for(sked_strategy s);
+
+/* The sqlite strategy's claim statement without its transaction, for a
+ * caller that holds SQLite's write lock already (lease.c). */
+int sked__claim_in_tx(struct sked *h, const sked_claim_req *req,
+                      sked_claimed **out, int *n)
+        __attribute__((warn_unused_result));
+
+/* The one entry point the model uses. */
+int sked__claim(struct sked *h, const sked_claim_req *req, sked_claimed **out,
+                int *n) __attribute__((warn_unused_result));
+void sked__claimed_free(sked_claimed *c, int n);
+
+/* Shared by strategies: parse rows of CLAIMED_COLS (id, queue, kind,
+ * payload, attempts, max_attempts, started ms) appending to *out. */
+struct sked_res;
+int sked__claimed_from_rows(const struct sked_res *r, sked_claimed **out,
+                            int *n) __attribute__((warn_unused_result));
+/* One such row (row i) into *t; SKED_ENOMEM leaves *t freeable. */
+int sked__claimed_from_row(const struct sked_res *r, int i, sked_claimed *t)
+        __attribute__((warn_unused_result));
+
+#endif /* SKED_CLAIM_H */

@@ -1,0 +1,66 @@
+/*
+ * db/driver/driver.h — what a driver implements, and the connection it fills.
+ *
+ * Layer: between db.c and the drivers in src/db/driver/. Nothing else includes
+ * this file: the model and the strategies reach a connection only through
+ * the functions of db.h, so that db.c stays the one place for asserts,
+ * tracing, error mapping and fault injection.
+ */
+#ifndef SKED_DB_DRIVER_H
+#define SKED_DB_DRIVER_H
+
+#include "db/driver/result.h"
+
+/* The method table a driver fills. Called only from db.c. */
+typedef struct sked_driver {
+	const char *name; /* "sqlite", "libpq", "mariadb", "odbc" */
+	/* url is the whole URL (the driver parses what it needs with url.h).
+	 * On failure *conn stays NULL and e says why. */
+	int (*connect)(const char *url, void **conn, sked_dberr *e);
+	void (*close)(void *conn);
+	/* product as the server names itself, and its version string */
+	int (*server)(void *conn, char *product, size_t plen, char *version,
+	              size_t vlen, sked_dberr *e);
+	/* Run sql with params. slot >= 0: cache the prepared statement under
+	 * that slot (the same slot always carries the same sql). res may be
+	 * NULL when no rows are wanted. *affected gets the rows changed by
+	 * INSERT/UPDATE/DELETE (or -1). *last_id, if not NULL, gets the id an
+	 * INSERT into an identity column produced (0 if none). */
+	int (*exec)(void *conn, int slot, const char *sql, const sked_val *p,
+	            int np, sked_res *res, int64_t *affected, int64_t *last_id,
+	            sked_dberr *e);
+	/* optional: an fd to poll for wake-ups (a socket that carries
+	 * notifications, or a watch on a file that changes on every commit),
+	 * or -1 */
+	int (*socket)(void *conn);
+	/* optional: consume pending notifications; returns how many arrived */
+	int (*drain_notify)(void *conn, sked_dberr *e);
+	/* optional: the native connection (PGconn *, MYSQL *, sqlite3 *,
+	 * SQLHDBC) */
+	void *(*native)(void *conn);
+	/* optional: wrap a native connection the application holds; close
+	 * must then leave the native connection open */
+	int (*wrap)(void *native, void **conn, sked_dberr *e);
+} sked_driver;
+
+extern const sked_driver sked__driver_sqlite;
+#ifdef SKED_HAVE_PG
+extern const sked_driver sked__driver_pg;
+#endif
+#ifdef SKED_HAVE_MYSQL
+extern const sked_driver sked__driver_mysql;
+#endif
+#ifdef SKED_HAVE_ODBC
+extern const sked_driver sked__driver_odbc;
+#endif
+
+/* A connection: a driver, its native state and the last error. */
+struct sked_db {
+	const sked_driver *drv;
+	void *conn;
+	sked_dberr err;
+	int64_t affected, last_id;
+	int trace;
+};
+
+#endif /* SKED_DB_DRIVER_H */

@@ -1,0 +1,88 @@
+/*
+ * db/driver/result.h — what crosses the driver seam: a bound value, a
+ * materialized result and a driver's error.
+ *
+ * Layer: the bottom of src/db/driver/, below the drivers and db.c (whose
+ * db.h passes these types on to the layers above). result.c fills and
+ * reads results; nothing here knows a connection or SQL.
+ */
+#ifndef SKED_DB_RESULT_H
+#define SKED_DB_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sked.h"
+
+/* A bound parameter. Text is borrowed for the duration of the call. */
+typedef enum { SKED_VNULL = 0, SKED_VINT, SKED_VTEXT } sked_vtype;
+typedef struct sked_val {
+	sked_vtype type;
+	int64_t i;
+	const char *s;
+	size_t len;
+} sked_val;
+
+#define SKED_NULLV   ((sked_val){.type = SKED_VNULL})
+#define SKED_INTV(x) ((sked_val){.type = SKED_VINT, .i = (int64_t)(x)})
+static inline sked_val
+sked__textv(const char *s)
+{
+	sked_val v = {.type = s ? SKED_VTEXT : SKED_VNULL,
+	              .s = s,
+	              .len = s ? strlen(s) : 0};
+	return v;
+}
+#define SKED_TEXTV(x)    sked__textv(x)
+#define SKED_BLOBV(p, n) ((sked_val){.type = SKED_VTEXT, .s = (p), .len = (n)})
+
+/* A materialized result: nrows × ncols cells, each NULL or a
+ * NUL-terminated string (integers in decimal). Owned by the caller of
+ * sked__db_exec; release with sked__res_clear. */
+typedef struct sked_res {
+	int nrows, ncols;
+	char **cell;   /* [row * ncols + col] */
+	size_t *len;   /* byte length of each cell */
+	size_t ncells; /* cells filled */
+	size_t cap;    /* cells allocated */
+} sked_res;
+
+/* Helpers for drivers to fill a result. */
+int sked__res_begin(sked_res *r, int ncols) __attribute__((warn_unused_result));
+int sked__res_add(sked_res *r, const char *s, size_t len) __attribute__((
+        warn_unused_result)); /* next cell, row-major; s NULL = NULL */
+void sked__res_clear(sked_res *r);
+
+int sked__res_null(const sked_res *r, int row, int col);
+int64_t sked__res_int(const sked_res *r, int row, int col); /* NULL → 0 */
+const char *sked__res_text(const sked_res *r, int row, int col); /* or NULL */
+size_t sked__res_len(const sked_res *r, int row, int col);
+/* A strdup of the cell, or NULL for NULL; sets *nomem on failure. */
+char *sked__res_dup(const sked_res *r, int row, int col, int *nomem);
+
+/* What went wrong, as a driver reports it. */
+typedef enum {
+	SKED_DBE_NONE = 0,
+	SKED_DBE_OTHER,   /* any other error: SKED_EDB */
+	SKED_DBE_CONNECT, /* cannot connect / connection lost: SKED_EUNAVAILABLE
+	                   */
+	SKED_DBE_UNIQUE,  /* a unique constraint was violated */
+	SKED_DBE_RETRY,   /* deadlock, serialization failure, lock wait timeout,
+	                     busy */
+	SKED_DBE_READONLY, /* the database cannot be written */
+	SKED_DBE_NOTABLE,  /* the table does not exist (schema missing) */
+	SKED_DBE_NOMEM,
+	SKED_DBE_DATA /* the server refused a value (SQLSTATE class 22: bad
+	                 encoding, out of range, too long): SKED_EDB, and the
+	                 same statement would be refused again */
+} sked_dbe_kind;
+
+typedef struct sked_dberr {
+	sked_dbe_kind kind;
+	int native;       /* driver/server error number, or 0 */
+	char sqlstate[6]; /* "" when unknown */
+	char msg[512];    /* one line, password-free */
+} sked_dberr;
+
+#endif /* SKED_DB_RESULT_H */

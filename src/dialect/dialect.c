@@ -1,0 +1,835 @@
+/*
+ * dialect.c — the generic SQL texts and the template renderer.
+ *
+ * Layer: dialect seam (see dialect.h). The texts below are the SQL that
+ * SQLite, PostgreSQL and MySQL/MariaDB share; a dialect file in
+ * src/dialect/ overrides a text only where its product differs.
+ *
+ * Row locks, for the reader who wants to know what each statement holds:
+ * every statement here touches rows of one table only, except the
+ * schema migration (dialect's migrate lock, then {p}meta, then DDL). A
+ * claim locks the task rows it returns; finishing locks the one task row,
+ * then inserts its run row. No statement locks two task rows in an order
+ * that another statement reverses, so claims and finishes cannot deadlock
+ * on each other.
+ */
+#include "dialect/dialect.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dialect/detect.h"
+#include "sked.h"
+#include "util/buf.h"
+#include "util/log.h"
+
+#define TASK_COLS                                                              \
+	"id, queue, kind, payload, status, priority, {ms:run_at}, attempts, "  \
+	"max_attempts, node_id, {ms:lease_until}, unique_key, "                \
+	"schedule_name, {ms:fire_time}, last_error, {ms:created_at}, "         \
+	"{ms:updated_at}, {ms:finished_at}"
+
+#define DONE_COLS SKED__DONE_COLS
+
+/* the columns TASK_COLS reads, as they are (a list of both tables) */
+#define RAW_COLS                                                               \
+	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
+	"max_attempts, node_id, lease_until, unique_key, schedule_name, "      \
+	"fire_time, last_error, created_at, updated_at, finished_at"
+
+#define CLAIMED_COLS                                                           \
+	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}"
+
+#define CLAIM_SET                                                              \
+	"status = 1, node_id = ?1, lease_until = {now+?2}, "                   \
+	"started_at = {now}, attempts = attempts + 1, version = version + 1, " \
+	"updated_at = {now}"
+
+#define DUE         "status IN (0, 4) AND run_at <= {now}"
+#define CLAIM_ORDER " ORDER BY priority DESC, run_at, id"
+
+/* a limit row: the limits (NULL: off), the rate window's record, and
+ * the database clock */
+#define LIM_COLS "concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}"
+/* a task whose concurrency key (if any) has fewer than ?6 running */
+#define KEY_NOT_FULL                                                           \
+	"(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT "          \
+	"r.concurrency_key FROM {p}task r WHERE r.status = 1 AND "             \
+	"r.queue = ?4 AND r.concurrency_key IS NOT NULL GROUP BY "             \
+	"r.concurrency_key HAVING COUNT(*) >= ?6))"
+/* any queue but the limited ones, as the limit table says at claim time */
+#define NOT_LIMITED " AND queue NOT IN (SELECT queue FROM {p}queue_limit)"
+
+#define DEF_COLS                                                               \
+	"cron, tz, kind, payload, queue, priority, max_attempts, misfire, "    \
+	"overlap"
+
+#define ENQ_COLS                                                               \
+	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
+	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
+	"updated_at, concurrency_key) VALUES (?1, ?2, ?3, 0, ?4, "
+
+/* The cluster gauges' rows: (queue, status, count, due, oldest run_at ms,
+ * now ms); status 1 rows come from the running index; status -1 is the
+ * node row (count, alive), -2 the lock row (count, held), -3 the schedule
+ * row (count, paused). Each task branch's WHERE matches one partial
+ * index's predicate exactly; the other tables are small. */
+#define GAUGES                                                                 \
+	"SELECT queue, status, COUNT(*), "                                     \
+	"SUM(CASE WHEN run_at <= {now} THEN 1 ELSE 0 END), "                   \
+	"{ms:MIN(run_at)}, {nowms} FROM {p}task WHERE status IN (0, 4) "       \
+	"GROUP BY queue, status "                                              \
+	"UNION ALL SELECT queue, 1, COUNT(*), 0, NULL, {nowms} FROM {p}task "  \
+	"WHERE status = 1 GROUP BY queue "                                     \
+	"UNION ALL SELECT NULL, -1, COUNT(*), SUM(CASE WHEN {nowms} - "        \
+	"{ms:heartbeat} < lease_ms THEN 1 ELSE 0 END), NULL, {nowms} "         \
+	"FROM {p}node "                                                        \
+	"UNION ALL SELECT NULL, -2, COUNT(*), SUM(CASE WHEN owner IS NOT "     \
+	"NULL AND locked_until > {now} THEN 1 ELSE 0 END), NULL, {nowms} "     \
+	"FROM {p}lock "                                                        \
+	"UNION ALL SELECT NULL, -3, COUNT(*), SUM(CASE WHEN enabled = 0 THEN " \
+	"1 ELSE 0 END), NULL, {nowms} FROM {p}schedule"
+
+static const char *const generic[SKED_SQL__COUNT] = {
+        [SKED_SQL_NOW] = "SELECT {nowms}",
+        [SKED_SQL_META_GET] =
+                "SELECT value FROM {p}meta WHERE name = 'schema_version'",
+        [SKED_SQL_META_CREATE] = "CREATE TABLE IF NOT EXISTS {p}meta ("
+                                 "name VARCHAR(64) PRIMARY KEY, "
+                                 "value VARCHAR(255) NOT NULL)",
+        [SKED_SQL_META_DEL] = "DELETE FROM {p}meta WHERE name = ?1",
+        [SKED_SQL_META_PUT] =
+                "INSERT INTO {p}meta (name, value) VALUES (?1, ?2)",
+        [SKED_SQL_ENQ_IN] =
+                ENQ_COLS "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
+        [SKED_SQL_ENQ_AT] =
+                ENQ_COLS "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
+        /* a task is in {p}task while live, in {p}task_done once ended:
+         * one statement reads both, so it sees the task on one side of a
+         * move (a statement's snapshot, or the move's row locks) */
+        [SKED_SQL_UNIQUE_GET] =
+                "SELECT id FROM {p}task WHERE unique_key = ?1 UNION ALL "
+                "SELECT id FROM {p}task_done WHERE unique_key = ?1",
+        [SKED_SQL_TASK_GET] =
+                "SELECT " TASK_COLS " FROM {p}task WHERE id = ?1 UNION ALL "
+                "SELECT " TASK_COLS " FROM {p}task_done WHERE id = ?1",
+        [SKED_SQL_TASK_STATUS] =
+                "SELECT status FROM {p}task WHERE id = ?1 UNION ALL "
+                "SELECT status FROM {p}task_done WHERE id = ?1",
+        [SKED_SQL_RUNS_GET] =
+                "SELECT id, task_id, attempt, node_id, {ms:started_at}, "
+                "{ms:finished_at}, outcome, exit_code, error, output "
+                "FROM {p}run WHERE task_id = ?1 ORDER BY id",
+        [SKED_SQL_CANCEL] =
+                "UPDATE {p}task SET status = 5, finished_at = {now}, "
+                "lease_until = NULL, updated_at = {now}, version = version + 1 "
+                "WHERE id = ?1 AND status IN (0, 1, 4)",
+        [SKED_SQL_RETRY] =
+                "UPDATE {p}task SET status = 0, run_at = {now}, "
+                "max_attempts = CASE WHEN attempts >= max_attempts "
+                "THEN attempts + 1 ELSE max_attempts END, finished_at = NULL, "
+                "lease_until = NULL, updated_at = {now}, version = version + 1 "
+                "WHERE id = ?1 AND status IN (0, 3, 4, 5)",
+        /* live tasks per queue and status (the hot table holds only
+         * those); ended tasks per status, each count a range of
+         * {p}task_done's (status, finished_at) index, their queue NULL */
+        [SKED_SQL_STATS] =
+                "SELECT queue, status, COUNT(*), SUM(CASE WHEN " DUE
+                " THEN 1 ELSE 0 END) FROM {p}task GROUP BY queue, status "
+                "UNION ALL SELECT NULL, 2, COUNT(*), 0 FROM {p}task_done "
+                "WHERE status = 2 UNION ALL SELECT NULL, 3, COUNT(*), 0 "
+                "FROM {p}task_done WHERE status = 3 UNION ALL SELECT NULL, "
+                "5, COUNT(*), 0 FROM {p}task_done WHERE status = 5 "
+                "ORDER BY queue, status",
+        [SKED_SQL_NODES] =
+                "SELECT n.id, n.host, n.pid, {ms:n.started_at}, "
+                "{ms:n.heartbeat}, n.lease_ms, n.strategy, n.version, {nowms}, "
+                "(SELECT COUNT(*) FROM {p}task t WHERE t.node_id = n.id "
+                "AND t.status = 1), n.slots FROM {p}node n "
+                "ORDER BY n.started_at, n.id",
+        [SKED_SQL_NODE_INSERT] =
+                "INSERT INTO {p}node (id, host, pid, started_at, heartbeat, "
+                "lease_ms, strategy, version, slots) VALUES (?1, ?2, ?3, "
+                "{now}, {now}, ?4, ?5, ?6, ?7)",
+        [SKED_SQL_NODE_GET] =
+                "SELECT host, pid, {nowms} - {ms:heartbeat}, lease_ms "
+                "FROM {p}node WHERE id = ?1",
+        [SKED_SQL_NODE_DELETE] = "DELETE FROM {p}node WHERE id = ?1",
+        [SKED_SQL_NODE_BEAT] =
+                "UPDATE {p}node SET heartbeat = {now} WHERE id = ?1",
+        [SKED_SQL_RENEW] =
+                "UPDATE {p}task SET lease_until = {now+?2} WHERE node_id = ?1 "
+                "AND status = 1 AND lease_until >= {now}",
+        /* a row whose lease ran out is not held, even before a reaper
+         * takes it back: SKED_SQL_RENEW does not extend it, so listing
+         * it would make the worker believe a lease it no longer has */
+        [SKED_SQL_HELD] = "SELECT id, attempts FROM {p}task WHERE node_id = ?1 "
+                          "AND status = 1 AND lease_until >= {now}",
+        [SKED_SQL_REAP_SELECT] =
+                "SELECT id, attempts, node_id, {ms:started_at} FROM {p}task "
+                "WHERE status = 1 AND lease_until < {now} "
+                "ORDER BY lease_until{lim:100}",
+        [SKED_SQL_REAP] =
+                "UPDATE {p}task SET status = CASE WHEN attempts >= "
+                "max_attempts "
+                "THEN 3 ELSE 4 END, finished_at = CASE WHEN attempts >= "
+                "max_attempts THEN {now} ELSE NULL END, run_at = {now}, "
+                "lease_until = NULL, last_error = ?3, updated_at = {now}, "
+                "version = version + 1 WHERE id = ?1 AND attempts = ?2 "
+                "AND status = 1 AND lease_until < {now}",
+        [SKED_SQL_FINISH_OK] =
+                "UPDATE {p}task SET status = 2, lease_until = NULL, "
+                "finished_at = {now}, updated_at = {now}, version = version + "
+                "1 "
+                "WHERE id = ?1 AND node_id = ?2 AND attempts = ?3 AND status = "
+                "1",
+        [SKED_SQL_FINISH_RETRY] =
+                "UPDATE {p}task SET status = 4, lease_until = NULL, "
+                "run_at = {now+?4}, last_error = ?5, updated_at = {now}, "
+                "version = version + 1 "
+                "WHERE id = ?1 AND node_id = ?2 AND attempts = ?3 AND status = "
+                "1",
+        [SKED_SQL_FINISH_DEAD] =
+                "UPDATE {p}task SET status = 3, lease_until = NULL, "
+                "finished_at = {now}, last_error = ?4, updated_at = {now}, "
+                "version = version + 1 "
+                "WHERE id = ?1 AND node_id = ?2 AND attempts = ?3 AND status = "
+                "1",
+        /* a started attempt stopped by a shutdown: it keeps its number
+         * (one run row per attempt) and costs no retry */
+        [SKED_SQL_RELEASE] =
+                "UPDATE {p}task SET status = 0, "
+                "max_attempts = max_attempts + 1, "
+                "run_at = {now}, lease_until = NULL, updated_at = {now}, "
+                "version = version + 1 "
+                "WHERE id = ?1 AND node_id = ?2 AND attempts = ?3 AND status = "
+                "1",
+        /* an attempt that never reached a handler: its number goes back */
+        [SKED_SQL_GIVE_BACK] =
+                "UPDATE {p}task SET status = 0, attempts = attempts - 1, "
+                "run_at = {now}, lease_until = NULL, updated_at = {now}, "
+                "version = version + 1 "
+                "WHERE id = ?1 AND node_id = ?2 AND attempts = ?3 AND status = "
+                "1",
+        [SKED_SQL_RUN_INSERT] =
+                "INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
+                "finished_at, outcome, exit_code, error, output) VALUES "
+                "(?1, ?2, ?3, {ts:?4}, {now}, ?5, ?6, ?7, ?8)",
+        /* ?1 queue (the _Q form), ?2 the kinds the worker runs */
+        [SKED_SQL_EMPTY_ANY] =
+                "SELECT COUNT(*) FROM {p}task WHERE {kinds:?2} AND "
+                "(status IN (1, 4) OR (status = 0 AND run_at <= {now}))",
+        [SKED_SQL_EMPTY_Q] =
+                "SELECT COUNT(*) FROM {p}task WHERE queue = ?1 AND "
+                "{kinds:?2} AND "
+                "(status IN (1, 4) OR (status = 0 AND run_at <= {now}))",
+        /* SQLite's own claim: one writer at a time, so the IN (subquery
+         * LIMIT n) cannot take more than n rows here. Other products
+         * override these two. */
+        [SKED_SQL_CLAIM_ANY] =
+                "UPDATE {p}task SET " CLAIM_SET
+                " WHERE id IN (SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE
+                        CLAIM_ORDER " LIMIT ?3) RETURNING " CLAIMED_COLS,
+        [SKED_SQL_CLAIM_Q] = "UPDATE {p}task SET " CLAIM_SET
+                             " WHERE id IN (SELECT id FROM {p}task WHERE "
+                             "queue = ?4 AND {kinds:?5} AND " DUE CLAIM_ORDER
+                             " LIMIT ?3) RETURNING " CLAIMED_COLS,
+        [SKED_SQL_CAND_ANY] =
+                "SELECT id, version FROM {p}task WHERE {kinds:?5} AND " DUE
+                        CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_CAND_Q] = "SELECT id, version FROM {p}task WHERE queue = ?4 "
+                            "AND {kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LOCK_ANY] =
+                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE CLAIM_ORDER
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_LOCK_Q] =
+                "SELECT id FROM {p}task WHERE queue = ?4 AND {kinds:?5} "
+                "AND " DUE CLAIM_ORDER " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_OPT_CLAIM] = "UPDATE {p}task SET " CLAIM_SET
+                               " WHERE id = ?3 AND version = ?4 AND " DUE,
+        [SKED_SQL_ID_CLAIM] = "UPDATE {p}task SET " CLAIM_SET " WHERE id = ?3",
+        [SKED_SQL_IDS_CLAIM] =
+                "UPDATE {p}task SET " CLAIM_SET " WHERE id IN ({ids})",
+        [SKED_SQL_IDS_GET] = "SELECT " CLAIMED_COLS " FROM {p}task WHERE id IN "
+                             "({ids}) AND node_id = ?1 AND status = 1",
+        [SKED_SQL_NODE_EXPIRE] =
+                "UPDATE {p}task SET lease_until = {now+?2} WHERE node_id = ?1 "
+                "AND status = 1",
+        [SKED_SQL_CLAIMED_GET] =
+                "SELECT " CLAIMED_COLS " FROM {p}task "
+                "WHERE id = ?1 AND node_id = ?2 AND status = 1",
+
+        /* ---- task lists: a head, filter fragments, a tail ---- */
+        [SKED_SQL_LIST_HEAD] = "SELECT " TASK_COLS " FROM {p}task WHERE 1 = 1",
+        [SKED_SQL_AND_STATUS] = " AND status = {arg}",
+        [SKED_SQL_AND_QUEUE] = " AND queue = {arg}",
+        [SKED_SQL_AND_KIND] = " AND kind = {arg}",
+        [SKED_SQL_AND_BEFORE_ID] = " AND id < {arg}",
+        [SKED_SQL_AND_NODE] = " AND node_id = {arg}",
+        [SKED_SQL_AND_CREATED_FROM] = " AND created_at >= {ts:{arg}}",
+        [SKED_SQL_AND_CREATED_BEFORE] = " AND created_at < {ts:{arg}}",
+        [SKED_SQL_LIST_TAIL] = " ORDER BY id DESC{lim:{arg}}",
+        /* the same transitions as SKED_SQL_RETRY and SKED_SQL_CANCEL, for
+         * every task of status ?1 that the fragments after it match */
+        [SKED_SQL_RETRY_WHERE] =
+                "UPDATE {p}task SET status = 0, run_at = {now}, "
+                "max_attempts = CASE WHEN attempts >= max_attempts THEN "
+                "attempts + 1 ELSE max_attempts END, finished_at = NULL, "
+                "lease_until = NULL, updated_at = {now}, version = version + "
+                "1 WHERE status = ?1",
+        [SKED_SQL_CANCEL_WHERE] =
+                "UPDATE {p}task SET status = 5, finished_at = {now}, "
+                "lease_until = NULL, updated_at = {now}, version = version + "
+                "1 WHERE status = ?1",
+
+        /* ---- schedules (sched.c) ---- */
+        [SKED_SQL_SCHED_EARLIEST] = "SELECT MIN({ms:next_fire}), {nowms} FROM "
+                                    "{p}schedule WHERE enabled = 1",
+        [SKED_SQL_SCHED_DUE] =
+                "SELECT name, " DEF_COLS ", {ms:next_fire}, version, "
+                "{nowms} FROM {p}schedule WHERE enabled = 1 AND "
+                "next_fire <= {now} ORDER BY next_fire{lim:?1}",
+        /* the tick's claim of a schedule's fires: one conditional write */
+        [SKED_SQL_SCHED_CLAIM] =
+                "UPDATE {p}schedule SET next_fire = {ts:?3}, "
+                "version = version + 1, updated_at = {now} "
+                "WHERE name = ?1 AND version = ?2 AND enabled = 1",
+        [SKED_SQL_SCHED_LAST_FIRE] =
+                "UPDATE {p}schedule SET last_fire = {ts:?2} WHERE name = ?1",
+        [SKED_SQL_SCHED_TASK] = "INSERT INTO {p}task (queue, kind, payload, "
+                                "status, priority, run_at, attempts, "
+                                "max_attempts, version, schedule_name, "
+                                "fire_time, created_at, updated_at) VALUES "
+                                "(?1, ?2, ?3, 0, ?4, {now}, 0, ?5, 0, ?6, "
+                                "{ts:?7}, {now}, {now})",
+        [SKED_SQL_SCHED_ACTIVE] = "SELECT id FROM {p}task WHERE "
+                                  "schedule_name = ?1 AND status IN "
+                                  "(0, 1, 4) ORDER BY id{lim:1}",
+        [SKED_SQL_SCHED_DEF] = "SELECT " DEF_COLS ", version FROM {p}schedule "
+                               "WHERE name = ?1",
+        [SKED_SQL_SCHED_INSERT] = "INSERT INTO {p}schedule (name, " DEF_COLS
+                                  ", enabled, next_fire, last_fire, version, "
+                                  "created_at, updated_at) VALUES (?1, ?2, ?3, "
+                                  "?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, {ts:?11}, "
+                                  "NULL, "
+                                  "0, {now}, {now})",
+        [SKED_SQL_SCHED_UPDATE_KEEP] =
+                "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
+                "kind = ?4, payload = ?5, queue = ?6, "
+                "priority = ?7, max_attempts = ?8, "
+                "misfire = ?9, overlap = ?10, "
+                "version = version + 1, updated_at = {now} "
+                "WHERE name = ?1 AND version = ?11",
+        [SKED_SQL_SCHED_UPDATE_NEXT] =
+                "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
+                "kind = ?4, payload = ?5, queue = ?6, "
+                "priority = ?7, max_attempts = ?8, "
+                "misfire = ?9, overlap = ?10, "
+                "next_fire = {ts:?12}, "
+                "version = version + 1, updated_at = {now} "
+                "WHERE name = ?1 AND version = ?11",
+        [SKED_SQL_SCHED_DELETE] = "DELETE FROM {p}schedule WHERE name = ?1",
+        [SKED_SQL_SCHED_PAUSE] = "UPDATE {p}schedule SET enabled = 0, "
+                                 "version = version + 1, updated_at = {now} "
+                                 "WHERE name = ?1",
+        [SKED_SQL_SCHED_RESUME] =
+                "UPDATE {p}schedule SET enabled = 1, "
+                "next_fire = {ts:?2}, version = version + 1, "
+                "updated_at = {now} "
+                "WHERE name = ?1 AND version = ?3 AND enabled = 0",
+        [SKED_SQL_SCHED_LIST] =
+                "SELECT name, " DEF_COLS ", enabled, "
+                "{ms:next_fire}, {ms:last_fire} FROM {p}schedule "
+                "ORDER BY name",
+        [SKED_SQL_SCHED_DISABLE] = "UPDATE {p}schedule SET enabled = 0, "
+                                   "version = version + 1, updated_at = {now} "
+                                   "WHERE name = ?1 AND version = ?2",
+
+        /* ---- cluster locks (lock.c) ---- */
+        [SKED_SQL_LOCK_TAKE] =
+                "UPDATE {p}lock SET owner = ?2, locked_at = {now}, "
+                "locked_until = {now+?3}, "
+                "fencing_token = fencing_token + 1 WHERE name = ?1 AND "
+                "(owner IS NULL OR locked_until < {now} OR owner = ?2)",
+        [SKED_SQL_LOCK_TOKEN] =
+                "SELECT fencing_token FROM {p}lock WHERE name = ?1 "
+                "AND owner = ?2",
+        [SKED_SQL_LOCK_PEEK] = "SELECT owner, {ms:locked_until} FROM {p}lock "
+                               "WHERE name = ?1",
+        [SKED_SQL_LOCK_INSERT] =
+                "INSERT INTO {p}lock (name, owner, locked_at, "
+                "locked_until, fencing_token) VALUES (?1, ?2, {now}, "
+                "{now+?3}, 1)",
+        [SKED_SQL_LOCK_EXTEND] =
+                "UPDATE {p}lock SET locked_until = {now+?4} "
+                "WHERE name = ?1 AND owner = ?2 AND fencing_token = ?3 "
+                "AND locked_until >= {now}",
+        [SKED_SQL_LOCK_HELD] =
+                "SELECT {ms:locked_at}, {nowms} FROM {p}lock WHERE "
+                "name = ?1 AND owner = ?2 AND fencing_token = ?3",
+        [SKED_SQL_LOCK_HOLD] = "UPDATE {p}lock SET locked_until = {ts:?4} "
+                               "WHERE name = ?1 AND owner = ?2 AND "
+                               "fencing_token = ?3",
+        [SKED_SQL_LOCK_FREE] = "UPDATE {p}lock SET owner = NULL, "
+                               "locked_until = {now} WHERE name = ?1 AND "
+                               "owner = ?2 AND fencing_token = ?3",
+        [SKED_SQL_LOCK_GET] =
+                "SELECT owner, {ms:locked_at}, {ms:locked_until}, "
+                "fencing_token, {nowms} FROM {p}lock WHERE name = ?1",
+        [SKED_SQL_LOCK_LIST] = "SELECT name, owner, {ms:locked_at}, "
+                               "{ms:locked_until}, fencing_token, {nowms} "
+                               "FROM {p}lock ORDER BY name",
+
+        /* ---- what operators read (admin.c) ---- */
+        [SKED_SQL_GAUGES] = GAUGES,
+        [SKED_SQL_RUNS_RECENT] = "SELECT {ms:finished_at}, outcome FROM {p}run "
+                                 "ORDER BY id DESC{lim:?1}",
+        [SKED_SQL_NODES_PRUNE] =
+                "DELETE FROM {p}node WHERE heartbeat < {now+?1} "
+                "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "
+                "t.node_id = {p}node.id AND t.status = 1)",
+        [SKED_SQL_PRUNE_PICK] =
+                "SELECT id FROM {p}task_done WHERE status = ?1 AND "
+                "finished_at < {now+?2} ORDER BY finished_at{lim:?3}",
+        /* after SKED_SQL_PRUNE_TASKS: the runs of the picked tasks that
+         * are gone from both tables (one retried meanwhile keeps them) */
+        [SKED_SQL_PRUNE_RUNS] =
+                "DELETE FROM {p}run WHERE task_id IN ({ids}) AND NOT EXISTS "
+                "(SELECT 1 FROM {p}task t WHERE t.id = {p}run.task_id) AND "
+                "NOT EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "
+                "{p}run.task_id)",
+        [SKED_SQL_PRUNE_TASKS] = "DELETE FROM {p}task_done WHERE id IN "
+                                 "({ids}) AND status IN (2, 3, 5)",
+        [SKED_SQL_FIN_LOCK] = "SELECT id, attempts FROM {p}task WHERE id IN "
+                              "({ids}) AND node_id = ?1 AND status = 1 "
+                              "FOR UPDATE",
+        [SKED_SQL_FIN_OK_IDS] =
+                "UPDATE {p}task SET status = 2, lease_until = NULL, "
+                "finished_at = {now}, updated_at = {now}, "
+                "version = version + 1 WHERE id IN ({ids}) AND status = 1",
+        [SKED_SQL_RUN_ROWS] =
+                "INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
+                "finished_at, outcome, exit_code, error, output) SELECT "
+                "v.c1, v.c2, ?1, {ts:v.c3}, {now}, v.c4, v.c5, v.c6, v.c7 "
+                "FROM ({rows7}) v",
+        /* "status + 0": found by primary key only. Offered an index on
+         * status (MySQL's task_lease), InnoDB may scan it instead and
+         * wait on rows another session holds, far from these */
+        [SKED_SQL_DONE_COPY] =
+                "INSERT INTO {p}task_done (" DONE_COLS ") SELECT " DONE_COLS
+                " FROM {p}task WHERE id IN ({ids}) AND status + 0 IN (2, 3, "
+                "5)",
+        [SKED_SQL_DONE_DROP] = "DELETE FROM {p}task WHERE id IN ({ids}) "
+                               "AND status + 0 IN (2, 3, 5)",
+        [SKED_SQL_DONE_UNIQUE] =
+                "SELECT id FROM {p}task_done WHERE unique_key = ?1",
+        [SKED_SQL_DONE_FIRE] = "SELECT id FROM {p}task_done WHERE "
+                               "schedule_name = ?1 AND fire_time = {ts:?2}",
+        [SKED_SQL_LIVE_UNIQUE] = "SELECT id FROM {p}task WHERE unique_key = ?1",
+        [SKED_SQL_ENQ_UNDO] =
+                "DELETE FROM {p}task WHERE id = ?1 AND status = 0",
+        [SKED_SQL_LIST_DONE_HEAD] =
+                "SELECT " TASK_COLS " FROM {p}task_done WHERE 1 = 1",
+        /* each table's newest rows by its primary key, then the newest of
+         * both: the same cost as one table's list */
+        [SKED_SQL_LIST_BOTH_HEAD] =
+                "SELECT " TASK_COLS " FROM (SELECT * FROM (SELECT " RAW_COLS
+                " FROM {p}task WHERE 1 = 1",
+        [SKED_SQL_LIST_BOTH_MID] = " ORDER BY id DESC{lim:{arg}}) a UNION ALL "
+                                   "SELECT * FROM (SELECT " RAW_COLS
+                                   " FROM {p}task_done WHERE 1 = 1",
+        [SKED_SQL_LIST_BOTH_TAIL] = " ORDER BY id DESC{lim:{arg}}) b) t "
+                                    "ORDER BY id DESC{lim:{arg}}",
+        [SKED_SQL_PICK_LIVE] = "SELECT id FROM {p}task WHERE status = ?1",
+        [SKED_SQL_PICK_DONE] = "SELECT id FROM {p}task_done WHERE status = ?1",
+        [SKED_SQL_CANCEL_IDS] =
+                "UPDATE {p}task SET status = 5, finished_at = {now}, "
+                "lease_until = NULL, updated_at = {now}, version = version + "
+                "1 WHERE status = ?1 AND id IN ({ids})",
+        [SKED_SQL_RETRY_LOCK] = "UPDATE {p}task_done SET version = version + 1 "
+                                "WHERE id IN ({ids}) AND status IN (3, 5)",
+        [SKED_SQL_RETRY_BACK] = SKED__RETRY_BACK,
+        [SKED_SQL_RETRY_DROP] = "DELETE FROM {p}task_done WHERE id IN ({ids}) "
+                                "AND status IN (3, 5)",
+        /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:
+         * no generic text (dialect/postgresql.c, dialect/sqlserver.c);
+         * nor SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS*, SKED_SQL_APP_NAME:
+         * every server's views are its own (SQLite has none) */
+
+        /* ---- cluster-wide limits of a queue (limits.c) ---- */
+        [SKED_SQL_LIM_QUEUES] =
+                "SELECT queue FROM {p}queue_limit ORDER BY queue",
+        /* the row every limited claim of the queue serialises on */
+        [SKED_SQL_LIM_LOCK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
+                              "WHERE queue = ?1 FOR UPDATE",
+        [SKED_SQL_LIM_RUNNING] = "SELECT concurrency_key, COUNT(*) FROM "
+                                 "{p}task WHERE status = 1 AND queue = ?1 "
+                                 "GROUP BY concurrency_key",
+        [SKED_SQL_LIM_CAND] =
+                "SELECT id, concurrency_key FROM {p}task WHERE "
+                "queue = ?4 AND {kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LIM_CAND_KEY] =
+                "SELECT id, concurrency_key FROM {p}task WHERE queue = ?4 "
+                "AND {kinds:?5} AND " DUE " AND " KEY_NOT_FULL CLAIM_ORDER
+                "{lim:?3}",
+        /* the start is the instant the window was judged at (?3, ms) */
+        [SKED_SQL_LIM_CLAIM] =
+                "UPDATE {p}task SET status = 1, node_id = ?1, "
+                "lease_until = {now+?2}, started_at = {ts:?3}, "
+                "attempts = attempts + 1, version = version + 1, "
+                "updated_at = {now} WHERE id IN ({ids}) AND " DUE,
+        [SKED_SQL_LIM_GET] = "SELECT " CLAIMED_COLS " FROM {p}task WHERE id IN "
+                             "({ids}) AND node_id = ?1 AND status = 1",
+        [SKED_SQL_LIM_RATE] =
+                "UPDATE {p}queue_limit SET rate_log = ?2 WHERE queue = ?1",
+        [SKED_SQL_LIM_INSERT] =
+                "INSERT INTO {p}queue_limit (queue, concurrency, per_key, "
+                "rate_n, rate_ms, rate_log, updated_at) VALUES (?1, ?2, ?3, "
+                "?4, ?5, NULL, {now})",
+        [SKED_SQL_LIM_UPDATE] =
+                "UPDATE {p}queue_limit SET concurrency = ?2, per_key = ?3, "
+                "rate_n = ?4, rate_ms = ?5, updated_at = {now} "
+                "WHERE queue = ?1",
+        [SKED_SQL_LIM_DELETE] = "DELETE FROM {p}queue_limit WHERE queue = ?1",
+        [SKED_SQL_LIM_LIST] = "SELECT queue, " LIM_COLS " FROM {p}queue_limit "
+                              "ORDER BY queue",
+        [SKED_SQL_LIM_USE] = "SELECT queue, concurrency_key, COUNT(*) FROM "
+                             "{p}task WHERE status = 1 GROUP BY queue, "
+                             "concurrency_key",
+        [SKED_SQL_CLAIM_XQ] =
+                "UPDATE {p}task SET " CLAIM_SET
+                " WHERE id IN (SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE
+                        NOT_LIMITED CLAIM_ORDER
+                " LIMIT ?3) RETURNING " CLAIMED_COLS,
+        [SKED_SQL_CAND_XQ] =
+                "SELECT id, version FROM {p}task WHERE {kinds:?5} AND " DUE
+                        NOT_LIMITED CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LOCK_XQ] =
+                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE NOT_LIMITED
+                        CLAIM_ORDER " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+};
+
+/* The statement id is the drivers' prepared-statement cache slot: they
+ * keep 192 (NSLOTS in each src/db/ driver); past that a statement would be
+ * prepared again on every call. */
+_Static_assert(SKED_SQL__COUNT <= 192,
+               "more statements than the drivers' statement cache holds");
+
+/* ---- rendering ---- */
+
+static void
+putf(sked_buf *b, const char *fmt, const char *arg, size_t arglen)
+{
+	/* fmt holds "{}" where arg goes (once or twice); arg is not
+	 * NUL-terminated */
+	const char *pct = strstr(fmt, "{}");
+	if (!pct) {
+		sked__buf_put(b, fmt, strlen(fmt));
+		return;
+	}
+	sked__buf_put(b, fmt, (size_t)(pct - fmt));
+	sked__buf_put(b, arg, arglen);
+	const char *rest = pct + 2;
+	const char *pct2 = strstr(rest, "{}");
+	if (pct2) {
+		sked__buf_put(b, rest, (size_t)(pct2 - rest));
+		sked__buf_put(b, arg, arglen);
+		rest = pct2 + 2;
+	}
+	sked__buf_put(b, rest, strlen(rest));
+}
+
+static int
+is(const char *in, size_t n, const char *word)
+{
+	return n == strlen(word) && memcmp(in, word, n) == 0;
+}
+
+/* the tokens sked__sql_fill fills per call: kept as they are */
+static int
+per_call(const char *in, size_t n)
+{
+	return is(in, n, "arg") || is(in, n, "ids") || is(in, n, "rows") ||
+	       is(in, n, "rows7");
+}
+
+/* An argument of {now+X}, {ts:X}, {ms:X} or {lim:X}: text without
+ * braces, or exactly the per-call {arg}. */
+static int
+arg_ok(const char *a, size_t n)
+{
+	if (!memchr(a, '{', n) && !memchr(a, '}', n))
+		return 1;
+	return is(a, n, "{arg}");
+}
+
+/* The '}' closing the '{' at open (one level of nesting, as in
+ * {lim:{arg}}), or NULL. */
+static const char *
+closing(const char *open)
+{
+	int depth = 0;
+	for (const char *c = open; *c; c++) {
+		if (*c == '{')
+			depth++;
+		else if (*c == '}' && --depth == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* Render t into *out. SKED_EINVAL (err says which token) for a token
+ * this renderer does not know or a '{' left open: such text never
+ * reaches a server. */
+static int
+expand(const sked_dialect *d, const char *prefix, const char *t, char **out,
+       char *err, size_t errlen)
+{
+	const char *tmpl = t;
+	sked_buf b = {0};
+	*out = NULL;
+	sked__buf_put(&b, "", 0);
+	while (*t) {
+		const char *open = strchr(t, '{');
+		if (!open) {
+			sked__buf_put(&b, t, strlen(t));
+			break;
+		}
+		sked__buf_put(&b, t, (size_t)(open - t));
+		const char *close = closing(open);
+		const char *in = open + 1;
+		size_t n = close ? (size_t)(close - in) : 0;
+		int ok = close != NULL;
+		if (!ok)
+			;
+		else if (is(in, n, "p"))
+			sked__buf_put(&b, prefix, strlen(prefix));
+		else if (is(in, n, "now"))
+			sked__buf_put(&b, d->now, strlen(d->now));
+		else if (is(in, n, "nowms"))
+			sked__buf_put(&b, d->nowms, strlen(d->nowms));
+		else if (is(in, n, "ret"))
+			sked__buf_put(&b, d->ret, strlen(d->ret));
+		else if (per_call(in, n))
+			sked__buf_put(&b, open, n + 2);
+		else if (n > 4 && memcmp(in, "now+", 4) == 0 &&
+		         arg_ok(in + 4, n - 4))
+			putf(&b, d->now_plus, in + 4, n - 4);
+		else if (n > 3 && memcmp(in, "ts:", 3) == 0 &&
+		         arg_ok(in + 3, n - 3))
+			putf(&b, d->ts, in + 3, n - 3);
+		else if (n > 3 && memcmp(in, "ms:", 3) == 0 &&
+		         arg_ok(in + 3, n - 3))
+			putf(&b, d->ms, in + 3, n - 3);
+		else if (n > 6 && memcmp(in, "kinds:", 6) == 0 &&
+		         arg_ok(in + 6, n - 6))
+			putf(&b, d->kinds_in, in + 6, n - 6);
+		else if (n > 4 && memcmp(in, "lim:", 4) == 0 &&
+		         arg_ok(in + 4, n - 4))
+			putf(&b, d->limit ? d->limit : " LIMIT {}", in + 4,
+			     n - 4);
+		else
+			ok = 0;
+		if (!ok) {
+			if (err)
+				snprintf(err, errlen,
+				         "the %s dialect's template has %s "
+				         "'%.32s' (in \"%.60s…\")",
+				         d->name,
+				         close ? "an unknown token"
+				               : "a '{' without its '}':",
+				         open, tmpl);
+			free(b.p);
+			return SKED_EINVAL;
+		}
+		t = close + 1;
+	}
+	if (b.oom) {
+		free(b.p);
+		if (err)
+			snprintf(err, errlen, "out of memory");
+		return SKED_ENOMEM;
+	}
+	*out = b.p;
+	return SKED_OK;
+}
+
+char *
+sked__dialect_expand(const sked_dialect *d, const char *prefix, const char *t)
+{
+	char err[256], *out;
+	int rc = expand(d, prefix, t, &out, err, sizeof err);
+	if (rc == SKED_EINVAL)
+		sked__log(SKED_LOG_ERROR, "%s", err);
+	return out;
+}
+
+const char *
+sked__sql_text(const sked_dialect *d, sked_sql id)
+{
+	if ((int)id < 0 || id >= SKED_SQL__COUNT)
+		return NULL;
+	return d->sql && d->sql[id] ? d->sql[id] : generic[id];
+}
+
+int
+sked__sql_needed(const sked_dialect *d, sked_sql id)
+{
+	switch (id) {
+	case SKED_SQL_FINISH_ARRAYS:
+	case SKED_SQL_ENQ_ARRAYS:
+		return (d->caps & SKED_CAP_ARRAYS) != 0;
+	case SKED_SQL_ENQ_ROWS_IN:
+	case SKED_SQL_ENQ_ROWS_AT:
+		return (d->caps & SKED_CAP_INSERT_ROWS) != 0;
+	case SKED_SQL_FINISH_CLAIM_ANY:
+	case SKED_SQL_FINISH_CLAIM_Q:
+		return (d->caps & SKED_CAP_FUSED) != 0;
+	case SKED_SQL_FIN_LOCK:
+		return (d->caps & SKED_CAP_BATCH_FINISH) != 0;
+	case SKED_SQL_HOT_VACUUM:
+		return (d->caps & SKED_CAP_VACUUM) != 0;
+	case SKED_SQL_BACKEND_ID:
+	case SKED_SQL_BLOCKERS:
+		return (d->caps & SKED_CAP_WAIT_HOLDER) != 0;
+	case SKED_SQL_BLOCKERS_PS:
+		/* MySQL 8's form: the mysql dialect serves both products */
+		return (d->caps & SKED_CAP_WAIT_HOLDER) && d->sql &&
+		       d->sql[SKED_SQL_BLOCKERS_PS];
+	case SKED_SQL_APP_NAME:
+		return (d->caps & SKED_CAP_APP_NAME) != 0;
+	case SKED_SQL_CLAIM_ANY:
+	case SKED_SQL_CLAIM_Q:
+	case SKED_SQL_CLAIM_XQ:
+		return d->claim_one_statement;
+	case SKED_SQL_LOCK_ANY:
+	case SKED_SQL_LOCK_Q:
+	case SKED_SQL_LOCK_XQ:
+	case SKED_SQL_IDS_CLAIM:
+	case SKED_SQL_IDS_GET:
+		/* skip-locked in three steps (claim/onestep.c) */
+		return (d->caps & SKED_CAP_SKIP_LOCKED) &&
+		       !d->claim_one_statement;
+	default:
+		return 1;
+	}
+}
+
+int
+sked__dialect_render(const sked_dialect *d, const char *prefix,
+                     char *out[SKED_SQL__COUNT], char *err, size_t errlen)
+{
+	for (int i = 0; i < SKED_SQL__COUNT; i++)
+		out[i] = NULL;
+	for (int i = 0; i < SKED_SQL__COUNT; i++) {
+		const char *t = sked__sql_text(d, (sked_sql)i);
+		if (!t)
+			continue;
+		int rc = expand(d, prefix, t, &out[i], err, errlen);
+		if (rc != SKED_OK) {
+			sked__dialect_free_rendered(out);
+			return rc;
+		}
+	}
+	return SKED_OK;
+}
+
+void
+sked__dialect_free_rendered(char *out[SKED_SQL__COUNT])
+{
+	for (int i = 0; i < SKED_SQL__COUNT; i++) {
+		free(out[i]);
+		out[i] = NULL;
+	}
+}
+
+/* ---- per-call tokens ---- */
+
+void
+sked__sql_fill(sked_buf *b, const char *s, int first, int n)
+{
+	char num[48];
+	if (!s) { /* a statement the dialect lacks: test_dialect.c */
+		b->oom = 1;
+		return;
+	}
+	for (;;) {
+		const char *open = strchr(s, '{');
+		if (!open) {
+			sked__buf_puts(b, s);
+			return;
+		}
+		sked__buf_put(b, s, (size_t)(open - s));
+		if (strncmp(open, "{arg}", 5) == 0) {
+			snprintf(num, sizeof num, "?%d", first);
+			sked__buf_puts(b, num);
+			s = open + 5;
+		} else if (strncmp(open, "{ids}", 5) == 0) {
+			for (int i = 0; i < n; i++) {
+				snprintf(num, sizeof num, "%s?%d", i ? "," : "",
+				         first + i);
+				sked__buf_puts(b, num);
+			}
+			s = open + 5;
+		} else if (strncmp(open, "{rows7}", 7) == 0) {
+			for (int i = 0; i < n; i++) {
+				int a = first + 7 * i;
+				if (i == 0)
+					snprintf(num, sizeof num,
+					         "SELECT ?%d AS c1, ?%d AS c2",
+					         a, a + 1);
+				else
+					snprintf(num, sizeof num,
+					         " UNION ALL SELECT ?%d, ?%d",
+					         a, a + 1);
+				sked__buf_puts(b, num);
+				for (int k = 2; k < 7; k++) {
+					if (i == 0)
+						snprintf(num, sizeof num,
+						         ", ?%d AS c%d", a + k,
+						         k + 1);
+					else
+						snprintf(num, sizeof num,
+						         ", ?%d", a + k);
+					sked__buf_puts(b, num);
+				}
+			}
+			s = open + 7;
+		} else if (strncmp(open, "{rows}", 6) == 0) {
+			for (int i = 0; i < n; i++) {
+				snprintf(num, sizeof num, "%s(?%d, %d)",
+				         i ? ", " : "", first + i, i);
+				sked__buf_puts(b, num);
+			}
+			s = open + 6;
+		} else { /* the renderer lets no other token through */
+			sked__buf_put(b, open, 1);
+			s = open + 1;
+		}
+	}
+}
+
+const sked_dialect *
+sked__dialect_for(int product)
+{
+	switch (product) {
+	case SKED_PROD_SQLITE:
+		return &sked__dialect_sqlite;
+#ifdef SKED_HAVE_DIALECT_PG
+	case SKED_PROD_POSTGRESQL:
+		return &sked__dialect_postgresql;
+#endif
+#ifdef SKED_HAVE_DIALECT_MYSQL
+	case SKED_PROD_MYSQL:
+	case SKED_PROD_MARIADB:
+		return &sked__dialect_mysql;
+#endif
+#ifdef SKED_HAVE_DIALECT_MSSQL
+	case SKED_PROD_SQLSERVER:
+		return &sked__dialect_sqlserver;
+#endif
+	default:
+		return NULL;
+	}
+}

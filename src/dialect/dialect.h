@@ -1,0 +1,421 @@
+/*
+ * dialect.h — what to say to each database product: SQL text as data.
+ *
+ * Layer: the dialect seam, beside the driver seam and below the model. A
+ * dialect is a table of SQL texts plus a few expressions (the database
+ * clock, time arithmetic) and capability flags. Dialect files are data:
+ * they call nothing of sked's (not the handle core, not the model); the
+ * model and the claim strategies call down into this layer.
+ *
+ * The registry's rules:
+ *
+ *  1. Every statement sked runs is named here, in enum sked_sql, and has
+ *     its text in dialect.c (generic) or in a dialect file (override). No
+ *     statement text lives in the model: sched.c, lock.c, admin.c, queue.c,
+ *     lease.c and the strategies run texts by id (sked__q) or assemble
+ *     one from registry fragments (sked__sql_fill).
+ *  2. The generic text is the SQL SQLite, PostgreSQL and MySQL share; a
+ *     dialect overrides only what its product says differently. A
+ *     statement only some products can say (PostgreSQL's unnest arrays,
+ *     SQL Server's multi-row OUTPUT insert) has no generic text; the
+ *     capability flag that makes the model use it (SKED_CAP_*) is the
+ *     promise that the dialect gives it (sked__sql_needed).
+ *  3. Texts are tables indexed by designated initializers; the statement
+ *     id is also the driver's prepared-statement cache slot, so nothing
+ *     is numbered by hand (a _Static_assert keeps the ids within the
+ *     drivers' cache).
+ *  4. The renderer knows every {token}: it refuses an unknown one (or an
+ *     unclosed '{'), never passing it to the server. tests/unit/
+ *     test_dialect.c renders every statement of every dialect.
+ *  5. Fast paths are model code chosen by capability flags, never hooks
+ *     in a dialect.
+ *
+ * Texts are templates, rendered once per handle by sked__dialect_render:
+ *
+ *   {p}        the table prefix (validated: [a-z_][a-z0-9_]{0,30})
+ *   {now}      the database clock, as a timestamp column value
+ *   {nowms}    the database clock, as int64 ms since the epoch
+ *   {now+X}    the clock plus X milliseconds (X is a parameter marker)
+ *   {ts:X}     X (a parameter marker holding epoch ms) as a timestamp
+ *   {ms:C}     column C read back as epoch ms (NULL stays NULL)
+ *   {ret}      " RETURNING id" where the dialect has it, else ""
+ *   {lim:X}    a row limit of X after ORDER BY (" LIMIT X" unless the
+ *              dialect says otherwise)
+ *   {kinds:X}  a condition: X is NULL, or the list X (",a,b,") names the
+ *              row's kind (claims ask only for kinds the worker runs)
+ *
+ * Four tokens survive rendering and are filled per call by
+ * sked__sql_fill, because they depend on how many values a call binds:
+ *
+ *   {arg}      the marker of the next parameter (in filter fragments)
+ *   {ids}      n markers "?k,?k+1,…" (a claim's locked ids)
+ *   {rows}     n rows "(?k, 0), (?k+1, 1), …" (a multi-row insert)
+ *   {rows7}    n rows of seven values as a derived table: "SELECT ?k AS
+ *              c1, …, ?k+6 AS c7 UNION ALL SELECT ?k+7, …" (a batch of
+ *              run rows where there are no array parameters)
+ *
+ * Parameters are written '?N' (1-based, SQLite's own form); drivers whose
+ * server wants something else rewrite the markers (db.h).
+ */
+#ifndef SKED_DIALECT_H
+#define SKED_DIALECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/buf.h"
+
+/* A versioned schema step: sql/<dialect>/NNN_*.sql, embedded at build
+ * time (cmake/embed_sql.cmake); model/schema.c applies them. */
+typedef struct sked_schema_step {
+	int version;     /* 0 ends the list */
+	const char *sql; /* template text of the whole step */
+} sked_schema_step;
+
+extern const struct sked_schema_step sked__schema_sqlite[];
+extern const struct sked_schema_step sked__schema_postgresql[];
+extern const struct sked_schema_step sked__schema_mysql[];
+extern const struct sked_schema_step sked__schema_sqlserver[];
+
+/* The statements. Generic texts are in dialect.c, in the same order. */
+typedef enum sked_sql {
+	SKED_SQL_NOW,
+	SKED_SQL_META_GET,
+	SKED_SQL_META_CREATE,
+	SKED_SQL_META_DEL,
+	SKED_SQL_META_PUT,
+	SKED_SQL_ENQ_IN,
+	SKED_SQL_ENQ_AT,
+	SKED_SQL_UNIQUE_GET,
+	SKED_SQL_TASK_GET,
+	SKED_SQL_TASK_STATUS,
+	SKED_SQL_RUNS_GET,
+	SKED_SQL_CANCEL,
+	SKED_SQL_RETRY,
+	SKED_SQL_STATS,
+	SKED_SQL_NODES,
+	SKED_SQL_NODE_INSERT,
+	SKED_SQL_NODE_GET,
+	SKED_SQL_NODE_DELETE,
+	SKED_SQL_NODE_BEAT,
+	SKED_SQL_RENEW,
+	SKED_SQL_HELD,
+	SKED_SQL_REAP_SELECT,
+	SKED_SQL_REAP,
+	SKED_SQL_FINISH_OK,
+	SKED_SQL_FINISH_RETRY,
+	SKED_SQL_FINISH_DEAD,
+	SKED_SQL_RELEASE,
+	SKED_SQL_GIVE_BACK,
+	SKED_SQL_RUN_INSERT,
+	SKED_SQL_EMPTY_ANY,
+	SKED_SQL_EMPTY_Q,
+	/* claims: param order is always node ?1, lease ms ?2, limit ?3,
+	 * queue ?4 (the _Q forms) */
+	SKED_SQL_CLAIM_ANY, /* one statement claiming a batch, RETURNING */
+	SKED_SQL_CLAIM_Q,
+	SKED_SQL_CAND_ANY, /* candidates without locks: id, version */
+	SKED_SQL_CAND_Q,
+	SKED_SQL_LOCK_ANY, /* candidates, locked: FOR UPDATE SKIP LOCKED */
+	SKED_SQL_LOCK_Q,
+	SKED_SQL_OPT_CLAIM, /* node ?1, lease ?2, id ?3, version ?4 */
+	SKED_SQL_ID_CLAIM,  /* node ?1, lease ?2, id ?3 (row already locked) */
+	SKED_SQL_CLAIMED_GET, /* id ?1, node ?2 */
+	SKED_SQL_NODE_EXPIRE, /* node ?1: end a previous incarnation's leases */
+	/* the skip-locked three steps for a whole batch: {ids} stands for the
+	 * id markers ?3, ?4, … and is filled per call (node ?1, lease ?2) */
+	SKED_SQL_IDS_CLAIM,
+	SKED_SQL_IDS_GET,
+	/* sked_task_list: the head, then filter fragments (each binds the
+	 * next parameter, {arg}), then the tail with the limit */
+	SKED_SQL_LIST_HEAD,
+	SKED_SQL_AND_STATUS,
+	SKED_SQL_AND_QUEUE,
+	SKED_SQL_AND_KIND,
+	SKED_SQL_AND_BEFORE_ID,
+	SKED_SQL_AND_NODE,
+	SKED_SQL_AND_CREATED_FROM,
+	SKED_SQL_AND_CREATED_BEFORE,
+	SKED_SQL_LIST_TAIL,
+	/* bulk retry and cancel by filter: status ?1, then the fragments */
+	SKED_SQL_RETRY_WHERE,
+	SKED_SQL_CANCEL_WHERE,
+	/* schedules (sched.c) */
+	SKED_SQL_SCHED_EARLIEST,
+	SKED_SQL_SCHED_DUE,
+	SKED_SQL_SCHED_CLAIM,
+	SKED_SQL_SCHED_LAST_FIRE,
+	SKED_SQL_SCHED_TASK,
+	SKED_SQL_SCHED_ACTIVE,
+	SKED_SQL_SCHED_DEF,
+	SKED_SQL_SCHED_INSERT,
+	SKED_SQL_SCHED_UPDATE_KEEP,
+	SKED_SQL_SCHED_UPDATE_NEXT,
+	SKED_SQL_SCHED_DELETE,
+	SKED_SQL_SCHED_PAUSE,
+	SKED_SQL_SCHED_RESUME,
+	SKED_SQL_SCHED_LIST,
+	SKED_SQL_SCHED_DISABLE,
+	/* cluster locks (lock.c, admin.c) */
+	SKED_SQL_LOCK_TAKE,
+	SKED_SQL_LOCK_TOKEN,
+	SKED_SQL_LOCK_PEEK,
+	SKED_SQL_LOCK_INSERT,
+	SKED_SQL_LOCK_EXTEND,
+	SKED_SQL_LOCK_HELD,
+	SKED_SQL_LOCK_HOLD,
+	SKED_SQL_LOCK_FREE,
+	SKED_SQL_LOCK_GET,
+	SKED_SQL_LOCK_LIST,
+	/* what operators read (admin.c) */
+	SKED_SQL_GAUGES,
+	SKED_SQL_RUNS_RECENT,
+	SKED_SQL_NODES_PRUNE,
+	/* retention (retention.c): ended tasks of status ?1 finished before now +
+	 * ?2 ms (negative), ?3 at a time; then their runs and themselves */
+	SKED_SQL_PRUNE_PICK,
+	SKED_SQL_PRUNE_RUNS,
+	SKED_SQL_PRUNE_TASKS,
+	/* ended tasks leave the hot table (schema 4): the rows of {ids}
+	 * (from ?1) that have ended are copied to {p}task_done, then
+	 * deleted from {p}task, in the transaction that ended them */
+	SKED_SQL_DONE_COPY,
+	SKED_SQL_DONE_DROP,
+	/* reading and steering across the move (queue.c, admin.c, sched.c):
+	 * an ended task's unique key ?1, or schedule fire (?1, ?2), in
+	 * {p}task_done; a live task's unique key ?1 */
+	SKED_SQL_DONE_UNIQUE,
+	SKED_SQL_DONE_FIRE,
+	SKED_SQL_LIVE_UNIQUE,
+	/* the task ?1 this transaction has just inserted, taken out again
+	 * where the transaction is the application's (a borrowed handle) */
+	SKED_SQL_ENQ_UNDO,
+	/* a list of ended tasks (the status filter says so), or of both
+	 * tables: head, the filters, middle, the same filters, tail */
+	SKED_SQL_LIST_DONE_HEAD,
+	SKED_SQL_LIST_BOTH_HEAD,
+	SKED_SQL_LIST_BOTH_MID,
+	SKED_SQL_LIST_BOTH_TAIL,
+	/* bulk steering in batches: ids of status ?1 (then the filter
+	 * fragments and SKED_SQL_LIST_TAIL) in {p}task or {p}task_done */
+	SKED_SQL_PICK_LIVE,
+	SKED_SQL_PICK_DONE,
+	SKED_SQL_CANCEL_IDS, /* status ?1, {ids} from ?2 */
+	/* retry of ended tasks {ids} (from ?1): lock their {p}task_done
+	 * rows, copy them back into {p}task as pending (same ids), drop them */
+	SKED_SQL_RETRY_LOCK,
+	SKED_SQL_RETRY_BACK,
+	SKED_SQL_RETRY_DROP,
+	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
+	 * statement over unnested array parameters (lease.c, queue.c) */
+	SKED_SQL_FINISH_ARRAYS,
+	SKED_SQL_ENQ_ARRAYS,
+	/* SKED_CAP_FUSED (no generic text): a busy worker's steady state in
+	 * one round trip: SKED_SQL_FINISH_ARRAYS's ?1-?10, then lease ms
+	 * ?11, limit ?12, kinds ?13, queue ?14 (the _Q form). Rows: the
+	 * claimed tasks as CLAIMED_COLS with tag 1 in an eighth column, and
+	 * per outcome (position, applied, …, tag 0) (lease.c) */
+	SKED_SQL_FINISH_CLAIM_ANY,
+	SKED_SQL_FINISH_CLAIM_Q,
+	/* SKED_CAP_BATCH_FINISH: a batch of successes in a fixed number of
+	 * statements where there are no arrays (lease.c): lock the rows of
+	 * {ids} (from ?2) node ?1 still runs, answering (id, attempts);
+	 * mark the rows of {ids} (from ?1) succeeded; insert one run row per
+	 * {rows7} (from ?2: task id, attempt, started ms, outcome, exit
+	 * code, error, output), node ?1 */
+	/* SKED_CAP_VACUUM (no generic text): vacuum the hot table, skipping
+	 * it when another vacuum holds it (worker/renew.c) */
+	SKED_SQL_HOT_VACUUM,
+	SKED_SQL_FIN_LOCK,
+	SKED_SQL_FIN_OK_IDS,
+	SKED_SQL_RUN_ROWS,
+	/* SKED_CAP_INSERT_ROWS (no generic text): n tasks in one INSERT …
+	 * OUTPUT over {rows} (queue.c); run-in-ms and run-at forms */
+	SKED_SQL_ENQ_ROWS_IN,
+	SKED_SQL_ENQ_ROWS_AT,
+	/* SKED_CAP_WAIT_HOLDER (no generic text): the lock-wait watchdog
+	 * (worker/renew.c). BACKEND_ID: this connection's id on the server,
+	 * one int column. BLOCKERS: who holds what the connection ?1 waits
+	 * for, a row per holder: its id, the program's name, the client's
+	 * address, its state, its user (text, '' when unknown).
+	 * BLOCKERS_PS is the same on MySQL 8, which moved lock waits to the
+	 * performance schema (BLOCKERS there reads MariaDB's
+	 * information_schema) */
+	SKED_SQL_BACKEND_ID,
+	SKED_SQL_BLOCKERS,
+	SKED_SQL_BLOCKERS_PS,
+	/* SKED_CAP_APP_NAME (no generic text): name this session ?1 in the
+	 * server's own views (PostgreSQL's application_name) */
+	SKED_SQL_APP_NAME,
+	/* cluster-wide limits of a queue (limits.c, docs/limits.md) */
+	SKED_SQL_LIM_QUEUES, /* the limited queues' names */
+	/* a limited claim, in one transaction: lock the queue's limit row
+	 * (queue ?1), count its running tasks by concurrency key (queue ?1),
+	 * read candidates (claim params: node ?1, lease ?2, limit ?3, queue
+	 * ?4, kinds ?5; the _KEY form skips keys with ?6 or more running),
+	 * claim the chosen {ids} (from ?4; node ?1, lease ?2, start ms ?3)
+	 * if still due, read them back ({ids} from ?3),
+	 * write the rate window (queue ?1, log ?2) */
+	SKED_SQL_LIM_LOCK,
+	SKED_SQL_LIM_RUNNING,
+	SKED_SQL_LIM_CAND,
+	SKED_SQL_LIM_CAND_KEY,
+	SKED_SQL_LIM_CLAIM,
+	SKED_SQL_LIM_GET,
+	SKED_SQL_LIM_RATE,
+	/* sked_queue_set: queue ?1, concurrency ?2, per key ?3, rate ?4 per
+	 * ?5 ms (NULL: off); sked_queue_list: the rows, and the running
+	 * tasks by queue and key */
+	SKED_SQL_LIM_INSERT,
+	SKED_SQL_LIM_UPDATE,
+	SKED_SQL_LIM_DELETE,
+	SKED_SQL_LIM_LIST,
+	SKED_SQL_LIM_USE,
+	/* a claim of any queue but the limited ones (a worker serving every
+	 * queue while some are limited): the _ANY forms plus "queue NOT IN
+	 * the limit table", read at claim time */
+	SKED_SQL_CLAIM_XQ,
+	SKED_SQL_CAND_XQ,
+	SKED_SQL_LOCK_XQ,
+	SKED_SQL__COUNT
+} sked_sql;
+
+/* SKED_SQL_RETRY_BACK's generic text, which SQL Server's wraps in SET
+ * IDENTITY_INSERT (an explicit id into an identity column): the ended
+ * tasks {ids} go back into {p}task as pending, due now, with the same id
+ * and one more attempt allowed when they have used theirs */
+/* every column a task keeps when it ends and moves to {p}task_done (the
+ * move's statements, generic and MySQL's) */
+#define SKED__DONE_COLS                                                        \
+	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
+	"max_attempts, node_id, lease_until, started_at, version, "            \
+	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
+	"updated_at, finished_at, concurrency_key"
+
+#define SKED__RETRY_BACK                                                       \
+	"INSERT INTO {p}task (id, queue, kind, payload, status, priority, "    \
+	"run_at, attempts, max_attempts, node_id, lease_until, started_at, "   \
+	"version, unique_key, schedule_name, fire_time, last_error, "          \
+	"created_at, updated_at, finished_at, concurrency_key) SELECT id, "    \
+	"queue, kind, payload, 0, priority, {now}, attempts, CASE WHEN "       \
+	"attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END, "   \
+	"node_id, NULL, started_at, version + 1, unique_key, schedule_name, "  \
+	"fire_time, last_error, created_at, {now}, NULL, concurrency_key "     \
+	"FROM {p}task_done "                                                   \
+	"WHERE id IN ({ids}) AND status IN (3, 5)"
+
+/* capability flags */
+#define SKED_CAP_RETURNING   0x01 /* UPDATE … RETURNING */
+#define SKED_CAP_SKIP_LOCKED 0x02 /* FOR UPDATE SKIP LOCKED */
+#define SKED_CAP_READPAST    0x04 /* WITH (UPDLOCK, READPAST, ROWLOCK) */
+#define SKED_CAP_NOTIFY      0x08 /* LISTEN/NOTIFY */
+/* array parameters ('{…}' literals, unnest): finishing a batch and
+ * enqueueing many in one round trip each (PostgreSQL) */
+#define SKED_CAP_ARRAYS 0x10
+/* INSERT … OUTPUT inserted.id SELECT … FROM (VALUES {rows}) ORDER BY:
+ * enqueueing many in chunks under max_params (SQL Server) */
+#define SKED_CAP_INSERT_ROWS 0x20
+/* the server names a connection's id and who blocks it:
+ * SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS (and BLOCKERS_PS on mysql) */
+#define SKED_CAP_WAIT_HOLDER 0x40
+/* SKED_SQL_APP_NAME: a session can be named after it connected */
+#define SKED_CAP_APP_NAME 0x80
+/* SKED_SQL_FINISH_CLAIM_*: record a batch of outcomes and claim the next
+ * batch in one statement (PostgreSQL's data-modifying CTEs) */
+#define SKED_CAP_FUSED 0x100
+/* SKED_SQL_FIN_LOCK (SELECT … FOR UPDATE), SKED_SQL_FIN_OK_IDS and
+ * SKED_SQL_RUN_ROWS: successes finished a batch at a time (MySQL) */
+#define SKED_CAP_BATCH_FINISH 0x200
+/* SKED_SQL_HOT_VACUUM: the worker vacuums the hot table as it churns */
+#define SKED_CAP_VACUUM 0x400
+
+typedef struct sked_dialect {
+	const char *name;  /* "sqlite", "postgresql", "mysql", … */
+	const char *now;   /* {now} */
+	const char *nowms; /* {nowms} */
+	/* formats: "{}" stands for the argument (once or twice) */
+	const char *now_plus; /* {now+X} */
+	const char *ts;       /* {ts:X} */
+	const char *ms;       /* {ms:C} */
+	const char *ret;      /* {ret} */
+	const char *limit;    /* {lim:X}; NULL: " LIMIT {}" */
+	/* {kinds:X}: true when X is NULL or names the row's kind; X is a
+	 * list like ",email,resize," (names never hold a comma) */
+	const char *kinds_in;
+	/* the id the last INSERT on this session produced, for a dialect
+	 * whose inserts return no row ({ret} empty) and a driver that does
+	 * not know it (ODBC); NULL: not needed */
+	const char *last_id;
+	const char *begin;       /* a transaction that will write */
+	const char *begin_claim; /* a claim's transaction (SQLite: IMMEDIATE) */
+	const char *commit;
+	const char *rollback;
+	/* serialize schema migration across processes; may be NULL
+	 * (then begin_claim must serialize, as SQLite's IMMEDIATE does) */
+	const char *migrate_lock;
+	const char *migrate_unlock;
+	int ddl_in_tx; /* DDL is transactional */
+	/* the native error of creating an index that exists (MySQL 1061),
+	 * which a step run again may meet where DDL is not transactional;
+	 * 0: none */
+	int ddl_exists_error;
+	int ddl_exists_error2; /* the same for a column (MySQL 1060) */
+	/* optional: run once on every new connection (session settings) */
+	const char *session_init;
+	/* optional push wake-up: a worker runs listen once; an enqueue runs
+	 * notify once per transaction, after its inserts */
+	const char *listen;
+	const char *notify;
+	const sked_schema_step *schema;
+	const char *const
+	        *sql; /* overrides, [SKED_SQL__COUNT]; NULL = generic */
+	unsigned caps;
+	/* SKED_SQL_CLAIM_* is a safe one-statement claim on this product
+	 * (it cannot take more than the limit, nor a row another claimer
+	 * holds); else skip-locked claims in three steps */
+	int claim_one_statement;
+	int max_params; /* bound parameters per statement */
+	/* SKED_CAP_INSERT_ROWS: the parameters the server counts for the
+	 * shared part of SKED_SQL_ENQ_ROWS_* (a marker used twice counts
+	 * twice); each row adds one */
+	int rows_shared_params;
+} sked_dialect;
+
+extern const sked_dialect sked__dialect_sqlite;
+extern const sked_dialect sked__dialect_postgresql;
+extern const sked_dialect sked__dialect_mysql;
+extern const sked_dialect sked__dialect_sqlserver;
+
+/* The dialect for a product name as sked__decide reports it, or NULL. */
+const sked_dialect *sked__dialect_for(int product);
+
+/* Render every statement for prefix. out[i] are malloc'd (NULL where the
+ * dialect has no text); free with sked__dialect_free_rendered. Returns
+ * SKED_ENOMEM, or SKED_EINVAL for a template with a token the renderer
+ * does not know, which err (may be NULL) names. */
+int sked__dialect_render(const sked_dialect *d, const char *prefix,
+                         char *out[SKED_SQL__COUNT], char *err, size_t errlen)
+        __attribute__((warn_unused_result));
+void sked__dialect_free_rendered(char *out[SKED_SQL__COUNT]);
+
+/* Render one template (schema steps, the migration lock, LISTEN):
+ * malloc'd, or NULL when out of memory or when the template has an
+ * unknown token (then logged as an error, with the token). */
+char *sked__dialect_expand(const sked_dialect *d, const char *prefix,
+                           const char *tmpl);
+
+/* The text of statement id in d before rendering: the override, else the
+ * generic text, else NULL. */
+const char *sked__sql_text(const sked_dialect *d, sked_sql id);
+
+/* Whether a handle on d may run statement id: the statements every
+ * handle runs, plus those d's capability flags and claim shape call
+ * for. A needed statement without text is a bug test_dialect.c finds. */
+int sked__sql_needed(const sked_dialect *d, sked_sql id);
+
+/* Append a rendered statement or fragment to b, filling its per-call
+ * token ({arg}: ?first; {ids}: n markers from ?first; {rows}: n rows
+ * (?first+i, i)). Out of memory sets b->oom. */
+void sked__sql_fill(sked_buf *b, const char *rendered, int first, int n);
+
+#endif /* SKED_DIALECT_H */

@@ -1,0 +1,37 @@
+/*
+ * internal.h — what a model file includes: the handle core and the seams
+ * below it.
+ *
+ * Layer: the model (queue.c, lease.c, sched.c, lock.c, admin.c, schema.c,
+ * the claim strategies) and the worker. The handle itself and every
+ * operation on it are in handle.h; this header only gathers them.
+ */
+#ifndef SKED_INTERNAL_H
+#define SKED_INTERNAL_H
+
+#include "handle/handle.h"
+#include "util/buf.h"
+
+/* queue.c: the filter fragments a task list and a bulk change share
+ * (queue, kind, node, creation window), appended to sql with their
+ * values bound after p[*np]; p needs room for five more. */
+void sked__filter_fill(sked *h, const sked_list_filter *f, sked_buf *sql,
+                       sked_val *p, int *np);
+
+/* done.c: move the ended tasks among ids (n of them) from {p}task to
+ * {p}task_done; run inside the transaction that ended them. Live ids are
+ * left alone. */
+int sked__move_done(sked *h, const int64_t *ids, int n);
+
+/* queue.c: steering inside the caller's transaction (admin.c's bulk forms
+ * share them). Cancel one live task and move it to {p}task_done; retry
+ * one task (a waiting one in place, an ended one back from
+ * {p}task_done); move ended tasks ids back as pending. *changed: the
+ * tasks changed. A unique index refusing a retry (SKED_DBE_UNIQUE) is
+ * explained, after the rollback, by sked__retry_refused. */
+int sked__cancel_in_tx(sked *h, int64_t id, int64_t *changed);
+int sked__retry_in_tx(sked *h, int64_t id, int64_t *changed);
+int sked__retry_back(sked *h, const int64_t *ids, int n, int64_t *changed);
+int sked__retry_refused(sked *h, int64_t id);
+
+#endif /* SKED_INTERNAL_H */

@@ -1,0 +1,784 @@
+/*
+ * limits.c — cluster-wide limits of a queue (see limits.h and
+ * docs/limits.md): setting and listing them, and the limited claim.
+ *
+ * Layer: the model. It runs registry statements (SKED_SQL_LIM_*) through
+ * the handle core and hands claims of unlimited queues to the claim seam
+ * (claim.h) unchanged.
+ *
+ * The limited claim of queue Q, one transaction, whatever the strategy:
+ *
+ *   1. begin the claim's transaction (SQLite: BEGIN IMMEDIATE, which
+ *      takes the one write lock at once);
+ *   2. lock Q's limit row: SELECT … FOR UPDATE (PostgreSQL, MySQL,
+ *      MariaDB), WITH (UPDLOCK, ROWLOCK) (SQL Server); on SQLite the
+ *      write lock already serialises. Every limited claim of Q waits
+ *      here for the one before it to commit;
+ *   3. count Q's running tasks (status 1), by concurrency key, from the
+ *      task table, in a statement that starts after the lock is held, so
+ *      it sees every claim committed before (READ COMMITTED, a fresh
+ *      snapshot per statement; SQLite: the writer sees everything);
+ *   4. read the rate's window record from the locked row;
+ *   5. read due candidates of Q (per-key: those whose key is not full),
+ *      pick what the limits leave room for, claim them with UPDATE …
+ *      WHERE id IN (…) AND still due, read them back;
+ *   6. write the window record; commit.
+ *
+ * Counting running rows rather than keeping a counter means that a
+ * finish, a lease taken back by the reaper and a worker killed with
+ * kill -9 (once its leases run out and are reaped) give the capacity
+ * back by themselves: there is no counter to leak. Tasks the limits
+ * leave out are not touched, so they are not charged an attempt.
+ *
+ * Row locks: a limited claim locks Q's limit row, then the task rows it
+ * claims. Nothing locks task rows and then a limit row (an unlimited
+ * claim only reads the limit table, without locks), so limited and
+ * unlimited claims cannot deadlock on each other.
+ */
+#include "model/limits.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handle/internal.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+struct sked_limits {
+	int64_t next_ms; /* monotonic ms of the next read of the list */
+	int n;
+	char **queues; /* the limited queues, by name */
+	int turn;      /* which limited queue an all-queue claim starts at */
+};
+
+void
+sked__limits_free(struct sked_limits *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < l->n; i++)
+		free(l->queues[i]);
+	free(l->queues);
+	free(l);
+}
+
+/* ---- pure: the rate window ---- */
+
+/* Parse the next "T:C" of a record at *s; 0 at the end, -1 if malformed. */
+static int
+next_entry(const char **s, int64_t *t, int64_t *c)
+{
+	const char *p = *s;
+	if (*p == ',')
+		p++;
+	if (*p == '\0')
+		return 0;
+	char *e;
+	long long tv = strtoll(p, &e, 10);
+	if (e == p || *e != ':')
+		return -1;
+	p = e + 1;
+	long long cv = strtoll(p, &e, 10);
+	if (e == p || (*e != ',' && *e != '\0') || cv < 0)
+		return -1;
+	*t = tv;
+	*c = cv;
+	*s = e;
+	return 1;
+}
+
+int
+sked__rate_used(const char *log, int64_t now_ms, int64_t window_ms, int n_max)
+{
+	int64_t used = 0, t, c;
+	int r;
+	const char *s = log ? log : "";
+	while ((r = next_entry(&s, &t, &c)) > 0)
+		if (t > now_ms - window_ms)
+			used += c;
+	if (r < 0 || used > n_max)
+		return n_max;
+	return (int)used;
+}
+
+int64_t
+sked__rate_last(const char *log)
+{
+	int64_t t, c, last = INT64_MIN;
+	const char *s = log ? log : "";
+	while (next_entry(&s, &t, &c) > 0)
+		if (t > last)
+			last = t;
+	return last;
+}
+
+void
+sked__rate_add(const char *log, int64_t now_ms, int64_t window_ms, int64_t t_ms,
+               int k, sked_buf *out)
+{
+	int64_t t, c;
+	int r;
+	char num[48];
+	const char *s = log ? log : "";
+	sked__buf_put(out, "", 0);
+	while ((r = next_entry(&s, &t, &c)) > 0) {
+		if (t <= now_ms - window_ms)
+			continue;
+		if (t == t_ms) {
+			k += (int)c;
+			continue;
+		}
+		snprintf(num, sizeof num, "%s%" PRId64 ":%" PRId64,
+		         out->n ? "," : "", t, c);
+		sked__buf_puts(out, num);
+	}
+	if (k > 0) {
+		snprintf(num, sizeof num, "%s%" PRId64 ":%d", out->n ? "," : "",
+		         t_ms, k);
+		sked__buf_puts(out, num);
+	}
+}
+
+/* ---- pure: picking under a per-key limit ---- */
+
+int
+sked__limits_pick(const char *const *cand_keys, int ncand, int want,
+                  int per_key, const char *const *keys, const int *running,
+                  int nkeys, int *pick)
+{
+	/* keys seen: those running, then those picked here */
+	int cap = nkeys + ncand;
+	const char **seen = malloc(sizeof *seen * (size_t)(cap ? cap : 1));
+	int *count = malloc(sizeof *count * (size_t)(cap ? cap : 1));
+	int nseen = 0, got = 0;
+	if (!seen || !count) {
+		free(seen);
+		free(count);
+		return -1;
+	}
+	for (int i = 0; i < nkeys; i++) {
+		seen[nseen] = keys[i];
+		count[nseen++] = running[i];
+	}
+	for (int i = 0; i < ncand && got < want; i++) {
+		const char *k = cand_keys[i];
+		if (per_key <= 0 || !k) {
+			pick[got++] = i;
+			continue;
+		}
+		int j = 0;
+		while (j < nseen && strcmp(seen[j], k) != 0)
+			j++;
+		if (j == nseen) {
+			seen[nseen] = k;
+			count[nseen++] = 0;
+		}
+		if (count[j] >= per_key)
+			continue;
+		count[j]++;
+		pick[got++] = i;
+	}
+	free(seen);
+	free(count);
+	return got;
+}
+
+/* ---- the list of limited queues ---- */
+
+static int
+refresh(sked *h)
+{
+	int64_t now = sked__mono_ms();
+	if (h->limits && now < h->limits->next_ms)
+		return SKED_OK;
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_LIM_QUEUES, NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the queue limits");
+	struct sked_limits *l = calloc(1, sizeof *l);
+	int oom = !l;
+	if (l && r.nrows > 0) {
+		l->queues = calloc((size_t)r.nrows, sizeof *l->queues);
+		oom = !l->queues;
+		for (int i = 0; !oom && i < r.nrows; i++) {
+			l->queues[i] = sked__res_dup(&r, i, 0, &oom);
+			l->n += l->queues[i] != NULL;
+		}
+	}
+	sked__res_clear(&r);
+	if (oom) {
+		sked__limits_free(l);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	l->next_ms = now + SKED_LIMITS_REFRESH_MS;
+	if (h->limits)
+		l->turn = h->limits->turn;
+	sked__limits_free(h->limits);
+	h->limits = l;
+	return SKED_OK;
+}
+
+static int
+is_limited(const sked *h, const char *queue)
+{
+	for (int i = 0; h->limits && i < h->limits->n; i++)
+		if (strcmp(h->limits->queues[i], queue) == 0)
+			return 1;
+	return 0;
+}
+
+int
+sked__limits_plain(sked *h, const sked_claim_req *req)
+{
+	if (refresh(h) != SKED_OK)
+		return 0;
+	if (!h->limits || h->limits->n == 0)
+		return 1;
+	return req->queue && !is_limited(h, req->queue);
+}
+
+/* ---- the limited claim ---- */
+
+/* What the locked limit row and the running rows say. */
+typedef struct limit_row {
+	int concurrency, per_key, rate_n;
+	int64_t rate_ms, now_ms;
+	char *log;
+	int running;
+	/* running tasks by concurrency key (NULL key not among them) */
+	int nkeys;
+	const char **keys;
+	int *key_running;
+} limit_row;
+
+#define NOT_LIMITED 1 /* the queue has no limit row (any more) */
+
+/* Claim the picked ids of cand, in chunks under the dialect's parameter
+ * limit: UPDATE … WHERE id IN (…) AND still due, then read them back. */
+static int
+claim_picked(sked *h, const sked_claim_req *req, int64_t start_ms,
+             const sked_res *cand, const int *pick, int npick,
+             sked_claimed **out, int *n)
+{
+	int chunk =
+	        h->dialect->max_params > 4 ? h->dialect->max_params - 4 : npick;
+	int rc = SKED_OK;
+	for (int off = 0; rc == SKED_OK && off < npick; off += chunk) {
+		int k = npick - off < chunk ? npick - off : chunk;
+		sked_val *p = malloc(sizeof *p * (size_t)(k + 3));
+		sked_buf upd = {0}, get = {0};
+		sked__sql_fill(&upd, h->sql[SKED_SQL_LIM_CLAIM], 4, k);
+		sked__sql_fill(&get, h->sql[SKED_SQL_LIM_GET], 3, k);
+		rc = SKED_ENOMEM;
+		if (p && !upd.oom && !get.oom) {
+			/* the update: node ?1, lease ?2, start ?3, the ids;
+			 * the read-back, from p + 1: node ?1, ?2 unused, the ids */
+			p[0] = SKED_TEXTV(req->node_id);
+			p[1] = SKED_INTV(req->lease_ms);
+			p[2] = SKED_INTV(start_ms);
+			for (int i = 0; i < k; i++)
+				p[i + 3] = SKED_INTV(
+				        sked__res_int(cand, pick[off + i], 0));
+			sked_res r = {0};
+			rc = sked__qdyn(h, upd.p, p, k + 3, NULL);
+			p[1] = p[0];
+			if (rc == SKED_OK)
+				rc = sked__qdyn(h, get.p, p + 1, k + 2, &r);
+			if (rc == SKED_OK)
+				rc = sked__claimed_from_rows(&r, out, n);
+			sked__res_clear(&r);
+		}
+		free(p);
+		sked__buf_free(&upd);
+		sked__buf_free(&get);
+	}
+	return rc;
+}
+
+static int
+read_running(sked *h, const char *queue, limit_row *lr, sked_res *run)
+{
+	sked_val q = SKED_TEXTV(queue);
+	int rc = sked__q(h, SKED_SQL_LIM_RUNNING, &q, 1, run);
+	if (rc != SKED_OK)
+		return rc;
+	lr->keys = malloc(sizeof *lr->keys * (size_t)(run->nrows + 1));
+	lr->key_running =
+	        malloc(sizeof *lr->key_running * (size_t)(run->nrows + 1));
+	if (!lr->keys || !lr->key_running)
+		return SKED_ENOMEM;
+	for (int i = 0; i < run->nrows; i++) {
+		int c = (int)sked__res_int(run, i, 1);
+		lr->running += c;
+		if (sked__res_null(run, i, 0))
+			continue;
+		lr->keys[lr->nkeys] = sked__res_text(run, i, 0);
+		lr->key_running[lr->nkeys++] = c;
+	}
+	return SKED_OK;
+}
+
+static int
+limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	limit_row lr = {0};
+	sked_res row = {0}, run = {0}, cand = {0};
+	int *pick = NULL;
+	const char **ckeys = NULL;
+	sked_buf log = {0};
+	/* the limit row is where a limited claim may wait on another
+	 * session: marked for the worker's lock-wait watchdog (an unlimited
+	 * claim never comes here) */
+	sked__wait_begin(h, SKED_WAIT_QUEUE_LIMIT, req->queue);
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK) {
+		sked__wait_end(h);
+		return sked__fail_db(h, rc, "cannot begin a limited claim");
+	}
+	sked_val q = SKED_TEXTV(req->queue);
+	rc = sked__q(h, SKED_SQL_LIM_LOCK, &q, 1, &row);
+	sked__wait_end(h);
+	if (rc != SKED_OK)
+		goto db_failed;
+	if (row.nrows == 0) { /* the limits were removed meanwhile */
+		sked__res_clear(&row);
+		rc = sked__commit(h);
+		return rc == SKED_OK ? NOT_LIMITED
+		                     : sked__fail_db(h, rc, "cannot commit");
+	}
+	lr.concurrency = (int)sked__res_int(&row, 0, 0);
+	lr.per_key = (int)sked__res_int(&row, 0, 1);
+	lr.rate_n = (int)sked__res_int(&row, 0, 2);
+	lr.rate_ms = sked__res_int(&row, 0, 3);
+	lr.log = (char *)sked__res_text(&row, 0, 4);
+	lr.now_ms = sked__res_int(&row, 0, 5);
+	/* The instant this claim starts its tasks at, judges the window at
+	 * and records: the database's now, or the window's last start if
+	 * that is later. Claims of the queue take turns on the row, so these
+	 * instants never go back from one claim to the next, even where now
+	 * is the transaction's start (PostgreSQL) and a claim that began
+	 * first got the row last. */
+	int64_t last = sked__rate_last(lr.log);
+	if (last > lr.now_ms)
+		lr.now_ms = last;
+	int want = req->limit;
+	if (lr.concurrency > 0 || lr.per_key > 0) {
+		rc = read_running(h, req->queue, &lr, &run);
+		if (rc != SKED_OK)
+			goto db_failed;
+		if (lr.concurrency > 0 && lr.concurrency - lr.running < want)
+			want = lr.concurrency - lr.running;
+	}
+	if (lr.rate_n > 0 && lr.rate_ms > 0) {
+		int left = lr.rate_n - sked__rate_used(lr.log, lr.now_ms,
+		                                       lr.rate_ms, lr.rate_n);
+		if (left < want)
+			want = left;
+	}
+	if (want > 0) {
+		/* per-key: more candidates than wanted, since some may share
+		 * a key; the statement already skips keys that are full */
+		int ncand = want;
+		if (lr.per_key > 0) {
+			ncand = want * 4 + 16;
+			if (ncand > 1000)
+				ncand = want > 1000 ? want : 1000;
+		}
+		sked_val p[6] = {
+		        SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+		        SKED_INTV(ncand),         SKED_TEXTV(req->queue),
+		        SKED_TEXTV(req->kinds),   SKED_INTV(lr.per_key)};
+		rc = sked__q(h,
+		             lr.per_key > 0 ? SKED_SQL_LIM_CAND_KEY
+		                            : SKED_SQL_LIM_CAND,
+		             p, lr.per_key > 0 ? 6 : 5, &cand);
+		if (rc != SKED_OK)
+			goto db_failed;
+		pick = malloc(sizeof *pick * (size_t)(cand.nrows + 1));
+		ckeys = malloc(sizeof *ckeys * (size_t)(cand.nrows + 1));
+		if (!pick || !ckeys) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		for (int i = 0; i < cand.nrows; i++)
+			ckeys[i] = sked__res_null(&cand, i, 1)
+			                   ? NULL
+			                   : sked__res_text(&cand, i, 1);
+		int npick = sked__limits_pick(ckeys, cand.nrows, want,
+		                              lr.per_key, lr.keys,
+		                              lr.key_running, lr.nkeys, pick);
+		if (npick < 0) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		rc = claim_picked(h, req, lr.now_ms, &cand, pick, npick, out,
+		                  n);
+		if (rc != SKED_OK)
+			goto db_failed;
+	}
+	if (lr.rate_n > 0 && *n > 0) {
+		/* the batch started at lr.now_ms, as the claim wrote it */
+		sked__rate_add(lr.log, lr.now_ms, lr.rate_ms, lr.now_ms, *n,
+		               &log);
+		if (log.oom) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		sked_val u[2] = {SKED_TEXTV(req->queue), SKED_TEXTV(log.p)};
+		rc = sked__q(h, SKED_SQL_LIM_RATE, u, 2, NULL);
+		if (rc != SKED_OK)
+			goto db_failed;
+	}
+	rc = sked__commit(h);
+	if (rc != SKED_OK)
+		goto db_failed;
+	goto done;
+db_failed:
+	rc = sked__fail_db(h, rc, "limited claim failed");
+	goto done;
+failed:
+	rc = sked__fail(h, rc, "out of memory");
+done:
+	free(lr.keys);
+	free(lr.key_running);
+	free(pick);
+	free(ckeys);
+	sked__buf_free(&log);
+	sked__res_clear(&row);
+	sked__res_clear(&run);
+	sked__res_clear(&cand);
+	return rc;
+}
+
+/* sked__claim, appending to what *out holds already. */
+static int
+claim_more(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	sked_claimed *c = NULL;
+	int k = 0;
+	int rc = sked__claim(h, req, &c, &k);
+	if (rc != SKED_OK || k == 0) {
+		sked__claimed_free(c, k);
+		return rc;
+	}
+	if (*n == 0) {
+		free(*out);
+		*out = c;
+		*n = k;
+		return SKED_OK;
+	}
+	sked_claimed *a = realloc(*out, sizeof *a * (size_t)(*n + k));
+	if (!a) {
+		sked__claimed_free(c, k);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	memcpy(a + *n, c, sizeof *c * (size_t)k);
+	free(c);
+	*out = a;
+	*n += k;
+	return SKED_OK;
+}
+
+#define LIMITED_TRIES 3
+
+/* The limited claim of req->queue, retried as sked__claim retries. */
+static int
+limited(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	for (int attempt = 1;; attempt++) {
+		int before = *n;
+		int rc = limited_once(h, req, out, n);
+		if (rc == NOT_LIMITED)
+			return claim_more(h, req, out, n);
+		if (rc == SKED_OK)
+			return rc;
+		sked__rollback(h);
+		/* nothing of this try stays claimed: drop what it added */
+		for (int i = before; i < *n; i++) {
+			free((*out)[i].queue);
+			free((*out)[i].kind);
+			free((*out)[i].payload);
+		}
+		*n = before;
+		if (!sked__retry_pause(h, rc, attempt, LIMITED_TRIES,
+		                       "limited claim"))
+			return rc;
+	}
+}
+
+int
+sked__limits_claim(sked *h, const sked_claim_req *req, sked_claimed **out,
+                   int *n)
+{
+	*out = NULL;
+	*n = 0;
+	int rc = refresh(h);
+	if (rc != SKED_OK)
+		return rc;
+	struct sked_limits *l = h->limits;
+	if (l->n == 0 || (req->queue && !is_limited(h, req->queue)))
+		return sked__claim(h, req, out, n);
+	if (req->queue)
+		rc = limited(h, req, out, n);
+	else {
+		/* every queue: the limited ones each by the limited claim,
+		 * starting at a different one each time so that none starves
+		 * the others, then the rest by the plain claim that leaves
+		 * the limited queues out */
+		int nq = l->n;
+		int start = l->turn++ % nq;
+		for (int i = 0; rc == SKED_OK && i < nq && *n < req->limit;
+		     i++) {
+			sked_claim_req sub = *req;
+			sub.queue = l->queues[(start + i) % nq];
+			sub.limit = req->limit - *n;
+			rc = limited(h, &sub, out, n);
+		}
+		if (rc == SKED_OK && *n < req->limit) {
+			sked_claim_req sub = *req;
+			sub.limit = req->limit - *n;
+			sub.skip_limited = 1;
+			rc = claim_more(h, &sub, out, n);
+		}
+	}
+	if (rc != SKED_OK) {
+		/* what was claimed stays claimed; the caller's recovery of
+		 * claims it did not see gives it back (worker.c) */
+		sked__claimed_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+/* ---- setting and listing ---- */
+
+static int
+check_limit(sked *h, const char *what, int v, int max)
+{
+	if (v == SKED_LIMIT_KEEP || (v >= 0 && v <= max))
+		return SKED_OK;
+	return sked__fail(h, SKED_EINVAL,
+	                  "%s %d is out of range (1 to %d, 0 for none)", what,
+	                  v, max);
+}
+
+static sked_val
+limit_val(int v)
+{
+	return v > 0 ? SKED_INTV(v) : SKED_NULLV;
+}
+
+static int
+set_once(sked *h, const char *queue, int conc, int per_key, int rate_n,
+         int64_t rate_ms)
+{
+	sked_res r = {0};
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin");
+	sked_val q = SKED_TEXTV(queue);
+	rc = sked__q(h, SKED_SQL_LIM_LOCK, &q, 1, &r);
+	if (rc != SKED_OK) {
+		sked__rollback(h);
+		return sked__fail_db(h, rc, "cannot read the queue's limits");
+	}
+	int exists = r.nrows == 1;
+	if (exists) {
+		if (conc == SKED_LIMIT_KEEP)
+			conc = (int)sked__res_int(&r, 0, 0);
+		if (per_key == SKED_LIMIT_KEEP)
+			per_key = (int)sked__res_int(&r, 0, 1);
+		if (rate_n == SKED_LIMIT_KEEP) {
+			rate_n = (int)sked__res_int(&r, 0, 2);
+			rate_ms = sked__res_int(&r, 0, 3);
+		}
+	}
+	sked__res_clear(&r);
+	conc = conc < 0 ? 0 : conc;
+	per_key = per_key < 0 ? 0 : per_key;
+	if (rate_n <= 0)
+		rate_n = 0, rate_ms = 0;
+	sked_val p[5] = {q, limit_val(conc), limit_val(per_key),
+	                 limit_val(rate_n),
+	                 rate_n > 0 ? SKED_INTV(rate_ms) : SKED_NULLV};
+	if (!conc && !per_key && !rate_n)
+		rc = exists ? sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL)
+		            : SKED_OK;
+	else
+		rc = sked__q(h,
+		             exists ? SKED_SQL_LIM_UPDATE : SKED_SQL_LIM_INSERT,
+		             p, 5, NULL);
+	if (rc == SKED_OK)
+		rc = sked__commit(h);
+	if (rc != SKED_OK) {
+		rc = sked__fail_db(h, rc, "cannot set the queue's limits");
+		sked__rollback(h);
+	}
+	return rc;
+}
+
+SKED_API int
+sked_queue_set(sked *h, const char *queue, int concurrency, int per_key,
+               int rate_n, int64_t rate_window_ms)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	int rc = sked__check_name(h, "queue", queue);
+	if (rc == SKED_OK)
+		rc = check_limit(h, "concurrency", concurrency, 1000000);
+	if (rc == SKED_OK)
+		rc = check_limit(h, "per-key concurrency", per_key, 1000000);
+	if (rc == SKED_OK)
+		rc = check_limit(h, "rate", rate_n, 100000);
+	if (rc == SKED_OK && rate_n > 0 &&
+	    (rate_window_ms < 1 || rate_window_ms > 86400000))
+		rc = sked__fail(h, SKED_EINVAL,
+		                "a rate's window must be 1 ms to 1 day");
+	if (rc != SKED_OK)
+		return rc;
+	for (int attempt = 1;; attempt++) {
+		rc = set_once(h, queue, concurrency, per_key, rate_n,
+		              rate_window_ms);
+		/* two first settings at once: one insert wins, the other
+		 * updates the row it made */
+		if (rc != SKED_OK && attempt == 1 &&
+		    sked__err_kind(h) == SKED_DBE_UNIQUE)
+			continue;
+		if (!sked__retry_pause(h, rc, attempt, 3, "setting limits"))
+			break;
+	}
+	if (rc == SKED_OK && h->limits)
+		h->limits->next_ms = 0; /* this handle sees it at once */
+	return rc;
+}
+
+static sked_queue_info *
+info_for(sked_queue_info **arr, size_t *n, size_t *cap, const char *queue,
+         int *oom)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*arr)[i].queue, queue) == 0)
+			return &(*arr)[i];
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 8;
+		sked_queue_info *a = realloc(*arr, sizeof *a * nc);
+		if (!a) {
+			*oom = 1;
+			return NULL;
+		}
+		*arr = a;
+		*cap = nc;
+	}
+	sked_queue_info *q = &(*arr)[*n];
+	memset(q, 0, sizeof *q);
+	if (!(q->queue = strdup(queue))) {
+		*oom = 1;
+		return NULL;
+	}
+	(*n)++;
+	return q;
+}
+
+static int
+cmp_info(const void *a, const void *b)
+{
+	return strcmp(((const sked_queue_info *)a)->queue,
+	              ((const sked_queue_info *)b)->queue);
+}
+
+SKED_API int
+sked_queue_list(sked *h, sked_queue_info **out, size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
+	sked_res lim = {0}, use = {0};
+	int rc = sked__q(h, SKED_SQL_LIM_LIST, NULL, 0, &lim);
+	if (rc == SKED_OK)
+		rc = sked__q(h, SKED_SQL_LIM_USE, NULL, 0, &use);
+	if (rc != SKED_OK) {
+		sked__res_clear(&lim);
+		return sked__fail_db(h, rc, "cannot list the queues' limits");
+	}
+	sked_queue_info *arr = NULL;
+	size_t cnt = 0, cap = 0;
+	int oom = 0;
+	for (int i = 0; !oom && i < lim.nrows; i++) {
+		sked_queue_info *q = info_for(&arr, &cnt, &cap,
+		                              sked__res_text(&lim, i, 0), &oom);
+		if (!q)
+			break;
+		q->limited = 1;
+		q->concurrency = (int)sked__res_int(&lim, i, 1);
+		q->per_key = (int)sked__res_int(&lim, i, 2);
+		q->rate_n = (int)sked__res_int(&lim, i, 3);
+		q->rate_window_ms = q->rate_n ? sked__res_int(&lim, i, 4) : 0;
+		if (q->rate_n)
+			q->rate_used =
+			        sked__rate_used(sked__res_text(&lim, i, 5),
+			                        sked__res_int(&lim, i, 6),
+			                        q->rate_window_ms, q->rate_n);
+	}
+	for (int i = 0; !oom && i < use.nrows; i++) {
+		sked_queue_info *q = info_for(&arr, &cnt, &cap,
+		                              sked__res_text(&use, i, 0), &oom);
+		if (!q)
+			break;
+		int c = (int)sked__res_int(&use, i, 2);
+		q->running += c;
+		if (!sked__res_null(&use, i, 1)) {
+			q->keys_running++;
+			if (q->per_key > 0 && c >= q->per_key)
+				q->keys_full++;
+		}
+	}
+	sked__res_clear(&lim);
+	sked__res_clear(&use);
+	if (oom) {
+		sked_queue_info_free(arr, cnt);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	if (cnt > 1)
+		qsort(arr, cnt, sizeof *arr, cmp_info);
+	*out = arr;
+	*n = cnt;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_queue_info_free(sked_queue_info *q, size_t n)
+{
+	if (!q)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(q[i].queue);
+	free(q);
+}
+
+SKED_API int
+sked_parse_rate(const char *s, int *n, int64_t *window_ms)
+{
+	if (!s || !n || !window_ms)
+		return SKED_EINVAL;
+	const char *slash = strchr(s, '/');
+	if (!slash || slash == s)
+		return SKED_EINVAL;
+	long v = 0;
+	for (const char *p = s; p < slash; p++) {
+		if (*p < '0' || *p > '9' || v > 100000)
+			return SKED_EINVAL;
+		v = v * 10 + (*p - '0');
+	}
+	int64_t ms;
+	if (v < 1 || v > 100000 || sked_parse_duration(slash + 1, &ms) != 0 ||
+	    ms < 1 || ms > 86400000)
+		return SKED_EINVAL;
+	*n = (int)v;
+	*window_ms = ms;
+	return SKED_OK;
+}

@@ -1,0 +1,70 @@
+/*
+ * limits.h — cluster-wide limits of a queue: concurrency, per-key
+ * concurrency and rate (docs/limits.md).
+ *
+ * Layer: the model, beside queue.c; it calls down into the claim seam
+ * (claim.h) and the registry (dialect.h). The worker's loop claims
+ * through sked__limits_claim, which sends a claim for a queue without
+ * limits to sked__claim unchanged and claims a limited queue in one
+ * transaction that serialises on the queue's limit row. The pure parts
+ * (the rate's sliding window, picking candidates under a per-key limit)
+ * are here too, for tests/unit/test_limits.c.
+ */
+#ifndef SKED_LIMITS_H
+#define SKED_LIMITS_H
+
+#include <stdint.h>
+
+#include "claim/claim.h"
+#include "util/buf.h"
+
+struct sked;
+struct sked_limits; /* the handle's view of which queues are limited */
+
+/* How often a handle reads the list of limited queues again. */
+#define SKED_LIMITS_REFRESH_MS 2000
+
+/* Claim as sked__claim does, honouring every queue's limits: req->queue
+ * set and limited: the limited claim; req->queue NULL (every queue):
+ * each limited queue by the limited claim, then the rest by the plain
+ * claim of every queue but the limited ones. A claim of a queue the
+ * handle does not know to be limited is sked__claim's, unchanged. */
+int sked__limits_claim(struct sked *h, const sked_claim_req *req,
+                       sked_claimed **out, int *n)
+        __attribute__((warn_unused_result));
+
+/* 1 when req may take the plain claim path as it is: no queue it asks
+ * for is limited, as far as h knows (refreshing that view when due).
+ * For other claim paths (a fused finish and claim) that must leave
+ * limited queues to sked__limits_claim. */
+int sked__limits_plain(struct sked *h, const sked_claim_req *req);
+
+void sked__limits_free(struct sked_limits *l);
+
+/* ---- pure: the rate window ---- */
+
+/* The rate's record is "T:C,T:C…", T the database's epoch ms of a claim
+ * (ascending), C the tasks it started. Starts in the sliding window
+ * (now - window_ms, now]: the sum of C over entries with T > now -
+ * window_ms. A malformed record counts as full (n_max), so that a
+ * damaged row can only slow a queue down. */
+int sked__rate_used(const char *log, int64_t now_ms, int64_t window_ms,
+                    int n_max);
+/* The latest T of the record; INT64_MIN when it has none. */
+int64_t sked__rate_last(const char *log);
+/* The record after k more starts at t_ms: entries out of the window
+ * (T <= now - window_ms) dropped, t_ms:k appended (merged with an entry
+ * of the same T). */
+void sked__rate_add(const char *log, int64_t now_ms, int64_t window_ms,
+                    int64_t t_ms, int k, sked_buf *out);
+
+/* Candidates in claim order with their keys (NULL: none): pick up to
+ * want of them, so that no key ends with more than per_key running
+ * (running[] counts, for the keys in keys[], what runs already; nkeys of
+ * them). per_key 0: no per-key limit. Writes the picked indexes to
+ * pick[] and returns how many. */
+int sked__limits_pick(const char *const *cand_keys, int ncand, int want,
+                      int per_key, const char *const *keys, const int *running,
+                      int nkeys, int *pick);
+
+#endif /* SKED_LIMITS_H */

@@ -1,0 +1,196 @@
+/*
+ * schema.c — applies the versioned schema steps (see schema.h).
+ *
+ * Layer: the model's foundation. Concurrency: the whole migration runs
+ * under the dialect's migration lock (PostgreSQL: a transaction-scoped
+ * advisory lock taken first in the migration's transaction; MySQL:
+ * GET_LOCK) or, where there is none, inside the dialect's write
+ * transaction (SQLite: BEGIN IMMEDIATE, one writer at a time). The version
+ * is read again under that lock, so a node that waited finds the work done
+ * and applies nothing. Where DDL is transactional the steps and the
+ * version bump commit together.
+ */
+#include "model/schema.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handle/internal.h"
+#include "util/log.h"
+
+int
+sked__schema_version(sked *h, int *version)
+{
+	sked_res r = {0};
+	*version = 0;
+	int rc = sked__q(h, SKED_SQL_META_GET, NULL, 0, &r);
+	if (rc == SKED_ESCHEMA) { /* no meta table: a fresh database */
+		/* PostgreSQL aborts a transaction on error; we are not in one
+		 */
+		return SKED_OK;
+	}
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the schema version");
+	if (r.nrows > 0)
+		*version = (int)sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
+	return SKED_OK;
+}
+
+/* Run each ';'-terminated statement of a rendered step. */
+static int
+run_step(sked *h, char *sql)
+{
+	char *s = sql;
+	while (*s) {
+		char *end = s;
+		/* a statement ends at ';' followed by blanks and a newline */
+		for (;;) {
+			end = strchr(end, ';');
+			if (!end)
+				break;
+			char *t = end + 1;
+			while (*t == ' ' || *t == '\t' || *t == '\r')
+				t++;
+			if (*t == '\n' || *t == '\0')
+				break;
+			end++;
+		}
+		if (end)
+			*end = '\0';
+		/* skip blank and comment-only pieces */
+		const char *c = s;
+		int has_sql = 0;
+		while (*c) {
+			while (*c == ' ' || *c == '\t' || *c == '\n' ||
+			       *c == '\r')
+				c++;
+			if (c[0] == '-' && c[1] == '-') {
+				c = strchr(c, '\n');
+				if (!c)
+					break;
+				continue;
+			}
+			has_sql = *c != '\0';
+			break;
+		}
+		if (has_sql) {
+			int rc = sked__qdyn(h, s, NULL, 0, NULL);
+			/* where DDL is not transactional, a step cut short
+			 * (a crash after its DDL, before the version was
+			 * recorded) runs again: an index that exists already
+			 * is then done, not an error */
+			int native = sked__db_err(h->db)->native;
+			if (rc != SKED_OK && native &&
+			    (native == h->dialect->ddl_exists_error ||
+			     native == h->dialect->ddl_exists_error2))
+				rc = SKED_OK;
+			if (rc != SKED_OK)
+				return rc;
+		}
+		if (!end)
+			break;
+		s = end + 1;
+	}
+	return SKED_OK;
+}
+
+static int
+apply(sked *h, int *applied)
+{
+	const sked_dialect *d = h->dialect;
+	int rc, version = 0;
+	if ((rc = sked__q(h, SKED_SQL_META_CREATE, NULL, 0, NULL)) != SKED_OK)
+		return sked__fail_db(h, rc, "cannot create the meta table");
+	sked_res r = {0};
+	if ((rc = sked__q(h, SKED_SQL_META_GET, NULL, 0, &r)) != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the schema version");
+	if (r.nrows > 0)
+		version = (int)sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
+	if (version > SKED_SCHEMA_VERSION)
+		return sked__fail(
+		        h, SKED_ESCHEMA,
+		        "the database's schema is at version %d, newer "
+		        "than this sked knows (%d)",
+		        version, SKED_SCHEMA_VERSION);
+	for (const sked_schema_step *st = d->schema; st && st->version; st++) {
+		if (st->version <= version || st->version > SKED_SCHEMA_VERSION)
+			continue;
+		char *sql = sked__dialect_expand(d, h->prefix, st->sql);
+		if (!sql)
+			return sked__fail(h, SKED_ENOMEM, "out of memory");
+		rc = run_step(h, sql);
+		free(sql);
+		if (rc != SKED_OK) {
+			char ctx[64];
+			snprintf(ctx, sizeof ctx, "schema step %d failed",
+			         st->version);
+			return sked__fail_db(h, rc, ctx);
+		}
+		char v[16];
+		snprintf(v, sizeof v, "%d", st->version);
+		sked_val p[2] = {SKED_TEXTV("schema_version"), SKED_TEXTV(v)};
+		if ((rc = sked__q(h, SKED_SQL_META_DEL, p, 1, NULL)) !=
+		            SKED_OK ||
+		    (rc = sked__q(h, SKED_SQL_META_PUT, p, 2, NULL)) != SKED_OK)
+			return sked__fail_db(
+			        h, rc, "cannot record the schema version");
+		version = st->version;
+		(*applied)++;
+	}
+	return SKED_OK;
+}
+
+int
+sked__schema_migrate(sked *h)
+{
+	const sked_dialect *d = h->dialect;
+	int rc, applied = 0;
+	/* Where DDL is transactional the lock is taken inside the migration's
+	 * transaction: a transaction-scoped lock (PostgreSQL's
+	 * pg_advisory_xact_lock) then holds exactly as long as the work and
+	 * never outlives it in a server session a pooler hands on. */
+	if (d->ddl_in_tx) {
+		rc = sked__begin(h, 0);
+		if (rc != SKED_OK)
+			return sked__fail_db(h, rc,
+			                     "cannot begin the migration");
+	}
+	if (d->migrate_lock) {
+		/* a template: the lock may be keyed by the prefix */
+		char *lock =
+		        sked__dialect_expand(d, h->prefix, d->migrate_lock);
+		rc = lock ? sked__qdyn(h, lock, NULL, 0, NULL) : SKED_ENOMEM;
+		free(lock);
+		if (rc != SKED_OK) {
+			sked__fail_db(h, rc, "cannot take the migration lock");
+			if (d->ddl_in_tx)
+				sked__rollback(h);
+			return rc;
+		}
+	}
+	rc = apply(h, &applied);
+	if (d->ddl_in_tx) {
+		if (rc == SKED_OK) {
+			rc = sked__commit(h);
+			if (rc != SKED_OK)
+				sked__fail_db(h, rc,
+				              "cannot commit the migration");
+		} else {
+			sked__rollback(h);
+		}
+	}
+	if (d->migrate_unlock) {
+		char *unlock =
+		        sked__dialect_expand(d, h->prefix, d->migrate_unlock);
+		if (unlock)
+			sked__ignore(sked__qdyn(h, unlock, NULL, 0, NULL));
+		free(unlock);
+	}
+	if (rc == SKED_OK && applied)
+		sked__log(SKED_LOG_INFO, "schema migrated to version %d",
+		          SKED_SCHEMA_VERSION);
+	return rc;
+}

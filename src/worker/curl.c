@@ -1,0 +1,294 @@
+/*
+ * worker/curl.c — http:// and https:// handlers: a task is a POST of its
+ * payload, its facts in Sked-Task-* headers.
+ *
+ * Layer: the worker's pool (worker.h), on libcurl; no SQL. Each pool
+ * thread keeps one curl handle, so connections are reused from task to
+ * task. What an answer means:
+ *
+ *   2xx                      success
+ *   429 or 503 + Retry-After a failed attempt retried after that delay
+ *                            (seconds or an HTTP date) instead of the
+ *                            backoff; the attempt counts as any other
+ *   any other status         a failed attempt, "HTTP 500 Internal Server
+ *                            Error" in the run record
+ *   timeout, refused, TLS…   a failed attempt with curl's own words
+ *
+ * The run's output is the first 4 KiB of the response body. Credentials
+ * come from the worker's environment, never from the task:
+ * SKED_HTTP_AUTHORIZATION_<KIND> (the kind in upper case, '-' and '.' as
+ * '_'), else SKED_HTTP_AUTHORIZATION, sent as the Authorization header.
+ */
+#include "worker/worker.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef SKED_HAVE_CURL
+#include <curl/curl.h>
+
+enum { BODY_MAX = 4096 };
+/* a Retry-After past a year is read as a year */
+#define RETRY_AFTER_MAX_S (366L * 24 * 3600)
+
+struct sked_http {
+	CURL *curl;
+};
+
+struct body {
+	char buf[BODY_MAX + 1];
+	size_t len;
+};
+
+struct reply {
+	long retry_after_s; /* -1: none */
+	char status[128];   /* the status line's reason, if any */
+};
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *ud)
+{
+	struct body *b = ud;
+	size_t len = size * n, room = BODY_MAX - b->len;
+	memcpy(b->buf + b->len, p, len < room ? len : room);
+	b->len += len < room ? len : room;
+	return len; /* the rest is read and dropped */
+}
+
+static size_t
+on_header(char *p, size_t size, size_t n, void *ud)
+{
+	struct reply *r = ud;
+	size_t len = size * n;
+	char line[512];
+	size_t l = len < sizeof line - 1 ? len : sizeof line - 1;
+	memcpy(line, p, l);
+	line[l] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	if (strncmp(line, "HTTP/", 5) == 0) {
+		/* "HTTP/1.1 503 Service Unavailable": keep the reason */
+		const char *sp = strchr(line, ' ');
+		sp = sp ? strchr(sp + 1, ' ') : NULL;
+		snprintf(r->status, sizeof r->status, "%s", sp ? sp + 1 : "");
+		r->retry_after_s = -1;
+	} else if (strncasecmp(line, "Retry-After:", 12) == 0) {
+		const char *v = line + 12;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		char *end = NULL;
+		long s = strtol(v, &end, 10);
+		if (end != v && *end == '\0' && s >= 0) {
+			r->retry_after_s = s;
+		} else {
+			time_t t = curl_getdate(v, NULL);
+			if (t > 0)
+				r->retry_after_s =
+				        t > time(NULL) ? t - time(NULL) : 0;
+		}
+		/* the worker caps it at --retry-max; this keeps the
+		 * milliseconds within int64 (strtol saturates at LONG_MAX) */
+		if (r->retry_after_s > RETRY_AFTER_MAX_S)
+			r->retry_after_s = RETRY_AFTER_MAX_S;
+	}
+	return len;
+}
+
+static int
+on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+            curl_off_t un)
+{
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	const sked_job *j = ud;
+	return atomic_load(&((sked_job *)j)->cancel) != CANCEL_NONE;
+}
+
+static struct curl_slist *
+headers_for(const sked_job *j)
+{
+	char h[SKED_MAX_NAME + 64];
+	struct curl_slist *l = NULL, *t;
+#define ADD(...)                                                               \
+	do {                                                                   \
+		snprintf(h, sizeof h, __VA_ARGS__);                            \
+		if (!(t = curl_slist_append(l, h)))                            \
+			goto oom;                                              \
+		l = t;                                                         \
+	} while (0)
+	ADD("Sked-Task-Id: %lld", (long long)j->t.id);
+	ADD("Sked-Task-Kind: %s", j->t.kind);
+	ADD("Sked-Task-Queue: %s", j->t.queue);
+	ADD("Sked-Task-Attempt: %d", j->t.attempt);
+	ADD("Sked-Task-Max-Attempts: %d", j->t.max_attempts);
+	ADD("Sked-Task-Fencing: %d", j->t.attempt);
+	const char *p = j->t.payload ? j->t.payload : "";
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	ADD("Content-Type: %s", *p == '{' || *p == '['
+	                                ? "application/json"
+	                                : "text/plain; charset=utf-8");
+	ADD("Expect:"); /* no 100-continue round trip for big payloads */
+	/* credentials from the worker's environment only */
+	char name[SKED_MAX_NAME + 32];
+	int k = snprintf(name, sizeof name, "SKED_HTTP_AUTHORIZATION_");
+	for (const char *c = j->t.kind; *c && k < (int)sizeof name - 1; c++)
+		name[k++] = isalnum((unsigned char)*c)
+		                    ? (char)toupper((unsigned char)*c)
+		                    : '_';
+	name[k] = '\0';
+	const char *auth = getenv(name);
+	if (!auth || !*auth)
+		auth = getenv("SKED_HTTP_AUTHORIZATION");
+	if (auth && *auth) {
+		char *a = malloc(strlen(auth) + 32);
+		if (!a)
+			goto oom;
+		sprintf(a, "Authorization: %s", auth);
+		t = curl_slist_append(l, a);
+		free(a);
+		if (!t)
+			goto oom;
+		l = t;
+	}
+#undef ADD
+	return l;
+oom:
+	curl_slist_free_all(l);
+	return NULL;
+}
+
+void
+sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
+{
+	sked_worker *w = j->w;
+	j->ok = 0;
+	j->exit_code = -1;
+	if (!*hp) {
+		*hp = calloc(1, sizeof **hp);
+		if (*hp && !((*hp)->curl = curl_easy_init())) {
+			free(*hp);
+			*hp = NULL;
+		}
+		if (!*hp) {
+			j->error = strdup("cannot start an HTTP client");
+			return;
+		}
+	}
+	CURL *c = (*hp)->curl;
+	struct curl_slist *hdr = headers_for(j);
+	if (!hdr) {
+		j->error = strdup("out of memory");
+		return;
+	}
+	int64_t timeout = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms;
+	struct body b = {.len = 0};
+	struct reply r = {.retry_after_s = -1};
+	char cerr[CURL_ERROR_SIZE] = "";
+	curl_easy_reset(c); /* keeps the connection cache */
+	curl_easy_setopt(c, CURLOPT_URL, x->url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS,
+	                 j->t.payload ? j->t.payload : "");
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
+	                 (curl_off_t)(j->t.payload ? j->t.payload_len : 0));
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "sked/" SKED_VERSION);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, j);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	if (timeout > 0)
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout);
+	CURLcode rc = curl_easy_perform(c);
+	curl_slist_free_all(hdr);
+	if (b.len) {
+		b.buf[b.len] = '\0';
+		j->output = strdup(b.buf);
+	}
+	char msg[600];
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		j->error = strdup("cancelled");
+		return;
+	}
+	if (rc == CURLE_OPERATION_TIMEDOUT) {
+		snprintf(msg, sizeof msg, "timed out after %lld ms",
+		         (long long)timeout);
+		j->error = strdup(msg);
+		return;
+	}
+	if (rc != CURLE_OK) {
+		snprintf(msg, sizeof msg, "HTTP request failed: %s",
+		         cerr[0] ? cerr : curl_easy_strerror(rc));
+		j->error = strdup(msg);
+		return;
+	}
+	long code = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (code >= 200 && code < 300) {
+		j->ok = 1;
+		return;
+	}
+	if ((code == 429 || code == 503) && r.retry_after_s >= 0)
+		j->retry_ms = r.retry_after_s > 0
+		                      ? (int64_t)r.retry_after_s * 1000
+		                      : 1;
+	snprintf(msg, sizeof msg, "HTTP %ld%s%s", code, r.status[0] ? " " : "",
+	         r.status);
+	j->error = strdup(msg);
+}
+
+void
+sked__wk_http_free(sked_http *hp)
+{
+	if (!hp)
+		return;
+	curl_easy_cleanup(hp->curl);
+	free(hp);
+}
+
+int
+sked__wk_http_init(void)
+{
+	static int done;
+	if (!done && curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
+		done = 1;
+	return done ? SKED_OK : SKED_EIO;
+}
+
+#else /* no libcurl in this build */
+
+void
+sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
+{
+	(void)x;
+	(void)hp;
+	j->ok = 0;
+	j->exit_code = -1;
+	j->error = strdup("this build of sked has no HTTP handlers (libcurl)");
+}
+
+void
+sked__wk_http_free(sked_http *hp)
+{
+	(void)hp;
+}
+
+int
+sked__wk_http_init(void)
+{
+	return SKED_EUNSUPPORTED;
+}
+
+#endif

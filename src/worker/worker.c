@@ -1,0 +1,1120 @@
+/*
+ * worker.c — the worker runtime's top: construction, handler and queue
+ * registration, the claim loop, shutdown, and the snapshot of numbers.
+ *
+ * Layer: the top of the library, on the model (lease.h, claim.h, sched.h)
+ * and the rest of the runtime in src/worker/: the pool (pool.c), renewal
+ * and the watchdog (renew.c), the finisher (finish.c), and what they all
+ * share (jobs.c). worker/worker.h maps the threads and what each owns.
+ */
+#include "worker/worker.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc/exec.h"
+#include "proc/guard.h"
+#include "model/lease.h"
+#include "model/limits.h"
+#include "model/sched.h"
+#include "util/ident.h"
+#include "util/log.h"
+
+/* ---- construction ---- */
+
+static int
+parse_queues(sked_worker *w, const char *spec)
+{
+	/* "Q[:N],…" */
+	const char *s = spec;
+	while (*s) {
+		const char *end = strchr(s, ',');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		char item[SKED_MAX_NAME + 16];
+		if (len == 0 || len >= SKED_MAX_NAME + 8)
+			return sked__fail(w->h, SKED_EINVAL,
+			                  "queues '%.100s': empty or too long "
+			                  "entry",
+			                  spec);
+		memcpy(item, s, len);
+		item[len] = '\0';
+		int max = 0;
+		char *colon = strchr(item, ':');
+		if (colon) {
+			*colon = '\0';
+			char *e;
+			long v = strtol(colon + 1, &e, 10);
+			if (*e || v < 1 || v > 100000)
+				return sked__fail(w->h, SKED_EINVAL,
+				                  "queues: '%s' is not a slot "
+				                  "count (want Q:N, N >= 1)",
+				                  colon + 1);
+			max = (int)v;
+		}
+		if (sked__check_name(w->h, "queue", item) != SKED_OK)
+			return SKED_EINVAL;
+		wqueue *q = realloc(w->queues,
+		                    sizeof *q * (size_t)(w->nqueues + 1));
+		if (!q)
+			return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+		w->queues = q;
+		memset(&q[w->nqueues], 0, sizeof *q);
+		memcpy(q[w->nqueues].name, item, strlen(item) + 1);
+		q[w->nqueues].max = max;
+		w->nqueues++;
+		if (!end)
+			break;
+		s = end + 1;
+	}
+	return SKED_OK;
+}
+
+SKED_API int
+sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
+{
+	if (!h || !out)
+		return SKED_EINVAL;
+	*out = NULL;
+	if (h->borrowed)
+		return sked__fail(h, SKED_EINVAL,
+		                  "a worker needs a connection of its own, not "
+		                  "the application's");
+	sked_worker *w = calloc(1, sizeof *w);
+	if (!w)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	w->h = h;
+	w->wake_fd = -1;
+	if (opts)
+		w->o = *opts;
+	w->o.node_id = NULL;
+	w->o.queues = NULL;
+	if (w->o.concurrency <= 0)
+		w->o.concurrency = 4;
+	if (w->o.lease_ms <= 0)
+		w->o.lease_ms = 30000;
+	if (w->o.poll_ms <= 0)
+		w->o.poll_ms = 1000;
+	if (w->o.grace_ms <= 0)
+		w->o.grace_ms = 30000;
+	if (w->o.retry_base_ms <= 0)
+		w->o.retry_base_ms = 1000;
+	if (w->o.retry_max_ms <= 0)
+		w->o.retry_max_ms = 3600 * 1000;
+	int rc = SKED_OK;
+	if (w->o.prefetch < SKED_PREFETCH_OFF || w->o.prefetch > 10000)
+		rc = sked__fail(h, SKED_EINVAL,
+		                "prefetch %d is out of range: 0 (adaptive), "
+		                "1-10000 (that many ahead) or "
+		                "SKED_PREFETCH_OFF",
+		                w->o.prefetch);
+	else if (w->o.concurrency > 1024)
+		rc = sked__fail(h, SKED_EINVAL,
+		                "concurrency %d is out of range 1-1024",
+		                w->o.concurrency);
+	else if (w->o.lease_ms < 1000)
+		rc = sked__fail(h, SKED_EINVAL,
+		                "a lease shorter than 1s cannot be renewed "
+		                "safely");
+	if (rc == SKED_OK && opts && opts->node_id) {
+		if ((rc = sked__check_name(h, "node id", opts->node_id)) !=
+		    SKED_OK)
+			;
+		else
+			snprintf(w->node_id, sizeof w->node_id, "%s",
+			         opts->node_id);
+	} else if (rc == SKED_OK) {
+		sked__default_id(w->node_id, sizeof w->node_id);
+	}
+	if (rc == SKED_OK && opts && opts->queues && *opts->queues)
+		rc = parse_queues(w, opts->queues);
+	if (rc == SKED_OK) {
+		w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (w->wake_fd < 0)
+			rc = sked__fail(h, SKED_EIO, "eventfd: %s",
+			                strerror(errno));
+	}
+	if (rc != SKED_OK) {
+		sked_worker_free(w);
+		return rc;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	pthread_cond_init(&w->cv_done, NULL);
+	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)sked__mono_ms();
+	*out = w;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_worker_free(sked_worker *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < w->nhandlers; i++) {
+		free(w->handlers[i].url);
+		if (w->handlers[i].argv) {
+			for (char **a = w->handlers[i].argv; *a; a++)
+				free(*a);
+			free(w->handlers[i].argv);
+		}
+	}
+	free(w->handlers);
+	free(w->queues);
+	free(w->stray_ids);
+	free(w->stray_att);
+	free(w->kinds);
+	sked__guard_stop(w->guard);
+	if (w->wake_fd >= 0) {
+		close(w->wake_fd);
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+		pthread_cond_destroy(&w->cv_done);
+	}
+	free(w);
+}
+
+static handler *
+add_handler(sked_worker *w, const char *kind)
+{
+	/* "*" is the catch-all: it runs kinds no other handler names, and
+	 * makes the worker claim every kind */
+	if (!kind || (strcmp(kind, "*") != 0 &&
+	              sked__check_name(w->h, "kind", kind) != SKED_OK)) {
+		if (!kind)
+			sked__fail(w->h, SKED_EINVAL, "a handler needs a kind");
+		return NULL;
+	}
+	for (int i = 0; i < w->nhandlers; i++)
+		if (strcmp(w->handlers[i].kind, kind) == 0) {
+			sked__fail(w->h, SKED_EINVAL,
+			           "kind '%s' has two handlers", kind);
+			return NULL;
+		}
+	handler *v =
+	        realloc(w->handlers, sizeof *v * (size_t)(w->nhandlers + 1));
+	if (!v) {
+		sked__fail(w->h, SKED_ENOMEM, "out of memory");
+		return NULL;
+	}
+	w->handlers = v;
+	handler *x = &v[w->nhandlers++];
+	memset(x, 0, sizeof *x);
+	snprintf(x->kind, sizeof x->kind, "%s", kind);
+	return x;
+}
+
+SKED_API int
+sked_worker_handle(sked_worker *w, const char *kind, sked_handler_fn fn,
+                   void *userdata)
+{
+	if (!w || !fn)
+		return SKED_EINVAL;
+	handler *x = add_handler(w, kind);
+	if (!x)
+		return SKED_EINVAL;
+	x->fn = fn;
+	x->ud = userdata;
+	return SKED_OK;
+}
+
+static int
+add_argv_handler(sked_worker *w, const char *kind, const char *const *argv,
+                 int64_t timeout_ms, int type)
+{
+	if (!w || !argv || !argv[0] || !*argv[0])
+		return SKED_EINVAL;
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **copy = calloc(n + 1, sizeof *copy);
+	if (!copy)
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (!(copy[i] = strdup(argv[i]))) {
+			for (size_t k = 0; k < i; k++)
+				free(copy[k]);
+			free(copy);
+			return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+		}
+	handler *x = add_handler(w, kind);
+	if (!x) {
+		for (size_t i = 0; i < n; i++)
+			free(copy[i]);
+		free(copy);
+		return SKED_EINVAL;
+	}
+	x->argv = copy;
+	x->type = type;
+	x->timeout_ms = timeout_ms;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_worker_handle_program(sked_worker *w, const char *kind,
+                           const char *const *argv, int64_t timeout_ms)
+{
+	return add_argv_handler(w, kind, argv, timeout_ms, H_PROGRAM);
+}
+
+SKED_API int
+sked_worker_handle_pipe(sked_worker *w, const char *kind,
+                        const char *const *argv, int64_t timeout_ms)
+{
+	return add_argv_handler(w, kind, argv, timeout_ms, H_PIPE);
+}
+
+SKED_API int
+sked_worker_handle_http(sked_worker *w, const char *kind, const char *url,
+                        int64_t timeout_ms)
+{
+	if (!w || !url)
+		return SKED_EINVAL;
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
+		return sked__fail(w->h, SKED_EINVAL,
+		                  "an HTTP handler's URL must start with "
+		                  "http:// or https://");
+	if (sked__wk_http_init() != SKED_OK)
+		return sked__fail(w->h, SKED_EUNSUPPORTED,
+		                  "this build of sked has no HTTP handlers "
+		                  "(built without libcurl)");
+	char *copy = strdup(url);
+	if (!copy)
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	handler *x = add_handler(w, kind);
+	if (!x) {
+		free(copy);
+		return SKED_EINVAL;
+	}
+	x->type = H_HTTP;
+	x->url = copy;
+	x->timeout_ms = timeout_ms;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_worker_stop(sked_worker *w, int immediate)
+{
+	/* async-signal-safe: an atomic and a write(2) */
+	int want = immediate ? 2 : 1;
+	int cur = atomic_load(&w->stop);
+	while (cur < want &&
+	       !atomic_compare_exchange_weak(&w->stop, &cur, want))
+		;
+	sked__wk_ring(w);
+}
+
+SKED_API void
+sked_worker_get_counters(sked_worker *w, sked_worker_counters *out)
+{
+	pthread_mutex_lock(&w->mu);
+	*out = w->counters;
+	pthread_mutex_unlock(&w->mu);
+}
+
+SKED_API const char *
+sked_worker_node_id(const sked_worker *w)
+{
+	return w->node_id;
+}
+
+/* ---- the loop ---- */
+
+/* Hand claimed tasks to the pool. */
+static int
+dispatch(sked_worker *w, sked_claimed *c, int n, int qi, int64_t leased)
+{
+	int rc = SKED_OK;
+	for (int i = 0; i < n; i++) {
+		sked_job *j = calloc(1, sizeof *j);
+		int fd = j ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+		if (!j || fd < 0) {
+			/* cannot run it: give the attempt back at once */
+			free(j);
+			sked_outcome o = {.id = c[i].id,
+			                  .attempt = c[i].attempt,
+			                  .max_attempts = c[i].max_attempts,
+			                  .started_ms = c[i].started_ms,
+			                  .what = SKED_FIN_UNSTARTED,
+			                  .exit_code = -1,
+			                  .error = "worker out of resources"};
+			sked__ignore(sked__finish(w->h, w->node_id, &o, 1));
+			rc = SKED_ENOMEM;
+			free(c[i].queue);
+			free(c[i].kind);
+			free(c[i].payload);
+			continue;
+		}
+		j->w = w;
+		j->t = c[i];
+		j->qi = qi;
+		j->cancel_fd = fd;
+		j->since = sked__mono_ms();
+		j->leased = leased;
+		j->slot = -1;
+		pthread_mutex_lock(&w->mu);
+		sked__wk_move(w, j, JOB_QUEUED);
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	free(c);
+	return rc;
+}
+
+/* Slots the loop may fill now (w->mu held): the threads plus the
+ * prefetch queue. Results waiting to be recorded hold capacity too: at
+ * most one slot's worth of them per thread, so a finisher that falls
+ * behind slows claiming instead of letting a backlog (and huge finish
+ * batches) build up. */
+static int
+free_slots_locked(const sked_worker *w)
+{
+	int cap = w->o.concurrency + w->ahead;
+	int by_slots = cap - w->nheld;
+	int unrecorded = w->nunrecorded;
+	if (w->fused) /* the next claim records these itself */
+		unrecorded -= w->ndone < FINISH_MAX ? w->ndone : FINISH_MAX;
+	int by_backlog = cap + w->o.concurrency - w->nheld - unrecorded;
+	return by_slots < by_backlog ? by_slots : by_backlog;
+}
+
+/* Prefetch (w->mu held): how many tasks to hold ahead of free threads,
+ * after a claim that asked for `asked` and got `got`. --prefetch N holds
+ * N ahead, as told. Adaptive (auto, the default):
+ *
+ * A claim that came back short means the queue is drained: hold nothing
+ * ahead, so that new work goes to idle workers instead of waiting here.
+ * A full one means a backlog: double what is held ahead, up to the
+ * least of
+ *   - PREFETCH_AUTO_MAX;
+ *   - what this worker starts in PREFETCH_HORIZON_MS at its measured
+ *     start rate: an idle worker elsewhere never waits longer than that
+ *     for work this one holds, and a worker whose handlers are slow holds
+ *     next to nothing;
+ *   - what it starts in a quarter of a lease: a prefetched task starts
+ *     long before its lease (renewed meanwhile anyway) could matter;
+ *   - until the rate is first measured, the concurrency. */
+#define PREFETCH_AUTO_MAX   1000
+#define PREFETCH_HORIZON_MS 100
+/* how long a claim may wait for half the prefetch to be used up */
+#define PREFETCH_LINGER_MS 20
+/* the start rate's window */
+#define RATE_WINDOW_MS 250
+
+static void
+adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
+{
+	if (w->o.prefetch < 0) /* SKED_PREFETCH_OFF */
+		return;
+	if (w->o.prefetch > 0) {
+		w->ahead = w->o.prefetch;
+		return;
+	}
+	/* tasks a pool thread took per second (started, not claimed, or
+	 * prefetching would feed its own bound) */
+	if (!w->rate_at) {
+		w->rate_at = now;
+		w->rate_started = w->nstarted;
+	} else if (now - w->rate_at >= RATE_WINDOW_MS) {
+		w->rate = (double)(w->nstarted - w->rate_started) * 1000.0 /
+		          (double)(now - w->rate_at);
+		w->rate_known = 1;
+		w->rate_at = now;
+		w->rate_started = w->nstarted;
+	}
+	if (got < asked) {
+		w->ahead = 0;
+		return;
+	}
+	int64_t horizon = w->o.lease_ms / 4 < PREFETCH_HORIZON_MS
+	                          ? w->o.lease_ms / 4
+	                          : PREFETCH_HORIZON_MS;
+	int want = w->ahead > 0 ? w->ahead * 2 : w->o.concurrency;
+	if (!w->rate_known) {
+		if (want > w->o.concurrency)
+			want = w->o.concurrency;
+	} else if (want > w->rate * (double)horizon / 1000.0) {
+		want = (int)(w->rate * (double)horizon / 1000.0);
+	}
+	if (want > PREFETCH_AUTO_MAX)
+		want = PREFETCH_AUTO_MAX;
+	w->ahead = want;
+}
+
+/* One round trip for the last outcomes and the next claim (fused): take
+ * what the pool has completed and send it with the claim. */
+static int
+finish_and_claim(sked_worker *w, sked_claim_req *req, sked_claimed **c, int *n)
+{
+	int nd = 0;
+	sked_job *done = sked__wk_take_done(w, FINISH_MAX, 0, &nd);
+	sked_outcome *o = done ? sked__wk_outcomes(w, done, nd) : NULL;
+	if (done && !o) {
+		sked__wk_requeue_done(w, done);
+		done = NULL;
+		nd = 0;
+	}
+	if (done) {
+		/* recording them frees their share of the backlog */
+		pthread_mutex_lock(&w->mu);
+		int room = free_slots_locked(w);
+		int by_slots = w->o.concurrency + w->ahead - w->nheld;
+		pthread_mutex_unlock(&w->mu);
+		req->limit = room < by_slots ? room : by_slots;
+		if (req->limit < 0)
+			req->limit = 0;
+	}
+	/* nothing to record: the plain claim, a lighter statement */
+	int rc = done ? sked__finish_claim(w->h, w->node_id, o, nd, req, c, n)
+	              : sked__claim(w->h, req, c, n);
+	if (done) {
+		if (rc == SKED_OK) {
+			sked__wk_recorded(w, done, o, nd);
+		} else {
+			sked__log(SKED_LOG_WARN,
+			          "cannot record %d result(s) yet: %s", nd,
+			          sked_errmsg(w->h));
+			sked__wk_unrecorded(w, done, o, nd);
+			sked__wk_note(w, &w->finish_errors, NULL, 0);
+		}
+	}
+	free(o);
+	return rc;
+}
+
+/* Claim for every queue with free slots. Returns 1 when a claim came back
+ * full (there is probably more to take at once). */
+static int
+claim_some(sked_worker *w, int *db_failed)
+{
+	int full = 0;
+	w->claimed_last = 0;
+	int nq = w->nqueues ? w->nqueues : 1;
+	for (int qi = 0; qi < nq; qi++) {
+		pthread_mutex_lock(&w->mu);
+		int free_slots = free_slots_locked(w);
+		if (w->nqueues && w->queues[qi].max > 0) {
+			int qfree = w->queues[qi].max - w->queues[qi].held;
+			if (qfree < free_slots)
+				free_slots = qfree;
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (free_slots <= 0)
+			continue;
+		sked_claim_req req = {
+		        .node_id = w->node_id,
+		        .queue = w->nqueues ? w->queues[qi].name : NULL,
+		        .limit = free_slots,
+		        .lease_ms = w->o.lease_ms,
+		        .kinds = w->kinds,
+		};
+		sked_claimed *c = NULL;
+		int n = 0;
+		int64_t sent = sked__mono_ms();
+		unsigned long long seq =
+		        atomic_fetch_add(&w->claims_begun, 1) + 1;
+		/* limited queues claim through limits.c, never fused */
+		/* outcomes ride with claims while there is a backlog (the
+		 * last claim came back full); when the queue is drained the
+		 * finisher records them at once on its own connection, and
+		 * the claim connection stays free for the next new task */
+		int fuse = w->fused && qi == 0 && w->backlog &&
+		           sked__limits_plain(w->h, &req);
+		if (qi == 0 && w->fused)
+			/* tell the finisher whether outcomes ride with claims */
+			atomic_store(&w->fusing, fuse);
+		int rc = fuse ? finish_and_claim(w, &req, &c, &n)
+		              : sked__limits_claim(w->h, &req, &c, &n);
+		if (rc != SKED_OK && n > 0) {
+			/* claimed, but not all read back: run what was */
+			(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
+			c = NULL;
+			n = 0;
+		}
+		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
+		              rc == SKED_OK ? &w->claim_hist : NULL,
+		              sked__mono_ms() - sent);
+		if (rc != SKED_OK) {
+			sked__log(SKED_LOG_WARN, "claim failed: %s",
+			          sked_errmsg(w->h));
+			/* it may have committed all the same (a reply lost
+			 * with the connection): find out before going on */
+			w->claim_unknown = 1;
+			atomic_store(&w->claims_dispatched, seq);
+			if (rc == SKED_EUNAVAILABLE)
+				sked__ignore(sked__wk_reconnect(
+				        w, w->h, SKED_CONN_CLAIMS));
+			*db_failed = 1;
+			return 0;
+		}
+		pthread_mutex_lock(&w->mu);
+		adapt_prefetch(w, req.limit, n, sked__mono_ms());
+		pthread_mutex_unlock(&w->mu);
+		if (n == req.limit && n > 0)
+			full = 1;
+		if (qi == 0)
+			w->backlog = n == req.limit && n > 0;
+		w->claimed_last += n;
+		(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
+		atomic_store(&w->claims_dispatched, seq);
+	}
+	return full;
+}
+
+/* After a claim that failed: tasks this node holds with no job here were
+ * claimed by it all the same (the claim committed, its reply was lost).
+ * No claim is under way (the loop is the only claimer), so every held
+ * task without a job is one of those. */
+static int
+resolve_unknown_claims(sked_worker *w)
+{
+	int64_t *ids = NULL;
+	int *att = NULL;
+	int n = 0;
+	int rc = sked__held(w->h, w->node_id, &ids, &att, &n);
+	if (rc == SKED_OK)
+		rc = sked__wk_give_back_strays(w, w->h, ids, att, n);
+	else if (rc == SKED_EUNAVAILABLE)
+		sked__ignore(sked__wk_reconnect(w, w->h, SKED_CONN_CLAIMS));
+	free(ids);
+	free(att);
+	return rc;
+}
+
+static int
+outstanding(sked_worker *w, int64_t *count)
+{
+	*count = 0;
+	int nq = w->nqueues ? w->nqueues : 1;
+	for (int qi = 0; qi < nq; qi++) {
+		int64_t c = 0;
+		int rc = sked__outstanding(
+		        w->h, w->nqueues ? w->queues[qi].name : NULL, w->kinds,
+		        &c);
+		if (rc != SKED_OK)
+			return rc;
+		*count += c;
+	}
+	return SKED_OK;
+}
+
+static void
+cancel_held(sked_worker *w, int why)
+{
+	pthread_mutex_lock(&w->mu);
+	for (sked_job *j = w->held; j; j = j->hnext)
+		sked__wk_job_cancel(j, why);
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* Jobs this worker still answers for: queued, running, or done but not
+ * yet recorded. */
+static int
+unsettled(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int n = w->nheld + w->nunrecorded;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+static int
+nheld(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int n = w->nheld;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
+/* Sleep until rung, notified, or timeout. */
+static void
+wait_for_work(sked_worker *w, int64_t timeout_ms)
+{
+	struct pollfd fds[2] = {{.fd = w->wake_fd, .events = POLLIN}};
+	int nfds = 1;
+	sked_db *db = w->h->db;
+	int sock = sked__db_socket(db); /* LISTEN's, or SQLite's WAL watch */
+	if (sock >= 0 && !w->h->listen_sql) {
+		/* the WAL watch fires on any commit: wait on it only with room */
+		pthread_mutex_lock(&w->mu);
+		sock = free_slots_locked(w) > 0 ? sock : -1;
+		pthread_mutex_unlock(&w->mu);
+	}
+	if (sock >= 0) {
+		fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
+		nfds = 2;
+	}
+	int r = poll(fds, (nfds_t)nfds, (int)timeout_ms);
+	if (r > 0 && (fds[0].revents & POLLIN))
+		sked__wk_drain_fd(w->wake_fd);
+	if (r > 0 && nfds == 2 && fds[1].revents) {
+		sked__db_drain_notify(db);
+		/* SQLite writes a commit's WAL frames (which the watch sees)
+		 * before it publishes the commit in the WAL index (which it
+		 * does not): a claim made at once may miss the commit that
+		 * woke it, so an empty one looks again a moment later */
+		w->wal_woke = !w->h->listen_sql;
+	}
+}
+
+SKED_API int
+sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms, int64_t dead_ms,
+                          int64_t cancelled_ms)
+{
+	if (!w)
+		return SKED_EINVAL;
+	if (succeeded_ms < 0 || dead_ms < 0 || cancelled_ms < 0)
+		return sked__fail(w->h, SKED_EINVAL,
+		                  "retention: an age is 0 (keep) or more");
+	w->keep_ms[0] = succeeded_ms;
+	w->keep_ms[1] = dead_ms;
+	w->keep_ms[2] = cancelled_ms;
+	return SKED_OK;
+}
+
+static int
+start_threads(sked_worker *w)
+{
+	sked__wk_waits_start(w);
+	int rc = sked__reopen(w->h, &w->hb);
+	if (rc != SKED_OK) {
+		sked__fail(w->h, rc, "cannot open the heartbeat connection: %s",
+		           sked_errmsg(w->hb));
+		return rc;
+	}
+	rc = sked__reopen(w->h, &w->hf);
+	if (rc != SKED_OK) {
+		sked__fail(w->h, rc,
+		           "cannot open the finisher's connection: %s",
+		           sked_errmsg(w->hf));
+		return rc;
+	}
+	if (pthread_create(&w->fin_thread, NULL, sked__wk_finisher_main, w) !=
+	    0)
+		return sked__fail(w->h, SKED_ENOMEM,
+		                  "cannot start the finisher thread");
+	w->fin_started = 1;
+	w->threads = calloc((size_t)w->o.concurrency, sizeof *w->threads);
+	if (!w->threads)
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	for (int i = 0; i < w->o.concurrency; i++) {
+		if (pthread_create(&w->threads[i], NULL, sked__wk_pool_main,
+		                   w) != 0)
+			return sked__fail(w->h, SKED_ENOMEM,
+			                  "cannot start pool thread: %s",
+			                  strerror(errno));
+		w->nthreads++;
+	}
+	atomic_store(&w->lease_ok_ms, sked__mono_ms());
+	if (pthread_create(&w->hb_thread, NULL, sked__wk_heartbeat_main, w) !=
+	    0)
+		return sked__fail(w->h, SKED_ENOMEM,
+		                  "cannot start heartbeat thread");
+	w->hb_started = 1;
+	if (pthread_create(&w->wd_thread, NULL, sked__wk_watchdog_main, w) != 0)
+		return sked__fail(w->h, SKED_ENOMEM,
+		                  "cannot start watchdog thread");
+	w->wd_started = 1;
+	if (w->keep_ms[0] > 0 || w->keep_ms[1] > 0 || w->keep_ms[2] > 0) {
+		/* retention: a thread and, per turn, a connection of its own,
+		 * so claims never wait for it */
+		if (pthread_create(&w->prune_thread, NULL, sked__wk_pruner_main,
+		                   w) != 0)
+			return sked__fail(w->h, SKED_ENOMEM,
+			                  "cannot start the pruner thread");
+		w->prune_started = 1;
+	}
+	return SKED_OK;
+}
+
+static void
+stop_threads(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->pool_exit = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	for (int i = 0; i < w->nthreads; i++)
+		pthread_join(w->threads[i], NULL);
+	free(w->threads);
+	w->threads = NULL;
+	w->nthreads = 0;
+	/* the pool is gone: the finisher records what is left, then ends */
+	pthread_mutex_lock(&w->mu);
+	w->fin_exit = 1;
+	pthread_cond_signal(&w->cv_done);
+	pthread_mutex_unlock(&w->mu);
+	if (w->fin_started) {
+		pthread_join(w->fin_thread, NULL);
+		w->fin_started = 0;
+	}
+	sked_close(w->hf);
+	w->hf = NULL;
+	atomic_store(&w->hb_exit, 1);
+	if (w->wd_started) {
+		pthread_join(w->wd_thread, NULL);
+		w->wd_started = 0;
+	}
+	if (w->hb_started) {
+		pthread_join(w->hb_thread, NULL);
+		w->hb_started = 0;
+	}
+	if (w->prune_started) {
+		pthread_join(w->prune_thread, NULL);
+		w->prune_started = 0;
+	}
+	sked_close(w->hp);
+	w->hp = NULL;
+	sked_close(w->hb);
+	w->hb = NULL;
+	sked__wk_waits_stop(w);
+}
+
+/* What this worker's claims ask for: the kinds it has handlers for, as
+ * ",a,b," (names hold no comma), or any kind when a catch-all ("*") is
+ * among them. A task no handler here can run is never claimed, so it
+ * spends no attempt waiting for a worker that can. */
+static int
+claimable_kinds(sked_worker *w)
+{
+	free(w->kinds);
+	w->kinds = NULL;
+	size_t len = 2;
+	for (int i = 0; i < w->nhandlers; i++) {
+		if (strcmp(w->handlers[i].kind, "*") == 0)
+			return SKED_OK;
+		len += strlen(w->handlers[i].kind) + 1;
+	}
+	if (w->nhandlers == 0)
+		return sked__fail(w->h, SKED_EINVAL,
+		                  "the worker has no handler: it would claim "
+		                  "nothing");
+	if (!(w->kinds = malloc(len)))
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	char *p = w->kinds;
+	*p++ = ',';
+	for (int i = 0; i < w->nhandlers; i++) {
+		size_t n = strlen(w->handlers[i].kind);
+		memcpy(p, w->handlers[i].kind, n);
+		p += n;
+		*p++ = ',';
+	}
+	*p = '\0';
+	return SKED_OK;
+}
+
+/* The node's row, the worker's first write. A database that stops
+ * answering between the open and this write (a server restarting, a
+ * Galera node that has left the primary component) is waited for as the
+ * running loop waits for it: with backoff up to 5 s, until a stop is
+ * asked for, and for at most a minute with until_empty. Any other error
+ * is the caller's at once. */
+static int
+register_node(sked_worker *w)
+{
+	sked *h = w->h;
+	int64_t since = 0, backoff = 100;
+	for (;;) {
+		int rc = sked__node_register(h, w->node_id, w->o.lease_ms,
+		                             w->o.concurrency);
+		if (rc != SKED_EUNAVAILABLE || atomic_load(&w->stop))
+			return rc;
+		int64_t now = sked__mono_ms();
+		if (!since) {
+			since = now;
+			sked__log(SKED_LOG_WARN,
+			          "worker %s: %s; waiting for the database",
+			          w->node_id, sked_errmsg(h));
+		} else if (w->o.until_empty &&
+		           now - since > UNTIL_EMPTY_GIVE_UP_MS) {
+			return rc;
+		}
+		wait_for_work(w, backoff);
+		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+		sked__ignore(sked__wk_reconnect(w, h, SKED_CONN_CLAIMS));
+	}
+}
+
+SKED_API int
+sked_worker_run(sked_worker *w)
+{
+	if (!w)
+		return SKED_EINVAL;
+	sked *h = w->h;
+	int rc = register_node(w);
+	if (rc != SKED_OK)
+		return rc;
+	if (h->listen_sql) {
+		if (sked__qdyn(h, h->listen_sql, NULL, 0, NULL) == SKED_OK)
+			h->listening = 1;
+		else
+			sked__log(SKED_LOG_WARN,
+			          "cannot listen for new tasks (%s); polling "
+			          "only",
+			          sked__db_err(h->db)->msg);
+	}
+	/* program handlers get a deadline that holds while this process
+	 * cannot run (guard.h); callbacks freeze with the worker anyway */
+	int programs = 0;
+	for (int i = 0; i < w->nhandlers; i++)
+		programs |= w->handlers[i].argv != NULL;
+	if (programs && !w->guard &&
+	    sked__guard_start(w->o.concurrency, &w->guard) != SKED_OK)
+		sked__log(SKED_LOG_WARN,
+		          "cannot start the lease guard process: a handler of "
+		          "a frozen worker could outlive its lease");
+	atomic_store(&w->pool_slots, 0);
+	/* outcomes ride with claims: one round trip where the dialect can
+	 * say it and the claims are skip-locked ones anyway (PostgreSQL),
+	 * one write transaction on SQLite */
+	w->fused = ((h->dialect->caps & SKED_CAP_FUSED) &&
+	            h->strategy->id == SKED_STRAT_SKIP_LOCKED) ||
+	           h->strategy->id == SKED_STRAT_SQLITE;
+	atomic_store(&w->fusing, w->fused);
+	w->ahead = 0;
+	if ((rc = claimable_kinds(w)) != SKED_OK)
+		return rc;
+	rc = start_threads(w);
+	if (rc != SKED_OK) {
+		stop_threads(w);
+		(void)sked__node_unregister(h, w->node_id);
+		return rc;
+	}
+	atomic_store(&w->loop_ok_ms, sked__mono_ms());
+	atomic_store(&w->fin_ok_ms, sked__mono_ms());
+	atomic_store(&w->run_started, 1);
+	sked__log(SKED_LOG_INFO,
+	          "worker %s started: %d slot(s), lease %llds, strategy %s",
+	          w->node_id, w->o.concurrency,
+	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
+
+	int64_t next_reap = 0, grace_end = 0, first_free = 0, next_prune = 0;
+	int64_t failing_since = 0;
+	int gave_up = 0;
+	int64_t db_backoff = 0;
+	sked_sched_clock sched = {0}; /* schedules: sched.c */
+	int64_t sched_in = 0;
+	for (;;) {
+		int db_failed = 0;
+		int stop = atomic_load(&w->stop);
+
+		if (w->claim_unknown && resolve_unknown_claims(w) == SKED_OK)
+			w->claim_unknown = 0;
+
+		if (stop) {
+			int64_t now = sked__mono_ms();
+			if (!grace_end) {
+				grace_end =
+				        now + (stop == 2 ? 0 : w->o.grace_ms);
+				/* prefetched tasks not yet started go back now:
+				 * the grace period is for tasks under way */
+				pthread_mutex_lock(&w->mu);
+				for (sked_job *j = w->jobs_head; j; j = j->next)
+					sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
+				pthread_mutex_unlock(&w->mu);
+				/* said once that is done: none of them starts */
+				sked__log(SKED_LOG_INFO,
+				          "stopping: %d task(s) running",
+				          nheld(w));
+			}
+			if (stop == 2 || now >= grace_end)
+				cancel_held(w, CANCEL_SHUTDOWN);
+			if (unsettled(w) == 0)
+				break;
+			if (now > grace_end + 10000)
+				break; /* the finisher says what it could not
+				          record */
+			wait_for_work(w, 100);
+			continue;
+		}
+
+		int64_t now = sked__mono_ms();
+		if (now >= next_reap) {
+			int taken = 0;
+			if (sked__reap(h, &taken) != SKED_OK)
+				db_failed = 1;
+			int64_t every =
+			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
+			next_reap = now + every;
+		}
+		/* forget nodes dead for a day (docs/operations.md) */
+		if (!db_failed && now >= next_prune) {
+			sked__ignore(
+			        sked_nodes_prune(h, SKED_NODE_PRUNE_MS, NULL));
+			next_prune = now + 60000;
+		}
+		/* fire due schedules (exactly once across the cluster) */
+		if (!db_failed)
+			sched_in = sked__sched_poll(h, &sched, now);
+
+		/* claim at once when half the slots or more are free (or all
+		 * are idle); a lone free slot waits a moment for company */
+		int full = 0, linger = 0;
+		pthread_mutex_lock(&w->mu);
+		int busy_slots = w->nheld;
+		int free_now = free_slots_locked(w);
+		int ahead = w->ahead;
+		pthread_mutex_unlock(&w->mu);
+		if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2) {
+			/* tasks wait here (at least ahead/2 of them, as
+			 * every thread is busy): claim again once half the
+			 * prefetch is used up, in one larger batch, or after
+			 * a while */
+			if (!first_free)
+				first_free = now;
+			linger = now - first_free < PREFETCH_LINGER_MS;
+		} else if (free_now > 0 && busy_slots > 0 &&
+		           free_now < (w->o.concurrency + 1) / 2) {
+			if (!first_free)
+				first_free = now;
+			linger = now - first_free < LINGER_MS;
+		}
+		if (!db_failed && !linger) {
+			full = claim_some(w, &db_failed);
+			first_free = 0;
+		}
+
+		if (w->o.until_empty && !db_failed && unsettled(w) == 0) {
+			int64_t left = 0;
+			if (outstanding(w, &left) == SKED_OK && left == 0)
+				break;
+		}
+		if (db_failed) {
+			/* a worker keeps trying (it may hold running tasks);
+			 * a one-shot drain gives up after a minute */
+			if (!failing_since)
+				failing_since = sked__mono_ms();
+			if (w->o.until_empty && unsettled(w) == 0 &&
+			    sked__mono_ms() - failing_since >
+			            UNTIL_EMPTY_GIVE_UP_MS) {
+				gave_up = 1;
+				break;
+			}
+			db_backoff = db_backoff ? db_backoff * 2 : 100;
+			if (db_backoff > 5000)
+				db_backoff = 5000;
+			wait_for_work(w, db_backoff);
+			continue;
+		}
+		db_backoff = 0;
+		failing_since = 0;
+		atomic_store(&w->loop_ok_ms, sked__mono_ms());
+		pthread_mutex_lock(&w->mu);
+		int more = free_slots_locked(w) > 0;
+		pthread_mutex_unlock(&w->mu);
+		if (full && more)
+			continue;
+		if (linger) {
+			wait_for_work(w, LINGER_MS);
+			continue;
+		}
+		if (w->wal_woke) {
+			w->wal_woke = 0;
+			if (!w->claimed_last) {
+				wait_for_work(w, WAL_RECHECK_MS);
+				continue;
+			}
+		}
+		wait_for_work(w, sched_in > 0 && sched_in < w->o.poll_ms
+		                         ? sched_in
+		                         : w->o.poll_ms);
+	}
+
+	atomic_store(&w->run_started, 0);
+	stop_threads(w);
+	sked__exec_kill_all(SIGKILL);
+	sked__guard_stop(w->guard);
+	w->guard = NULL;
+	if (sked__node_unregister(h, w->node_id) != SKED_OK)
+		sked__log(SKED_LOG_WARN, "%s", sked_errmsg(h));
+	sked_worker_counters c;
+	sked_worker_get_counters(w, &c);
+	h->listening = 0;
+	if (gave_up)
+		return sked__fail(h, SKED_EUNAVAILABLE,
+		                  "the database stayed unreachable for %ds; "
+		                  "giving up (--until-empty)",
+		                  UNTIL_EMPTY_GIVE_UP_MS / 1000);
+	sked__log(SKED_LOG_INFO,
+	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
+	          "failed, %lld dead, %lld given back, %lld late",
+	          w->node_id, (long long)c.claimed, (long long)c.succeeded,
+	          (long long)c.failed, (long long)c.dead, (long long)c.released,
+	          (long long)c.late);
+	return SKED_OK;
+}
+
+/* ---- operations: the snapshot ---- */
+
+static int64_t
+age_of(const sked_worker *w, int64_t then, int64_t now)
+{
+	if (!atomic_load(&w->run_started))
+		return -1;
+	return now > then ? now - then : 0;
+}
+
+SKED_API int
+sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
+{
+	if (!w || !out)
+		return SKED_EINVAL;
+	memset(out, 0, sizeof *out);
+	out->kinds = w->nhandlers
+	                     ? calloc((size_t)w->nhandlers, sizeof *out->kinds)
+	                     : NULL;
+	if (w->nhandlers && !out->kinds)
+		return SKED_ENOMEM;
+	int64_t now = sked__mono_ms();
+	pthread_mutex_lock(&w->mu);
+	out->c = w->counters;
+	out->slots = w->o.concurrency;
+	out->busy = w->nheld;
+	out->unrecorded = w->nunrecorded;
+	out->claim = w->claim_hist;
+	out->claim_errors = w->claim_errors;
+	out->renewals = w->renewals;
+	out->renewal_errors = w->renewal_errors;
+	out->finish_errors = w->finish_errors;
+	for (int i = 0; i < 4; i++) {
+		out->reconnects[i] = w->reconnects[i];
+		out->reconnect_failures[i] = w->reconnect_failures[i];
+	}
+	memcpy(out->lock_waits, w->lock_waits, sizeof out->lock_waits);
+	/* the finisher is stuck only while something waits for it */
+	int64_t fin = w->done_head ? atomic_load(&w->fin_ok_ms) : now;
+	for (int i = 0; i < w->nhandlers; i++) {
+		out->kinds[i] = w->handlers[i].m;
+		snprintf(out->kinds[i].kind, sizeof out->kinds[i].kind, "%s",
+		         w->handlers[i].kind);
+	}
+	out->nkinds = (size_t)w->nhandlers;
+	pthread_mutex_unlock(&w->mu);
+	out->running = atomic_load(&w->run_started);
+	out->loop_age_ms = age_of(w, atomic_load(&w->loop_ok_ms), now);
+	out->beat_age_ms = age_of(w, atomic_load(&w->lease_ok_ms), now);
+	out->finish_age_ms = age_of(w, fin, now);
+	out->lease_ms = w->o.lease_ms;
+	out->poll_ms = w->o.poll_ms;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_worker_metrics_free(sked_worker_metrics *m)
+{
+	if (!m)
+		return;
+	free(m->kinds);
+	m->kinds = NULL;
+	m->nkinds = 0;
+}
