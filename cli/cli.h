@@ -96,7 +96,7 @@ struct cli {
 
 typedef int (*cli_cmd_fn)(struct cli *c, int argc, char **argv);
 
-/* ---- main.c ---- */
+/* ---- open.c ---- */
 
 /* Open c->h (once) on the resolved URL, creating or upgrading the schema
  * when needed. Returns 0, or a sysexits code after printing one line. */
@@ -111,6 +111,30 @@ int cli_open_existing(struct cli *c);
  * (SKED_EUNAVAILABLE), say so once and retry with backoff (0.5 s doubling
  * to 30 s) for wait_ms (-1: forever; 0: fail at once). */
 int cli_open_wait(struct cli *c, int64_t wait_ms);
+
+/* ---- help.c ---- */
+
+enum { CLI_CMD_HIDDEN = 1, CLI_CMD_NOCONFIG = 2 };
+
+/* One entry of main.c's command table. */
+struct cli_cmd {
+	const char *name;
+	cli_cmd_fn fn;             /* NULL: not available yet */
+	const struct cli_cmd *sub; /* subcommands, ended by a NULL name */
+	const char *usage;         /* what follows "sked " */
+	const char *summary;       /* one line for the command list */
+	const char *details;       /* the flags, for `sked help COMMAND` */
+	unsigned flags;
+};
+
+/* The table whose text cli_help prints (main.c gives it once, at start). */
+void cli_help_table(const struct cli_cmd *commands);
+/* The entry of table named name, or NULL. */
+const struct cli_cmd *cli_cmd_find(const struct cli_cmd *table,
+                                   const char *name);
+/* Every command with its summary; one command's usage and flags. */
+void cli_help_overview(FILE *f);
+void cli_help_one(FILE *f, const struct cli_cmd *t);
 /* Print the usage of a command ("enqueue", "cron next") to f. */
 void cli_help(FILE *f, const char *name);
 
@@ -133,9 +157,6 @@ int cli_opt_error(const char *cmd, int ch, char **argv);
 
 /* Strict parsers for flag values: on failure they print
  * "sked: FLAG: 'VALUE' is not …" and return EX_USAGE; else 0. */
-/* --prefetch / [worker] prefetch: auto (0), off or 0 (SKED_PREFETCH_OFF),
- * or N up to 10000 (adaptive, at most N); -1 for anything else */
-int cli_prefetch_value(const char *s, int *out);
 int cli_parse_prefetch(const char *flag, const char *s, int *out);
 int cli_parse_int(const char *flag, const char *s, long long min, long long max,
                   long long *out);
@@ -223,6 +244,12 @@ cli_sleep_ms(int64_t ms)
 {
 	cli_sleep_ns(ms * 1000000);
 }
+
+/* ---- values.c ---- */
+
+/* --prefetch / [worker] prefetch: auto (0), off or 0 (SKED_PREFETCH_OFF),
+ * or N up to 10000 (adaptive, at most N); -1 for anything else */
+int cli_prefetch_value(const char *s, int *out);
 
 /* ---- config.c ---- */
 

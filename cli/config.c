@@ -159,28 +159,6 @@ on_sked(struct parse *p, const char *name, const char *value)
 	return fail(p, "unknown key '%s' in [%s]", name, "sked");
 }
 
-/* [worker] prefetch and --prefetch (cli.h) */
-int
-cli_prefetch_value(const char *s, int *out)
-{
-	char *end;
-	long v;
-	if (strcmp(s, "auto") == 0) {
-		*out = 0; /* sked_worker_options: 0 is adaptive */
-		return 0;
-	}
-	if (strcmp(s, "off") == 0) {
-		*out = SKED_PREFETCH_OFF;
-		return 0;
-	}
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v > 10000)
-		return -1;
-	*out = v == 0 ? SKED_PREFETCH_OFF : (int)v; /* 0: none ahead */
-	return 0;
-}
-
 static int
 on_worker(struct parse *p, const char *name, const char *value)
 {

@@ -1,6 +1,7 @@
 /*
  * main.c — the `sked` program's entry: global flags, the precedence of
- * settings, the command table, help, and opening the database.
+ * settings and the command table (its help text is printed by help.c,
+ * the database opened by open.c).
  *
  * Layer: the command-line program, a client of <sked.h> only. Global
  * flags come before the command name:
@@ -24,19 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { CMD_HIDDEN = 1, CMD_NOCONFIG = 2 };
-
-struct cmd {
-	const char *name;
-	cli_cmd_fn fn;         /* NULL: not available yet */
-	const struct cmd *sub; /* subcommands, ended by a NULL name */
-	const char *usage;     /* what follows "sked " */
-	const char *summary;   /* one line for the command list */
-	const char *details;   /* the flags, for `sked help COMMAND` */
-	unsigned flags;
-};
-
-static const struct cmd cron_cmds[] = {
+static const struct cli_cmd cron_cmds[] = {
         {"next", cmd_cron_next, NULL,
          "cron next EXPR [--tz TZ] [--from TIME] [--count N]",
          "print the next fire instants of a cron expression",
@@ -80,7 +69,7 @@ static const struct cmd cron_cmds[] = {
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
-static const struct cmd lock_cmds[] = {
+static const struct cli_cmd lock_cmds[] = {
         {"run", cmd_lock_run, NULL,
          "lock run NAME --ttl D [--wait D] [--at-least D] "
          "[--exit-zero-if-locked]\n"
@@ -105,7 +94,7 @@ static const struct cmd lock_cmds[] = {
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
-static const struct cmd queue_cmds[] = {
+static const struct cli_cmd queue_cmds[] = {
         {"set", cmd_queue_set, NULL,
          "queue set QUEUE [--concurrency N|none] [--per-key N|none] "
          "[--rate N/DURATION|none]",
@@ -130,7 +119,7 @@ static const struct cmd queue_cmds[] = {
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
-static const struct cmd commands[] = {
+static const struct cli_cmd commands[] = {
         {"init", cmd_init, NULL, "init", "create or upgrade the schema",
          "  Every command that uses the database creates or upgrades the\n"
          "  schema on first use; init does only that, explicitly.\n",
@@ -290,11 +279,11 @@ static const struct cmd commands[] = {
          "the showcase: 4 worker processes on a fresh SQLite database",
          "  Ignores --db, --config and --strategy: it always makes a new\n"
          "  SQLite database in a new temporary folder and prints its path.\n",
-         CMD_NOCONFIG},
+         CLI_CMD_NOCONFIG},
         {"help", NULL, NULL, "help [COMMAND]", "describe a command", NULL,
-         CMD_NOCONFIG},
+         CLI_CMD_NOCONFIG},
         {"__demo-handler", cmd_demo_handler, NULL, "__demo-handler LOG",
-         "the demo's handler program", NULL, CMD_HIDDEN | CMD_NOCONFIG},
+         "the demo's handler program", NULL, CLI_CMD_HIDDEN | CLI_CMD_NOCONFIG},
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -323,122 +312,21 @@ catch_sigpipe(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-static const struct cmd *
-find(const struct cmd *table, const char *name)
-{
-	for (; table->name != NULL; table++)
-		if (strcmp(table->name, name) == 0)
-			return table;
-	return NULL;
-}
-
-static void
-print_overview(FILE *f)
-{
-	const struct cmd *t;
-
-	fprintf(f,
-	        "usage: sked [--db URL] [--config FILE] [--strategy S] "
-	        "[--json] COMMAND …\n"
-	        "\n"
-	        "A distributed task scheduler on the database you already "
-	        "run.\n"
-	        "\n"
-	        "Global flags (before the command):\n"
-	        "  --db URL         sqlite:PATH, postgres://…, mysql://…, "
-	        "mariadb://…,\n"
-	        "                   odbc:CONNECTION-STRING (default %s)\n"
-	        "  --config FILE    an INI file (see docs/cli.md)\n"
-	        "  --strategy S     auto, skip-locked, readpast, optimistic "
-	        "or sqlite\n"
-	        "  --json           machine-readable output\n"
-	        "  --log-format F   text (default) or json: one object per "
-	        "log line\n"
-	        "  -h, --help       this help;  --version  the version\n"
-	        "Environment: SKED_DATABASE_URL, SKED_CONFIG, SKED_STRATEGY "
-	        "stand for the\n"
-	        "flags. Precedence: flag, environment, config file, "
-	        "default.\n"
-	        "Also read: SKED_LOG (error, warn, info or debug; default "
-	        "info),\n"
-	        "SKED_LOG_FORMAT (text or json), SKED_DASHBOARD_AUTH "
-	        "(dashboard --auth),\n"
-	        "SKED_SQLITE_BUSY_MS (SQLite's busy timeout), SKED_TRACE_SQL=1 "
-	        "(log every\n"
-	        "statement), PGCONNECT_TIMEOUT (libpq). Handlers get "
-	        "SKED_TASK_*.\n"
-	        "\n"
-	        "Commands:\n",
-	        CLI_DEFAULT_URL);
-	for (t = commands; t->name != NULL; t++) {
-		const struct cmd *s;
-		if (t->flags & CMD_HIDDEN)
-			continue;
-		if (t->sub == NULL) {
-			fprintf(f, "  %-12s %s\n", t->name, t->summary);
-			continue;
-		}
-		for (s = t->sub; s->name != NULL; s++) {
-			char name[32];
-			snprintf(name, sizeof name, "%s %s", t->name, s->name);
-			fprintf(f, "  %-12s %s\n", name, s->summary);
-		}
-	}
-	fprintf(f, "\nRun 'sked help COMMAND' for a command's flags.\n");
-}
-
-static void
-print_one(FILE *f, const struct cmd *t)
-{
-	const struct cmd *s;
-
-	if (t->sub != NULL) {
-		fprintf(f, "%s:\n", t->summary);
-		for (s = t->sub; s->name != NULL; s++)
-			fprintf(f, "  sked %s\n", s->usage);
-		return;
-	}
-	fprintf(f, "usage: sked %s\n\n%s.\n", t->usage, t->summary);
-	if (t->details != NULL)
-		fprintf(f, "\n%s", t->details);
-}
-
-void
-cli_help(FILE *f, const char *name)
-{
-	char first[64];
-	const char *sp = strchr(name, ' ');
-	const struct cmd *t;
-
-	snprintf(first, sizeof first, "%.*s",
-	         (int)(sp ? (size_t)(sp - name) : strlen(name)), name);
-	t = find(commands, first);
-	if (t != NULL && sp != NULL && t->sub != NULL) {
-		const struct cmd *s = find(t->sub, sp + 1);
-		if (s != NULL)
-			t = s;
-	}
-	if (t == NULL)
-		print_overview(f);
-	else
-		print_one(f, t);
-}
-
 static int
 cmd_help(int argc, char **argv)
 {
-	const struct cmd *t;
+	const struct cli_cmd *t;
 	char name[128];
 
 	if (argc < 2) {
-		print_overview(stdout);
+		cli_help_overview(stdout);
 		return EX_OK;
 	}
-	t = find(commands, argv[1]);
-	if (t == NULL || (t->flags & CMD_HIDDEN))
+	t = cli_cmd_find(commands, argv[1]);
+	if (t == NULL || (t->flags & CLI_CMD_HIDDEN))
 		return cli_usage("help", "unknown command '%s'", argv[1]);
 	if (argc > 2 && t->sub != NULL) {
-		if (find(t->sub, argv[2]) == NULL)
+		if (cli_cmd_find(t->sub, argv[2]) == NULL)
 			return cli_usage("help", "unknown command '%s %s'",
 			                 argv[1], argv[2]);
 		snprintf(name, sizeof name, "%s %s", argv[1], argv[2]);
@@ -447,128 +335,6 @@ cmd_help(int argc, char **argv)
 		cli_help(stdout, argv[1]);
 	}
 	return EX_OK;
-}
-
-/* sked_open on the resolved URL; on failure *rc holds the code and c->h
- * the failed handle (for its message), or NULL. */
-static int
-try_open(struct cli *c, int migrate)
-{
-	sked_options o;
-
-	memset(&o, 0, sizeof o);
-	o.strategy = c->strategy;
-	o.prefix = c->prefix;
-	o.migrate = migrate;
-	return sked_open(c->url, &o, &c->h);
-}
-
-static int
-open_failed(struct cli *c, int rc, const char *after)
-{
-	char red[512];
-	int ex = cli_fail(c->h, rc, "cannot open %s%s",
-	                  sked_redact_url(c->url, red, sizeof red), after);
-
-	sked_close(c->h);
-	c->h = NULL;
-	return ex;
-}
-
-int
-cli_open(struct cli *c)
-{
-	int rc;
-
-	if (c->h != NULL)
-		return 0;
-	rc = try_open(c, 1);
-	return rc == SKED_OK ? 0 : open_failed(c, rc, "");
-}
-
-/* The file of a sqlite: URL, as the driver reads it; NULL for another
- * scheme or an in-memory database. */
-static const char *
-sqlite_file(const char *url)
-{
-	const char *p;
-
-	if (strncasecmp(url, "sqlite:", 7) != 0)
-		return NULL;
-	p = url + 7;
-	if (strncmp(p, "//", 2) == 0)
-		p += 2;
-	return *p == '\0' || strcmp(p, ":memory:") == 0 ? NULL : p;
-}
-
-int
-cli_open_existing(struct cli *c)
-{
-	const char *file = sqlite_file(c->url);
-	int rc;
-
-	if (c->h != NULL)
-		return 0;
-	if (file != NULL && access(file, F_OK) != 0 && errno == ENOENT) {
-		cli_err("no database at %s: 'sked init' (or any command that "
-		        "adds something) creates it; this command only reads",
-		        file);
-		return EX_NOINPUT;
-	}
-	rc = try_open(c, 0);
-	return rc == SKED_OK ? 0 : open_failed(c, rc, "");
-}
-
-int
-cli_open_wait(struct cli *c, int64_t wait_ms)
-{
-	int64_t backoff_ms = 500, waited_ms, t0;
-	char red[512], until[64];
-	int rc, said = 0;
-
-	if (c->h != NULL)
-		return 0;
-	t0 = cli_mono_ms();
-	for (;;) {
-		rc = try_open(c, 1);
-		if (rc == SKED_OK) {
-			if (said)
-				cli_err("database %s answers: starting",
-				        sked_redact_url(c->url, red,
-				                        sizeof red));
-			return 0;
-		}
-		waited_ms = cli_mono_ms() - t0;
-		if (rc != SKED_EUNAVAILABLE || wait_ms == 0 ||
-		    (wait_ms > 0 && waited_ms >= wait_ms)) {
-			char after[96] = "";
-			if (said)
-				snprintf(after, sizeof after,
-				         " (waited %s, --wait-db)",
-				         sked_format_duration(wait_ms, until,
-				                              sizeof until));
-			return open_failed(c, rc, after);
-		}
-		if (!said) {
-			if (wait_ms < 0)
-				snprintf(until, sizeof until, "until it does");
-			else
-				sked_format_duration(wait_ms, until,
-				                     sizeof until);
-			cli_err("cannot reach %s (%s): waiting for it, "
-			        "retrying "
-			        "with backoff up to 30s, for %s (--wait-db)",
-			        sked_redact_url(c->url, red, sizeof red),
-			        sked_errmsg(c->h), until);
-			said = 1;
-		}
-		sked_close(c->h);
-		c->h = NULL;
-		if (wait_ms > 0 && backoff_ms > wait_ms - waited_ms)
-			backoff_ms = wait_ms - waited_ms;
-		cli_sleep_ms(backoff_ms);
-		backoff_ms = backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2;
-	}
 }
 
 static const char *
@@ -580,17 +346,17 @@ env(const char *name)
 }
 
 static int
-dispatch(struct cli *c, const struct cmd *t, int argc, char **argv)
+dispatch(struct cli *c, const struct cli_cmd *t, int argc, char **argv)
 {
-	const struct cmd *s;
+	const struct cli_cmd *s;
 
 	if (t->sub != NULL) {
 		if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
 		    strcmp(argv[1], "--help") == 0) {
-			print_one(argc < 2 ? stderr : stdout, t);
+			cli_help_one(argc < 2 ? stderr : stdout, t);
 			return argc < 2 ? EX_USAGE : EX_OK;
 		}
-		s = find(t->sub, argv[1]);
+		s = cli_cmd_find(t->sub, argv[1]);
 		if (s == NULL)
 			return cli_usage(t->name, "unknown subcommand '%s'",
 			                 argv[1]);
@@ -645,12 +411,13 @@ main(int argc, char **argv)
 	};
 	const char *db = NULL, *config = NULL, *strategy = NULL;
 	const char *log_format = NULL;
-	const struct cmd *t;
+	const struct cli_cmd *t;
 	struct cli c;
 	int ch, ex, closed = 0;
 
 	memset(&c, 0, sizeof c);
 	catch_sigpipe();
+	cli_help_table(commands);
 	opterr = 0;
 	/* '+': stop at the command name; its flags are its own. */
 	while ((ch = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
@@ -671,7 +438,7 @@ main(int argc, char **argv)
 			log_format = optarg;
 			break;
 		case 'h':
-			print_overview(stdout);
+			cli_help_overview(stdout);
 			return EX_OK;
 		case 'V':
 			printf("sked %s (schema version %d)\n", SKED_VERSION,
@@ -686,16 +453,16 @@ main(int argc, char **argv)
 	if ((ex = setup_log(log_format)) != 0)
 		return ex;
 	if (argc < 1) {
-		print_overview(stderr);
+		cli_help_overview(stderr);
 		return EX_USAGE;
 	}
-	t = find(commands, argv[0]);
+	t = cli_cmd_find(commands, argv[0]);
 	if (t == NULL)
 		return cli_usage(NULL, "unknown command '%s'", argv[0]);
 	if (strcmp(t->name, "help") == 0)
 		return cmd_help(argc, argv);
 
-	if (!(t->flags & CMD_NOCONFIG)) {
+	if (!(t->flags & CLI_CMD_NOCONFIG)) {
 		if (config == NULL)
 			config = env("SKED_CONFIG");
 		if (config != NULL &&

@@ -38,7 +38,7 @@ set(SKED_FUZZ_PARSERS
   "fuzz_cron:src/time/cron.c,src/time/tz.c,src/util/timefmt.c"
   "fuzz_tzif:src/time/tz.c,src/time/cron.c,src/util/timefmt.c"
   "fuzz_dur_time:src/util/dur.c,src/util/timefmt.c"
-  "fuzz_config:cli/config.c"
+  "fuzz_config:cli/config.c,cli/values.c"
   "fuzz_pipe:-"
   "fuzz_outcome:src/util/text.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
