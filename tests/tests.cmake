@@ -80,14 +80,17 @@ set_tests_properties(build/drivers PROPERTIES
   ENVIRONMENT "SKED_BUILT_DRIVERS=${SKED_BUILT_DRIVERS};SKED_DRIVERS_OFF=${SKED_DRIVERS_OFF};SKED_BUILD=${CMAKE_BINARY_DIR}"
   LABELS build TIMEOUT 60)
 
-# build/layers: calls between the library's files run one way (no two
-# src/ files call each other, directly or around a loop) and only db.c
-# calls a driver; read from the object files with nm. Needs the library
-# built, which REQUIRED_FILES states.
+# build/layers: sked's floors (the folder-to-floor table in
+# tests/build/t_layers.py, drawn in docs/design.md): no #include and no call
+# goes up a floor, in src/ and cli/ alike, no files call each other around
+# a loop, and only db.c calls a driver. Includes are read from the sources,
+# calls from the object files with nm; REQUIRED_FILES says the library and
+# the program must be built.
 add_test(NAME build/layers COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/build/t_layers.py
-         ${CMAKE_BINARY_DIR}/CMakeFiles/sked_objs.dir ${CMAKE_SOURCE_DIR})
+         ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/CMakeFiles/sked_objs.dir
+         ${CMAKE_BINARY_DIR}/CMakeFiles/sked.dir)
 set_tests_properties(build/layers PROPERTIES
-  REQUIRED_FILES "$<TARGET_FILE:sked_static>" LABELS build TIMEOUT 60)
+  REQUIRED_FILES "$<TARGET_FILE:sked_static>;$<TARGET_FILE:sked>" LABELS build TIMEOUT 60)
 
 # install/*: install into a scratch prefix and build programs against it;
 # package/deb: build the Debian package and look inside it.

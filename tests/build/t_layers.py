@@ -1,40 +1,102 @@
 #!/usr/bin/env python3
-"""t_layers.py OBJDIR SRCDIR — calls between the library's files run one way.
+"""t_layers.py SRCDIR OBJDIR... — sked's floors: includes and calls go down.
 
-Reads the object files of libsked (OBJDIR: the sked_objs target's folder)
-with nm, draws an edge from a file to every file that defines a symbol it
-uses, and fails when the edges make a loop (two files that call each
-other, directly or around a circle), or when a file other than db.c calls
-into a driver's method table. Folders count as their files: src/claim/
-and src/dialect/ are seams of their own, src/db/ the drivers.
+Every folder of src/ and cli/ that holds a .c or .h file stands on one
+floor (FLOORS below: the one table of them; docs/design.md draws it). A
+file may include a header, or call a function, of its own floor or of a
+floor below, never of a floor above. Within a floor, files may call each
+other only one way: any loop (two files that call each other, directly or
+around a circle) fails too. Only src/db/db.c calls a driver (the lib*.c
+files of src/db/driver/: their method tables are db.c's alone).
+
+Includes are read from the sources ('#include "…"', resolved as the
+compiler does: the including file's folder, then src/). Calls are read
+from the object files (OBJDIR: the sked_objs and sked targets' folders)
+with nm: an edge from a file to every file that defines a symbol it uses.
+Headers of include/ (sked.h) are the public API, open to every floor.
 """
 import os
+import re
 import subprocess
 import sys
 
-objdir, srcdir = sys.argv[1], sys.argv[2]
+# folder -> floor, bottom-up. A folder not listed here fails the check.
+FLOORS = {
+    "src/util": 0,       # buffers, logging, time text, names, URLs
+    "src/time": 1,       # tz database, cron, fire arithmetic
+    "src/proc": 1,       # handler programs: spawn, watch; the lease guard
+    "src/dialect": 1,    # what a product is (detect) and its SQL registry
+    "src/db/driver": 2,  # the drivers, their results and error maps
+    "src/db": 3,         # the driver seam: db.c
+    "src/handle": 4,     # struct sked: query, transactions, clock, retry
+    "src/claim": 5,      # the claim strategies
+    "src/model": 6,      # tasks, leases, limits, locks, schedules, schema
+    "src/api": 7,        # the public edge: open, close, what was chosen
+    "src/worker": 8,     # the worker runtime and its threads
+    "cli": 9,            # the sked program, a client of sked.h only
+}
+
+srcdir, objdirs = sys.argv[1], sys.argv[2:]
+fails = []
+
+
+def floor_of(rel):
+    d = os.path.dirname(rel)
+    if d not in FLOORS:
+        fails.append(f"FAIL: {rel}: folder {d}/ has no floor (FLOORS in "
+                     "tests/build/t_layers.py)")
+        return None
+    return FLOORS[d]
+
+
+# ---- includes ----
+sources = []
+for top in ("src", "cli"):
+    for root, _, files in os.walk(os.path.join(srcdir, top)):
+        for f in files:
+            if f.endswith((".c", ".h")):
+                sources.append(os.path.relpath(os.path.join(root, f), srcdir))
+sources.sort()
+inc_re = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+nincludes = 0
+for rel in sources:
+    fl = floor_of(rel)
+    with open(os.path.join(srcdir, rel), encoding="utf-8") as fh:
+        text = fh.read()
+    for name in inc_re.findall(text):
+        target = None
+        for base in (os.path.dirname(rel), "src"):
+            cand = os.path.normpath(os.path.join(base, name))
+            if os.path.exists(os.path.join(srcdir, cand)):
+                target = cand
+                break
+        if target is None or not target.startswith(("src/", "cli/")):
+            continue  # include/ (the public API) or generated
+        nincludes += 1
+        tf = floor_of(target)
+        if fl is not None and tf is not None and tf > fl:
+            fails.append(f"FAIL: {rel} (floor {fl}) includes {target} "
+                         f"(floor {tf}): a floor up")
+
+# ---- calls ----
 objs = []
-for root, _, files in os.walk(objdir):
-    for f in files:
-        path = os.path.join(root, f)
-        # an object whose source is gone is a leftover of an older build
-        if f.endswith(".c.o") and os.path.exists(
-                os.path.join(srcdir, os.path.relpath(path, objdir)[:-2])):
-            objs.append(path)
+for objdir in objdirs:
+    for root, _, files in os.walk(objdir):
+        for f in files:
+            path = os.path.join(root, f)
+            rel = os.path.relpath(path, objdir)[: -len(".o")]
+            # only sked's own sources: an object whose source is gone is a
+            # leftover of an older build; generated files are data
+            if f.endswith(".c.o") and rel.startswith(("src/", "cli/")) \
+                    and os.path.exists(os.path.join(srcdir, rel)):
+                objs.append((rel, path))
 if not objs:
-    sys.exit(f"no object files under {objdir}")
-
-
-def name(path):
-    rel = os.path.relpath(path, objdir)
-    return rel[: -len(".o")]
-
+    sys.exit(f"no object files under {' '.join(objdirs)}")
 
 defined, used = {}, {}
-for o in objs:
+for n, o in objs:
     out = subprocess.run(["nm", "-P", o], capture_output=True, text=True,
                          check=True).stdout
-    n = name(o)
     used[n] = set()
     for line in out.splitlines():
         parts = line.split()
@@ -53,13 +115,20 @@ for n, syms in used.items():
         if d and d != n:
             edges[n].add(d)
 
-# the drivers' method tables are db.c's alone
-for n, targets in edges.items():
-    for t in targets:
-        if t.startswith("src/db/") and n != "src/db.c" and not n.startswith("src/db/"):
-            sys.exit(f"FAIL: {n} calls the driver {t} (only src/db.c may)")
+for n in sorted(edges):
+    fl = floor_of(n)
+    for t in sorted(edges[n]):
+        tf = floor_of(t)
+        if fl is not None and tf is not None and tf > fl:
+            fails.append(f"FAIL: {n} (floor {fl}) calls {t} (floor {tf}): "
+                         "a floor up")
+        drv = t.startswith("src/db/driver/") and \
+            os.path.basename(t).startswith("lib")
+        if drv and n != "src/db/db.c":
+            fails.append(f"FAIL: {n} calls the driver {t} (only "
+                         "src/db/db.c may)")
 
-# loops: every strongly connected group of more than one file
+# ---- loops: every strongly connected group of more than one file ----
 index, low, on, stack, groups = {}, {}, set(), [], []
 counter = [0]
 
@@ -93,8 +162,13 @@ for n in sorted(edges):
         strong(n)
 for g in groups:
     inner = [f"{a} -> {b}" for a in g for b in sorted(edges[a]) if b in g]
-    print("FAIL: files that call each other: " + ", ".join(inner))
-if groups:
+    fails.append("FAIL: files that call each other: " + ", ".join(inner))
+
+for f in dict.fromkeys(fails):
+    print(f)
+if fails:
     sys.exit(1)
-print(f"{len(edges)} files, {sum(len(e) for e in edges.values())} calls "
-      "between them, no loop")
+print(f"{len(FLOORS)} folders on {len(set(FLOORS.values()))} floors; "
+      f"{len(sources)} files, {nincludes} includes and "
+      f"{sum(len(e) for e in edges.values())} calls between files, "
+      "none up a floor, no loop")
