@@ -1,6 +1,9 @@
 /*
  * cli.h — what the files of the `sked` program share.
  *
+ * Folder cli/ (floor 9, docs/design.md): the sked program, a client
+ * of <sked.h> only.
+ *
  * Layer: the command-line program, a client of <sked.h> only (never of
  * anything under src/). main.c parses the global flags and dispatches;
  * config.c reads the INI file; out.c turns library status codes into

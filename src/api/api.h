@@ -2,9 +2,11 @@
  * api/api.h — what the layer of the public edge gives the worker above it
  * beyond <sked.h>.
  *
- * Layer: src/api/, the public edge of the library (api.c: the handle's
- * life cycle; abi.c: what a binding needs). Only src/worker/ includes
- * this file.
+ * Folder src/api/ (floor 7, docs/design.md): the public edge of the
+ * library: api.c (a handle's life cycle), abi.c (what bindings need).
+ * Calls model/ and below.
+ *
+ * Only src/worker/ includes this file.
  */
 #ifndef SKED_API_API_H
 #define SKED_API_API_H

@@ -1,6 +1,10 @@
 /*
  * claim.h — the claim-strategy seam: how to take up to N due tasks safely.
  *
+ * Folder src/claim/ (floor 5, docs/design.md): the claim-strategy seam
+ * (claim.c) and the strategies (onestep.c, optimistic.c, rows.c). Calls
+ * handle/ and below.
+ *
  * Layer: between the model and the dialects. A strategy is an algorithm
  * (the seed's fetchTasks(limit)); the SQL it runs comes from the dialect.
  * Every strategy leaves each claimed task with status running, node_id set

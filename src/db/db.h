@@ -1,12 +1,15 @@
 /*
  * db.h — the driver seam: how bytes reach a database server.
  *
- * Layer: below the model (queue.c, lease.c, sched.c, lock.c, admin.c) and the claim
- * strategies; above the drivers in src/db/. A driver knows nothing of
- * tasks: it connects, reports the server's product and version, runs one
- * SQL statement with bound parameters and hands back a materialized result.
- * Which SQL to say is the dialect's business (dialect.h); when to say it is
- * the model's.
+ * Folder src/db/ (floor 3, docs/design.md): the driver seam; db.c is
+ * the one file that calls a driver.
+ *
+ * Layer: below the model (queue.c, lease.c, sched.c, lock.c, admin.c) and
+ * the claim strategies; above the drivers in src/db/driver/. A driver knows
+ * nothing of tasks: it connects, reports the server's product and version,
+ * runs one SQL statement with bound parameters and hands back a
+ * materialized result. Which SQL to say is the dialect's business
+ * (dialect.h); when to say it is the model's.
  *
  * Every call into a driver goes through db.c, which is the one place for
  * argument asserts, SQL tracing (SKED_TRACE_SQL=1), error mapping and fault

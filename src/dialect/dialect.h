@@ -1,6 +1,11 @@
 /*
  * dialect.h — what to say to each database product: SQL text as data.
  *
+ * Folder src/dialect/ (floor 1, docs/design.md): what a database product
+ * is and what to say to it: detect.c (product, version, strategy),
+ * dialect.c (the SQL registry and its renderer), a file per product.
+ * Data and pure functions; calls only util/.
+ *
  * Layer: the dialect seam, beside the driver seam and below the model. A
  * dialect is a table of SQL texts plus a few expressions (the database
  * clock, time arithmetic) and capability flags. Dialect files are data:

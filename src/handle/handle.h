@@ -2,6 +2,10 @@
  * handle.h — the handle core: struct sked and what every layer above the
  * driver seam does with it.
  *
+ * Folder src/handle/ (floor 4, docs/design.md): struct sked and what
+ * every floor above does with it (handle.c); internal.h is what a model
+ * file includes. Calls db/ and below.
+ *
  * Layer: the bottom of the model. A struct sked is one connection plus
  * what was detected and chosen for it: dialect, claim strategy, rendered
  * SQL. This header declares failing (one-line messages), querying

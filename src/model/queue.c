@@ -1,6 +1,11 @@
 /*
  * queue.c — tasks: enqueue, inspect, cancel, retry, runs, counts.
  *
+ * Folder src/model/ (floor 6, docs/design.md): what a task, a lease, a
+ * limit, a schedule and a lock are, as statements of the registry:
+ * queue.c, lease.c, limits.c, sched.c, lock.c, lock_run.c, admin.c,
+ * retention.c, done.c, schema.c. Calls claim/ and below.
+ *
  * Layer: the model. Every value is a bound parameter; every name is
  * checked against the strict pattern before it reaches SQL. Writes that
  * belong together share one transaction (enqueue_many). What a worker does

@@ -1,6 +1,10 @@
 /*
  * exec.h — run one handler program for one task attempt.
  *
+ * Folder src/proc/ (floor 1, docs/design.md): handler programs as
+ * processes: spawning, feeding and reaping them (exec.c) and the lease
+ * guard that kills one at its deadline (guard.c). No database.
+ *
  * Layer: the worker's execution side, below the pool and beside it (no SQL,
  * no tasks, no clock but the monotonic one). The worker maps a task kind to
  * an argv from its own config and calls sked__exec_run() on a pool thread;

@@ -2,6 +2,10 @@
  * cron.h — cron expressions: parse once, then ask for the next fire
  * instant after a given time in a given zone.
  *
+ * Folder src/time/ (floor 1, docs/design.md): pure time maths: the tz
+ * database (tz.c), cron expressions (cron.c), fire times (fire.c). No
+ * database, no threads; calls only util/.
+ *
  * Layer: pure time maths. Nothing here reads a clock or does I/O: `after`
  * and the zone come in as arguments (the scheduler passes the database's
  * now). Storing schedules and claiming fires is sched.c's business. The

@@ -2,6 +2,10 @@
  * util/buf.h — a growable byte string, for text assembled piece by piece
  * (rendered SQL templates, array literals).
  *
+ * Folder src/util/ (floor 0, docs/design.md): small parts every floor
+ * uses: buffers, logging, durations, time text, names, URLs, the clock.
+ * They call nothing of sked's.
+ *
  * Layer: utilities, used by the dialects. The text stays NUL-terminated
  * after every append. An allocation failure sets oom and makes later
  * appends no-ops, so callers check once at the end.

@@ -2,6 +2,9 @@
  * worker/worker.h — the worker runtime's own header: its state, its jobs,
  * and the functions its files share.
  *
+ * Folder src/worker/ (floor 8, docs/design.md): the worker runtime:
+ * worker.c (the claim loop) and its threads. Calls api/ and below.
+ *
  * Layer: the top of the library, on the model (lease.h, claim.h) and the
  * handler runner (exec.h). Threads and what each owns:
  *

@@ -1,6 +1,11 @@
 /*
  * db/driver/driver.h — what a driver implements, and the connection it fills.
  *
+ * Folder src/db/driver/ (floor 2, docs/design.md): the drivers, one
+ * per client library (libsqlite3.c, libpq.c, libmariadb.c, libodbc.c),
+ * what they fill (result.c) and what errors mean (errmap.c). Called only
+ * by db.c; they call util/ and dialect/detect.c.
+ *
  * Layer: between db.c and the drivers in src/db/driver/. Nothing else includes
  * this file: the model and the strategies reach a connection only through
  * the functions of db.h, so that db.c stays the one place for asserts,

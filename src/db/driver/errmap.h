@@ -2,9 +2,10 @@
  * db/driver/errmap.h — what a product's error codes mean to sked, one map per
  * product, and the connection settings every SQLite connection gets.
  *
- * Layer: below the drivers (the files of src/db/), which call it; it knows
- * error numbers, not connections. The native drivers and the ODBC driver read
- * the same servers, so they share these maps instead of keeping copies.
+ * Layer: below the drivers (the lib*.c files of src/db/driver/), which call
+ * it; it knows error numbers, not connections. The native drivers and the
+ * ODBC driver read the same servers, so they share these maps instead of
+ * keeping copies.
  */
 #ifndef SKED_DB_ERRMAP_H
 #define SKED_DB_ERRMAP_H

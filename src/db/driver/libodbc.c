@@ -1,5 +1,6 @@
 /*
- * db/driver/libodbc.c — the ODBC driver (unixODBC): any database that ships one.
+ * db/driver/libodbc.c — the ODBC driver (unixODBC): any database that
+ * ships one.
  *
  * Layer: a driver behind db.c. It connects with SQLDriverConnect from an
  * odbc: URL (a connection string "Driver=…;Server=…" or a DSN, "DSN=name;…"
@@ -34,9 +35,9 @@
  * server showed as finished, its connection idle and nothing left to
  * read; bounded, that read fails as a lost connection and the worker's
  * recovery of a claim whose outcome is unknown takes over. Which
- * product it is comes from detect.c, what its errors mean from
- * db/driver/errmap.c, and the inserted id, where an INSERT returns no row, is the
- * dialect's to ask for (sked_dialect.last_id).
+ * product it is comes from dialect/detect.c, what its errors mean
+ * from db/driver/errmap.c, and the inserted id, where an INSERT returns
+ * no row, is the dialect's to ask for (sked_dialect.last_id).
  * Error messages are the driver's diagnostic text on one line, with any
  * password from the connection string masked; the connection string
  * itself is never quoted.

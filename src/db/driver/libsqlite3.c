@@ -1,5 +1,6 @@
 /*
- * db/driver/libsqlite3.c — the SQLite driver (libsqlite3), the embedded default.
+ * db/driver/libsqlite3.c — the SQLite driver (libsqlite3), the embedded
+ * default.
  *
  * Layer: a driver behind db.c. It opens the file named by a sqlite: URL in
  * WAL mode with a busy timeout, keeps prepared statements per cache slot,

@@ -2,9 +2,9 @@
  * result.c — a materialized result: what a driver fills and the model
  * reads.
  *
- * Layer: beside the driver seam (db.h declares it). Drivers append cells
- * row by row; the model reads them as integers, text or copies. No SQL,
- * no connection: both sides call down into this file, never the other
+ * Layer: below the drivers and db.c (result.h declares it). Drivers append
+ * cells row by row; the model reads them as integers, text or copies. No
+ * SQL, no connection: both sides call down into this file, never the other
  * way.
  */
 #include "db/driver/result.h"
