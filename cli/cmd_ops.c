@@ -4,7 +4,7 @@
  * shows per queue.
  *
  * Layer: the command-line program, a client of <sked.h> only.
- * cmd_task.c's `nodes` and `stats` call in here; the SQL is the library's
+ * cmd_inspect.c's `nodes` and `stats` call in here; the SQL is the library's
  * (src/model/admin.c).
  */
 #include "ops.h"

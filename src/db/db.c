@@ -282,9 +282,3 @@ sked__db_drain_notify(sked_db *db)
 	if (db->drv->drain_notify)
 		(void)db->drv->drain_notify(db->conn, &db->err);
 }
-
-void *
-sked__db_native(sked_db *db)
-{
-	return db->drv->native ? db->drv->native(db->conn) : NULL;
-}

@@ -248,7 +248,6 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "AND " DUE CLAIM_ORDER " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         [SKED_SQL_OPT_CLAIM] = "UPDATE {p}task SET " CLAIM_SET
                                " WHERE id = ?3 AND version = ?4 AND " DUE,
-        [SKED_SQL_ID_CLAIM] = "UPDATE {p}task SET " CLAIM_SET " WHERE id = ?3",
         [SKED_SQL_IDS_CLAIM] =
                 "UPDATE {p}task SET " CLAIM_SET " WHERE id IN ({ids})",
         [SKED_SQL_IDS_GET] = "SELECT " CLAIMED_COLS " FROM {p}task WHERE id IN "
@@ -270,16 +269,12 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_AND_CREATED_FROM] = " AND created_at >= {ts:{arg}}",
         [SKED_SQL_AND_CREATED_BEFORE] = " AND created_at < {ts:{arg}}",
         [SKED_SQL_LIST_TAIL] = " ORDER BY id DESC{lim:{arg}}",
-        /* the same transitions as SKED_SQL_RETRY and SKED_SQL_CANCEL, for
-         * every task of status ?1 that the fragments after it match */
+        /* the same transition as SKED_SQL_RETRY, for every task of
+         * status ?1 that the fragments after it match */
         [SKED_SQL_RETRY_WHERE] =
                 "UPDATE {p}task SET status = 0, run_at = {now}, "
                 "max_attempts = CASE WHEN attempts >= max_attempts THEN "
                 "attempts + 1 ELSE max_attempts END, finished_at = NULL, "
-                "lease_until = NULL, updated_at = {now}, version = version + "
-                "1 WHERE status = ?1",
-        [SKED_SQL_CANCEL_WHERE] =
-                "UPDATE {p}task SET status = 5, finished_at = {now}, "
                 "lease_until = NULL, updated_at = {now}, version = version + "
                 "1 WHERE status = ?1",
 

@@ -123,8 +123,7 @@ typedef enum sked_sql {
 	SKED_SQL_CAND_Q,
 	SKED_SQL_LOCK_ANY, /* candidates, locked: FOR UPDATE SKIP LOCKED */
 	SKED_SQL_LOCK_Q,
-	SKED_SQL_OPT_CLAIM, /* node ?1, lease ?2, id ?3, version ?4 */
-	SKED_SQL_ID_CLAIM,  /* node ?1, lease ?2, id ?3 (row already locked) */
+	SKED_SQL_OPT_CLAIM,   /* node ?1, lease ?2, id ?3, version ?4 */
 	SKED_SQL_CLAIMED_GET, /* id ?1, node ?2 */
 	SKED_SQL_NODE_EXPIRE, /* node ?1: end a previous incarnation's leases */
 	/* the skip-locked three steps for a whole batch: {ids} stands for the
@@ -142,9 +141,8 @@ typedef enum sked_sql {
 	SKED_SQL_AND_CREATED_FROM,
 	SKED_SQL_AND_CREATED_BEFORE,
 	SKED_SQL_LIST_TAIL,
-	/* bulk retry and cancel by filter: status ?1, then the fragments */
+	/* bulk retry by filter: status ?1, then the fragments */
 	SKED_SQL_RETRY_WHERE,
-	SKED_SQL_CANCEL_WHERE,
 	/* schedules (sched.c) */
 	SKED_SQL_SCHED_EARLIEST,
 	SKED_SQL_SCHED_DUE,

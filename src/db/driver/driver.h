@@ -40,9 +40,6 @@ typedef struct sked_driver {
 	int (*socket)(void *conn);
 	/* optional: consume pending notifications; returns how many arrived */
 	int (*drain_notify)(void *conn, sked_dberr *e);
-	/* optional: the native connection (PGconn *, MYSQL *, sqlite3 *,
-	 * SQLHDBC) */
-	void *(*native)(void *conn);
 	/* optional: wrap a native connection the application holds; close
 	 * must then leave the native connection open */
 	int (*wrap)(void *native, void **conn, sked_dberr *e);

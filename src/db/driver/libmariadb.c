@@ -694,12 +694,6 @@ done:
 	return rc;
 }
 
-static void *
-my_native(void *conn)
-{
-	return ((my *)conn)->m;
-}
-
 const sked_driver sked__driver_mysql = {
         .name = "mariadb",
         .connect = my_connect,
@@ -708,6 +702,5 @@ const sked_driver sked__driver_mysql = {
         .exec = my_exec,
         .socket = NULL,
         .drain_notify = NULL,
-        .native = my_native,
         .wrap = my_wrap,
 };

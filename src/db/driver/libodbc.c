@@ -919,12 +919,6 @@ drop:
 	return SKED_EDB;
 }
 
-static void *
-odbc_native(void *conn)
-{
-	return ((odbc *)conn)->dbc;
-}
-
 const sked_driver sked__driver_odbc = {
         .name = "odbc",
         .connect = odbc_connect,
@@ -933,6 +927,5 @@ const sked_driver sked__driver_odbc = {
         .exec = odbc_exec,
         .socket = NULL,
         .drain_notify = NULL,
-        .native = odbc_native,
         .wrap = odbc_wrap,
 };

@@ -528,12 +528,6 @@ pg_drain_notify(void *c, sked_dberr *e)
 	return n;
 }
 
-static void *
-pg_native(void *c)
-{
-	return ((pgc *)c)->conn;
-}
-
 const sked_driver sked__driver_pg = {
         .name = "libpq",
         .connect = pg_connect,
@@ -542,6 +536,5 @@ const sked_driver sked__driver_pg = {
         .exec = pg_exec,
         .socket = pg_socket,
         .drain_notify = pg_drain_notify,
-        .native = pg_native,
         .wrap = pg_wrap,
 };

@@ -356,12 +356,6 @@ lite_drain_notify(void *conn, sked_dberr *e)
 	return n;
 }
 
-static void *
-lite_native(void *conn)
-{
-	return ((lite *)conn)->db;
-}
-
 const sked_driver sked__driver_sqlite = {
         .name = "sqlite",
         .connect = lite_connect,
@@ -370,5 +364,4 @@ const sked_driver sked__driver_sqlite = {
         .exec = lite_exec,
         .socket = lite_socket,
         .drain_notify = lite_drain_notify,
-        .native = lite_native,
 };
