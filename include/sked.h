@@ -53,7 +53,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 4
+#define SKED_SCHEMA_VERSION 5
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -326,7 +326,8 @@ SKED_API int sked_retry(sked *h, int64_t id);
 
 /* One attempt at a task. */
 typedef struct sked_run {
-	int64_t id;
+	int64_t id; /* 0: the attempt that ended the task, recorded on its
+	               ended row (schema 5); it is listed last */
 	int64_t task_id;
 	int attempt;
 	char *node_id;

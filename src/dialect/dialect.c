@@ -30,7 +30,8 @@
 	"schedule_name, {ms:fire_time}, last_error, {ms:created_at}, "         \
 	"{ms:updated_at}, {ms:finished_at}"
 
-#define DONE_COLS SKED__DONE_COLS
+#define DONE_COLS   SKED__DONE_COLS
+#define DONE_T_COLS SKED__DONE_T_COLS
 
 /* the columns TASK_COLS reads, as they are (a list of both tables) */
 #define RAW_COLS                                                               \
@@ -117,10 +118,16 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_TASK_STATUS] =
                 "SELECT status FROM {p}task WHERE id = ?1 UNION ALL "
                 "SELECT status FROM {p}task_done WHERE id = ?1",
+        /* the run rows, then the attempt that ended the task when its
+         * ended row records it (schema 5; run id 0); sked_runs_get puts
+         * that one last */
         [SKED_SQL_RUNS_GET] =
                 "SELECT id, task_id, attempt, node_id, {ms:started_at}, "
                 "{ms:finished_at}, outcome, exit_code, error, output "
-                "FROM {p}run WHERE task_id = ?1 ORDER BY id",
+                "FROM {p}run WHERE task_id = ?1 UNION ALL SELECT 0, id, "
+                "attempts, node_id, {ms:started_at}, {ms:finished_at}, "
+                "outcome, exit_code, error, output FROM {p}task_done "
+                "WHERE id = ?1 AND outcome IS NOT NULL ORDER BY 1",
         [SKED_SQL_CANCEL] =
                 "UPDATE {p}task SET status = 5, finished_at = {now}, "
                 "lease_until = NULL, updated_at = {now}, version = version + 1 "
@@ -380,6 +387,16 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_GAUGES] = GAUGES,
         [SKED_SQL_RUNS_RECENT] = "SELECT {ms:finished_at}, outcome FROM {p}run "
                                  "ORDER BY id DESC{lim:?1}",
+        /* each ending status's newest through {p}task_done's (status,
+         * finished_at) index */
+        [SKED_SQL_DONE_RECENT] =
+                "SELECT * FROM (SELECT {ms:finished_at} AS f, outcome FROM "
+                "{p}task_done WHERE status = 2 AND finished_at >= {now+?2} "
+                "AND outcome IS NOT NULL ORDER BY finished_at DESC{lim:?1}) a "
+                "UNION ALL SELECT * FROM (SELECT {ms:finished_at} AS f, "
+                "outcome FROM {p}task_done WHERE status = 3 AND finished_at "
+                ">= {now+?2} AND outcome IS NOT NULL ORDER BY finished_at "
+                "DESC{lim:?1}) b",
         [SKED_SQL_NODES_PRUNE] =
                 "DELETE FROM {p}node WHERE heartbeat < {now+?1} "
                 "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "
@@ -415,6 +432,11 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "INSERT INTO {p}task_done (" DONE_COLS ") SELECT " DONE_COLS
                 " FROM {p}task WHERE id IN ({ids}) AND status + 0 IN (2, 3, "
                 "5)",
+        [SKED_SQL_DONE_COPY_RUN] =
+                "INSERT INTO {p}task_done (" DONE_COLS ", outcome, exit_code, "
+                "error, output) SELECT " DONE_T_COLS ", v.c4, v.c5, v.c6, "
+                "v.c7 FROM ({rows7}) v JOIN {p}task t ON t.id = v.c1 AND "
+                "t.attempts = v.c2 WHERE t.status + 0 IN (2, 3)",
         [SKED_SQL_DONE_DROP] = "DELETE FROM {p}task WHERE id IN ({ids}) "
                                "AND status + 0 IN (2, 3, 5)",
         [SKED_SQL_DONE_UNIQUE] =
@@ -444,6 +466,12 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "1 WHERE status = ?1 AND id IN ({ids})",
         [SKED_SQL_RETRY_LOCK] = "UPDATE {p}task_done SET version = version + 1 "
                                 "WHERE id IN ({ids}) AND status IN (3, 5)",
+        [SKED_SQL_RETRY_RUNS] =
+                "INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
+                "finished_at, outcome, exit_code, error, output) SELECT id, "
+                "attempts, node_id, started_at, finished_at, outcome, "
+                "exit_code, error, output FROM {p}task_done WHERE id IN "
+                "({ids}) AND status IN (3, 5) AND outcome IS NOT NULL",
         [SKED_SQL_RETRY_BACK] = SKED__RETRY_BACK,
         [SKED_SQL_RETRY_DROP] = "DELETE FROM {p}task_done WHERE id IN ({ids}) "
                                 "AND status IN (3, 5)",

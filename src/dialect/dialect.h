@@ -173,6 +173,9 @@ typedef enum sked_sql {
 	/* what operators read (admin.c) */
 	SKED_SQL_GAUGES,
 	SKED_SQL_RUNS_RECENT,
+	/* the ended tasks' own attempts (schema 5), newest first: ?1 rows at
+	 * most, finished since now + ?2 ms (negative), per ending status */
+	SKED_SQL_DONE_RECENT,
 	SKED_SQL_NODES_PRUNE,
 	/* retention (retention.c): ended tasks of status ?1 finished before now +
 	 * ?2 ms (negative), ?3 at a time; then their runs and themselves */
@@ -184,6 +187,11 @@ typedef enum sked_sql {
 	 * deleted from {p}task, in the transaction that ended them */
 	SKED_SQL_DONE_COPY,
 	SKED_SQL_DONE_DROP,
+	/* the same copy for tasks that a finish ended (schema 5): {rows7}
+	 * from ?1, (id, attempt, started ms, outcome, exit code, error,
+	 * output) each, so that the ended row is the record of the attempt
+	 * that ended it and no run row is written for it */
+	SKED_SQL_DONE_COPY_RUN,
 	/* reading and steering across the move (queue.c, admin.c, sched.c):
 	 * an ended task's unique key ?1, or schedule fire (?1, ?2), in
 	 * {p}task_done; a live task's unique key ?1 */
@@ -207,6 +215,9 @@ typedef enum sked_sql {
 	/* retry of ended tasks {ids} (from ?1): lock their {p}task_done
 	 * rows, copy them back into {p}task as pending (same ids), drop them */
 	SKED_SQL_RETRY_LOCK,
+	/* the attempt an ended row records becomes a run row before the
+	 * row goes back (schema 5) */
+	SKED_SQL_RETRY_RUNS,
 	SKED_SQL_RETRY_BACK,
 	SKED_SQL_RETRY_DROP,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
@@ -294,6 +305,15 @@ typedef enum sked_sql {
 	"max_attempts, node_id, lease_until, started_at, version, "            \
 	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
 	"updated_at, finished_at, concurrency_key"
+
+/* DONE_COLS read from task t, with the attempt's start from v (the
+ * {rows7} of SKED_SQL_DONE_COPY_RUN) */
+#define SKED__DONE_T_COLS                                                      \
+	"t.id, t.queue, t.kind, t.payload, t.status, t.priority, t.run_at, "   \
+	"t.attempts, t.max_attempts, t.node_id, t.lease_until, {ts:v.c3}, "    \
+	"t.version, t.unique_key, t.schedule_name, t.fire_time, "              \
+	"t.last_error, t.created_at, t.updated_at, t.finished_at, "            \
+	"t.concurrency_key"
 
 #define SKED__RETRY_BACK                                                       \
 	"INSERT INTO {p}task (id, queue, kind, payload, status, priority, "    \

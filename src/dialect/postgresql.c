@@ -75,7 +75,8 @@
  * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node,
  * ?11 the successes as 'id:attempt' keys, ?12 the ids of the others.
  * Status 2 and 3 end the task: its row leaves {p}task (ok, gone) for
- * {p}task_done (m) in this statement. 4 is a retry and 0 a release (a
+ * {p}task_done (m) in this statement, with the attempt that ended it;
+ * run rows (r) only for the others and for late results. 4 is a retry and 0 a release (a
  * started attempt stopped at shutdown: it keeps its number and costs no
  * retry): those rows are updated in place (u). A row the guard (owner,
  * attempt, running) rejects is late: recorded, not applied. Each row is
@@ -92,12 +93,17 @@
 	"max_attempts, node_id, lease_until, started_at, version, "            \
 	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
 	"updated_at, finished_at, concurrency_key"
-#define ENDED(st, err)                                                         \
-	"SELECT id, queue, kind, payload, " st ", priority, run_at, "          \
-	"attempts, max_attempts, node_id, NULL::timestamptz, started_at, "     \
-	"version + 1, "                                                        \
-	"unique_key, schedule_name, fire_time, " err ", created_at, now(), "   \
-	"now(), concurrency_key FROM "
+/* An ended task's row for {p}task_done, from the rows a CTE (x) took
+ * out of {p}task and the outcome (o) that ended it: the attempt's start,
+ * outcome, exit code, error and output ride on the row (schema 5), so
+ * no run row is written for it. */
+#define ENDED(st, err, x)                                                      \
+	"SELECT x.id, x.queue, x.kind, x.payload, " st ", x.priority, "        \
+	"x.run_at, x.attempts, x.max_attempts, x.node_id, "                    \
+	"NULL::timestamptz, {ts:o.started_ms}, x.version + 1, x.unique_key, "  \
+	"x.schedule_name, x.fire_time, " err ", x.created_at, now(), now(), "  \
+	"x.concurrency_key, o.outcome, o.exit_code, o.error, o.output FROM " x \
+	" x JOIN o ON o.id = x.id"
 #define FINISH_CTES                                                            \
 	"o AS MATERIALIZED (SELECT * FROM unnest(?1::bigint[], "               \
 	"?2::int[], ?3::int[], ?4::bigint[], ?5::bigint[], ?6::int[], "        \
@@ -110,51 +116,69 @@
 	"gone AS (DELETE FROM {p}task t WHERE t.id = ANY (?12::bigint[]) "     \
 	"AND t.node_id = ?10 AND t.status + 0 = 1 "                            \
 	"AND t.attempts = (?2::int[])[" POS "] "                               \
-	"AND (?3::int[])[" POS "] = 3 "                                        \
-	"RETURNING t.*, (?7::text[])[" POS "] AS end_error), "                 \
-	"m AS (INSERT INTO {p}task_done (" FINISH_COLS                         \
-	") " ENDED("2", "last_error") "ok UNION ALL " ENDED(                   \
-	        "3", "end_error") "gone), "                                    \
-	                          "u AS (UPDATE {p}task t SET status = "       \
-	                          "(?3::int[])[" POS "], "                     \
-	                          "max_attempts = CASE WHEN (?3::int[])[" POS  \
-	                          "] = 0 "                                     \
-	                          "THEN t.max_attempts + 1 ELSE "              \
-	                          "t.max_attempts END, "                       \
-	                          "run_at = CASE (?3::int[])[" POS "] "        \
-	                          "WHEN 4 THEN {now+(?5::bigint[])[" POS       \
-	                          "]} ELSE now() END, "                        \
-	                          "last_error = CASE WHEN (?3::int[])[" POS    \
-	                          "] = 4 "                                     \
-	                          "THEN (?7::text[])[" POS                     \
-	                          "] ELSE t.last_error END, "                  \
-	                          "lease_until = NULL, updated_at = now(), "   \
-	                          "version = t.version + 1 "                   \
-	                          "WHERE t.id = ANY (?12::bigint[]) AND "      \
-	                          "t.node_id = ?10 "                           \
-	                          "AND t.status + 0 = 1 AND t.attempts = "     \
-	                          "(?2::int[])[" POS "] "                      \
-	                          "AND (?3::int[])[" POS                       \
-	                          "] IN (0, 4) RETURNING t.id), "              \
-	                          "a AS (SELECT id FROM ok UNION ALL SELECT "  \
-	                          "id FROM gone UNION ALL "                    \
-	                          "SELECT id FROM u), "                        \
-	                          "r AS (INSERT INTO {p}run (task_id, "        \
-	                          "attempt, node_id, started_at, "             \
-	                          "finished_at, outcome, exit_code, error, "   \
-	                          "output) "                                   \
-	                          "SELECT o.id, o.attempt, ?10, "              \
-	                          "{ts:o.started_ms}, now(), "                 \
-	                          "CASE WHEN a.id IS NULL THEN 'late' ELSE "   \
-	                          "o.outcome END, o.exit_code, "               \
-	                          "CASE WHEN a.id IS NULL THEN 'late ' || "    \
-	                          "o.outcome || "                              \
-	                          "' result, not applied (lease lost)' || "    \
-	                          "coalesce(': ' || o.error, "                 \
-	                          "'') "                                       \
-	                          "ELSE o.error END, o.output "                \
-	                          "FROM o LEFT JOIN a ON a.id = o.id ORDER "   \
-	                          "BY o.ord)"
+	"AND (?3::int[])[" POS "] = 3 RETURNING t.*), "                        \
+	"m AS (INSERT INTO {p}task_done (" FINISH_COLS ", outcome, "           \
+	"exit_code, error, output) " ENDED(                                    \
+	        "2", "x.last_error",                                           \
+	        "ok") " UNION ALL " ENDED("3", "o.error",                      \
+	                                  "gone") "), "                        \
+	                                          "u AS (UPDATE {p}task t "    \
+	                                          "SET status = "              \
+	                                          "(?3::int[])[" POS "], "     \
+	                                          "max_attempts = CASE WHEN "  \
+	                                          "(?3::int[])[" POS "] = 0 "  \
+	                                          "THEN t.max_attempts + 1 "   \
+	                                          "ELSE t.max_attempts END, "  \
+	                                          "run_at = CASE "             \
+	                                          "(?3::int[])[" POS "] "      \
+	                                          "WHEN 4 THEN "               \
+	                                          "{now+(?5::bigint[])[" POS   \
+	                                          "]} ELSE now() END, "        \
+	                                          "last_error = CASE WHEN "    \
+	                                          "(?3::int[])[" POS "] = 4 "  \
+	                                          "THEN (?7::text[])[" POS     \
+	                                          "] ELSE t.last_error END, "  \
+	                                          "lease_until = NULL, "       \
+	                                          "updated_at = now(), "       \
+	                                          "version = t.version + 1 "   \
+	                                          "WHERE t.id = ANY "          \
+	                                          "(?12::bigint[]) AND "       \
+	                                          "t.node_id = ?10 "           \
+	                                          "AND t.status + 0 = 1 AND "  \
+	                                          "t.attempts = "              \
+	                                          "(?2::int[])[" POS "] "      \
+	                                          "AND (?3::int[])[" POS       \
+	                                          "] IN (0, 4) RETURNING "     \
+	                                          "t.id), "                    \
+	                                          "a AS (SELECT id, 1 AS "     \
+	                                          "ended FROM ok UNION ALL "   \
+	                                          "SELECT id, 1 FROM "         \
+	                                          "gone UNION ALL SELECT id, " \
+	                                          "0 FROM u), "                \
+	                                          "r AS (INSERT INTO {p}run "  \
+	                                          "(task_id, attempt, "        \
+	                                          "node_id, started_at, "      \
+	                                          "finished_at, outcome, "     \
+	                                          "exit_code, error, output) " \
+	                                          "SELECT o.id, o.attempt, "   \
+	                                          "?10, {ts:o.started_ms}, "   \
+	                                          "now(), "                    \
+	                                          "CASE WHEN a.id IS NULL "    \
+	                                          "THEN 'late' ELSE "          \
+	                                          "o.outcome END, "            \
+	                                          "o.exit_code, "              \
+	                                          "CASE WHEN a.id IS NULL "    \
+	                                          "THEN 'late ' || o.outcome " \
+	                                          "|| "                        \
+	                                          "' result, not applied "     \
+	                                          "(lease lost)' || "          \
+	                                          "coalesce(': ' || o.error, " \
+	                                          "'') ELSE o.error END, "     \
+	                                          "o.output "                  \
+	                                          "FROM o LEFT JOIN a ON "     \
+	                                          "a.id = o.id WHERE a.ended " \
+	                                          "IS DISTINCT FROM 1 "        \
+	                                          "ORDER BY o.ord)"
 
 static const char finish_arrays[] =
         "WITH " FINISH_CTES " SELECT o.ord, CASE WHEN a.id IS NULL THEN 0 "

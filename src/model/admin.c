@@ -133,6 +133,30 @@ sked_cluster_gauges_free(sked_cluster_gauges *g)
 	memset(g, 0, sizeof *g);
 }
 
+/* (finished ms, outcome) rows into minute buckets aligned to the clock,
+ * the current one last */
+static void
+count_minutes(const sked_res *r, int64_t now, int minutes, int64_t *ok,
+              int64_t *failed)
+{
+	int64_t cur = now / 60000;
+	for (int i = 0; i < r->nrows; i++) {
+		if (sked__res_null(r, i, 0))
+			continue;
+		int64_t ago = cur - sked__res_int(r, i, 0) / 60000;
+		if (ago < 0)
+			ago = 0;
+		if (ago >= minutes)
+			continue;
+		const char *o = sked__res_text(r, i, 1);
+		int k = minutes - 1 - (int)ago;
+		if (o && strcmp(o, SKED_OUTCOME_SUCCEEDED) == 0)
+			ok[k]++;
+		else if (!o || strcmp(o, SKED_OUTCOME_RELEASED) != 0)
+			failed[k]++;
+	}
+}
+
 SKED_API int
 sked_throughput(sked *h, int minutes, int64_t *ok, int64_t *failed)
 {
@@ -144,29 +168,20 @@ sked_throughput(sked *h, int minutes, int64_t *ok, int64_t *failed)
 	int rc = sked_now(h, &now);
 	if (rc != SKED_OK)
 		return rc;
-	sked_val p = SKED_INTV(RUNS_RECENT_MAX);
-	sked_res r = {0};
-	rc = sked__q(h, SKED_SQL_RUNS_RECENT, &p, 1, &r);
-	if (rc != SKED_OK)
-		return sked__fail_db(h, rc, "cannot read recent runs");
-	/* minute buckets aligned to the clock, the current one last */
-	int64_t cur = now / 60000;
-	for (int i = 0; i < r.nrows; i++) {
-		if (sked__res_null(&r, i, 0))
-			continue;
-		int64_t ago = cur - sked__res_int(&r, i, 0) / 60000;
-		if (ago < 0)
-			ago = 0;
-		if (ago >= minutes)
-			continue;
-		const char *o = sked__res_text(&r, i, 1);
-		int k = minutes - 1 - (int)ago;
-		if (o && strcmp(o, SKED_OUTCOME_SUCCEEDED) == 0)
-			ok[k]++;
-		else if (!o || strcmp(o, SKED_OUTCOME_RELEASED) != 0)
-			failed[k]++;
+	/* the run rows, then the attempts that ended tasks, recorded on
+	 * their ended rows (schema 5) */
+	sked_val p[2] = {SKED_INTV(RUNS_RECENT_MAX),
+	                 SKED_INTV(-(int64_t)minutes * 60000 - 60000)};
+	for (int part = 0; part < 2; part++) {
+		sked_res r = {0};
+		rc = sked__q(h,
+		             part ? SKED_SQL_DONE_RECENT : SKED_SQL_RUNS_RECENT,
+		             p, part ? 2 : 1, &r);
+		if (rc != SKED_OK)
+			return sked__fail_db(h, rc, "cannot read recent runs");
+		count_minutes(&r, now, minutes, ok, failed);
+		sked__res_clear(&r);
 	}
-	sked__res_clear(&r);
 	return SKED_OK;
 }
 

@@ -87,6 +87,10 @@ finish_one(sked *h, const char *node, sked_outcome *o)
 		                  SKED_OUTCOME_LATE, o->exit_code, err,
 		                  o->output);
 	}
+	/* an attempt that ended the task is recorded on its ended row by
+	 * the move (sked__move_done_runs), not in a run row */
+	if (o->what == SKED_FIN_OK || o->dead)
+		return SKED_OK;
 	return insert_run(h, o->id, o->attempt, node, o->started_ms, outcome,
 	                  o->exit_code, o->error, o->output);
 }
@@ -281,6 +285,21 @@ out:
 	return rc;
 }
 
+/* One {rows7} row of an outcome: id, attempt, started ms, outcome,
+ * exit code, error, output. */
+static void
+run_vals(sked_val v[7], const sked_outcome *x, const char *outcome,
+         const char *error)
+{
+	v[0] = SKED_INTV(x->id);
+	v[1] = SKED_INTV(x->attempt);
+	v[2] = SKED_INTV(x->started_ms);
+	v[3] = SKED_TEXTV(outcome);
+	v[4] = x->exit_code >= 0 ? SKED_INTV(x->exit_code) : SKED_NULLV;
+	v[5] = SKED_TEXTV(error);
+	v[6] = SKED_TEXTV(x->output);
+}
+
 /* SKED_CAP_BATCH_FINISH (MySQL): the successes among o in a fixed
  * number of statements, inside the caller's transaction: lock the rows
  * this node still runs, mark those succeeded, write every success's run
@@ -288,7 +307,7 @@ out:
  * for the outcomes handled here; the applied ids are appended to ended. */
 static int
 finish_successes(sked *h, const char *node_id, sked_outcome *o, int n,
-                 char *done, int64_t *ended, int *nended)
+                 char *done, const sked_outcome **ended, int *nended)
 {
 	int k = 0;
 	for (int i = 0; i < n; i++)
@@ -341,7 +360,7 @@ finish_successes(sked *h, const char *node_id, sked_outcome *o, int n,
 		for (int j = 0; j < k; j++)
 			if (o[ok[j]].applied) {
 				p[m++] = SKED_INTV(o[ok[j]].id);
-				ended[(*nended)++] = o[ok[j]].id;
+				ended[(*nended)++] = &o[ok[j]];
 			}
 		sql.n = 0;
 		sked__sql_fill(&sql, h->sql[SKED_SQL_FIN_OK_IDS], 1, m);
@@ -352,36 +371,32 @@ finish_successes(sked *h, const char *node_id, sked_outcome *o, int n,
 		if ((rc = sked__qdyn(h, sql.p, p, m, NULL)) != SKED_OK)
 			goto out;
 	}
-	/* 3: a run row for each */
+	/* 3: a run row for each late one (the others are recorded on their
+	 * ended rows by the move) */
 	p[0] = SKED_TEXTV(node_id);
+	int nlate = 0;
 	for (int j = 0; j < k; j++) {
 		const sked_outcome *x = &o[ok[j]];
-		sked_val *v = &p[1 + 7 * j];
-		v[0] = SKED_INTV(x->id);
-		v[1] = SKED_INTV(x->attempt);
-		v[2] = SKED_INTV(x->started_ms);
-		v[3] = SKED_TEXTV(x->applied ? SKED_OUTCOME_SUCCEEDED
-		                             : SKED_OUTCOME_LATE);
-		v[4] = x->exit_code >= 0 ? SKED_INTV(x->exit_code) : SKED_NULLV;
-		if (x->applied) {
-			v[5] = SKED_TEXTV(x->error);
-		} else {
-			snprintf(late[j], sizeof late[j],
-			         "late %s result, not applied (lease lost)%s%s",
-			         SKED_OUTCOME_SUCCEEDED, x->error ? ": " : "",
-			         x->error ? x->error : "");
-			v[5] = SKED_TEXTV(late[j]);
+		if (x->applied)
+			continue;
+		snprintf(late[nlate], sizeof late[nlate],
+		         "late %s result, not applied (lease lost)%s%s",
+		         SKED_OUTCOME_SUCCEEDED, x->error ? ": " : "",
+		         x->error ? x->error : "");
+		run_vals(&p[1 + 7 * nlate], x, SKED_OUTCOME_LATE, late[nlate]);
+		nlate++;
+	}
+	if (nlate > 0) {
+		sql.n = 0;
+		sked__sql_fill(&sql, h->sql[SKED_SQL_RUN_ROWS], 2, nlate);
+		if (sql.oom) {
+			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+			goto out;
 		}
-		v[6] = SKED_TEXTV(x->output);
+		if ((rc = sked__qdyn(h, sql.p, p, 7 * nlate + 1, NULL)) !=
+		    SKED_OK)
+			goto out;
 	}
-	sql.n = 0;
-	sked__sql_fill(&sql, h->sql[SKED_SQL_RUN_ROWS], 2, k);
-	if (sql.oom) {
-		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = sked__qdyn(h, sql.p, p, 7 * k + 1, NULL)) != SKED_OK)
-		goto out;
 	for (int j = 0; j < k; j++)
 		done[ok[j]] = 1;
 out:
@@ -393,12 +408,55 @@ out:
 	return rc;
 }
 
+/* The tasks that outcomes x ended leave the hot table inside the
+ * caller's transaction, each ended row carrying the attempt that ended
+ * it (schema 5): SKED_SQL_DONE_COPY_RUN then SKED_SQL_DONE_DROP, in
+ * chunks under the product's parameter limit and SQLite's 500 terms of
+ * a compound SELECT. */
+static int
+move_done_runs(sked *h, const sked_outcome **x, int n)
+{
+	int per = h->dialect->max_params / 7;
+	if (per > 400)
+		per = 400;
+	sked_val *p = calloc((size_t)(7 * (n < per ? n : per)), sizeof *p);
+	sked_buf copy = {0}, drop = {0};
+	int rc = p ? SKED_OK : sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int at = 0; at < n && rc == SKED_OK; at += per) {
+		int k = n - at < per ? n - at : per;
+		for (int i = 0; i < k; i++) {
+			const sked_outcome *o = x[at + i];
+			run_vals(&p[7 * i], o,
+			         o->what == SKED_FIN_OK ? SKED_OUTCOME_SUCCEEDED
+			                                : SKED_OUTCOME_FAILED,
+			         o->error);
+		}
+		copy.n = drop.n = 0;
+		sked__sql_fill(&copy, h->sql[SKED_SQL_DONE_COPY_RUN], 1, k);
+		sked__sql_fill(&drop, h->sql[SKED_SQL_DONE_DROP], 1, k);
+		if (copy.oom || drop.oom) {
+			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+			break;
+		}
+		rc = sked__qdyn(h, copy.p, p, 7 * k, NULL);
+		if (rc != SKED_OK)
+			break;
+		for (int i = 0; i < k; i++)
+			p[i] = SKED_INTV(x[at + i]->id);
+		rc = sked__qdyn(h, drop.p, p, k, NULL);
+	}
+	free(copy.p);
+	free(drop.p);
+	free(p);
+	return rc;
+}
+
 /* The outcomes' updates, run rows and moves, inside the caller's
  * transaction. */
 static int
 finish_in_tx(sked *h, const char *node_id, sked_outcome *o, int n)
 {
-	int64_t *ended = malloc(sizeof *ended * (size_t)n);
+	const sked_outcome **ended = malloc(sizeof *ended * (size_t)n);
 	char *done = calloc((size_t)n, 1);
 	int rc = SKED_OK, nended = 0;
 	if (!ended || !done) {
@@ -421,11 +479,12 @@ finish_in_tx(sked *h, const char *node_id, sked_outcome *o, int n)
 		rc = finish_one(h, node_id, &o[i]);
 		if (rc == SKED_OK && o[i].applied &&
 		    (o[i].what == SKED_FIN_OK || o[i].dead))
-			ended[nended++] = o[i].id;
+			ended[nended++] = &o[i];
 	}
-	/* the tasks that ended leave the hot table in this transaction */
+	/* the tasks that ended leave the hot table in this transaction,
+	 * each with the attempt that ended it */
 	if (rc == SKED_OK && nended > 0)
-		rc = sked__move_done(h, ended, nended);
+		rc = move_done_runs(h, ended, nended);
 	free(ended);
 	free(done);
 	return rc;

@@ -803,6 +803,8 @@ sked__retry_back(sked *h, const int64_t *ids, int n, int64_t *changed)
 	int64_t locked = 0, dropped = 0;
 	int rc = run_ids(h, SKED_SQL_RETRY_LOCK, p, 1, ids, n, &locked);
 	if (rc == SKED_OK && locked > 0)
+		rc = run_ids(h, SKED_SQL_RETRY_RUNS, p, 1, ids, n, NULL);
+	if (rc == SKED_OK && locked > 0)
 		rc = run_ids(h, SKED_SQL_RETRY_BACK, p, 1, ids, n, NULL);
 	if (rc == SKED_OK && locked > 0)
 		rc = run_ids(h, SKED_SQL_RETRY_DROP, p, 1, ids, n, &dropped);
@@ -935,6 +937,13 @@ sked_runs_get(sked *h, int64_t task_id, sked_run **out, size_t *n)
 		                       : (int)sked__res_int(&r, i, 7);
 		x->error = sked__res_dup(&r, i, 8, &oom);
 		x->output = sked__res_dup(&r, i, 9, &oom);
+	}
+	/* the attempt an ended row records (run id 0) ended the task: it
+	 * comes after every run row */
+	if (r.nrows > 1 && runs[0].id == 0) {
+		sked_run last = runs[0];
+		memmove(runs, runs + 1, sizeof *runs * (size_t)(r.nrows - 1));
+		runs[r.nrows - 1] = last;
 	}
 	*n = (size_t)r.nrows;
 	sked__res_clear(&r);

@@ -338,7 +338,7 @@ sort -n "$T/enq.ids" | grep -v '^$' >"$T/acked.ids" || true
 vanished=$(comm -23 "$T/acked.ids" "$T/db.ids" | wc -l | tr -d ' ')
 lost=$((lost + vanished))
 q "SELECT id, attempts FROM $ALL_TASKS a" >"$T/db.tasks"
-q "SELECT task_id, attempt, outcome FROM {p}run" >"$T/db.runs"
+q "SELECT task_id, attempt, outcome FROM $ALL_RUNS r" >"$T/db.runs"
 set -- $(python3 - "$LOG" "$DLOG" "$T/db.tasks" "$T/db.runs" <<'PY'
 import sys, collections
 log, dlog, dbt, dbr = sys.argv[1:5]
@@ -433,7 +433,7 @@ for t in $(head -n 5 "$T/db.tasks.odd") $(head -n 5 "$T/db.tasks.overlap"); do
 	awk -v t="$t" '$2 == t' "$LOG" >&2
 	grep -H "task $t " "$T"/*.log >&2 || true
 	q "SELECT id, status, attempts, max_attempts, node_id, last_error FROM $ALL_TASKS a WHERE id = $t" >&2 || true
-	q "SELECT id, attempt, node_id, started_at, finished_at, outcome, error FROM {p}run WHERE task_id = $t ORDER BY id" >&2 || true
+	q "SELECT id, attempt, node_id, started_at, finished_at, outcome, error FROM $ALL_RUNS r WHERE task_id = $t ORDER BY attempt" >&2 || true
 done
 restarts=$(grep -c '^restarted' "$DLOG")
 freezes=$(grep -c '^thawed' "$DLOG" || true)

@@ -307,6 +307,11 @@ status_of() { sql "SELECT status FROM {p}task WHERE id = $1 UNION ALL SELECT sta
 # alias: FROM $ALL_TASKS a)
 TASK_COLS_ALL="id, queue, kind, payload, status, priority, run_at, attempts, max_attempts, node_id, lease_until, started_at, version, unique_key, schedule_name, fire_time, last_error, created_at, updated_at, finished_at"
 ALL_TASKS="(SELECT $TASK_COLS_ALL FROM {p}task UNION ALL SELECT $TASK_COLS_ALL FROM {p}task_done)"
+# $ALL_RUNS: every recorded attempt, as users see them (show, --json):
+# the run rows, and since schema 5 the attempt that ended a task, which
+# its {p}task_done row records (id NULL there; give it an alias)
+RUN_COLS_ALL="task_id, attempt, node_id, started_at, finished_at, outcome, exit_code, error, output"
+ALL_RUNS="(SELECT id, $RUN_COLS_ALL FROM {p}run UNION ALL SELECT NULL, id, attempts, node_id, started_at, finished_at, outcome, exit_code, error, output FROM {p}task_done WHERE outcome IS NOT NULL)"
 where_of() {
 	wl=$(count "SELECT COUNT(*) FROM {p}task WHERE id = $1")
 	wd=$(count "SELECT COUNT(*) FROM {p}task_done WHERE id = $1")

@@ -125,14 +125,14 @@ grep -q "no-such-program" "$T/err" || fail "the refusal does not name the progra
 sk worker --handler "ok=$ok" --handler "sig=$sig" --until-empty --poll 100ms \
 	--lease 5s 2>"$T/w.log" ||
 	{ cat "$T/w.log" >&2; fail "the worker failed"; }
-err() { sql "SELECT error FROM {p}run WHERE task_id = $1"; }
+err() { sql "SELECT error FROM $ALL_RUNS runs WHERE task_id = $1"; }
 expect_eq "$(status_of "$good1") $(status_of "$good2")" "2 2" "tasks with a working handler"
 expect_eq "$(status_of "$killed")" 3 "status of the task whose handler was killed"
 err "$killed" | grep -q "killed by signal 9" || fail "killed-handler run error: $(err "$killed")"
 # kinds no handler of this worker serves: never claimed, no attempt spent
 for id in $nohandler $missing; do
 	expect_eq "$(sql "SELECT status, attempts FROM {p}task WHERE id = $id")" "0	0" "task $id of a kind without a handler"
-	expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id")" 0 "runs of task $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id")" 0 "runs of task $id"
 done
 
 t=$(sk enqueue slow --max-attempts 1)

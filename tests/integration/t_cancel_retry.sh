@@ -77,9 +77,9 @@ expect_eq "$(status_of "$r")" 5 "status right after cancelling a running task"
 gone() { ! kill -0 "$hpid" 2>/dev/null || case "$(ps -o stat= -p "$hpid")" in Z*) true ;; *) false ;; esac; }
 # renewal every lease/3, then SIGTERM: well within 5 s
 wait_for 5 gone || { cat "$T/w.log" >&2; fail "the cancelled task's handler still runs"; }
-recorded() { [ "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $r")" = 1 ]; }
+recorded() { [ "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $r")" = 1 ]; }
 wait_for 10 recorded || fail "the stopped attempt was not recorded"
-expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $r")" late "outcome of the cancelled attempt"
+expect_eq "$(sql "SELECT outcome FROM $ALL_RUNS runs WHERE task_id = $r")" late "outcome of the cancelled attempt"
 expect_eq "$(status_of "$r")" 5 "status after the worker recorded its result"
 grep -qx "$r" "$T/done" && fail "the cancelled handler ran to its end"
 kill -TERM "$wpid"
@@ -101,5 +101,5 @@ stderr_one_line "$T/err"
 sql "UPDATE {p}task SET payload = 'ok' WHERE id = $d" >/dev/null
 sk worker --handler "job=$h $T" --until-empty --poll 100ms --lease 5s
 expect_eq "$(status_of "$d")" 2 "status after the retried run"
-expect_eq "$(sql "SELECT attempt, outcome FROM {p}run WHERE task_id = $d ORDER BY attempt" | tr '\t\n' ' ,')" \
+expect_eq "$(sql "SELECT attempt, outcome FROM $ALL_RUNS runs WHERE task_id = $d ORDER BY attempt" | tr '\t\n' ' ,')" \
 	"1 failed,2 succeeded," "runs of the retried task"

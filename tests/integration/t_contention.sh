@@ -40,9 +40,9 @@ done
 
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" $n "succeeded tasks"
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE attempts <> 1")" 0 "tasks claimed more than once"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" $n "run records"
-expect_eq "$(count "SELECT COUNT(DISTINCT task_id) FROM {p}run WHERE outcome = 'succeeded'")" $n "tasks with a succeeded run"
-expect_eq "$(count "SELECT COUNT(*) FROM (SELECT task_id, attempt FROM {p}run GROUP BY task_id, attempt HAVING COUNT(*) > 1) x")" 0 "(task, attempt) recorded twice"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs")" $n "run records"
+expect_eq "$(count "SELECT COUNT(DISTINCT task_id) FROM $ALL_RUNS runs WHERE outcome = 'succeeded'")" $n "tasks with a succeeded run"
+expect_eq "$(count "SELECT COUNT(*) FROM (SELECT task_id, attempt FROM $ALL_RUNS runs GROUP BY task_id, attempt HAVING COUNT(*) > 1) x")" 0 "(task, attempt) recorded twice"
 
 # The handler's own log: one line per task, no (task, attempt) twice.
 expect_eq "$(wc -l <"$T/ran.log" | tr -d ' ')" $n "handler executions"
@@ -50,7 +50,7 @@ expect_eq "$(cut -d' ' -f1 "$T/ran.log" | sort -u | wc -l | tr -d ' ')" $n "dist
 expect_eq "$(cut -d' ' -f1,2 "$T/ran.log" | sort | uniq -d | wc -l | tr -d ' ')" 0 "(task, attempt) run twice"
 
 # Both records agree on who ran what.
-sql "SELECT task_id, attempt, node_id FROM {p}run" | tr '\t' ' ' | sort >"$T/db.runs"
+sql "SELECT task_id, attempt, node_id FROM $ALL_RUNS runs" | tr '\t' ' ' | sort >"$T/db.runs"
 sort "$T/ran.log" >"$T/log.runs"
 cmp -s "$T/db.runs" "$T/log.runs" || {
 	diff "$T/db.runs" "$T/log.runs" | head >&2

@@ -68,5 +68,5 @@ wait_exit "$a" 20
 wait_exit "$b" 20
 
 expect_eq "$(status_of "$id")" 2 "status"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id AND attempt = 2 AND outcome = 'succeeded'")" 1 "attempt 2 succeeded"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id AND attempt = 1 AND outcome = 'succeeded'")" 0 "attempt 1 never succeeded"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id AND attempt = 2 AND outcome = 'succeeded'")" 1 "attempt 2 succeeded"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id AND attempt = 1 AND outcome = 'succeeded'")" 0 "attempt 1 never succeeded"

@@ -48,16 +48,16 @@ t1=$(date +%s)
 [ $((t1 - t0)) -le 5 ] || fail "worker took $((t1 - t0)) s to stop with --grace 1s"
 
 expect_eq "$(status_of "$s1")" 2 "task that finished within the grace period"
-expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $s1")" succeeded "run of the task finished within grace"
+expect_eq "$(sql "SELECT outcome FROM $ALL_RUNS runs WHERE task_id = $s1")" succeeded "run of the task finished within grace"
 for id in $l1 $l2; do
 	expect_eq "$(status_of "$id")" 0 "status of given-back task $id"
-	expect_eq "$(sql "SELECT outcome FROM {p}run WHERE task_id = $id")" released "run of given-back task $id"
+	expect_eq "$(sql "SELECT outcome FROM $ALL_RUNS runs WHERE task_id = $id")" released "run of given-back task $id"
 	# the stopped attempt keeps its number (one run row per attempt) and
 	# costs no retry: the budget grows by one
 	expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE id = $id AND lease_until IS NULL AND attempts = 1 AND max_attempts = 6")" 1 "lease cleared, attempt kept and budget raised on task $id"
 done
 expect_eq "$(status_of "$late")" 0 "task enqueued after SIGTERM (not claimed)"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $late")" 0 "runs of the task enqueued after SIGTERM"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $late")" 0 "runs of the task enqueued after SIGTERM"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}node WHERE id = 'graceful'")" 0 "node rows after a graceful stop"
 
 # Another worker finishes what was given back.
@@ -67,8 +67,8 @@ sk worker --node-id second --lease 5s --poll 100ms --until-empty \
 	{ cat "$T/w2.log" >&2; fail "second worker failed"; }
 for id in $l1 $l2; do
 	expect_eq "$(status_of "$id")" 2 "given-back task $id after the second worker"
-	expect_eq "$(sql "SELECT attempt, outcome FROM {p}run WHERE task_id = $id AND node_id = 'second'")" "2	succeeded" "second worker's run of $id"
-	expect_eq "$(count "SELECT COUNT(*) FROM (SELECT attempt FROM {p}run WHERE task_id = $id GROUP BY attempt HAVING COUNT(*) > 1) d")" 0 "attempts of $id with two run rows"
+	expect_eq "$(sql "SELECT attempt, outcome FROM $ALL_RUNS runs WHERE task_id = $id AND node_id = 'second'")" "2	succeeded" "second worker's run of $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM (SELECT attempt FROM $ALL_RUNS runs WHERE task_id = $id GROUP BY attempt HAVING COUNT(*) > 1) d")" 0 "attempts of $id with two run rows"
 done
 expect_eq "$(status_of "$late")" 2 "late task after the second worker"
 
@@ -105,4 +105,4 @@ expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'pf' AND sta
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE queue = 'pf' AND status = 0 AND attempts = 0")" 3 "prefetch: queued tasks given back untouched"
 # they never reached a handler: their attempt went back and no run is
 # recorded (a run row stands for an attempt that ran)
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run r JOIN {p}task t ON t.id = r.task_id WHERE t.queue = 'pf' AND t.status = 0")" 0 "prefetch: runs of the tasks given back unstarted"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS r JOIN {p}task t ON t.id = r.task_id WHERE t.queue = 'pf' AND t.status = 0")" 0 "prefetch: runs of the tasks given back unstarted"

@@ -54,9 +54,9 @@ expect_eq "$(field type)" application/json "Content-Type of a JSON payload"
 rec=$(grep '"/fail"' "$T/req" | head -n 1)
 expect_eq "$(field auth)" "Bearer general-token" "Authorization for other kinds"
 
-err() { sql "SELECT error FROM {p}run WHERE task_id = $1 ORDER BY id LIMIT 1"; }
+err() { sql "SELECT error FROM $ALL_RUNS runs WHERE task_id = $1 ORDER BY attempt LIMIT 1"; }
 expect_eq "$(err "$bad")" "HTTP 500 Internal Server Error" "error of a 500"
-expect_eq "$(sql "SELECT output FROM {p}run WHERE task_id = $bad")" "it broke" "body tail of a 500"
+expect_eq "$(sql "SELECT output FROM $ALL_RUNS runs WHERE task_id = $bad")" "it broke" "body tail of a 500"
 case "$(err "$retry")" in "HTTP 429"*) ;; *) fail "429: $(err "$retry")" ;; esac
 case "$(err "$later")" in "HTTP 503"*) ;; *) fail "503: $(err "$later")" ;; esac
 case "$(err "$slow")" in *"timed out"*) ;; *) fail "slow: $(err "$slow")" ;; esac

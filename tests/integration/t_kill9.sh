@@ -51,9 +51,9 @@ wait_exit "$wpid" 60
 
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" $n "succeeded tasks"
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE attempts = 2")" $n "tasks with 2 attempts"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE attempt = 1 AND outcome = 'lease-expired' AND node_id = 'victim'")" $n "killed attempts recorded as lease-expired"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE attempt = 2 AND outcome = 'succeeded' AND node_id = 'rescuer'")" $n "second attempts succeeded on the rescuer"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" $((n * 2)) "run records"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE attempt = 1 AND outcome = 'lease-expired' AND node_id = 'victim'")" $n "killed attempts recorded as lease-expired"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE attempt = 2 AND outcome = 'succeeded' AND node_id = 'rescuer'")" $n "second attempts succeeded on the rescuer"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs")" $((n * 2)) "run records"
 # Attempt 1 never got to its end; attempt 2 ran once per task.
 expect_eq "$(wc -l <"$T/done" | tr -d ' ')" $n "completed handler runs"
 expect_eq "$(awk '$2 != 2' "$T/done" | wc -l | tr -d ' ')" 0 "completed runs that were not attempt 2"

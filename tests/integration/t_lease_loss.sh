@@ -100,12 +100,12 @@ wait_exit "$wpid" 30
 [ "$wrc" = 0 ] || { cat "$T/b.log" >&2; fail "worker b exited $wrc"; }
 
 expect_eq "$(status_of "$id")" 2 "status"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id AND outcome = 'succeeded'")" 1 "succeeded runs"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id AND outcome = 'succeeded'")" 1 "succeeded runs"
 # The stopped attempt is on record: as failed (the worker recorded it
 # first) or as lease-expired (taken back first), then maybe also as the
 # worker's late result. Never as succeeded.
-[ "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id AND attempt = 1 AND node_id = 'a' AND outcome IN ('failed', 'lease-expired')")" -ge 1 ] ||
-	fail "the stopped attempt is not on record: $(sql "SELECT attempt, outcome FROM {p}run WHERE task_id = $id")"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id AND attempt = 1 AND outcome NOT IN ('failed', 'lease-expired', 'late')")" 0 "other records of the stopped attempt"
+[ "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id AND attempt = 1 AND node_id = 'a' AND outcome IN ('failed', 'lease-expired')")" -ge 1 ] ||
+	fail "the stopped attempt is not on record: $(sql "SELECT attempt, outcome FROM $ALL_RUNS runs WHERE task_id = $id")"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id AND attempt = 1 AND outcome NOT IN ('failed', 'lease-expired', 'late')")" 0 "other records of the stopped attempt"
 # The stopped attempt never reached its end; one later attempt did.
 expect_eq "$(cat "$T/done")" 2 "handler runs that completed"

@@ -27,5 +27,5 @@ wait_exit "$a" 10
 
 expect_eq "$(status_of "$id")" 2 "status"
 expect_eq "$(sql "SELECT attempts FROM $ALL_TASKS a WHERE id = $id")" 1 "attempts"
-expect_eq "$(sql "SELECT node_id, outcome FROM {p}run WHERE task_id = $id" | tr '\t' ' ')" "a succeeded" "the one run"
+expect_eq "$(sql "SELECT node_id, outcome FROM $ALL_RUNS runs WHERE task_id = $id" | tr '\t' ' ')" "a succeeded" "the one run"
 expect_eq "$(cat "$T/ran")" "$id 1 a" "handler executions"

@@ -19,6 +19,6 @@ expect_eq "$(status_of "$id")" 2 "status after the run"
 expect_eq "$(where_of "$id")" task_done "table of the succeeded task"
 sk show "$id" | grep -q succeeded || fail "show does not find the succeeded task"
 sk list | grep -q "^ *$id .*succeeded" || fail "list does not show the succeeded task"
-expect_eq "$(sql "SELECT COUNT(*) FROM {p}run WHERE task_id = $id")" 1 "runs recorded"
-sql "SELECT output FROM {p}run WHERE task_id = $id" | grep -q "got hello as greet attempt 1" ||
+expect_eq "$(sql "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id")" 1 "runs recorded"
+sql "SELECT output FROM $ALL_RUNS runs WHERE task_id = $id" | grep -q "got hello as greet attempt 1" ||
 	fail "the handler's output tail was not recorded"

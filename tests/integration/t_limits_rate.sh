@@ -33,7 +33,7 @@ sqlite) ms="started_at" ;;
 pg) ms="(floor(extract(epoch FROM started_at) * 1000))::bigint" ;;
 *) ms="(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', started_at) DIV 1000)" ;;
 esac
-sql "SELECT $ms FROM {p}run WHERE outcome = 'succeeded' ORDER BY 1" >"$T/starts"
+sql "SELECT $ms FROM $ALL_RUNS runs WHERE outcome = 'succeeded' ORDER BY 1" >"$T/starts"
 expect_eq "$(wc -l <"$T/starts" | tr -d ' ')" 60 "attempts recorded"
 worst=$(awk '{ s[NR] = $1 } END {
 	j = 1

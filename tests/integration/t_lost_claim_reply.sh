@@ -53,7 +53,7 @@ expect_eq "$(status_of "$other")" 2 "status of the other task"
 expect_eq "$(grep -c "^$id " "$T/ran")" 1 "handler runs of the task"
 # the lost claim never reached a handler: its attempt went back and no run
 # row stands for it; the run that did happen is attempt 1
-expect_eq "$(sql "SELECT attempt, outcome FROM {p}run WHERE task_id = $id")" "1	succeeded" "runs of the task"
+expect_eq "$(sql "SELECT attempt, outcome FROM $ALL_RUNS runs WHERE task_id = $id")" "1	succeeded" "runs of the task"
 expect_eq "$(sql "SELECT attempts FROM $ALL_TASKS a WHERE id = $id")" 1 "attempts of the task"
 grep -q "never reached it (the claim's reply was lost): given back" "$T/w.log" ||
 	fail "the worker did not say it gave the task back"

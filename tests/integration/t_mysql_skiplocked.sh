@@ -57,4 +57,4 @@ expect_eq "$(sql "SELECT GROUP_CONCAT(id ORDER BY id) FROM $ALL_TASKS a WHERE st
 wait "$holder" || { cat "$T/holder.out" >&2; fail "the holding session failed"; }
 wait "$worker" || { cat "$T/worker.out" >&2; fail "the worker failed"; }
 expect_eq "$(sql "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" 43 "all tasks done"
-expect_eq "$(sql "SELECT COUNT(*) FROM {p}run")" 43 "one run per task"
+expect_eq "$(sql "SELECT COUNT(*) FROM $ALL_RUNS runs")" 43 "one run per task"

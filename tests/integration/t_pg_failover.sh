@@ -131,7 +131,7 @@ CONF
 		{ if (m[$1] + 0 > $2 + 0) u++ }
 		END { print u + 0 }')
 	expect_eq "$unexplained" 0 "$mode: tasks whose log shows an attempt the new primary never gave out"
-	first=$(pg_sql $new "SELECT floor(extract(epoch FROM min(started_at)) * 1000)::bigint FROM {p}run WHERE started_at >= to_timestamp($t_kill / 1000.0)")
+	first=$(pg_sql $new "SELECT floor(extract(epoch FROM min(started_at)) * 1000)::bigint FROM $ALL_RUNS runs WHERE started_at >= to_timestamp($t_kill / 1000.0)")
 	note "$mode: $total tasks ($acked enqueued during the failover, $lost_enq of those acknowledged and lost), $extra extra completed runs ($same of a claim lost with the old primary, $rerun after a lease lost with it), primary killed -> promoted $((t_prom - t_kill)) ms, -> first claim on the new primary $((first - t_kill)) ms"
 	echo "$mode tasks=$total acked=$acked lost_enq=$lost_enq extra=$extra same_attempt=$same rerun=$rerun promote_ms=$((t_prom - t_kill)) first_claim_ms=$((first - t_kill))" >>"${SKED_FAILOVER_REPORT:-/dev/null}"
 	if [ "$mode" = sync ]; then

@@ -75,8 +75,8 @@ wait_exit "$wpid" 30
 
 # exactly once: one successful attempt per task, nothing late or retried
 for id in $ids $more; do
-	expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id AND outcome = 'succeeded'")" 1 "successful runs of task $id"
-	expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $id")" 1 "runs of task $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id AND outcome = 'succeeded'")" 1 "successful runs of task $id"
+	expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $id")" 1 "runs of task $id"
 	expect_eq "$(grep -c "^$id " "$T/done")" 1 "handler completions of task $id"
 done
 expect_eq "$(count "SELECT MAX(attempts) FROM $ALL_TASKS a")" 1 "attempts"

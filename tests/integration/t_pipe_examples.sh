@@ -18,11 +18,11 @@ run_example() {
 		"$3" "$kind: succeeded tasks"
 }
 run_example py "$ex/pipe_handler.py" 20
-expect_eq "$(sql "SELECT error FROM {p}run WHERE task_id = $(cat "$T/fail.py")")" "asked to fail" "py: error"
+expect_eq "$(sql "SELECT error FROM $ALL_RUNS runs WHERE task_id = $(cat "$T/fail.py")")" "asked to fail" "py: error"
 run_example sh "$ex/pipe_handler.sh" 21 # the sh example succeeds at everything
 if command -v node >/dev/null 2>&1; then
 	run_example js "$ex/pipe_handler.js" 20
-	expect_eq "$(sql "SELECT error FROM {p}run WHERE task_id = $(cat "$T/fail.js")")" "asked to fail" "js: error"
+	expect_eq "$(sql "SELECT error FROM $ALL_RUNS runs WHERE task_id = $(cat "$T/fail.js")")" "asked to fail" "js: error"
 elif [ "${CI:-}" = true ]; then
 	fail "node is not installed (scripts/deps.sh installs it)"
 else

@@ -85,14 +85,14 @@ ok=$(sk enqueue job --payload fine)
 SKED_LOG=info start_worker c --node-id c --concurrency 1 --poll 100ms --until-empty
 wait_exit "$wpid" 90
 [ "$wrc" = 0 ] || { cat "$T/c.log" >&2; fail "worker c exited $wrc"; }
-err_of() { sql "SELECT error FROM {p}run WHERE task_id = $(cat "$T/id.$1")"; }
+err_of() { sql "SELECT error FROM $ALL_RUNS runs WHERE task_id = $(cat "$T/id.$1")"; }
 expect_eq "$(err_of fail)" boom "error of a task answered ok false"
 case "$(err_of garbage)" in *"not a JSON object"*) ;; *) fail "malformed line: $(err_of garbage)" ;; esac
 case "$(err_of wrongid)" in *"answered for id"*) ;; *) fail "wrong id: $(err_of wrongid)" ;; esac
 case "$(err_of crash)" in *"exited before it answered"*) ;; *) fail "crash: $(err_of crash)" ;; esac
 case "$(err_of sleep)" in *"timed out"*) ;; *) fail "timeout: $(err_of sleep)" ;; esac
 expect_eq "$(status_of "$(cat "$T/id.noisy")")" 2 "status of the task that wrote to stderr"
-case "$(sql "SELECT output FROM {p}run WHERE task_id = $(cat "$T/id.noisy")")" in
+case "$(sql "SELECT output FROM $ALL_RUNS runs WHERE task_id = $(cat "$T/id.noisy")")" in
 *"a line for the log"*) ;;
 *) fail "stderr of the handler is not in the run record" ;;
 esac

@@ -51,7 +51,7 @@ expect_eq "$(where_of "$s1")" none "a pruned task, in either table"
 expect_rc 65 sk show "$s1"
 stderr_one_line "$T/err"
 grep -q "pruned" "$T/err" || fail "show of a pruned task does not say it may have been pruned: $(cat "$T/err")"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id IN ($s1, $s2, $u)")" 0 "runs of pruned tasks"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id IN ($s1, $s2, $u)")" 0 "runs of pruned tasks"
 expect_eq "$(status_of "$s3")" 2 "a recent succeeded task"
 expect_eq "$(status_of "$d1")" 3 "a dead task, not asked for"
 
@@ -61,7 +61,7 @@ expect_eq "$(cat "$T/out")" "2 task(s) removed" "default retention"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task_done WHERE id IN ($d2, $c1)")" 0 "month-old dead and cancelled tasks"
 expect_eq "$(status_of "$d1")" 3 "a dead task 10 days old (kept a month)"
 expect_eq "$(status_of "$p1")" 0 "a pending task"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $d1")" 1 "runs of a kept task"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $d1")" 1 "runs of a kept task"
 
 # nothing but ended tasks, whatever the age
 expect_rc 0 sk prune --older-than 0s
@@ -88,7 +88,7 @@ expect_rc 0 sk retry "$d3"
 expect_eq "$(where_of "$d3")" task "table of a retried dead task"
 expect_rc 0 sk prune --older-than 0s
 expect_eq "$(status_of "$d3")" 0 "a retried task after prune"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $d3")" 1 "runs of a retried task after prune"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $d3")" 1 "runs of a retried task after prune"
 
 # the worker's own pruner, with the config's [retention]
 sk cancel "$p1" >/dev/null

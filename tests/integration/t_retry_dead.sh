@@ -30,11 +30,11 @@ sk worker --handler "bad=$bad" --handler "flaky=$flaky" --retry-base 100ms \
 # The always-failing task: dead after 3 recorded, failed attempts.
 expect_eq "$(status_of "$dead")" 3 "status of the failing task (dead)"
 expect_eq "$(sql "SELECT attempts FROM $ALL_TASKS a WHERE id = $dead")" 3 "attempts of the failing task"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $dead AND outcome = 'failed' AND exit_code = 3")" 3 "failed runs with exit code 3"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $dead AND outcome = 'failed' AND exit_code = 3")" 3 "failed runs with exit code 3"
 for a in 1 2 3; do
-	sql "SELECT output FROM {p}run WHERE task_id = $dead AND attempt = $a" |
+	sql "SELECT output FROM $ALL_RUNS runs WHERE task_id = $dead AND attempt = $a" |
 		grep -q "boom attempt $a" || fail "attempt $a's output was not recorded"
-	sql "SELECT error FROM {p}run WHERE task_id = $dead AND attempt = $a" |
+	sql "SELECT error FROM $ALL_RUNS runs WHERE task_id = $dead AND attempt = $a" |
 		grep -q "3" || fail "attempt $a's error does not name exit status 3"
 done
 [ -n "$(sql "SELECT last_error FROM $ALL_TASKS a WHERE id = $dead")" ] || fail "dead task has no last_error"
@@ -54,7 +54,7 @@ for prev, nxt, least in zip(runs, runs[1:], (0.05, 0.1)):
 
 # The flaky task: one failure, then success.
 expect_eq "$(status_of "$ok")" 2 "status of the flaky task (succeeded)"
-expect_eq "$(sql "SELECT attempt, outcome, exit_code FROM {p}run WHERE task_id = $ok ORDER BY attempt" | tr '\t\n' ' ,')" \
+expect_eq "$(sql "SELECT attempt, outcome, exit_code FROM $ALL_RUNS runs WHERE task_id = $ok ORDER BY attempt" | tr '\t\n' ' ,')" \
 	"1 failed 7,2 succeeded 0," "runs of the flaky task"
 
 # While waiting to retry, run_at is in the future and nobody claims it.
@@ -64,7 +64,7 @@ in_retry() { [ "$(status_of "$late")" = 4 ]; }
 wait_for 20 in_retry || { cat "$T/w.log" >&2; fail "failed task did not wait to retry"; }
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $late AND run_at > updated_at")" 1 "run_at moved past the failure"
 sleep 1
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $late")" 1 "runs while waiting 10+ s to retry"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $late")" 1 "runs while waiting 10+ s to retry"
 expect_eq "$(status_of "$late")" 4 "status while waiting"
 kill -TERM "$wpid"
 wait_exit "$wpid" 10

@@ -26,4 +26,4 @@ expect_eq "$(status_of "$flaky")" 2 "the flaky task after --until-empty"
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" 4 "succeeded tasks"
 # and did not wait for (or run) the delayed one
 expect_eq "$(status_of "$later")" 0 "the delayed task"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}run WHERE task_id = $later")" 0 "runs of the delayed task"
+expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs WHERE task_id = $later")" 0 "runs of the delayed task"

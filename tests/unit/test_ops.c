@@ -301,6 +301,49 @@ throughput_counts_recent_runs(void **state)
 	sked_close(h);
 }
 
+static int noop(sked_job *job, void *ud);
+static int
+fail_job(sked_job *job, void *ud)
+{
+	(void)job;
+	(void)ud;
+	return 1;
+}
+
+/* The attempts recorded on ended rows (schema 5: a success, a last
+ * failure) count like run rows (a failure that retries). */
+static void
+throughput_counts_ended_rows(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t ok[5], bad[5], id;
+	sked_enqueue_opts eo = {.max_attempts = 2};
+	assert_int_equal(sked_enqueue(h, "good", "", 0, &eo, &id, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_enqueue(h, "bad", "", 0, &eo, &id, NULL),
+	                 SKED_OK);
+	sked_worker_options wo = {.node_id = "tp",
+	                          .until_empty = 1,
+	                          .retry_base_ms = 10,
+	                          .retry_max_ms = 10};
+	sked_worker *w = NULL;
+	assert_int_equal(sked_worker_new(h, &wo, &w), SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "good", noop, NULL), SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "bad", fail_job, NULL), SKED_OK);
+	assert_int_equal(sked_worker_run(w), SKED_OK);
+	sked_worker_free(w);
+	assert_int_equal(sked_throughput(h, 5, ok, bad), SKED_OK);
+	int64_t nok = 0, nbad = 0;
+	for (int i = 0; i < 5; i++) {
+		nok += ok[i];
+		nbad += bad[i];
+	}
+	assert_int_equal(nok, 1);
+	assert_int_equal(nbad, 2);
+	sked_close(h);
+}
+
 static int
 noop(sked_job *job, void *ud)
 {
@@ -383,6 +426,7 @@ main(void)
 	        cmocka_unit_test(list_filters_by_node_and_time),
 	        cmocka_unit_test(unique_key_lookup),
 	        cmocka_unit_test(throughput_counts_recent_runs),
+	        cmocka_unit_test(throughput_counts_ended_rows),
 	        cmocka_unit_test(nodes_prune_keeps_the_live),
 	        cmocka_unit_test(locks_listed),
 	        cmocka_unit_test(histogram_bounds_grow),
