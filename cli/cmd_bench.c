@@ -146,6 +146,7 @@ struct bench {
 	struct cli *c;
 	long long tasks, workers, threads, batch, lat_tasks, lat_threads;
 	long long prefetch; /* the drain workers' --prefetch */
+	long long lanes;    /* their --lanes (0: the default) */
 	double rate;
 	int64_t poll_ms, timeout_ms;
 	char prefix[40];
@@ -345,7 +346,7 @@ static int
 spawn_worker(struct bench *b, long long threads, int until_empty)
 {
 	char conc[24], poll[32];
-	const char *argv[16];
+	const char *argv[18];
 	int n = 0, err;
 
 	snprintf(conc, sizeof conc, "%lld", threads);
@@ -357,7 +358,12 @@ spawn_worker(struct bench *b, long long threads, int until_empty)
 	argv[n++] = BENCH_QUEUE;
 	argv[n++] = "--concurrency";
 	argv[n++] = conc;
-	char pre[24];
+	char pre[24], lanes[24];
+	if (b->lanes > 0) {
+		snprintf(lanes, sizeof lanes, "%lld", b->lanes);
+		argv[n++] = "--lanes";
+		argv[n++] = lanes;
+	}
 	if (until_empty && b->prefetch > 0) {
 		snprintf(pre, sizeof pre, "%lld", b->prefetch);
 		argv[n++] = "--prefetch";
@@ -700,6 +706,7 @@ report(struct bench *b, const sked_info *info)
 		        "latency_threads", (json_int_t)b->lat_threads, "rate",
 		        b->rate, "poll_ms", (json_int_t)b->poll_ms, "prefetch",
 		        (json_int_t)b->prefetch, "fresh_prefix", b->fresh);
+		json_object_set_new(set, "lanes", json_integer(b->lanes));
 		json_t *enq = json_pack(
 		        "{s:I, s:I, s:f, s:f}", "tasks", (json_int_t)b->tasks,
 		        "batch", (json_int_t)b->batch, "seconds", b->enq_s,
@@ -773,6 +780,7 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		O_RATE,
 		O_POLL,
 		O_PREFETCH,
+		O_LANES,
 		O_PREFIX,
 		O_TIMEOUT
 	};
@@ -786,6 +794,7 @@ cmd_bench(struct cli *c, int argc, char **argv)
 	        {"rate", required_argument, NULL, O_RATE},
 	        {"poll", required_argument, NULL, O_POLL},
 	        {"prefetch", required_argument, NULL, O_PREFETCH},
+	        {"lanes", required_argument, NULL, O_LANES},
 	        {"prefix", required_argument, NULL, O_PREFIX},
 	        {"timeout", required_argument, NULL, O_TIMEOUT},
 	        CLI_COMMON_OPTIONS,
@@ -844,6 +853,9 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		case O_PREFETCH:
 			ex = cli_parse_int("--prefetch", optarg, 0, 10000,
 			                   &b.prefetch);
+			break;
+		case O_LANES:
+			ex = cli_parse_int("--lanes", optarg, 1, 64, &b.lanes);
 			break;
 		case O_PREFIX:
 			if (strlen(optarg) >= sizeof b.prefix) {

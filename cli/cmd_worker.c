@@ -187,7 +187,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		O_PREFETCH,
 		O_HTTP,
 		O_WAITDB,
-		O_LOCKWAIT
+		O_LOCKWAIT,
+		O_LANES
 	};
 	static const struct option opts[] = {
 	        {"queues", required_argument, NULL, O_QUEUES},
@@ -202,6 +203,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	        {"retry-max", required_argument, NULL, O_RMAX},
 	        {"until-empty", no_argument, NULL, O_EMPTY},
 	        {"prefetch", required_argument, NULL, O_PREFETCH},
+	        {"lanes", required_argument, NULL, O_LANES},
 	        {"wait-db", required_argument, NULL, O_WAITDB},
 	        {"lock-wait-warn", required_argument, NULL, O_LOCKWAIT},
 	        {"http", required_argument, NULL, O_HTTP},
@@ -220,6 +222,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	struct cli_ops *ops = NULL;
 	long long v;
 	int ch, ex = 0, rc;
+	int lanes = cfg->lanes;
 
 	memset(&wo, 0, sizeof wo);
 	/* The config file first; flags overwrite below. */
@@ -258,6 +261,12 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			                        4096, &v)) != 0)
 				goto out;
 			wo.concurrency = (int)v;
+			break;
+		case O_LANES:
+			if ((ex = cli_parse_int("--lanes", optarg, 1, 64,
+			                        &v)) != 0)
+				goto out;
+			lanes = (int)v;
 			break;
 		case O_PREFETCH:
 			if ((ex = cli_parse_prefetch("--prefetch", optarg,
@@ -380,7 +389,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	int64_t keep[3];
 	cli_retention(cfg, keep);
 	if ((rc = sked_worker_set_retention(w, keep[0], keep[1], keep[2])) !=
-	    SKED_OK) {
+	            SKED_OK ||
+	    (rc = sked_worker_set_lanes(w, lanes)) != SKED_OK) {
 		ex = cli_fail(c->h, rc, "worker");
 		goto out;
 	}

@@ -11,7 +11,7 @@
  * Sections and keys:
  *   [sked]          database, strategy, prefix
  *   [worker]        node_id, queues, concurrency, lease, poll, grace,
- *                   timeout, retry_base, retry_max, prefetch, wait_db,
+ *                   timeout, retry_base, retry_max, prefetch, lanes, wait_db,
  *                   lock_wait_warn
  *   [handler.KIND]  command, timeout
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
@@ -160,6 +160,23 @@ on_sked(struct parse *p, const char *name, const char *value)
 }
 
 static int
+set_int(struct parse *p, int *dst, const char *name, const char *value,
+        long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (value[0] == '\0' || *end != '\0' || errno != 0 || v < min ||
+	    v > max)
+		return fail(p, "%s: '%s' is not an integer from %ld to %ld",
+		            name, value, min, max);
+	*dst = (int)v;
+	return 1;
+}
+
+static int
 on_worker(struct parse *p, const char *name, const char *value)
 {
 	struct cli_config *cfg = p->cfg;
@@ -170,19 +187,10 @@ on_worker(struct parse *p, const char *name, const char *value)
 		return set_str(p, &cfg->queues, value);
 	if (strcmp(name, "http") == 0)
 		return set_str(p, &cfg->http, value);
-	if (strcmp(name, "concurrency") == 0) {
-		char *end;
-		long v;
-		errno = 0;
-		v = strtol(value, &end, 10);
-		if (value[0] < '0' || value[0] > '9' || *end != '\0' ||
-		    errno != 0 || v < 1 || v > 4096)
-			return fail(p,
-			            "%s: '%s' is not an integer from 1 to 4096",
-			            name, value);
-		cfg->concurrency = (int)v;
-		return 1;
-	}
+	if (strcmp(name, "concurrency") == 0)
+		return set_int(p, &cfg->concurrency, name, value, 1, 4096);
+	if (strcmp(name, "lanes") == 0)
+		return set_int(p, &cfg->lanes, name, value, 1, 64);
 	if (strcmp(name, "lease") == 0)
 		return set_duration(p, &cfg->lease_ms, name, value);
 	if (strcmp(name, "poll") == 0)
@@ -270,23 +278,6 @@ schedule_for(struct parse *p, const char *name)
 	ss->line = p->line;
 	cfg->nschedules++;
 	return ss;
-}
-
-static int
-set_int(struct parse *p, int *dst, const char *name, const char *value,
-        long min, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(value, &end, 10);
-	if (value[0] == '\0' || *end != '\0' || errno != 0 || v < min ||
-	    v > max)
-		return fail(p, "%s: '%s' is not an integer from %ld to %ld",
-		            name, value, min, max);
-	*dst = (int)v;
-	return 1;
 }
 
 static int

@@ -170,8 +170,9 @@ static const struct cli_cmd commands[] = {
          "            [--node-id ID] [--lease D] [--poll D] [--grace D] "
          "[--timeout D]\n"
          "            [--retry-base D] [--retry-max D] [--prefetch auto|off|N] "
-         "[--until-empty]\n"
-         "            [--wait-db D|forever] [--lock-wait-warn D|never]",
+         "[--lanes N]\n"
+         "            [--until-empty] [--wait-db D|forever] "
+         "[--lock-wait-warn D|never]",
          "run tasks with handler programs until stopped",
          "  --queues Q[:N],…      queues to serve; N caps the slots for Q\n"
          "  --concurrency N       handler slots (default 4)\n"
@@ -190,6 +191,11 @@ static const struct cli_cmd commands[] = {
          "(default) adapts to\n"
          "                        the backlog and start rate, N holds N "
          "ahead, off none\n"
+         "  --lanes N             claims in flight at once while there is "
+         "a backlog,\n"
+         "                        each on a connection of its own "
+         "(default 2; 1 on\n"
+         "                        SQLite and with several queues)\n"
          "  --until-empty         exit once nothing is due or running\n"
          "  --http ADDR:PORT      serve /metrics, /healthz and /readyz "
          "(docs/operations.md)\n"
@@ -257,7 +263,8 @@ static const struct cli_cmd commands[] = {
         {"bench", cmd_bench, NULL,
          "bench [--tasks N] [--workers W] [--threads T] [--batch B]\n"
          "            [--latency-tasks M] [--latency-threads L] [--rate R]\n"
-         "            [--poll D] [--prefetch N] [--prefix P] [--timeout D] "
+         "            [--poll D] [--prefetch N] [--lanes N] [--prefix P] "
+         "[--timeout D] "
          "[--json]",
          "measure enqueue rate, throughput and pick-up latency",
          "  --tasks N            no-op tasks to enqueue and drain (20000)\n"
@@ -271,6 +278,7 @@ static const struct cli_cmd commands[] = {
          "  --poll D             the workers' idle poll (library default)\n"
          "  --prefetch N         the drain workers' --prefetch (0: their "
          "default, auto)\n"
+         "  --lanes N            the workers' --lanes (their default: 2)\n"
          "  --prefix P           table prefix (default: a fresh one)\n"
          "  --timeout D          give up on a phase after D (5m)\n"
          "  See docs/performance.md for what each figure means.\n",

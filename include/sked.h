@@ -881,6 +881,18 @@ SKED_API int sked_prune(sked *h, int status, int64_t older_than_ms,
  * are SKED_KEEP_* below. */
 SKED_API int sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms,
                                        int64_t dead_ms, int64_t cancelled_ms);
+/* Lanes: while a worker has a backlog (its last claim came back full)
+ * on one queue without a cluster-wide limit, it keeps up to `lanes`
+ * claims in flight at once, each on a connection of its own (on
+ * PostgreSQL each one also records the outcomes the pool has completed),
+ * so that the server's cores work in parallel. 1: one claim at a time,
+ * on the worker's own connection; 0: the default, 2. SQLite always uses
+ * one (its single write lock would only be fought over), as does a
+ * worker of several queues. A worker with lanes >= 2 opens that many
+ * connections more than the three of sked_worker_new's note. Call
+ * before sked_worker_run; SKED_EINVAL outside 0-64. */
+SKED_API int sked_worker_set_lanes(sked_worker *w, int lanes);
+
 #define SKED_KEEP_SUCCEEDED_MS (7LL * 24 * 3600 * 1000)  /* a week */
 #define SKED_KEEP_DEAD_MS      (30LL * 24 * 3600 * 1000) /* a month */
 #define SKED_KEEP_CANCELLED_MS (30LL * 24 * 3600 * 1000)

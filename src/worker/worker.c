@@ -150,6 +150,7 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	pthread_cond_init(&w->cv_done, NULL);
+	pthread_cond_init(&w->cv_lane, NULL);
 	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)sked__mono_ms();
 	*out = w;
 	return SKED_OK;
@@ -179,6 +180,7 @@ sked_worker_free(sked_worker *w)
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->cv);
 		pthread_cond_destroy(&w->cv_done);
+		pthread_cond_destroy(&w->cv_lane);
 	}
 	free(w);
 }
@@ -329,62 +331,10 @@ sked_worker_node_id(const sked_worker *w)
 
 /* ---- the loop ---- */
 
-/* Hand claimed tasks to the pool. */
-static int
-dispatch(sked_worker *w, sked_claimed *c, int n, int qi, int64_t leased)
-{
-	int rc = SKED_OK;
-	for (int i = 0; i < n; i++) {
-		sked_job *j = calloc(1, sizeof *j);
-		int fd = j ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
-		if (!j || fd < 0) {
-			/* cannot run it: give the attempt back at once */
-			free(j);
-			sked_outcome o = {.id = c[i].id,
-			                  .attempt = c[i].attempt,
-			                  .max_attempts = c[i].max_attempts,
-			                  .started_ms = c[i].started_ms,
-			                  .what = SKED_FIN_UNSTARTED,
-			                  .exit_code = -1,
-			                  .error = "worker out of resources"};
-			sked__ignore(sked__finish(w->h, w->node_id, &o, 1));
-			rc = SKED_ENOMEM;
-			free(c[i].queue);
-			free(c[i].kind);
-			free(c[i].payload);
-			continue;
-		}
-		j->w = w;
-		j->t = c[i];
-		j->qi = qi;
-		j->cancel_fd = fd;
-		j->since = sked__mono_ms();
-		j->leased = leased;
-		j->slot = -1;
-		pthread_mutex_lock(&w->mu);
-		sked__wk_move(w, j, JOB_QUEUED);
-		pthread_cond_signal(&w->cv);
-		pthread_mutex_unlock(&w->mu);
-	}
-	free(c);
-	return rc;
-}
-
-/* Slots the loop may fill now (w->mu held): the threads plus the
- * prefetch queue. Results waiting to be recorded hold capacity too: at
- * most one slot's worth of them per thread, so a finisher that falls
- * behind slows claiming instead of letting a backlog (and huge finish
- * batches) build up. */
 static int
 free_slots_locked(const sked_worker *w)
 {
-	int cap = w->o.concurrency + w->ahead;
-	int by_slots = cap - w->nheld;
-	int unrecorded = w->nunrecorded;
-	if (w->fused) /* the next claim records these itself */
-		unrecorded -= w->ndone < FINISH_MAX ? w->ndone : FINISH_MAX;
-	int by_backlog = cap + w->o.concurrency - w->nheld - unrecorded;
-	return by_slots < by_backlog ? by_slots : by_backlog;
+	return sked__wk_free_slots_locked(w);
 }
 
 /* Prefetch (w->mu held): how many tasks to hold ahead of free threads,
@@ -405,13 +355,11 @@ free_slots_locked(const sked_worker *w)
  *   - until the rate is first measured, the concurrency. */
 #define PREFETCH_AUTO_MAX   1000
 #define PREFETCH_HORIZON_MS 100
-/* how long a claim may wait for half the prefetch to be used up */
-#define PREFETCH_LINGER_MS 20
 /* the start rate's window */
 #define RATE_WINDOW_MS 250
 
-static void
-adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
+void
+sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
 {
 	if (w->o.prefetch < 0) /* SKED_PREFETCH_OFF */
 		return;
@@ -450,47 +398,6 @@ adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
 	w->ahead = want;
 }
 
-/* One round trip for the last outcomes and the next claim (fused): take
- * what the pool has completed and send it with the claim. */
-static int
-finish_and_claim(sked_worker *w, sked_claim_req *req, sked_claimed **c, int *n)
-{
-	int nd = 0;
-	sked_job *done = sked__wk_take_done(w, FINISH_MAX, 0, &nd);
-	sked_outcome *o = done ? sked__wk_outcomes(w, done, nd) : NULL;
-	if (done && !o) {
-		sked__wk_requeue_done(w, done);
-		done = NULL;
-		nd = 0;
-	}
-	if (done) {
-		/* recording them frees their share of the backlog */
-		pthread_mutex_lock(&w->mu);
-		int room = free_slots_locked(w);
-		int by_slots = w->o.concurrency + w->ahead - w->nheld;
-		pthread_mutex_unlock(&w->mu);
-		req->limit = room < by_slots ? room : by_slots;
-		if (req->limit < 0)
-			req->limit = 0;
-	}
-	/* nothing to record: the plain claim, a lighter statement */
-	int rc = done ? sked__finish_claim(w->h, w->node_id, o, nd, req, c, n)
-	              : sked__claim(w->h, req, c, n);
-	if (done) {
-		if (rc == SKED_OK) {
-			sked__wk_recorded(w, done, o, nd);
-		} else {
-			sked__log(SKED_LOG_WARN,
-			          "cannot record %d result(s) yet: %s", nd,
-			          sked_errmsg(w->h));
-			sked__wk_unrecorded(w, done, o, nd);
-			sked__wk_note(w, &w->finish_errors, NULL, 0);
-		}
-	}
-	free(o);
-	return rc;
-}
-
 /* Claim for every queue with free slots. Returns 1 when a claim came back
  * full (there is probably more to take at once). */
 static int
@@ -507,9 +414,14 @@ claim_some(sked_worker *w, int *db_failed)
 			if (qfree < free_slots)
 				free_slots = qfree;
 		}
-		pthread_mutex_unlock(&w->mu);
-		if (free_slots <= 0)
+		if (free_slots <= 0) {
+			pthread_mutex_unlock(&w->mu);
 			continue;
+		}
+		int backlog = w->backlog;
+		unsigned long long seq =
+		        sked__wk_claim_begin_locked(w, free_slots);
+		pthread_mutex_unlock(&w->mu);
 		sked_claim_req req = {
 		        .node_id = w->node_id,
 		        .queue = w->nqueues ? w->queues[qi].name : NULL,
@@ -520,36 +432,34 @@ claim_some(sked_worker *w, int *db_failed)
 		sked_claimed *c = NULL;
 		int n = 0;
 		int64_t sent = sked__mono_ms();
-		unsigned long long seq =
-		        atomic_fetch_add(&w->claims_begun, 1) + 1;
 		/* limited queues claim through limits.c, never fused */
+		int plain = sked__limits_plain(w->h, &req);
 		/* outcomes ride with claims while there is a backlog (the
 		 * last claim came back full); when the queue is drained the
 		 * finisher records them at once on its own connection, and
 		 * the claim connection stays free for the next new task */
-		int fuse = w->fused && qi == 0 && w->backlog &&
-		           sked__limits_plain(w->h, &req);
+		int fuse = w->fused && qi == 0 && backlog && plain;
 		if (qi == 0 && w->fused)
 			/* tell the finisher whether outcomes ride with claims */
 			atomic_store(&w->fusing, fuse);
-		int rc = fuse ? finish_and_claim(w, &req, &c, &n)
+		int rc = fuse ? sked__wk_finish_and_claim(w, w->h, &req,
+		                                          free_slots, &c, &n)
 		              : sked__limits_claim(w->h, &req, &c, &n);
-		if (rc != SKED_OK && n > 0) {
-			/* claimed, but not all read back: run what was */
-			(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
-			c = NULL;
-			n = 0;
-		}
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
 		              rc == SKED_OK ? &w->claim_hist : NULL,
 		              sked__mono_ms() - sent);
+		int got = n;
+		/* on a failure, what was claimed but read back runs */
+		sked__wk_claim_end(w, w->h, seq, free_slots, c, n,
+		                   w->nqueues ? qi : -1, sent);
 		if (rc != SKED_OK) {
 			sked__log(SKED_LOG_WARN, "claim failed: %s",
 			          sked_errmsg(w->h));
 			/* it may have committed all the same (a reply lost
 			 * with the connection): find out before going on */
+			pthread_mutex_lock(&w->mu);
 			w->claim_unknown = 1;
-			atomic_store(&w->claims_dispatched, seq);
+			pthread_mutex_unlock(&w->mu);
 			if (rc == SKED_EUNAVAILABLE)
 				sked__ignore(sked__wk_reconnect(
 				        w, w->h, SKED_CONN_CLAIMS));
@@ -557,15 +467,19 @@ claim_some(sked_worker *w, int *db_failed)
 			return 0;
 		}
 		pthread_mutex_lock(&w->mu);
-		adapt_prefetch(w, req.limit, n, sked__mono_ms());
-		pthread_mutex_unlock(&w->mu);
-		if (n == req.limit && n > 0)
-			full = 1;
+		sked__wk_adapt_prefetch(w, req.limit, got, sked__mono_ms());
 		if (qi == 0)
-			w->backlog = n == req.limit && n > 0;
-		w->claimed_last += n;
-		(void)dispatch(w, c, n, w->nqueues ? qi : -1, sent);
-		atomic_store(&w->claims_dispatched, seq);
+			w->backlog = got == req.limit && got > 0;
+		/* a backlog on one plain queue: the lanes take over */
+		if (qi == 0 && w->nlanes && nq == 1 && plain && w->backlog &&
+		    !(w->nqueues && w->queues[0].max > 0)) {
+			w->lanes_go = 1;
+			pthread_cond_broadcast(&w->cv_lane);
+		}
+		pthread_mutex_unlock(&w->mu);
+		if (got == req.limit && got > 0)
+			full = 1;
+		w->claimed_last += got;
 	}
 	return full;
 }
@@ -622,7 +536,7 @@ static int
 unsettled(sked_worker *w)
 {
 	pthread_mutex_lock(&w->mu);
-	int n = w->nheld + w->nunrecorded;
+	int n = w->nheld + w->nunrecorded + w->claims_inflight;
 	pthread_mutex_unlock(&w->mu);
 	return n;
 }
@@ -704,6 +618,8 @@ start_threads(sked_worker *w)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start the finisher thread");
 	w->fin_started = 1;
+	if ((rc = sked__wk_lanes_start(w)) != SKED_OK)
+		return rc;
 	w->threads = calloc((size_t)w->o.concurrency, sizeof *w->threads);
 	if (!w->threads)
 		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
@@ -740,6 +656,8 @@ start_threads(sked_worker *w)
 static void
 stop_threads(sked_worker *w)
 {
+	/* no claim in flight hands tasks to a pool that has gone */
+	sked__wk_lanes_stop(w);
 	pthread_mutex_lock(&w->mu);
 	w->pool_exit = 1;
 	pthread_cond_broadcast(&w->cv);
@@ -908,8 +826,16 @@ sked_worker_run(sked_worker *w)
 		int db_failed = 0;
 		int stop = atomic_load(&w->stop);
 
-		if (w->claim_unknown && resolve_unknown_claims(w) == SKED_OK)
+		/* a claim that failed (the loop's or a lane's): once none
+		 * is in flight, give back what it may have taken */
+		pthread_mutex_lock(&w->mu);
+		int unknown = w->claim_unknown && w->claims_inflight == 0;
+		pthread_mutex_unlock(&w->mu);
+		if (unknown && resolve_unknown_claims(w) == SKED_OK) {
+			pthread_mutex_lock(&w->mu);
 			w->claim_unknown = 0;
+			pthread_mutex_unlock(&w->mu);
+		}
 
 		if (stop) {
 			int64_t now = sked__mono_ms();
@@ -917,8 +843,12 @@ sked_worker_run(sked_worker *w)
 				grace_end =
 				        now + (stop == 2 ? 0 : w->o.grace_ms);
 				/* prefetched tasks not yet started go back now:
-				 * the grace period is for tasks under way */
+				 * the grace period is for tasks under way (and
+				 * the lanes' claims in flight are in first) */
 				pthread_mutex_lock(&w->mu);
+				w->lanes_go = 0;
+				while (w->claims_inflight > 0)
+					pthread_cond_wait(&w->cv_lane, &w->mu);
 				for (sked_job *j = w->jobs_head; j; j = j->next)
 					sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
 				pthread_mutex_unlock(&w->mu);
@@ -964,6 +894,7 @@ sked_worker_run(sked_worker *w)
 		int busy_slots = w->nheld;
 		int free_now = free_slots_locked(w);
 		int ahead = w->ahead;
+		int lanes = w->lanes_go;
 		pthread_mutex_unlock(&w->mu);
 		if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2) {
 			/* tasks wait here (at least ahead/2 of them, as
@@ -979,7 +910,7 @@ sked_worker_run(sked_worker *w)
 				first_free = now;
 			linger = now - first_free < LINGER_MS;
 		}
-		if (!db_failed && !linger) {
+		if (!db_failed && !linger && !lanes) {
 			full = claim_some(w, &db_failed);
 			first_free = 0;
 		}
@@ -1045,12 +976,16 @@ sked_worker_run(sked_worker *w)
 		                  "the database stayed unreachable for %ds; "
 		                  "giving up (--until-empty)",
 		                  UNTIL_EMPTY_GIVE_UP_MS / 1000);
+	pthread_mutex_lock(&w->mu);
+	int most = w->claims_inflight_max;
+	pthread_mutex_unlock(&w->mu);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
-	          "failed, %lld dead, %lld given back, %lld late",
+	          "failed, %lld dead, %lld given back, %lld late; at most "
+	          "%d claim(s) in flight at once",
 	          w->node_id, (long long)c.claimed, (long long)c.succeeded,
 	          (long long)c.failed, (long long)c.dead, (long long)c.released,
-	          (long long)c.late);
+	          (long long)c.late, most);
 	return SKED_OK;
 }
 

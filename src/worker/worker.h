@@ -198,7 +198,27 @@ struct sked_worker {
 	sked_wait_slot waits[2];
 	unsigned long waits_told[2];
 	int64_t lock_waits[3];
+	/* lanes (lanes.c): claims in flight at once, each on a connection
+	 * of its own, while there is a backlog */
+	int lanes_max;           /* sked_worker_set_lanes; 0: the default */
+	struct sked_lane *lanes; /* the lane threads (lanes_alloc of them) */
+	int lanes_alloc, nlanes;
+	pthread_cond_t cv_lane; /* lanes: room, a turn, exit (w->mu) */
+	int lane_exit;          /* w->mu */
+	int lanes_go;           /* w->mu: a backlog on one plain queue: the
+	                           lanes claim, the loop does not */
+	int reserved;           /* w->mu: room that claims in flight fill */
+	int claims_inflight, claims_inflight_max; /* w->mu */
+	unsigned long long turn; /* w->mu: the last claim handed to the pool
+	                            (claims hand over in the order sent) */
 };
+
+/* Lanes by default where the database has more than one writer. */
+#define SKED_LANES_DEFAULT 2
+
+/* How long a claim may wait for half the prefetch to be used up (the
+ * loop), or for its share of room (a lane). */
+#define PREFETCH_LINGER_MS 20
 
 enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 
@@ -279,6 +299,28 @@ void sked__wk_requeue_done(sked_worker *w, sked_job *list);
  * others go back to the done queue to be tried again. */
 void sked__wk_unrecorded(sked_worker *w, sked_job *list, sked_outcome *o,
                          int n);
+
+/* ---- worker/lanes.c: claims, the loop's and the lanes' ---- */
+/* Room a claim may fill now (w->mu held): the threads plus the prefetch
+ * queue, less what results waiting to be recorded and claims in flight
+ * hold. */
+int sked__wk_free_slots_locked(const sked_worker *w);
+/* Prefetch after a claim that asked for asked and got got (w->mu held). */
+void sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now);
+/* A claim of up to reserve tasks is about to be sent (w->mu held): its
+ * room is reserved; returns its number in line. */
+unsigned long long sked__wk_claim_begin_locked(sked_worker *w, int reserve);
+/* Its reply: once every claim sent before it has handed its tasks over,
+ * hand over c (n tasks; freed), give back the reservation. */
+void sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
+                        int reserved, sked_claimed *c, int n, int qi,
+                        int64_t leased);
+/* The outcomes the pool completed and the next claim, on h, in one
+ * statement (fused). */
+int sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
+                              int reserved, sked_claimed **c, int *n);
+int sked__wk_lanes_start(sked_worker *w);
+void sked__wk_lanes_stop(sked_worker *w);
 
 /* ---- worker/pipe.c: a pool thread's pipe: processes ---- */
 typedef struct sked_pipe sked_pipe;

@@ -1,0 +1,378 @@
+/*
+ * worker/lanes.c — several claims in flight: the lanes, and the rules
+ * every claim of a worker follows (room, place in line, hand-over).
+ *
+ * Layer: the worker (worker.h), on the model (lease.h, limits.h). While
+ * a worker has a backlog on one plain queue (its last claim came back
+ * full), its claims are made by lane threads, each on a connection of
+ * its own, so that several fused claim+finish statements are in flight
+ * at once and the server's cores work in parallel (docs/design.md,
+ * "Lanes"). Outside a backlog the loop claims alone, as before.
+ *
+ * Every claim, the loop's or a lane's:
+ *   - reserves the room it may fill (w->reserved), so that claims in
+ *     flight together never hold more than the slots and the prefetch
+ *     allow;
+ *   - takes a number in line (w->claims_begun) when it is sent, and
+ *     hands its tasks to the pool only when every claim sent before it
+ *     has (w->turn): the pool starts tasks in the order the claims took
+ *     them, which keeps priority order within the worker, and
+ *     claims_dispatched only grows, which the heartbeat's stray check
+ *     relies on (renew.c).
+ * A lane whose claim fails leaves w->claim_unknown set: no lane claims
+ * again until the loop has given back what such a claim may have taken,
+ * which it does only once no claim is in flight.
+ */
+#include "worker/worker.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+
+#include "lease.h"
+#include "limits.h"
+#include "util/log.h"
+
+/* ---- room and order, for every claim ---- */
+
+int
+sked__wk_free_slots_locked(const sked_worker *w)
+{
+	int cap = w->o.concurrency + w->ahead;
+	int by_slots = cap - w->nheld;
+	int unrecorded = w->nunrecorded;
+	if (w->fused) /* the next claim records these itself */
+		unrecorded -= w->ndone < FINISH_MAX ? w->ndone : FINISH_MAX;
+	int by_backlog = cap + w->o.concurrency - w->nheld - unrecorded;
+	int room = by_slots < by_backlog ? by_slots : by_backlog;
+	return room - w->reserved;
+}
+
+unsigned long long
+sked__wk_claim_begin_locked(sked_worker *w, int reserve)
+{
+	w->reserved += reserve;
+	w->claims_inflight++;
+	if (w->claims_inflight > w->claims_inflight_max)
+		w->claims_inflight_max = w->claims_inflight;
+	return atomic_fetch_add(&w->claims_begun, 1) + 1;
+}
+
+/* Hand claimed tasks to the pool; a task that cannot get a job goes
+ * back at once on h (the claiming connection). */
+static int
+dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
+         int64_t leased)
+{
+	int rc = SKED_OK;
+	for (int i = 0; i < n; i++) {
+		sked_job *j = calloc(1, sizeof *j);
+		int fd = j ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+		if (!j || fd < 0) {
+			/* cannot run it: give the attempt back at once */
+			free(j);
+			sked_outcome o = {.id = c[i].id,
+			                  .attempt = c[i].attempt,
+			                  .max_attempts = c[i].max_attempts,
+			                  .started_ms = c[i].started_ms,
+			                  .what = SKED_FIN_UNSTARTED,
+			                  .exit_code = -1,
+			                  .error = "worker out of resources"};
+			sked__ignore(sked__finish(h, w->node_id, &o, 1));
+			rc = SKED_ENOMEM;
+			free(c[i].queue);
+			free(c[i].kind);
+			free(c[i].payload);
+			continue;
+		}
+		j->w = w;
+		j->t = c[i];
+		j->qi = qi;
+		j->cancel_fd = fd;
+		j->since = sked__mono_ms();
+		j->leased = leased;
+		j->slot = -1;
+		pthread_mutex_lock(&w->mu);
+		sked__wk_move(w, j, JOB_QUEUED);
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	free(c);
+	return rc;
+}
+
+void
+sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
+                   int reserved, sked_claimed *c, int n, int qi, int64_t leased)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->turn != seq - 1)
+		pthread_cond_wait(&w->cv_lane, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	if (n > 0 || c)
+		(void)dispatch(w, h, c, n, qi, leased);
+	pthread_mutex_lock(&w->mu);
+	w->reserved -= reserved;
+	w->claims_inflight--;
+	w->turn = seq;
+	atomic_store(&w->claims_dispatched, seq);
+	pthread_cond_broadcast(&w->cv_lane);
+	pthread_mutex_unlock(&w->mu);
+}
+
+int
+sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
+                          int reserved, sked_claimed **c, int *n)
+{
+	int nd = 0;
+	sked_job *done = sked__wk_take_done(w, FINISH_MAX, 0, &nd);
+	sked_outcome *o = done ? sked__wk_outcomes(w, done, nd) : NULL;
+	if (done && !o) {
+		sked__wk_requeue_done(w, done);
+		done = NULL;
+		nd = 0;
+	}
+	if (done) {
+		/* recording them frees their share of the backlog; this
+		 * claim's own reservation is its to fill */
+		pthread_mutex_lock(&w->mu);
+		int room = sked__wk_free_slots_locked(w) + reserved;
+		int by_slots = w->o.concurrency + w->ahead - w->nheld -
+		               (w->reserved - reserved);
+		pthread_mutex_unlock(&w->mu);
+		req->limit = room < by_slots ? room : by_slots;
+		if (req->limit < 0)
+			req->limit = 0;
+	}
+	/* nothing to record: the plain claim, a lighter statement */
+	int rc = done ? sked__finish_claim(h, w->node_id, o, nd, req, c, n)
+	              : sked__claim(h, req, c, n);
+	if (done) {
+		if (rc == SKED_OK) {
+			sked__wk_recorded(w, done, o, nd);
+		} else {
+			sked__log(SKED_LOG_WARN,
+			          "cannot record %d result(s) yet: %s", nd,
+			          sked_errmsg(h));
+			sked__wk_unrecorded(w, done, o, nd);
+			sked__wk_note(w, &w->finish_errors, NULL, 0);
+		}
+	}
+	free(o);
+	return rc;
+}
+
+/* ---- the lane threads ---- */
+
+typedef struct sked_lane {
+	sked_worker *w;
+	sked *h; /* owned: this lane's connection */
+	pthread_t th;
+	int started;
+} sked_lane;
+
+static void
+wait_ms(sked_worker *w, int64_t ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&w->cv_lane, &w->mu, &until);
+}
+
+/* How much room a lane waits for before it claims (w->mu held): a
+ * share of the slots and the prefetch, so that the lanes' claims
+ * overlap instead of taking turns; less after PREFETCH_LINGER_MS. */
+static int
+lane_chunk(const sked_worker *w)
+{
+	int chunk = (w->o.concurrency + w->ahead) / (2 * w->nlanes);
+	return chunk < 1 ? 1 : chunk;
+}
+
+static void *
+lane_main(void *arg)
+{
+	sked_lane *l = arg;
+	sked_worker *w = l->w;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	int64_t first_short = 0, backoff = 0;
+	pthread_mutex_lock(&w->mu);
+	while (!w->lane_exit) {
+		int room = sked__wk_free_slots_locked(w);
+		int go = w->lanes_go && !atomic_load(&w->stop) &&
+		         !w->claim_unknown && room > 0;
+		if (!go) {
+			first_short = 0;
+			wait_ms(w, 100);
+			continue;
+		}
+		if (room < lane_chunk(w)) {
+			int64_t now = sked__mono_ms();
+			if (!first_short)
+				first_short = now;
+			if (now - first_short < PREFETCH_LINGER_MS) {
+				wait_ms(w, PREFETCH_LINGER_MS -
+				                   (now - first_short));
+				continue;
+			}
+		}
+		first_short = 0;
+		int qi = w->nqueues ? 0 : -1;
+		sked_claim_req req = {
+		        .node_id = w->node_id,
+		        .queue = w->nqueues ? w->queues[0].name : NULL,
+		        .limit = room,
+		        .lease_ms = w->o.lease_ms,
+		        .kinds = w->kinds,
+		};
+		unsigned long long seq = sked__wk_claim_begin_locked(w, room);
+		pthread_mutex_unlock(&w->mu);
+
+		sked_claimed *c = NULL;
+		int n = 0, rc = SKED_OK;
+		int64_t sent = sked__mono_ms();
+		/* a queue limited since the backlog began claims through
+		 * limits.c, which the loop does */
+		int plain = sked__limits_plain(l->h, &req);
+		if (plain)
+			rc = w->fused ? sked__wk_finish_and_claim(w, l->h, &req,
+			                                          room, &c, &n)
+			              : sked__claim(l->h, &req, &c, &n);
+		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
+		              rc == SKED_OK ? &w->claim_hist : NULL,
+		              sked__mono_ms() - sent);
+		if (rc != SKED_OK) {
+			sked__log(SKED_LOG_WARN, "claim failed: %s",
+			          sked_errmsg(l->h));
+			pthread_mutex_lock(&w->mu);
+			/* it may have committed all the same: the loop
+			 * finds out once no claim is in flight */
+			w->claim_unknown = 1;
+			w->lanes_go = 0;
+			pthread_mutex_unlock(&w->mu);
+			if (rc == SKED_EUNAVAILABLE)
+				sked__ignore(sked__wk_reconnect(
+				        w, l->h, SKED_CONN_CLAIMS));
+		}
+		int got = n;
+		sked__wk_claim_end(w, l->h, seq, room, c, n, qi, sent);
+		pthread_mutex_lock(&w->mu);
+		if (rc == SKED_OK && plain) {
+			sked__wk_adapt_prefetch(w, req.limit, got,
+			                        sked__mono_ms());
+			w->backlog = got == req.limit && got > 0;
+			if (!w->backlog)
+				w->lanes_go = 0;
+			backoff = 0;
+		} else {
+			w->lanes_go = 0;
+		}
+		sked__wk_ring(w); /* the loop claims when the lanes stop */
+		if (rc != SKED_OK) {
+			backoff = backoff ? backoff * 2 : 50;
+			if (backoff > 2000)
+				backoff = 2000;
+			wait_ms(w, backoff);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* How many lanes (claim connections in flight) this worker uses: one
+ * on SQLite, whose single write lock the lanes would only fight over;
+ * else the worker's setting (sked_worker_set_lanes), SKED_LANES_DEFAULT
+ * when unset; never more than the concurrency. */
+static int
+lanes_wanted(const sked_worker *w)
+{
+	if (w->h->strategy->id == SKED_STRAT_SQLITE)
+		return 1;
+	int n = w->lanes_max > 0 ? w->lanes_max : SKED_LANES_DEFAULT;
+	if (w->nqueues > 1)
+		return 1; /* lanes claim one queue; several take turns */
+	return n > w->o.concurrency ? w->o.concurrency : n;
+}
+
+int
+sked__wk_lanes_start(sked_worker *w)
+{
+	int want = lanes_wanted(w);
+	w->nlanes = 0;
+	w->lane_exit = 0;
+	if (want < 2)
+		return SKED_OK;
+	w->lanes = calloc((size_t)want, sizeof *w->lanes);
+	if (!w->lanes)
+		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
+	w->lanes_alloc = want;
+	for (int i = 0; i < want; i++) {
+		sked_lane *l = &w->lanes[i];
+		l->w = w;
+		int rc = sked__reopen(w->h, &l->h);
+		if (rc != SKED_OK) {
+			sked__fail(w->h, rc,
+			           "cannot open a claim connection (lane %d "
+			           "of %d): %s",
+			           i + 1, want, sked_errmsg(l->h));
+			sked_close(l->h);
+			l->h = NULL;
+			return rc;
+		}
+		if (pthread_create(&l->th, NULL, lane_main, l) != 0)
+			return sked__fail(w->h, SKED_ENOMEM,
+			                  "cannot start a lane thread");
+		l->started = 1;
+		w->nlanes++;
+	}
+	return SKED_OK;
+}
+
+void
+sked__wk_lanes_stop(sked_worker *w)
+{
+	if (!w->lanes)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->lane_exit = 1;
+	w->lanes_go = 0;
+	pthread_cond_broadcast(&w->cv_lane);
+	pthread_mutex_unlock(&w->mu);
+	for (int i = 0; i < w->lanes_alloc; i++) {
+		sked_lane *l = &w->lanes[i];
+		if (l->started)
+			pthread_join(l->th, NULL);
+		sked_close(l->h);
+	}
+	free(w->lanes);
+	w->lanes = NULL;
+	w->lanes_alloc = 0;
+	w->nlanes = 0;
+}
+
+SKED_API int
+sked_worker_set_lanes(sked_worker *w, int lanes)
+{
+	if (!w)
+		return SKED_EINVAL;
+	if (lanes < 0 || lanes > 64)
+		return sked__fail(w->h, SKED_EINVAL,
+		                  "lanes %d is out of range: 0 (the default) "
+		                  "or 1-64",
+		                  lanes);
+	w->lanes_max = lanes;
+	return SKED_OK;
+}
