@@ -124,12 +124,20 @@ sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 		o[i].id = j->t.id;
 		o[i].attempt = j->t.attempt;
 		o[i].max_attempts = j->t.max_attempts;
+		/* the attempt started when its handler did: the claim's
+		 * time on the database's clock, plus how long it waited
+		 * here (held ahead of the free threads) */
 		o[i].started_ms = j->t.started_ms;
+		if (j->ran_at > j->since)
+			o[i].started_ms += j->ran_at - j->since;
 		o[i].exit_code = j->exit_code;
 		clean(&j->error, ERROR_MAX, SKED_TEXT_HEAD);
 		clean(&j->output, OUTPUT_MAX, SKED_TEXT_TAIL);
 		o[i].output = j->output;
-		if (why == CANCEL_SHUTDOWN) {
+		if (why == CANCEL_HELD) {
+			o[i].what = SKED_FIN_UNSTARTED;
+			o[i].error = "held ahead too long: given back";
+		} else if (why == CANCEL_SHUTDOWN) {
 			/* stopped under way: a released attempt; never
 			 * started: the attempt goes back unrecorded */
 			o[i].what = atomic_load(&j->started)

@@ -214,6 +214,7 @@ sked__wk_pool_main(void *arg)
 
 		int64_t ran = sked__mono_ms();
 		if (atomic_load(&j->cancel) == CANCEL_NONE) {
+			j->ran_at = ran;
 			atomic_store(&j->started, 1);
 			run_job(j, &pipes, &http);
 		} else {

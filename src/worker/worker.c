@@ -388,14 +388,68 @@ sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
 	                          : PREFETCH_HORIZON_MS;
 	int want = w->ahead > 0 ? w->ahead * 2 : w->o.concurrency;
 	if (!w->rate_known) {
+		/* no rate yet: hold ahead only as many as the threads have
+		 * shown they take after their first tasks (none while those
+		 * run on: slow handlers hold nothing back from others) */
+		int64_t shown = w->nstarted - w->o.concurrency;
 		if (want > w->o.concurrency)
 			want = w->o.concurrency;
+		if (want > shown)
+			want = shown > 0 ? (int)shown : 0;
 	} else if (want > w->rate * (double)horizon / 1000.0) {
 		want = (int)(w->rate * (double)horizon / 1000.0);
 	}
 	if (want > PREFETCH_AUTO_MAX)
 		want = PREFETCH_AUTO_MAX;
 	w->ahead = want;
+}
+
+/* Tasks held ahead of the free threads for HOLD_MAX_MS without starting
+ * go back (unstarted: no run, the attempt returned), so that a worker
+ * with free threads can run them; the start rate was wrong, so nothing
+ * is held ahead until it is measured again. They are recorded with the
+ * other outcomes (the finisher, or the next fused claim). */
+static void
+give_back_held(sked_worker *w, int64_t now)
+{
+	int n = 0;
+	pthread_mutex_lock(&w->mu);
+	sked_job *prev = NULL, *j = w->jobs_head;
+	while (j) {
+		sked_job *next = j->next;
+		if (now - j->since < HOLD_MAX_MS ||
+		    atomic_load(&j->cancel) != CANCEL_NONE) {
+			prev = j;
+			j = next;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			w->jobs_head = next;
+		if (w->jobs_tail == j)
+			w->jobs_tail = prev;
+		j->next = NULL;
+		sked__wk_job_cancel(j, CANCEL_HELD);
+		j->exit_code = -1;
+		sked__wk_move(w, j, JOB_DONE);
+		n++;
+		j = next;
+	}
+	if (n > 0) {
+		w->ahead = 0;
+		w->rate = 0;
+		w->rate_known = 1;
+		w->rate_at = now;
+		w->rate_started = w->nstarted;
+		pthread_cond_signal(&w->cv_done);
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (n > 0)
+		sked__log(SKED_LOG_INFO,
+		          "gave back %d task(s) held ahead for %ds without a "
+		          "free thread",
+		          n, HOLD_MAX_MS / 1000);
 }
 
 /* Claim for every queue with free slots. Returns 1 when a claim came back
@@ -869,6 +923,7 @@ sked_worker_run(sked_worker *w)
 		}
 
 		int64_t now = sked__mono_ms();
+		give_back_held(w, now);
 		if (now >= next_reap) {
 			int taken = 0;
 			if (sked__reap(h, &taken) != SKED_OK)
@@ -956,9 +1011,15 @@ sked_worker_run(sked_worker *w)
 				continue;
 			}
 		}
-		wait_for_work(w, sched_in > 0 && sched_in < w->o.poll_ms
-		                         ? sched_in
-		                         : w->o.poll_ms);
+		int64_t idle = sched_in > 0 && sched_in < w->o.poll_ms
+		                       ? sched_in
+		                       : w->o.poll_ms;
+		/* tasks held ahead are looked at again before their bound */
+		pthread_mutex_lock(&w->mu);
+		if (w->jobs_head && idle > HOLD_MAX_MS / 4)
+			idle = HOLD_MAX_MS / 4;
+		pthread_mutex_unlock(&w->mu);
+		wait_for_work(w, idle);
 	}
 
 	atomic_store(&w->run_started, 0);

@@ -54,13 +54,20 @@
 #include "proc/guard.h"
 #include "util/clock.h"
 
-enum { CANCEL_NONE = 0, CANCEL_SHUTDOWN, CANCEL_LOST, CANCEL_NOLEASE };
+enum {
+	CANCEL_NONE = 0,
+	CANCEL_SHUTDOWN,
+	CANCEL_LOST,
+	CANCEL_NOLEASE,
+	CANCEL_HELD /* held ahead too long: given back unstarted */
+};
 
 struct sked_job {
 	sked_worker *w;
 	sked_claimed t;
 	int qi;          /* index in w->queues, or -1 */
 	int64_t since;   /* monotonic ms when dispatched */
+	int64_t ran_at;  /* monotonic ms when its handler started (0: not) */
 	int64_t leased;  /* monotonic ms when its claim was sent: the lease the
 	                   database granted runs from no earlier than this */
 	int64_t renewed; /* w->mu: when the last renewal that listed it as
@@ -227,6 +234,11 @@ enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 
 /* Outcomes recorded in one transaction at most. */
 #define FINISH_MAX 500
+
+/* A task held ahead of the free threads this long without starting is
+ * given back (unstarted: its attempt returned), so that an idle worker
+ * elsewhere can run it (docs/design.md, "Prefetch"). */
+#define HOLD_MAX_MS 2000
 
 /* How long a partial batch may wait to grow (loop and finisher). */
 #define LINGER_MS 2
