@@ -34,8 +34,8 @@
 #include <sys/eventfd.h>
 #include <time.h>
 
-#include "lease.h"
-#include "limits.h"
+#include "model/lease.h"
+#include "model/limits.h"
 #include "util/log.h"
 
 /* ---- room and order, for every claim ---- */
@@ -61,6 +61,73 @@ sked__wk_claim_begin_locked(sked_worker *w, int reserve)
 	if (w->claims_inflight > w->claims_inflight_max)
 		w->claims_inflight_max = w->claims_inflight;
 	return atomic_fetch_add(&w->claims_begun, 1) + 1;
+}
+
+/* Prefetch (w->mu held): how many tasks to hold ahead of free threads,
+ * after a claim that asked for `asked` and got `got`. --prefetch N holds
+ * N ahead, as told. Adaptive (auto, the default):
+ *
+ * A claim that came back short means the queue is drained: hold nothing
+ * ahead, so that new work goes to idle workers instead of waiting here.
+ * A full one means a backlog: double what is held ahead, up to the
+ * least of
+ *   - PREFETCH_AUTO_MAX;
+ *   - what this worker starts in PREFETCH_HORIZON_MS at its measured
+ *     start rate: an idle worker elsewhere never waits longer than that
+ *     for work this one holds, and a worker whose handlers are slow holds
+ *     next to nothing;
+ *   - what it starts in a quarter of a lease: a prefetched task starts
+ *     long before its lease (renewed meanwhile anyway) could matter;
+ *   - until the rate is first measured, the concurrency. */
+#define PREFETCH_AUTO_MAX   1000
+#define PREFETCH_HORIZON_MS 100
+/* the start rate's window */
+#define RATE_WINDOW_MS 250
+
+void
+sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
+{
+	if (w->o.prefetch < 0) /* SKED_PREFETCH_OFF */
+		return;
+	if (w->o.prefetch > 0) {
+		w->ahead = w->o.prefetch;
+		return;
+	}
+	/* tasks a pool thread took per second (started, not claimed, or
+	 * prefetching would feed its own bound) */
+	if (!w->rate_at) {
+		w->rate_at = now;
+		w->rate_started = w->nstarted;
+	} else if (now - w->rate_at >= RATE_WINDOW_MS) {
+		w->rate = (double)(w->nstarted - w->rate_started) * 1000.0 /
+		          (double)(now - w->rate_at);
+		w->rate_known = 1;
+		w->rate_at = now;
+		w->rate_started = w->nstarted;
+	}
+	if (got < asked) {
+		w->ahead = 0;
+		return;
+	}
+	int64_t horizon = w->o.lease_ms / 4 < PREFETCH_HORIZON_MS
+	                          ? w->o.lease_ms / 4
+	                          : PREFETCH_HORIZON_MS;
+	int want = w->ahead > 0 ? w->ahead * 2 : w->o.concurrency;
+	if (!w->rate_known) {
+		/* no rate yet: hold ahead only as many as the threads have
+		 * shown they take after their first tasks (none while those
+		 * run on: slow handlers hold nothing back from others) */
+		int64_t shown = w->nstarted - w->o.concurrency;
+		if (want > w->o.concurrency)
+			want = w->o.concurrency;
+		if (want > shown)
+			want = shown > 0 ? (int)shown : 0;
+	} else if (want > w->rate * (double)horizon / 1000.0) {
+		want = (int)(w->rate * (double)horizon / 1000.0);
+	}
+	if (want > PREFETCH_AUTO_MAX)
+		want = PREFETCH_AUTO_MAX;
+	w->ahead = want;
 }
 
 /* Hand claimed tasks to the pool; a task that cannot get a job goes
