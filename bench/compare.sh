@@ -18,7 +18,10 @@
 #   - sked on PostgreSQL, default worker: W=1 process of c threads for each
 #     c in C, bulk enqueue, pick-up latency at LAT_C, each worker's RSS;
 #   - ceiling.sh's two figures (finish updates in place; finish deletes
-#     and writes history);
+#     and writes history), and contract.sh's (what each promise costs at
+#     the SQL level), with sked's ratio to the variant that keeps what
+#     sked keeps (no-run: the ended row records the attempt that ended
+#     the task, schema 5);
 #   - the pile-up: PILEUP tasks (1,000,000) pushed through one table by
 #     sked itself (enqueue + drain, so ended tasks sit wherever sked's data
 #     model puts them), then every c in C again on that table, against
@@ -34,7 +37,11 @@
 # more than a variant can drain in CEIL_SECS, or its claims come back empty),
 # SQLITE (1), MY_URL (MariaDB; empty: skip), MY_N (N), MY_POLL (10ms),
 # QUIET_WAIT_S (20 / 5), SKED_PEERS_DIR (the harness folder), OUT (results
-# folder). Each sked run writes one JSON document to $OUT/sked-<stamp>.jsonl.
+# folder), CONTRACT (1), CONTRACT_VARIANTS ("no-run full"), CONTRACT_CLIENTS
+# (2), PG_DATA (the peers server's data folder, for its CPU: /tmp/peers-pg/
+# data). Each sked run writes one JSON document to $OUT/sked-<stamp>.jsonl,
+# and its summary line gives the CPU split of the drain: the worker, the
+# database server (when it runs on this machine) and the rest.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -67,6 +74,10 @@ RUN_PEERS=${RUN_PEERS:-1}
 CEILING=${CEILING:-1}
 CEIL_SECS=${CEIL_SECS:-$d_csecs}
 CEIL_ROWS=${CEIL_ROWS:-$d_crows}
+CONTRACT=${CONTRACT:-1}
+CONTRACT_VARIANTS=${CONTRACT_VARIANTS:-no-run full}
+CONTRACT_CLIENTS=${CONTRACT_CLIENTS:-2}
+PG_DATA=${PG_DATA:-/tmp/peers-pg/data}
 SQLITE=${SQLITE:-1}
 MY_URL=${MY_URL-mysql://sked:sked-test-pw@127.0.0.1:53307/sked_test}
 MY_N=${MY_N:-$N}
@@ -106,18 +117,33 @@ fresh_pg() {
 		-c "CREATE DATABASE $DB" >/dev/null
 }
 
+# The pid of the database server a URL names, when it runs on this
+# machine (its CPU is then measured during each drain): the peers'
+# PostgreSQL from its postmaster.pid, MariaDB from its listening port.
+server_pid() {
+	case "$1" in
+	postgres*) head -1 "$PG_DATA/postmaster.pid" 2>/dev/null || true ;;
+	mysql* | mariadb*)
+		local port=${1##*:}
+		port=${port%%/*}
+		ss -ltnpH "sport = :$port" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1 || true
+		;;
+	esac
+}
+
 # run LABEL SKED-ARGS...: one JSON document, tagged, appended to $JL. A
 # run that fails is reported and left out (its figures show as "-").
 run() {
-	local label=$1 doc
+	local label=$1 doc url=""
 	shift
 	quiet
-	if ! doc=$("$SKED" --json "$@"); then
+	[ "$1" = --db ] && url=$2
+	if ! doc=$(SKED_BENCH_SERVER_PID=$(server_pid "$url") "$SKED" --json "$@"); then
 		say "$label: FAILED (sked $*)"
 		return 0
 	fi
 	echo "$doc" | jq -c --arg l "$label" '. + {label: $l}' >>"$JL"
-	tail -1 "$JL" | jq -r '"[compare] \(.label): \(.throughput.tasks_per_s|floor) tasks/s, enqueue \(.enqueue.tasks_per_s|floor)/s, worker RSS \(.throughput.worker_max_rss_kb) kB, machine \(.throughput.machine_cpu_pct|floor)% busy" + (if .latency then ", p50 \(.latency.p50_ms) ms" else "" end)' >&2
+	tail -1 "$JL" | jq -r '.throughput as $t | "[compare] \(.label): \($t.tasks_per_s|floor) tasks/s, enqueue \(.enqueue.tasks_per_s|floor)/s, worker RSS \($t.worker_max_rss_kb) kB, CPU of the machine: worker \($t.worker_cpu_pct|floor)%, server \(if $t.server_cpu_pct then ($t.server_cpu_pct|floor|tostring) + "%" else "-" end), other \(if $t.server_cpu_pct then (($t.machine_cpu_pct - $t.worker_cpu_pct - $t.server_cpu_pct)|floor|tostring) + "%" else "-" end) (\($t.machine_cpu_pct|floor)% busy)" + (if .latency then ", p50 \(.latency.p50_ms) ms" else "" end)' >&2
 }
 
 median() { sort -g | awk '{a[NR]=$1} END{if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
@@ -166,6 +192,18 @@ if [ "$CEILING" = 1 ]; then
 	CEIL_D=$(echo "$CEIL" | sed -n 's/^variant=delete .*tasks_per_s=\([0-9]*\).*/\1/p' | head -1)
 	CEIL_U=${CEIL_U:--} CEIL_D=${CEIL_D:--}
 	say "ceiling: update $CEIL_U, delete $CEIL_D tasks/s"
+fi
+
+# ---- the contract: what each promise costs at the SQL level ----
+CON_NORUN=- CON_FULL=-
+if [ "$CONTRACT" = 1 ] && [ -x "$SKED_PEERS_DIR/contract.sh" ]; then
+	quiet
+	say "contract.sh ($CONTRACT_VARIANTS, $CONTRACT_CLIENTS client(s), ${CEIL_SECS}s each)"
+	CON=$(VARIANTS=$CONTRACT_VARIANTS CLIENTS=$CONTRACT_CLIENTS SECS=$CEIL_SECS ROWS=$CEIL_ROWS "$SKED_PEERS_DIR/contract.sh" 2>/dev/null || true)
+	CON_NORUN=$(echo "$CON" | sed -n 's/^variant=no-run .*tasks_per_s=\([0-9]*\).*/\1/p' | head -1)
+	CON_FULL=$(echo "$CON" | sed -n 's/^variant=full .*tasks_per_s=\([0-9]*\).*/\1/p' | head -1)
+	CON_NORUN=${CON_NORUN:--} CON_FULL=${CON_FULL:--}
+	say "contract: no-run $CON_NORUN, full $CON_FULL tasks/s"
 fi
 
 # ---- the pile-up: PILEUP tasks ended by sked itself, then again ----
@@ -290,6 +328,8 @@ for p in $PEERS; do
 done
 [ "$CEILING" = 1 ] &&
 	echo "| raw SQL ceiling (\`ceiling.sh\`, no worker) | update in place $CEIL_U · delete + history $CEIL_D | | | |"
+[ "$CONTRACT" = 1 ] &&
+	echo "| SQL contract (\`contract.sh\`, no worker, $CONTRACT_CLIENTS clients) | no-run (what sked keeps) $CON_NORUN · full (a run row too) $CON_FULL | | | |"
 [ "$PILEUP" -gt 0 ] &&
 	echo "| sked after $PILEUP ended tasks ($PILE_SIZE of tables, no manual VACUUM) | $pl1 | $pl2 | | |"
 [ "$SQLITE" = 1 ] && row_sked sqlite "sked on SQLite $(sqlite3 --version 2>/dev/null | awk '{print $1}') (1 process; default poll, woken by the WAL)"
@@ -309,6 +349,11 @@ if [ "$CEILING" = 1 ]; then
 	[ "$sk1" != "-" ] && [ "$sk2" != "-" ] && [ "$sk1" -gt "$sk2" ] && best=$sk1
 	echo "sked's best / ceiling: update $(ratio "$best" "$CEIL_U"), delete + history $(ratio "$best" "$CEIL_D") (target ≥ 0.8 for sked's finish style)"
 fi
+if [ "$CONTRACT" = 1 ]; then
+	best=$sk2
+	[ "$sk1" != "-" ] && [ "$sk2" != "-" ] && [ "$sk1" -gt "$sk2" ] && best=$sk1
+	echo "sked's best / contract.sh no-run (the variant that keeps what sked keeps): $(ratio "$best" "$CON_NORUN") (target ≥ 0.8)"
+fi
 [ "$PILEUP" -gt 0 ] &&
 	echo "after $PILEUP ended tasks / fresh table: c=$c1 $(ratio "$pl1" "$sk1"), c=$c2 $(ratio "$pl2" "$sk2") (target ≥ 0.95)"
 if [ "$MY_OK" = 1 ]; then
@@ -316,4 +361,10 @@ if [ "$MY_OK" = 1 ]; then
 	m2=$(fig "mariadb-c$c2" .throughput.tasks_per_s | r0)
 	echo "MariaDB / issue 10's baseline (3535, 10166): c=$c1 $(ratio "$m1" 3535), c=$c2 $(ratio "$m2" 10166) (target ≥ 3)"
 fi
+cpu_split() { # LABEL: the median CPU split of its runs
+	echo "worker $(fig "$1" .throughput.worker_cpu_pct | r0)%, server $(fig "$1" '(.throughput.server_cpu_pct // "-")' | r0)%, other $(fig "$1" 'if .throughput.server_cpu_pct then .throughput.machine_cpu_pct - .throughput.worker_cpu_pct - .throughput.server_cpu_pct else "-" end' | r0)% of the machine"
+}
+for l in $(jq -r .label "$JL" | awk '!seen[$0]++'); do
+	echo "CPU during the drain, $l (medians): $(cpu_split "$l")"
+done
 echo "worker RSS, $c2 slots (PostgreSQL): $([ "$rss" = - ] && echo - || awk -v k="$rss" 'BEGIN{printf "%.1f MB", k / 1024}') (target < 16 MB)"

@@ -90,6 +90,53 @@ cpu_jiffies(long long *busy, long long *total)
 	fclose(f);
 }
 
+/* CPU ticks (utime + stime) that process pid has used, with its reaped
+ * children and its live ones: a database server on this machine (its
+ * postmaster and the backends it forks; mysqld's threads are its own).
+ * -1 where there is no such process or no /proc. */
+static long long
+proc_ticks(long pid, int with_children)
+{
+	char path[64], buf[1024];
+	long long v[4] = {0};
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the name may hold blanks */
+	if (p == NULL ||
+	    sscanf(p + 2,
+	           "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld "
+	           "%lld %lld %lld",
+	           &v[0], &v[1], &v[2], &v[3]) != 4)
+		return -1;
+	return v[0] + v[1] + (with_children ? v[2] + v[3] : 0);
+}
+
+static long long
+server_ticks(long pid)
+{
+	char path[64];
+	long long t;
+	long child;
+	if (pid <= 0 || (t = proc_ticks(pid, 1)) < 0)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", pid, pid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return t;
+	while (fscanf(f, "%ld", &child) == 1) {
+		long long c = proc_ticks(child, 0);
+		if (c > 0)
+			t += c;
+	}
+	fclose(f);
+	return t;
+}
+
 /* ---- the worker side (called from cmd_worker.c) ---- */
 
 void *
@@ -161,6 +208,8 @@ struct bench {
 	/* results */
 	int64_t rows_before, finished_before;
 	double enq_s, drain_s, exit_s, worker_cpu_s;
+	long server_pid;    /* SKED_BENCH_SERVER_PID: the database server */
+	double server_pct;  /* its CPU during the drain, % of the machine */
 	double machine_pct; /* machine busy during the drain, % of all cores */
 	double worker_pct;  /* the workers' share of the machine, % */
 	long worker_rss_kb; /* the largest drain worker's peak resident set */
@@ -468,6 +517,7 @@ phase_drain(struct bench *b)
 		return EX_SOFTWARE;
 	}
 	atomic_store(&b->shm->handled, 0);
+	long long srv0 = server_ticks(b->server_pid), srv1 = -1;
 	cpu_jiffies(&busy0, &total0);
 	t0 = cli_mono_ns();
 	deadline = t0 + b->timeout_ms * 1000000;
@@ -513,6 +563,7 @@ phase_drain(struct bench *b)
 		if (left == 0) {
 			t1 = cli_mono_ns();
 			cpu_jiffies(&busy1, &total1);
+			srv1 = server_ticks(b->server_pid);
 			break;
 		}
 		if (cli_mono_ns() > deadline) {
@@ -538,6 +589,12 @@ phase_drain(struct bench *b)
 	if (total1 > total0)
 		b->machine_pct = 100.0 * (double)(busy1 - busy0) /
 		                 (double)(total1 - total0);
+	/* /proc/stat's jiffies and /proc/PID/stat's ticks are both
+	 * USER_HZ: the server's share of every core's time */
+	b->server_pct = -1;
+	if (total1 > total0 && srv0 >= 0 && srv1 >= srv0)
+		b->server_pct = 100.0 * (double)(srv1 - srv0) /
+		                (double)(total1 - total0);
 	if (st[SKED_SUCCEEDED] - b->finished_before < b->tasks)
 		cli_err("bench: warning: only %" PRId64 " tasks succeeded",
 		        st[SKED_SUCCEEDED] - b->finished_before);
@@ -726,6 +783,9 @@ report(struct bench *b, const sked_info *info)
 		        (json_int_t)b->handled, "finished_rows_before",
 		        (json_int_t)b->finished_before, "worker_max_rss_kb",
 		        (json_int_t)b->worker_rss_kb);
+		if (b->server_pct >= 0)
+			json_object_set_new(thr, "server_cpu_pct",
+			                    json_real(b->server_pct));
 		json_t *lat = b->lat_tasks == 0
 		                      ? json_null()
 		                      : json_pack("{s:I, s:f, s:I, s:f, s:f, "
@@ -758,6 +818,10 @@ report(struct bench *b, const sked_info *info)
 	       "resident each\n",
 	       b->exit_s, b->worker_cpu_s, b->worker_pct, b->machine_pct,
 	       b->worker_rss_kb);
+	if (b->server_pct >= 0)
+		printf("            the database server (pid %ld) used %.0f%% "
+		       "of the machine during the drain\n",
+		       b->server_pid, b->server_pct);
 	if (b->lat_tasks > 0)
 		printf("latency     %lld tasks at %.0f/s, %lld threads: p50 "
 		       "%.2f ms, p95 %.2f ms, p99 %.2f ms (min %.2f, max "
@@ -808,6 +872,10 @@ cmd_bench(struct cli *c, int argc, char **argv)
 
 	memset(&b, 0, sizeof b);
 	b.c = c;
+	{
+		const char *sp = getenv("SKED_BENCH_SERVER_PID");
+		b.server_pid = sp ? strtol(sp, NULL, 10) : 0;
+	}
 	b.tasks = 20000;
 	b.workers = 1;
 	b.threads = 10;
