@@ -613,6 +613,19 @@ SKED_API void sked_schedules_free(sked_schedule *s, size_t n);
  * the tasks made before it (they stay made). */
 SKED_API int sked_schedule_tick(sked *h, int *fired, int64_t *next_ms);
 
+/* Enqueue the task of schedule name now, whatever its cron expression
+ * says and whether it is paused or not: one new task per call, with the
+ * schedule's kind, payload, queue, priority and max_attempts, its
+ * schedule name, and as fire time the database's now moved off a whole
+ * second (cron fires are on whole seconds, so a manual run never takes a
+ * cron fire's place in the unique (schedule, fire time) index, nor a
+ * cron fire its). It ignores the overlap policy and leaves next and last
+ * fire as they are. One transaction. *id_out (may be NULL) gets the new
+ * task's id. SKED_ENOTFOUND when there is no such schedule; SKED_EBUSY
+ * when every fire time tried was taken (many runs of it in the same
+ * milliseconds): try again. */
+SKED_API int sked_schedule_run(sked *h, const char *name, int64_t *id_out);
+
 /* "fire-once", "fire-all", "skip" / "allow", "skip"; and back (-1 when
  * unknown). Static strings; "?" for an unknown value. */
 SKED_API const char *sked_misfire_name(int misfire);
@@ -856,6 +869,14 @@ SKED_API int sked_retry_where(sked *h, const sked_list_filter *f,
 SKED_API int sked_cancel_where(sked *h, const sked_list_filter *f,
                                int64_t *done);
 
+/* How many tasks match f (status -1: any; queue, kind, node and
+ * creation bounds as in sked_task_list) into *n: what sked_retry_where
+ * or sked_cancel_where would look at. f->limit and f->before_id are
+ * ignored. One COUNT per status, on the table that status lives in.
+ * SKED_EINVAL for an unknown status or a queue or kind that is not a
+ * name. */
+SKED_API int sked_task_count(sked *h, const sked_list_filter *f, int64_t *n);
+
 /* Remove node rows whose heartbeat is older than older_than_ms and that
  * hold no running task. *removed may be NULL. */
 SKED_API int sked_nodes_prune(sked *h, int64_t older_than_ms, int64_t *removed);
@@ -1060,6 +1081,25 @@ SKED_API int sked_worker_options_set_timeout_ms(sked_worker_options *o,
 SKED_API int sked_worker_options_set_prefetch(sked_worker_options *o, int v);
 SKED_API int sked_worker_options_set_lock_wait_warn_ms(sked_worker_options *o,
                                                        int64_t v);
+
+/* sked_schedule_put's options; the payload is text (its length is
+ * strlen: payload_len stays 0). */
+SKED_API sked_schedule_opts *sked_schedule_opts_new(void);
+SKED_API void sked_schedule_opts_free(sked_schedule_opts *o);
+SKED_API int sked_schedule_opts_set_tz(sked_schedule_opts *o, const char *v);
+SKED_API int sked_schedule_opts_set_payload(sked_schedule_opts *o,
+                                            const char *v);
+SKED_API int sked_schedule_opts_set_queue(sked_schedule_opts *o, const char *v);
+SKED_API int sked_schedule_opts_set_priority(sked_schedule_opts *o, int v);
+SKED_API int sked_schedule_opts_set_max_attempts(sked_schedule_opts *o, int v);
+SKED_API int sked_schedule_opts_set_misfire(sked_schedule_opts *o, int v);
+SKED_API int sked_schedule_opts_set_overlap(sked_schedule_opts *o, int v);
+
+/* sked_lock_acquire's and sked_lock_release's options. */
+SKED_API sked_lock_opts *sked_lock_opts_new(void);
+SKED_API void sked_lock_opts_free(sked_lock_opts *o);
+SKED_API int sked_lock_opts_set_wait_ms(sked_lock_opts *o, int64_t v);
+SKED_API int sked_lock_opts_set_at_least_ms(sked_lock_opts *o, int64_t v);
 
 /* ------------------------------------------------------------------ */
 /* Small helpers shared by the library and its programs               */

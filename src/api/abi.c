@@ -108,6 +108,8 @@ BOX(sked_options);
 BOX(sked_enqueue_opts);
 BOX(sked_list_filter);
 BOX(sked_worker_options);
+BOX(sked_schedule_opts);
+BOX(sked_lock_opts);
 
 /* Copy s into *slot, the box's own string, and point *field at the copy
  * (NULL clears both). */
@@ -197,4 +199,17 @@ SET_NUM(sked_worker_options, until_empty, int)
 SET_NUM(sked_worker_options, timeout_ms, int64_t)
 SET_NUM(sked_worker_options, prefetch, int)
 SET_NUM(sked_worker_options, lock_wait_warn_ms, int64_t)
+
+LIFECYCLE(sked_schedule_opts, (void)b)
+SET_STR(sked_schedule_opts, tz, 0)
+SET_STR(sked_schedule_opts, payload, 1)
+SET_STR(sked_schedule_opts, queue, 2)
+SET_NUM(sked_schedule_opts, priority, int)
+SET_NUM(sked_schedule_opts, max_attempts, int)
+SET_NUM(sked_schedule_opts, misfire, int)
+SET_NUM(sked_schedule_opts, overlap, int)
+
+LIFECYCLE(sked_lock_opts, (void)b)
+SET_NUM(sked_lock_opts, wait_ms, int64_t)
+SET_NUM(sked_lock_opts, at_least_ms, int64_t)
 /* clang-format on */

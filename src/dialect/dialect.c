@@ -308,6 +308,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_SCHED_ACTIVE] = "SELECT id FROM {p}task WHERE "
                                   "schedule_name = ?1 AND status IN "
                                   "(0, 1, 4) ORDER BY id{lim:1}",
+        [SKED_SQL_SCHED_FIRE_ID] = "SELECT id FROM {p}task WHERE "
+                                   "schedule_name = ?1 AND fire_time = "
+                                   "{ts:?2}",
         [SKED_SQL_SCHED_DEF] = "SELECT " DEF_COLS ", version FROM {p}schedule "
                                "WHERE name = ?1",
         [SKED_SQL_SCHED_INSERT] = "INSERT INTO {p}schedule (name, " DEF_COLS
@@ -460,6 +463,10 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                     "ORDER BY id DESC{lim:{arg}}",
         [SKED_SQL_PICK_LIVE] = "SELECT id FROM {p}task WHERE status = ?1",
         [SKED_SQL_PICK_DONE] = "SELECT id FROM {p}task_done WHERE status = ?1",
+        [SKED_SQL_COUNT_LIVE] =
+                "SELECT COUNT(*) FROM {p}task WHERE status = ?1",
+        [SKED_SQL_COUNT_DONE] =
+                "SELECT COUNT(*) FROM {p}task_done WHERE status = ?1",
         [SKED_SQL_CANCEL_IDS] =
                 "UPDATE {p}task SET status = 5, finished_at = {now}, "
                 "lease_until = NULL, updated_at = {now}, version = version + "

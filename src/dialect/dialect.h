@@ -150,6 +150,8 @@ typedef enum sked_sql {
 	SKED_SQL_SCHED_LAST_FIRE,
 	SKED_SQL_SCHED_TASK,
 	SKED_SQL_SCHED_ACTIVE,
+	/* the live task of schedule ?1's fire ?2 (sked_schedule_run) */
+	SKED_SQL_SCHED_FIRE_ID,
 	SKED_SQL_SCHED_DEF,
 	SKED_SQL_SCHED_INSERT,
 	SKED_SQL_SCHED_UPDATE_KEEP,
@@ -211,6 +213,10 @@ typedef enum sked_sql {
 	 * fragments and SKED_SQL_LIST_TAIL) in {p}task or {p}task_done */
 	SKED_SQL_PICK_LIVE,
 	SKED_SQL_PICK_DONE,
+	/* how many tasks of status ?1 (then the filter fragments) in
+	 * {p}task or {p}task_done (sked_task_count) */
+	SKED_SQL_COUNT_LIVE,
+	SKED_SQL_COUNT_DONE,
 	SKED_SQL_CANCEL_IDS, /* status ?1, {ids} from ?2 */
 	/* retry of ended tasks {ids} (from ?1): lock their {p}task_done
 	 * rows, copy them back into {p}task as pending (same ids), drop them */

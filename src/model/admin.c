@@ -437,6 +437,59 @@ steer_where(sked *h, const sked_list_filter *f, int retry, int64_t *done,
 	return SKED_OK;
 }
 
+/* How many tasks of one status match f, in the table that status lives
+ * in. */
+static int
+count_status(sked *h, const sked_list_filter *f, int status, int64_t *n)
+{
+	int ended = status == SKED_SUCCEEDED || status == SKED_DEAD ||
+	            status == SKED_CANCELLED;
+	sked_val p[8];
+	int np = 0;
+	sked_buf sql = {0};
+	p[np++] = SKED_INTV(status);
+	sked__sql_fill(
+	        &sql, h->sql[ended ? SKED_SQL_COUNT_DONE : SKED_SQL_COUNT_LIVE],
+	        0, 0);
+	sked__filter_fill(h, f, &sql, p, &np);
+	if (sql.oom) {
+		sked__buf_free(&sql);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	sked_res r = {0};
+	int rc = sked__qdyn(h, sql.p, p, np, &r);
+	sked__buf_free(&sql);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot count tasks");
+	*n += r.nrows > 0 ? sked__res_int(&r, 0, 0) : 0;
+	sked__res_clear(&r);
+	return SKED_OK;
+}
+
+SKED_API int
+sked_task_count(sked *h, const sked_list_filter *f, int64_t *n)
+{
+	if (!h || !h->db || !f || !n)
+		return SKED_EINVAL;
+	if (f->status < -1 || f->status > SKED_CANCELLED)
+		return sked__fail(h, SKED_EINVAL, "unknown task status %d",
+		                  f->status);
+	if (f->queue && sked__check_name(h, "queue", f->queue) != SKED_OK)
+		return SKED_EINVAL;
+	if (f->kind && sked__check_name(h, "kind", f->kind) != SKED_OK)
+		return SKED_EINVAL;
+	int64_t total = 0;
+	for (int s = 0; s <= SKED_CANCELLED; s++) {
+		if (f->status >= 0 && s != f->status)
+			continue;
+		int rc = count_status(h, f, s, &total);
+		if (rc != SKED_OK)
+			return rc;
+	}
+	*n = total;
+	return SKED_OK;
+}
+
 SKED_API int
 sked_retry_where(sked *h, const sked_list_filter *f, int64_t *done)
 {

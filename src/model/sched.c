@@ -704,3 +704,106 @@ sked__sched_poll(sked *h, sked_sched_clock *c, int64_t mono_ms)
 	c->next_mono_ms = mono_ms + wait;
 	return wait;
 }
+
+/* ---- running a schedule now (`sked cron run`) ---- */
+
+/* A manual run's fire time: the database's now, moved off a whole
+ * second. Every cron fire lies on a whole second (no cron field is finer),
+ * so a manual run never takes a cron fire's place in the unique
+ * (schedule_name, fire_time) index, and a cron fire never finds its place
+ * taken by a manual run. Two runs in the same millisecond: the second
+ * moves one millisecond on. */
+static int64_t
+manual_fire(int64_t t)
+{
+	return t % 1000 == 0 ? t + 1 : t;
+}
+
+/* One attempt: in one transaction, read the definition, insert its task
+ * at fire time *fire and read back its id. *taken = 1 when that fire time
+ * holds a task already (live: the unique index; ended: {p}task_done). */
+static int
+run_tx(sked *h, const char *name, int64_t *fire, int64_t *id, int *taken)
+{
+	sked_val v = SKED_TEXTV(name);
+	sked_res r = {0};
+	int64_t now = 0;
+	*taken = 0;
+	int rc = sked__begin(h, 0);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot run the schedule");
+	rc = sked__q(h, SKED_SQL_SCHED_DEF, &v, 1, &r);
+	if (rc == SKED_OK && r.nrows == 0) {
+		sked__res_clear(&r);
+		sked__rollback(h);
+		return not_found(h, name);
+	}
+	if (rc == SKED_OK)
+		rc = sked__now(h, &now);
+	if (rc == SKED_OK) {
+		*fire = manual_fire(now > *fire ? now : *fire);
+		const char *payload = sked__res_text(&r, 0, 3);
+		sked_val t[7] = {
+		        SKED_TEXTV(sked__res_text(&r, 0, 4)),
+		        SKED_TEXTV(sked__res_text(&r, 0, 2)),
+		        SKED_BLOBV(payload ? payload : "",
+		                   payload ? sked__res_len(&r, 0, 3) : 0),
+		        SKED_INTV(sked__res_int(&r, 0, 5)),
+		        SKED_INTV(sked__res_int(&r, 0, 6)),
+		        SKED_TEXTV(name),
+		        SKED_INTV(*fire),
+		};
+		rc = sked__q(h, SKED_SQL_SCHED_TASK, t, 7, NULL);
+		if (rc != SKED_OK && sked__err_kind(h) == SKED_DBE_UNIQUE)
+			*taken = 1;
+	}
+	sked__res_clear(&r);
+	/* the task of this fire, live (just made) or ended already */
+	sked_val f[2] = {SKED_TEXTV(name), SKED_INTV(*fire)};
+	if (rc == SKED_OK) {
+		rc = sked__q(h, SKED_SQL_DONE_FIRE, f, 2, &r);
+		*taken = rc == SKED_OK && r.nrows > 0;
+		sked__res_clear(&r);
+	}
+	if (rc == SKED_OK && !*taken) {
+		rc = sked__q(h, SKED_SQL_SCHED_FIRE_ID, f, 2, &r);
+		*id = rc == SKED_OK && r.nrows == 1 ? sked__res_int(&r, 0, 0)
+		                                    : 0;
+		sked__res_clear(&r);
+	}
+	if (rc == SKED_OK && !*taken && h->notify_sql)
+		rc = sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+	if (rc == SKED_OK && !*taken)
+		rc = sked__commit(h);
+	if (rc == SKED_OK && !*taken)
+		return SKED_OK;
+	sked__rollback(h);
+	if (*taken)
+		return SKED_OK;
+	return sked__fail_db(h, rc, "cannot run the schedule");
+}
+
+SKED_API int
+sked_schedule_run(sked *h, const char *name, int64_t *id_out)
+{
+	int rc = check_name(h, name);
+	if (rc != SKED_OK)
+		return rc;
+	int64_t fire = 0, id = 0;
+	for (int attempt = 0; attempt < 5; attempt++) {
+		int taken = 0;
+		rc = run_tx(h, name, &fire, &id, &taken);
+		if (rc != SKED_OK)
+			return rc;
+		if (!taken) {
+			if (id_out)
+				*id_out = id;
+			return SKED_OK;
+		}
+		fire++; /* that millisecond has a task: the next one */
+	}
+	return sked__fail(h, SKED_EBUSY,
+	                  "schedule '%s' is being run too often at once; "
+	                  "try again",
+	                  name);
+}
