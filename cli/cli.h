@@ -284,6 +284,7 @@ int cmd_cron_ls(struct cli *c, int argc, char **argv);
 int cmd_cron_rm(struct cli *c, int argc, char **argv);
 int cmd_cron_pause(struct cli *c, int argc, char **argv);
 int cmd_cron_resume(struct cli *c, int argc, char **argv);
+int cmd_cron_run(struct cli *c, int argc, char **argv);
 int cmd_lock_run(struct cli *c, int argc, char **argv);
 int cmd_queue_set(struct cli *c, int argc, char **argv);
 int cmd_queue_ls(struct cli *c, int argc, char **argv);

@@ -1,7 +1,7 @@
 /*
  * cmd_cron.c — `sked cron next` (the next fire instants of an
  * expression) and the named schedules: `cron add`, `ls`, `rm`, `pause`,
- * `resume`, and the config file's [schedule.NAME] sections that a worker
+ * `resume`, `run`, and the config file's [schedule.NAME] sections that a worker
  * adds or replaces when it starts.
  *
  * Layer: the command-line program. `cron next` is pure time maths: no
@@ -13,6 +13,7 @@
  */
 #include "cli.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
@@ -394,6 +395,28 @@ cmd_cron_resume(struct cli *c, int argc, char **argv)
 {
 	return by_name(c, argc, argv, "cron resume", sked_schedule_resume,
 	               "resumed");
+}
+
+/* cron run NAME: one task of the schedule, now */
+int
+cmd_cron_run(struct cli *c, int argc, char **argv)
+{
+	int64_t id = 0;
+	int ex, rc;
+
+	if ((ex = cli_simple_args(c, "cron run", argc, argv, 1, "the NAME")) >=
+	    0)
+		return ex;
+	if ((ex = cli_open_existing(c)) != 0)
+		return ex;
+	if ((rc = sked_schedule_run(c->h, argv[optind], &id)) != SKED_OK)
+		return cron_fail(c, rc, "cron run");
+	if (c->json)
+		return cli_json_print(json_pack("{s:s, s:I}", "name",
+		                                argv[optind], "id",
+		                                (json_int_t)id));
+	printf("%" PRId64 "\n", id);
+	return EX_OK;
 }
 
 int

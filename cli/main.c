@@ -66,6 +66,17 @@ static const struct cli_cmd cron_cmds[] = {
          "stop a schedule firing until resumed", NULL, 0},
         {"resume", cmd_cron_resume, NULL, "cron resume NAME",
          "resume a paused schedule from its next fire after now", NULL, 0},
+        {"run", cmd_cron_run, NULL, "cron run NAME",
+         "enqueue the schedule's task now (one per call); prints its id",
+         "  The task is the schedule's (kind, payload, queue, priority, "
+         "attempts,\n"
+         "  schedule name), even if the schedule is paused; its fire time "
+         "is the\n"
+         "  database's now, never a whole second, so it never takes the "
+         "place of a\n"
+         "  cron fire. The schedule's next fire and overlap policy are "
+         "left alone.\n",
+         0},
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -119,6 +130,17 @@ static const struct cli_cmd queue_cmds[] = {
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
+/* the filters `cancel` and `retry` share */
+#define STEER_FILTER_HELP                                                      \
+	"  --kind K          only tasks of kind K\n"                           \
+	"  --queue Q         only tasks of queue Q\n"                          \
+	"  --older-than D    only tasks created more than D ago (database "    \
+	"clock)\n"                                                             \
+	"  --yes             act; without it, only print how many tasks "      \
+	"match\n"                                                              \
+	"  A filter works in batches of 500 tasks, each its own short "        \
+	"transaction"
+
 static const struct cli_cmd commands[] = {
         {"init", cmd_init, NULL, "init", "create or upgrade the schema",
          "  Every command that uses the database creates or upgrades the\n"
@@ -160,10 +182,31 @@ static const struct cli_cmd commands[] = {
          0},
         {"show", cmd_show, NULL, "show ID", "a task and all its attempts", NULL,
          0},
-        {"cancel", cmd_cancel, NULL, "cancel ID",
-         "cancel a pending, retrying or running task", NULL, 0},
-        {"retry", cmd_retry, NULL, "retry ID",
-         "run a dead, cancelled or waiting task again now", NULL, 0},
+        {"cancel", cmd_cancel, NULL,
+         "cancel ID\n"
+         "       sked cancel [--status S] [--kind K] [--queue Q] "
+         "[--older-than D] [--yes]",
+         "cancel a pending, retrying or running task, or every one a "
+         "filter matches",
+         "  --status S        pending, retry or running (default: pending "
+         "and retry;\n"
+         "                    running tasks only when asked "
+         "for)\n" STEER_FILTER_HELP ".\n",
+         0},
+        {"retry", cmd_retry, NULL,
+         "retry ID\n"
+         "       sked retry [--status S] [--kind K] [--queue Q] "
+         "[--older-than D] [--yes]",
+         "run a dead, cancelled or waiting task again now, or every one a "
+         "filter matches",
+         "  --status S        dead (default), cancelled or "
+         "retry\n" STEER_FILTER_HELP "\n"
+         "  (of waiting tasks: one statement); a task whose unique key "
+         "or schedule\n"
+         "  fire a live task holds again stays ended, and sked exits 65 "
+         "saying how\n"
+         "  many.\n",
+         0},
         {"worker", cmd_worker, NULL,
          "worker [--queues Q[:N],…] [--concurrency N] "
          "[--handler KIND=PROGRAM]…\n"

@@ -31,7 +31,17 @@ _sked() {
 		COMPREPLY=($(compgen -W "auto skip-locked readpast optimistic sqlite" -- "$cur"))
 		return ;;
 	--status)
-		COMPREPLY=($(compgen -W "pending running succeeded dead retry cancelled" -- "$cur"))
+		# the statuses each verb can act on; every status elsewhere
+		local st="pending running succeeded dead retry cancelled"
+		for ((i = 1; i < cword; i++)); do
+			case ${words[i]} in
+			cancel) st="pending retry running"; break ;;
+			retry) st="dead cancelled retry"; break ;;
+			-*) ;;
+			*) [ "${words[i - 1]}" = --status ] || break ;;
+			esac
+		done
+		COMPREPLY=($(compgen -W "$st" -- "$cur"))
 		return ;;
 	--misfire)
 		COMPREPLY=($(compgen -W "fire-once fire-all skip" -- "$cur"))
@@ -80,7 +90,7 @@ _sked() {
 		return
 	fi
 	case $cmd in
-	cron | lock)
+	cron | lock | queue)
 		if [ -z "$sub" ]; then
 			COMPREPLY=($(compgen -W "$(_sked_commands "$sked" | sed -n "s/^$cmd //p")" -- "$cur"))
 			return

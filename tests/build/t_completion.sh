@@ -39,6 +39,19 @@ expect "sked worker --until" --until-empty
 expect "sked cron next --c" --count
 expect "sked --strategy " skip-locked
 expect "sked list --status " dead
+expect "sked cron " run
+expect "sked queue " ls
+expect "sked cancel --y" --yes
+expect "sked retry --older" --older-than
+expect "sked retry --status " cancelled
+expect "sked cancel --status " running
+expect "sked cancel --kind k --older-than " 1d
+not_offered() { # LINE WORD: completing LINE does not offer WORD
+	got=$(complete_line "$1")
+	case " $got " in *" $2 "*) fail "'$1' offers '$2': $got" ;; esac
+}
+not_offered "sked cancel --status " dead
+not_offered "sked retry --status " pending
 expect "sked cron add n e k --misfire " fire-all
 expect "sked enqueue k --in 5" 5m
 expect "sked help w" worker
