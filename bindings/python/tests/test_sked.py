@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import unittest
+import warnings
 
 from common import BACKEND, HERE, DbCase, main, sked
 
@@ -354,6 +355,182 @@ class TestWorker(DbCase):
         self.assertEqual(self.sql("SELECT count(*), count(DISTINCT task_id), "
                                   "count(DISTINCT node_id) FROM {p}run"),
                          [(str(n), str(n), "2")])
+
+
+class TestReach(DbCase):
+    """What issue 29 asked of the package: concurrency keys, bulk
+    enqueue and bulk steering, schedules, locks, limits, a handler
+    decorator, and no silent drop of a handler's return value."""
+
+    def test_concurrency_key_lands_in_row(self):
+        a = self.db.enqueue("k", concurrency_key="cust-1")
+        ids = self.db.enqueue_many("k", ["x", "y"], concurrency_key="cust-2")
+        rows = self.sql("SELECT id, concurrency_key FROM {p}task ORDER BY id")
+        self.assertEqual(rows, [(str(a), "cust-1"), (str(ids[0]), "cust-2"),
+                                (str(ids[1]), "cust-2")])
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("k", concurrency_key="")
+        with self.assertRaises(TypeError):
+            self.db.enqueue("k", concurrency_key=5)
+
+    def test_count_and_bulk_steering(self):
+        a = self.db.enqueue_many("ka", ["1", "2", "3"], queue="q1", delay=3600)
+        b = self.db.enqueue("kb", queue="q2", delay=3600)
+        self.assertEqual(self.db.count(), 4)
+        self.assertEqual(self.db.count(status="pending", kind="ka"), 3)
+        self.assertEqual(self.db.count(queue="q2"), 1)
+        self.assertEqual(self.db.count(older_than=3600), 0)
+        self.assertEqual(self.db.cancel_where(kind="ka"), 3)
+        self.assertEqual(self.db.count(status="cancelled"), 3)
+        self.assertEqual(self.db.get(b).status, "pending")
+        self.assertEqual(self.db.retry_where(status="cancelled",
+                                             queue="q1"), 3)
+        self.assertEqual({self.db.get(i).status for i in a}, {"pending"})
+        self.assertEqual(self.db.cancel_many(a + [b, 10 ** 12]), 4)
+        self.assertEqual(self.db.cancel_many([]), 0)
+        self.assertEqual(self.db.retry_many(a), 3)
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.cancel_where(status="dead")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.retry_where(status="pending")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.count(older_than=0)
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.count(kind="bad kind")
+
+    def test_schedules(self):
+        self.assertTrue(self.db.schedule("nightly", "30 2 * * *", "report",
+                                         '{"all": 1}', tz="Europe/Paris",
+                                         queue="rq", priority=4,
+                                         max_attempts=2, misfire="skip",
+                                         overlap="skip"))
+        self.assertFalse(self.db.schedule("nightly", "30 2 * * *", "report",
+                                          '{"all": 1}', tz="Europe/Paris",
+                                          queue="rq", priority=4,
+                                          max_attempts=2, misfire="skip",
+                                          overlap="skip"))
+        [s] = self.db.schedules()
+        self.assertEqual((s.name, s.cron, s.tz, s.kind, s.payload, s.queue,
+                          s.priority, s.max_attempts, s.misfire, s.overlap,
+                          s.enabled),
+                         ("nightly", "30 2 * * *", "Europe/Paris", "report",
+                          '{"all": 1}', "rq", 4, 2, "skip", "skip", True))
+        self.assertIsNotNone(s.next_fire)
+        self.db.pause_schedule("nightly")
+        self.assertFalse(self.db.schedules()[0].enabled)
+        # run now: one task per call, paused or not, off whole seconds
+        t1 = self.db.run_schedule("nightly")
+        t2 = self.db.run_schedule("nightly")
+        self.assertNotEqual(t1, t2)
+        for tid in (t1, t2):
+            t = self.db.get(tid)
+            self.assertEqual((t.kind, t.payload, t.queue, t.priority,
+                              t.max_attempts, t.schedule_name),
+                             ("report", '{"all": 1}', "rq", 4, 2, "nightly"))
+            self.assertNotEqual(t.fire_time_ms % 1000, 0)
+        self.assertEqual(self.db.schedules()[0].next_fire_ms, s.next_fire_ms)
+        self.db.resume_schedule("nightly")
+        fired, nxt = self.db.tick()
+        self.assertEqual(fired, 0)
+        self.assertIsNotNone(nxt)
+        self.db.unschedule("nightly")
+        self.assertEqual(self.db.schedules(), [])
+        with self.assertRaises(sked.NotFound):
+            self.db.run_schedule("nightly")
+        with self.assertRaises(sked.NotFound):
+            self.db.pause_schedule("nightly")
+        with self.assertRaises(sked.InvalidArgument) as cm:
+            self.db.schedule("bad", "61 * * * *", "k")
+        self.assertEqual(cm.exception.name, "SKED_ECRON")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.schedule("bad", "* * * * *", "k", tz="Mars/Olympus")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.schedule("bad", "* * * * *", "k", misfire="later")
+
+    def test_locks(self):
+        with self.db.lock("export", ttl=30, owner="me") as lk:
+            self.assertGreater(lk.token, 0)
+            st = self.db.lock_state("export")
+            self.assertEqual((st.owner, st.held, st.token),
+                             ("me", True, lk.token))
+            with self.assertRaises(sked.Locked) as cm:
+                self.db.acquire_lock("export", "you", 30)
+            self.assertIn("me", cm.exception.message)
+            lk.extend(60)
+            first = lk.token
+        self.assertFalse(self.db.lock_state("export").held)
+        self.assertEqual([(r.name, r.held) for r in self.db.locks()],
+                         [("export", False)])
+        # released on an exception too, and the next token is larger
+        with self.assertRaises(KeyError):
+            with self.db.lock("export", ttl=30) as lk:
+                self.assertGreater(lk.token, first)
+                raise KeyError("boom")
+        self.assertFalse(self.db.lock_state("export").held)
+        # someone else took it over: ours is lost
+        tok = self.db.acquire_lock("job", "a", 0.05)
+        time.sleep(0.2)
+        self.db.acquire_lock("job", "b", 30)
+        with self.assertRaises(sked.LockLost):
+            self.db.extend_lock("job", "a", tok, 30)
+        with self.assertRaises(sked.NotFound):
+            self.db.lock_state("never-taken")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.acquire_lock("bad name", "a", 30)
+
+    def test_queue_limits(self):
+        self.db.set_queue_limits("mail", concurrency=3, per_key=1,
+                                 rate="100/1m")
+        [q] = [q for q in self.db.queues() if q.queue == "mail"]
+        self.assertEqual((q.limited, q.concurrency, q.per_key, q.rate),
+                         (True, 3, 1, (100, dt.timedelta(minutes=1))))
+        self.db.set_queue_limits("mail", rate=(5, 2))  # the rest kept
+        [q] = [q for q in self.db.queues() if q.queue == "mail"]
+        self.assertEqual((q.concurrency, q.per_key, q.rate),
+                         (3, 1, (5, dt.timedelta(seconds=2))))
+        self.db.set_queue_limits("mail", concurrency=None, per_key=None,
+                                 rate=None)
+        self.assertEqual([q.queue for q in self.db.queues()
+                          if q.limited], [])
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.set_queue_limits("mail", rate="lots")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.set_queue_limits("mail", concurrency=-5)
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.set_queue_limits("bad queue", concurrency=1)
+
+    def test_handlers_decorator_and_return_values(self):
+        handlers = sked.Handlers()
+        seen = []
+
+        @handlers("py.plain")
+        def plain(job):
+            seen.append(job.payload)
+
+        @handlers("py.value")
+        def value(job):
+            return {"answer": 42}
+
+        self.assertIn("py.plain", handlers)
+        with self.assertRaises(sked.InvalidArgument):
+            handlers.add("py.plain", plain)
+        with self.assertRaises(TypeError):
+            handlers.add("py.other", "not callable")
+        a = self.db.enqueue("py.plain", "hi")
+        b = self.db.enqueue_many("py.value", ["1", "2"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with self.db.worker(until_empty=True, poll=0.05,
+                                handlers=handlers) as w:
+                w.run()
+        self.assertEqual(seen, ["hi"])
+        # the value is not kept (no result store yet), and says so once
+        self.assertEqual({self.db.get(i).status for i in [a] + b},
+                         {"succeeded"})
+        notes = [w for w in caught
+                 if issubclass(w.category, sked.ResultNotStored)]
+        self.assertEqual(len(notes), 1, [str(w.message) for w in caught])
+        self.assertIn("py.value", str(notes[0].message))
 
 
 if __name__ == "__main__":

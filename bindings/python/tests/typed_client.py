@@ -1,0 +1,48 @@
+"""A program as a user writes it, for the type checker (python/install
+runs mypy --strict on it against the installed package): it must check
+clean, so the hints in sked/ say what the calls take and give. It also
+runs: SKED_URL names a database, and it prints what it did."""
+
+import datetime as dt
+import os
+from typing import List, Optional
+
+import sked
+
+handlers = sked.Handlers()
+
+
+@handlers("mail.send")
+def send(job: sked.Job) -> None:
+    print("sent", job.id, job.payload)
+
+
+def main() -> None:
+    url = os.environ.get("SKED_URL", "sqlite:typed.db")
+    with sked.open(url, migrate=True) as db:
+        tid: int = db.enqueue("mail.send", '{"to": "ada"}', queue="mail",
+                              concurrency_key="ada",
+                              delay=dt.timedelta(seconds=0))
+        ids: List[int] = db.enqueue_many("mail.send", ["a", b"b"])
+        created: bool = db.schedule("nightly", "0 3 * * *", "mail.send",
+                                    "{}", tz="Europe/Paris")
+        manual: int = db.run_schedule("nightly")
+        db.set_queue_limits("mail", concurrency=2, per_key=1, rate="10/1s")
+        limits: List[sked.QueueInfo] = db.queues()
+        with db.lock("report", ttl=30) as lk:
+            token: int = lk.token
+        state: sked.LockState = db.lock_state("report")
+        pending: int = db.count(status="pending")
+        with db.worker(concurrency=2, until_empty=True, poll=0.05,
+                       handlers=handlers) as w:
+            w.run()
+        task: sked.Task = db.get(tid)
+        when: Optional[dt.datetime] = task.finished
+        print("task", tid, task.status, "bulk", len(ids), "created", created,
+              "manual", manual, "limits", len(limits), "token", token > 0,
+              "held", state.held, "pending before", pending,
+              "finished", when is not None)
+
+
+if __name__ == "__main__":
+    main()
