@@ -621,9 +621,10 @@ SKED_API int sked_schedule_tick(sked *h, int *fired, int64_t *next_ms);
  * cron fire's place in the unique (schedule, fire time) index, nor a
  * cron fire its). It ignores the overlap policy and leaves next and last
  * fire as they are. One transaction. *id_out (may be NULL) gets the new
- * task's id. SKED_ENOTFOUND when there is no such schedule; SKED_EBUSY
- * when every fire time tried was taken (many runs of it in the same
- * milliseconds): try again. */
+ * task's id. A run whose millisecond a task of the schedule holds
+ * already (runs in quick succession) goes on after the latest fire time
+ * taken. SKED_ENOTFOUND when there is no such schedule; SKED_EBUSY when
+ * racing runs took the fire time five times in a row: try again. */
 SKED_API int sked_schedule_run(sked *h, const char *name, int64_t *id_out);
 
 /* "fire-once", "fire-all", "skip" / "allow", "skip"; and back (-1 when

@@ -311,6 +311,12 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_SCHED_FIRE_ID] = "SELECT id FROM {p}task WHERE "
                                    "schedule_name = ?1 AND fire_time = "
                                    "{ts:?2}",
+        [SKED_SQL_SCHED_FIRE_MAX] =
+                "SELECT COALESCE(MAX({ms:fire_time}), 0) FROM {p}task WHERE "
+                "schedule_name = ?1 AND fire_time >= {ts:?2}",
+        [SKED_SQL_SCHED_FIRE_MAX_DONE] =
+                "SELECT COALESCE(MAX({ms:fire_time}), 0) FROM {p}task_done "
+                "WHERE schedule_name = ?1 AND fire_time >= {ts:?2}",
         [SKED_SQL_SCHED_DEF] = "SELECT " DEF_COLS ", version FROM {p}schedule "
                                "WHERE name = ?1",
         [SKED_SQL_SCHED_INSERT] = "INSERT INTO {p}schedule (name, " DEF_COLS

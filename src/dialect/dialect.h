@@ -152,6 +152,10 @@ typedef enum sked_sql {
 	SKED_SQL_SCHED_ACTIVE,
 	/* the live task of schedule ?1's fire ?2 (sked_schedule_run) */
 	SKED_SQL_SCHED_FIRE_ID,
+	/* the latest fire time, in ms, of schedule ?1's live or ended tasks
+	 * at or after ?2 (0 when none): where a manual run goes on */
+	SKED_SQL_SCHED_FIRE_MAX,
+	SKED_SQL_SCHED_FIRE_MAX_DONE,
 	SKED_SQL_SCHED_DEF,
 	SKED_SQL_SCHED_INSERT,
 	SKED_SQL_SCHED_UPDATE_KEEP,

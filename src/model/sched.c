@@ -711,8 +711,8 @@ sked__sched_poll(sked *h, sked_sched_clock *c, int64_t mono_ms)
  * second. Every cron fire lies on a whole second (no cron field is finer),
  * so a manual run never takes a cron fire's place in the unique
  * (schedule_name, fire_time) index, and a cron fire never finds its place
- * taken by a manual run. Two runs in the same millisecond: the second
- * moves one millisecond on. */
+ * taken by a manual run. A run that finds its millisecond taken (runs in
+ * quick succession) goes on after the latest fire time taken. */
 static int64_t
 manual_fire(int64_t t)
 {
@@ -783,6 +783,31 @@ run_tx(sked *h, const char *name, int64_t *fire, int64_t *id, int *taken)
 	return sked__fail_db(h, rc, "cannot run the schedule");
 }
 
+/* Past the latest fire time at or after *fire that a task of the
+ * schedule holds, live or ended: runs in quick succession go on from the
+ * last one instead of trying each taken millisecond in turn. */
+static int
+past_taken(sked *h, const char *name, int64_t *fire)
+{
+	int64_t latest = *fire;
+	for (int done = 0; done < 2; done++) {
+		sked_val v[2] = {SKED_TEXTV(name), SKED_INTV(*fire)};
+		sked_res r = {0};
+		int rc = sked__q(h,
+		                 done ? SKED_SQL_SCHED_FIRE_MAX_DONE
+		                      : SKED_SQL_SCHED_FIRE_MAX,
+		                 v, 2, &r);
+		if (rc != SKED_OK)
+			return sked__fail_db(h, rc, "cannot run the schedule");
+		int64_t t = r.nrows > 0 ? sked__res_int(&r, 0, 0) : 0;
+		sked__res_clear(&r);
+		if (t > latest)
+			latest = t;
+	}
+	*fire = latest + 1;
+	return SKED_OK;
+}
+
 SKED_API int
 sked_schedule_run(sked *h, const char *name, int64_t *id_out)
 {
@@ -800,7 +825,10 @@ sked_schedule_run(sked *h, const char *name, int64_t *id_out)
 				*id_out = id;
 			return SKED_OK;
 		}
-		fire++; /* that millisecond has a task: the next one */
+		/* that millisecond has a task (another run in the same one,
+		 * or a run racing this one): go on after the latest */
+		if ((rc = past_taken(h, name, &fire)) != SKED_OK)
+			return rc;
 	}
 	return sked__fail(h, SKED_EBUSY,
 	                  "schedule '%s' is being run too often at once; "

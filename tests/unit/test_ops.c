@@ -2,7 +2,8 @@
  * test_ops.c — what operators read and steer (src/model/admin.c), on real SQLite
  * files: the cluster gauges against known rows, the oldest due age, bulk
  * retry and cancel by ids (skipping what the state does not allow) and by
- * filter (status, kind, queue, creation window), refusals of statuses a
+ * filter (status, kind, queue, creation window), counts of what a filter
+ * matches, refusals of statuses a
  * bulk change cannot apply to, node pruning that keeps live nodes and
  * nodes holding tasks, throughput per minute, the lock list, and the
  * histogram bounds.
@@ -174,6 +175,58 @@ bulk_by_filter(void **state)
 	assert_int_equal(sked_cancel_where(h, &f, &done), SKED_EINVAL);
 	f = (sked_list_filter){.status = SKED_DEAD, .kind = "bad kind'"};
 	assert_int_equal(sked_retry_where(h, &f, &done), SKED_EINVAL);
+	sked_close(h);
+}
+
+/* sked_task_count counts what a bulk change would look at: per status,
+ * across both tables, with the same filters; a bad status or name is
+ * refused. */
+static void
+count_matches_the_filter(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t a = enq(h, "mail", "q", 3600 * 1000, 0);
+	enq(h, "mail", "q", 3600 * 1000, 0);
+	enq(h, "report", "q", 3600 * 1000, 0);
+	enq(h, "mail", "other", 3600 * 1000, 0);
+	int64_t n = -1, done = 0, now = 0;
+
+	sked_list_filter f = {.status = -1};
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 4);
+	f = (sked_list_filter){.status = SKED_PENDING, .kind = "mail"};
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 3);
+	f.queue = "q";
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(sked_cancel_where(h, &f, &done), SKED_OK);
+	assert_int_equal(done, n);
+	/* now in the ended table: counted there, and by "any status" */
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 0);
+	f.status = SKED_CANCELLED;
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	f.status = -1;
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	/* a creation bound that ended before the tasks were made */
+	assert_int_equal(sked_now(h, &now), SKED_OK);
+	f = (sked_list_filter){.status = -1,
+	                       .created_before_ms = now - 3600 * 1000};
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 0);
+	/* refusals leave n alone */
+	n = 77;
+	f = (sked_list_filter){.status = 6};
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_EINVAL);
+	f = (sked_list_filter){.status = -1, .kind = "bad kind"};
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_EINVAL);
+	assert_int_equal(sked_task_count(h, NULL, &n), SKED_EINVAL);
+	assert_int_equal(n, 77);
+	(void)a;
 	sked_close(h);
 }
 
@@ -422,6 +475,7 @@ main(void)
 	        cmocka_unit_test(gauges_count_unfinished_tasks),
 	        cmocka_unit_test(bulk_by_ids_skips_what_state_forbids),
 	        cmocka_unit_test(bulk_by_filter),
+	        cmocka_unit_test(count_matches_the_filter),
 	        cmocka_unit_test(bulk_in_batches_across_the_move),
 	        cmocka_unit_test(list_filters_by_node_and_time),
 	        cmocka_unit_test(unique_key_lookup),

@@ -477,6 +477,63 @@ paused_schedules_do_not_fire(void **state)
 	sked_close(h);
 }
 
+/* sked_schedule_run: one task per call, with the schedule's definition,
+ * paused or not, its next fire untouched; fire times off whole seconds
+ * and distinct, also when the milliseconds right after now are taken
+ * already (the run moves past them). */
+static void
+run_now_makes_one_task_per_call(void **state)
+{
+	(void)state;
+	new_db();
+	sked *h = open_db();
+	put(h, "r", "0 3 * * *", SKED_MISFIRE_FIRE_ONCE, SKED_OVERLAP_SKIP);
+	int64_t next = next_fire(h, "r"), id = 0, prev = 0;
+	assert_int_equal(sked_schedule_pause(h, "r"), SKED_OK);
+	/* the next few milliseconds hold tasks of this schedule already */
+	int64_t t0 = db_now(h);
+	for (int i = 0; i < 3; i++) {
+		sked_val p[2] = {SKED_TEXTV("r"), SKED_INTV(t0 + i)};
+		sql1(h,
+		     "INSERT INTO {p}task (queue, kind, payload, status, "
+		     "priority, run_at, attempts, max_attempts, version, "
+		     "schedule_name, fire_time, created_at, updated_at) VALUES "
+		     "('default', 'job', '', 0, 0, ?2, 0, 1, 0, ?1, ?2, ?2, "
+		     "?2)",
+		     p, 2);
+	}
+	for (int i = 0; i < 40; i++) {
+		assert_int_equal(sked_schedule_run(h, "r", &id), SKED_OK);
+		assert_true(id > prev);
+		prev = id;
+	}
+	assert_int_equal(sked_schedule_run(h, "r", NULL), SKED_OK);
+	assert_int_equal(ntasks(h, "r"), 3 + 41);
+	sked_val p = SKED_TEXTV("r");
+	assert_int_equal(sql1(h,
+	                      "SELECT COUNT(DISTINCT fire_time) FROM {p}task "
+	                      "WHERE schedule_name = ?1",
+	                      &p, 1),
+	                 3 + 41);
+	assert_int_equal(sql1(h,
+	                      "SELECT COUNT(*) FROM {p}task WHERE "
+	                      "schedule_name = ?1 AND fire_time % 1000 = 0 "
+	                      "AND kind = 'job' AND attempts = 0",
+	                      &p, 1),
+	                 0);
+	sked_task *t = NULL;
+	assert_int_equal(sked_task_get(h, id, &t), SKED_OK);
+	assert_string_equal(t->schedule_name, "r");
+	assert_string_equal(t->kind, "job");
+	assert_int_equal(t->status, SKED_PENDING);
+	sked_tasks_free(t, 1);
+	assert_int_equal(next_fire(h, "r"), next);
+	assert_int_equal(sked_schedule_run(h, "nope", &id), SKED_ENOTFOUND);
+	assert_int_equal(sked_schedule_run(h, "bad name", &id), SKED_EINVAL);
+	assert_int_equal(sked_schedule_run(NULL, "r", &id), SKED_EINVAL);
+	sked_close(h);
+}
+
 int
 main(void)
 {
@@ -490,6 +547,7 @@ main(void)
 	        cmocka_unit_test(fire_clock_cases),
 	        cmocka_unit_test(overlap_skip_waits_for_the_previous_task),
 	        cmocka_unit_test(paused_schedules_do_not_fire),
+	        cmocka_unit_test(run_now_makes_one_task_per_call),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

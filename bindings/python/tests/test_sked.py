@@ -429,6 +429,11 @@ class TestReach(DbCase):
                              ("report", '{"all": 1}', "rq", 4, 2, "nightly"))
             self.assertNotEqual(t.fire_time_ms % 1000, 0)
         self.assertEqual(self.db.schedules()[0].next_fire_ms, s.next_fire_ms)
+        # in quick succession (several in one millisecond): one each
+        burst = [self.db.run_schedule("nightly") for _ in range(30)]
+        fires = {self.db.get(i).fire_time_ms for i in burst}
+        self.assertEqual((len(set(burst)), len(fires)), (30, 30))
+        self.assertFalse([f for f in fires if f % 1000 == 0])
         self.db.resume_schedule("nightly")
         fired, nxt = self.db.tick()
         self.assertEqual(fired, 0)
