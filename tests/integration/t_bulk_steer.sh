@@ -3,6 +3,8 @@
 # --kind, --queue and --older-than print how many tasks match and change
 # nothing without --yes; with --yes they change exactly those, in
 # batches (1200 tasks cross two batch boundaries), and say how many.
+# Running tasks are cancelled only with --status running, and then their
+# handlers are stopped.
 # Bad filters are refused in one line with a usage code.
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -74,6 +76,27 @@ expect_rc 0 sk retry --status cancelled --kind many --yes
 grep -qx "1200 of 1200 matching cancelled task(s) retried" "$T/out" ||
 	fail "retry of 1200: $(cat "$T/out")"
 expect_eq "$(n_status many 0)" 1200 "1200 pending again"
+
+# running tasks only when asked for: their handlers are stopped
+s=$(handler slow.sh <<'H'
+#!/bin/sh
+echo $$ >"$1/slow.pid"
+sleep 60
+H
+)
+sk enqueue slow >/dev/null
+start_worker w --node-id w --lease 2s --poll 100ms --handler "slow=$s $T"
+wait_for 30 test -s "$T/slow.pid" || { cat "$T/w.log" >&2; fail "the slow task did not start"; }
+expect_rc 0 sk cancel --kind slow --yes
+grep -qx "0 of 0 matching pending or retry task(s) cancelled" "$T/out" ||
+	fail "cancel by default touched a running task: $(cat "$T/out")"
+expect_rc 0 sk cancel --kind slow --status running --yes
+grep -qx "1 of 1 matching running task(s) cancelled" "$T/out" ||
+	fail "cancel --status running: $(cat "$T/out")"
+expect_eq "$(n_done slow 5)" 1 "the running task cancelled"
+spid=$(cat "$T/slow.pid")
+gone() { ! kill -0 "$spid" 2>/dev/null || case "$(ps -o stat= -p "$spid")" in Z*) true ;; *) false ;; esac; }
+wait_for 20 gone || { cat "$T/w.log" >&2; fail "the cancelled task's handler still runs"; }
 
 # refusals: one line, a usage code, nothing changed
 expect_rc 64 sk retry --status running

@@ -126,7 +126,53 @@ option_objects_reach_the_row(void **state)
 	sked_worker_options_free(wo);
 	sked_worker_free(w);
 
+	/* schedule options: the definition as set, text payload included */
+	sked_schedule_opts *so = sked_schedule_opts_new();
+	assert_non_null(so);
+	assert_int_equal(sked_schedule_opts_set_tz(so, "Europe/Paris"),
+	                 SKED_OK);
+	assert_int_equal(sked_schedule_opts_set_payload(so, "{\"a\":1}"),
+	                 SKED_OK);
+	assert_int_equal(sked_schedule_opts_set_queue(so, "q.abi"), SKED_OK);
+	assert_int_equal(sked_schedule_opts_set_priority(so, 4), SKED_OK);
+	assert_int_equal(sked_schedule_opts_set_max_attempts(so, 2), SKED_OK);
+	assert_int_equal(sked_schedule_opts_set_misfire(so, SKED_MISFIRE_SKIP),
+	                 SKED_OK);
+	assert_int_equal(sked_schedule_opts_set_overlap(so, SKED_OVERLAP_SKIP),
+	                 SKED_OK);
+	assert_int_equal(sked_schedule_put(h, "s", "0 3 * * *", "k", so, NULL),
+	                 SKED_OK);
+	sked_schedule_opts_free(so);
+	sked_schedule *sl = NULL;
+	assert_int_equal(sked_schedule_list(h, &sl, &n), SKED_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(sl[0].tz, "Europe/Paris");
+	assert_string_equal(sl[0].payload, "{\"a\":1}");
+	assert_string_equal(sl[0].queue, "q.abi");
+	assert_int_equal(sl[0].priority, 4);
+	assert_int_equal(sl[0].max_attempts, 2);
+	assert_int_equal(sl[0].misfire, SKED_MISFIRE_SKIP);
+	assert_int_equal(sl[0].overlap, SKED_OVERLAP_SKIP);
+	sked_schedules_free(sl, n);
+
+	/* lock options: at_least keeps the lock after a release */
+	sked_lock_opts *lo = sked_lock_opts_new();
+	assert_int_equal(sked_lock_opts_set_wait_ms(lo, 0), SKED_OK);
+	assert_int_equal(sked_lock_opts_set_at_least_ms(lo, 60000), SKED_OK);
+	int64_t tok = 0;
+	assert_int_equal(sked_lock_acquire(h, "l", "me", 30000, lo, &tok),
+	                 SKED_OK);
+	assert_int_equal(sked_lock_release(h, "l", "me", tok, lo), SKED_OK);
+	sked_lock_opts_free(lo);
+	sked_lock_state ls;
+	assert_int_equal(sked_lock_get(h, "l", &ls), SKED_OK);
+	assert_int_equal(ls.held, 1);
+
 	assert_int_equal(sked_enqueue_opts_set_queue(NULL, "x"), SKED_EINVAL);
+	assert_int_equal(sked_schedule_opts_set_tz(NULL, "x"), SKED_EINVAL);
+	assert_int_equal(sked_lock_opts_set_wait_ms(NULL, 1), SKED_EINVAL);
+	sked_schedule_opts_free(NULL);
+	sked_lock_opts_free(NULL);
 	sked_options_free(NULL);
 	sked_enqueue_opts_free(NULL);
 	sked_list_filter_free(NULL);
