@@ -7,7 +7,7 @@
 # loads libsked through its ABI check (and refuses a missing library in
 # one line), a typed program runs on it, and mypy --strict finds the
 # shipped hints (py.typed): clean on that program, an error on a wrong
-# call.
+# call; and the package itself checks clean under mypy --strict.
 #
 # Env: SKED_LIBRARY (libsked.so of this build), SKED_SRC (the tree),
 # SKED_TEST_TMP (scratch). Exit 77 (skipped) without python3-venv, unless
@@ -96,6 +96,13 @@ SKED_LIBRARY=$lib "$vpy" -m mypy --strict --no-incremental client.py \
 	> "$tmp/mypy.out" 2>&1 || {
 	cat "$tmp/mypy.out" >&2
 	fail "mypy --strict on the typed client"
+}
+# the package's own code, strictly (errors inside an installed package
+# are not reported when checking a program that imports it)
+SKED_LIBRARY=$lib "$vpy" -m mypy --strict --no-incremental "$tmp/src/sked" \
+	> "$tmp/mypy-pkg.out" 2>&1 || {
+	cat "$tmp/mypy-pkg.out" >&2
+	fail "mypy --strict on bindings/python/sked"
 }
 cat > bad.py <<'PY'
 import sked
