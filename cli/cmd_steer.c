@@ -120,10 +120,10 @@ steer_where(struct cli *c, const struct verb *v, sked_list_filter *f,
 			changed += n;
 			if (rc != SKED_OK)
 				return cli_fail(c->h, rc,
-				                "%s: %" PRId64 " of %" PRId64
-				                " matching task(s) %s",
-				                v->cmd, changed, matched,
-				                v->past);
+				                "%s %s task(s) (%" PRId64
+				                " matched)",
+				                v->cmd, sked_status_name(st[i]),
+				                matched);
 		}
 	}
 	if (c->json)

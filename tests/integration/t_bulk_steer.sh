@@ -55,6 +55,20 @@ expect_eq "$(n_done f 3)" 1 "the dead task of q2 stays dead"
 expect_rc 0 sk retry --status cancelled --kind a --yes
 expect_eq "$(n_status a 0)" 4 "cancelled tasks pending again"
 
+# a retry some of whose tasks a live task's unique key holds again: the
+# others are retried, and one line says how many stayed ended (65)
+sk enqueue u --unique bulk-k --in 1h >/dev/null
+sk enqueue u --in 1h >/dev/null
+sk cancel --kind u --yes >/dev/null
+sql "INSERT INTO {p}task (kind, payload, unique_key) VALUES ('u', 'ok', 'bulk-k')" >/dev/null
+expect_rc 65 sk retry --status cancelled --kind u --yes
+stderr_one_line "$T/err"
+grep -q "retry cancelled task(s) (2 matched): 1 task(s) retried, 1 left ended (.*bulk-k" "$T/err" ||
+	fail "partial retry: $(cat "$T/err")"
+expect_eq "$(n_status u 0)" 2 "the free task retried beside the new holder"
+expect_eq "$(n_done u 5)" 1 "the task whose key is taken stays cancelled"
+sql "DELETE FROM {p}task WHERE kind = 'u'" >/dev/null
+
 # --older-than: by creation time on the database clock
 sk cancel --kind f --yes >/dev/null
 sk enqueue old --in 1h >/dev/null
