@@ -65,6 +65,8 @@ cli_exit_code(int rc)
 	case SKED_ESCHEMA:
 	case SKED_ESTRATEGY:
 		return EX_CONFIG;
+	case SKED_EPERM:
+		return EX_NOPERM;
 	case SKED_EDB:
 	case SKED_EERROR:
 	default:

@@ -19,7 +19,8 @@
  *    connection was lost), SKED_EDB (the server refused a statement;
  *    sked_errmsg() has its SQLSTATE and message), SKED_EBUSY (a
  *    deadlock, lock wait timeout or busy database rolled the call back:
- *    nothing was written, try again), SKED_EREADONLY, and SKED_ENOMEM.
+ *    nothing was written, try again), SKED_EREADONLY, SKED_EPERM (the
+ *    database user lacks a right the statement needs), and SKED_ENOMEM.
  *  - Out parameters on failure: an array the call allocates (*out, with
  *    its count *n) is NULL and the count 0 after any failure, so freeing
  *    it is always safe; a struct the call fills (sked_info,
@@ -90,7 +91,8 @@ extern "C" {
 	X(TZ, 17, "unknown time zone")                                         \
 	X(UNSUPPORTED, 18, "not supported by this build or database")          \
 	X(READONLY, 19, "database is read-only")                               \
-	X(BUSY, 20, "database busy or in conflict; try again")
+	X(BUSY, 20, "database busy or in conflict; try again")                 \
+	X(PERM, 21, "permission denied by the database")
 
 typedef enum sked_status_code {
 	SKED_OK = 0,
@@ -497,8 +499,11 @@ SKED_API int sked_worker_handle_http(sked_worker *w, const char *kind,
 
 /* Run until stopped (or, with until_empty, until nothing is due or
  * running). Registers the node, claims, runs, finishes, renews leases,
- * takes back expired leases of other nodes. Returns SKED_OK after a clean
- * stop; otherwise the failure that stopped it (registering the node,
+ * takes back expired leases of other nodes. First checks that the
+ * database user holds every right a worker needs (SELECT, INSERT, UPDATE,
+ * DELETE on the tables, SELECT on meta; not on SQLite): SKED_EPERM naming
+ * the missing ones, before anything is written. Returns SKED_OK after a
+ * clean stop; otherwise the failure that stopped it (registering the node,
  * opening its connections, or, with until_empty, a database that stayed
  * unreachable), with sked_errmsg(h) on the worker's h. */
 SKED_API int sked_worker_run(sked_worker *w);

@@ -163,8 +163,8 @@ start_mariadb() {
 		CREATE DATABASE IF NOT EXISTS sked_test CHARACTER SET utf8mb4;
 		CREATE USER IF NOT EXISTS 'sked'@'127.0.0.1' IDENTIFIED BY 'sked-test-pw';
 		CREATE USER IF NOT EXISTS 'sked'@'localhost' IDENTIFIED BY 'sked-test-pw';
-		GRANT ALL ON *.* TO 'sked'@'127.0.0.1';
-		GRANT ALL ON *.* TO 'sked'@'localhost';"
+		GRANT ALL ON *.* TO 'sked'@'127.0.0.1' WITH GRANT OPTION;
+		GRANT ALL ON *.* TO 'sked'@'localhost' WITH GRANT OPTION;"
 	echo "test-servers: MariaDB up on 127.0.0.1:$MY_PORT" >&2
 }
 

@@ -104,6 +104,7 @@ sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
 		sked__url_scrub(url, err, errlen);
 		rc = db->err.kind == SKED_DBE_NOMEM      ? SKED_ENOMEM
 		     : db->err.kind == SKED_DBE_READONLY ? SKED_EREADONLY
+		     : db->err.kind == SKED_DBE_PERM     ? SKED_EPERM
 		                                         : SKED_EUNAVAILABLE;
 		free(db);
 		return rc;
@@ -175,6 +176,8 @@ sked__db_status(const sked_db *db)
 		return SKED_ESCHEMA;
 	case SKED_DBE_NOMEM:
 		return SKED_ENOMEM;
+	case SKED_DBE_PERM:
+		return SKED_EPERM;
 	case SKED_DBE_UNIQUE:
 	case SKED_DBE_OTHER:
 	case SKED_DBE_DATA:

@@ -194,3 +194,93 @@ sked__schema_migrate(sked *h)
 		          SKED_SCHEMA_VERSION);
 	return rc;
 }
+
+/* ---- the rights a worker needs ---- */
+
+/* Each table a worker touches, and a column to name in the probes (never
+ * an identity column, which SQL Server will not take in an INSERT's list). */
+static const struct {
+	const char *table, *column;
+	int write; /* INSERT, UPDATE and DELETE too, not SELECT alone */
+} rights[] = {
+        {"task", "queue", 1},        {"task_done", "queue", 1},
+        {"run", "task_id", 1},       {"node", "id", 1},
+        {"schedule", "name", 1},     {"lock", "name", 1},
+        {"queue_limit", "queue", 1}, {"meta", "name", 0},
+};
+
+static const char *const right_names[] = {"SELECT", "INSERT", "UPDATE",
+                                          "DELETE"};
+
+/* Try right k (right_names) on table t: 1 held, 0 refused, or an error. */
+static int
+try_right(sked *h, int k, const char *t, const char *c)
+{
+	char sql[256];
+	switch (k) {
+	case 0:
+		snprintf(sql, sizeof sql, "SELECT 1 FROM {p}%s WHERE 1 = 0", t);
+		break;
+	case 1:
+		snprintf(sql, sizeof sql,
+		         "INSERT INTO {p}%s (%s) SELECT %s FROM {p}%s WHERE 1 "
+		         "= 0",
+		         t, c, c, t);
+		break;
+	case 2:
+		snprintf(sql, sizeof sql,
+		         "UPDATE {p}%s SET %s = %s WHERE 1 = 0", t, c, c);
+		break;
+	default:
+		snprintf(sql, sizeof sql, "DELETE FROM {p}%s WHERE 1 = 0", t);
+		break;
+	}
+	char *text = sked__dialect_expand(h->dialect, h->prefix, sql);
+	if (!text)
+		return SKED_ENOMEM;
+	int rc = sked__qdyn(h, text, NULL, 0, NULL);
+	free(text);
+	/* refused for anything else (MariaDB's strict mode names a NOT NULL
+	 * column the INSERT leaves out, even for no row): the server checks
+	 * rights first, so this one is held */
+	if (rc == SKED_OK || rc == SKED_EDB)
+		return 1;
+	return rc == SKED_EPERM ? 0 : rc;
+}
+
+int
+sked__schema_rights(sked *h)
+{
+	if (h->decision.product == SKED_PROD_SQLITE || h->borrowed)
+		return SKED_OK;
+	char missing[512] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < sizeof rights / sizeof rights[0]; i++) {
+		int n = rights[i].write ? 4 : 1;
+		for (int k = 0; k < n; k++) {
+			int got = try_right(h, k, rights[i].table,
+			                    rights[i].column);
+			if (got < 0)
+				return sked__fail_db(
+				        h, got,
+				        "cannot check the database "
+				        "user's rights");
+			if (got == 0 && len < sizeof missing)
+				len += (size_t)snprintf(
+				        missing + len, sizeof missing - len,
+				        "%s%s on %s%s", len ? ", " : "",
+				        right_names[k], h->prefix,
+				        rights[i].table);
+			/* the other probes read a column: without SELECT
+			 * they would fail whatever else is granted */
+			if (got == 0 && k == 0)
+				break;
+		}
+	}
+	if (!len)
+		return SKED_OK;
+	return sked__fail(h, SKED_EPERM,
+	                  "the database user lacks %s: grant what "
+	                  "docs/operations.md lists under 'The database user'",
+	                  missing);
+}

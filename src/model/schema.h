@@ -20,5 +20,12 @@ int sked__schema_version(struct sked *h, int *version)
         __attribute__((warn_unused_result));
 /* Bring the schema to SKED_SCHEMA_VERSION. */
 int sked__schema_migrate(struct sked *h) __attribute__((warn_unused_result));
+/* Whether the database user holds every right a worker needs (the GRANTs
+ * in docs/operations.md): SELECT, INSERT, UPDATE and DELETE on each table
+ * but {p}meta, SELECT on {p}meta. Each right is tried with a statement
+ * that touches no row, which the server checks all the same. SKED_OK; or
+ * SKED_EPERM, failed on h with the missing rights named; or the error of
+ * a statement that failed for another reason. SQLite has no rights. */
+int sked__schema_rights(struct sked *h) __attribute__((warn_unused_result));
 
 #endif /* SKED_SCHEMA_H */

@@ -27,6 +27,7 @@
 #include "model/lease.h"
 #include "model/limits.h"
 #include "model/sched.h"
+#include "model/schema.h"
 #include "util/ident.h"
 #include "util/log.h"
 
@@ -756,8 +757,12 @@ sked_worker_run(sked_worker *w)
 	if (!w)
 		return SKED_EINVAL;
 	sked *h = w->h;
-	int rc = register_node(w);
+	/* a user without a right the worker needs would fail round after
+	 * round: say which, once, and stop before anything starts */
+	int rc = sked__schema_rights(h);
 	if (rc != SKED_OK)
+		return rc;
+	if ((rc = register_node(w)) != SKED_OK)
 		return rc;
 	if (h->listen_sql) {
 		if (sked__qdyn(h, h->listen_sql, NULL, 0, NULL) == SKED_OK)

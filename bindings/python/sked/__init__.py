@@ -389,7 +389,7 @@ for _names, _cls in ((("INVAL", "URL", "CRON", "TZ"), InvalidArgument),
                      (("TOOBIG",), TooBig), (("NOTFOUND",), NotFound),
                      (("STATE",), StateError),
                      (("UNAVAILABLE",), Unavailable),
-                     (("DB", "READONLY"), DatabaseError), (("BUSY",), Busy),
+                     (("DB", "READONLY", "PERM"), DatabaseError), (("BUSY",), Busy),
                      (("SCHEMA",), SchemaError),
                      (("UNSUPPORTED", "STRATEGY"), Unsupported),
                      (("LOCKED",), Locked), (("LOST",), LockLost)):

@@ -20,6 +20,8 @@ sked__errmap_sqlstate(const char *st)
 		return SKED_DBE_RETRY;
 	if (strcmp(st, "42P01") == 0 || strcmp(st, "42S02") == 0)
 		return SKED_DBE_NOTABLE;
+	if (strcmp(st, "42501") == 0) /* insufficient_privilege */
+		return SKED_DBE_PERM;
 	if (strcmp(st, "25006") == 0)
 		return SKED_DBE_READONLY;
 	if (strcmp(st, "53200") == 0 || strcmp(st, "HY001") == 0)
@@ -51,6 +53,11 @@ sked__errmap_mysql(unsigned int no)
 		return SKED_DBE_RETRY;
 	case 1146: /* ER_NO_SUCH_TABLE */
 		return SKED_DBE_NOTABLE;
+	case 1044: /* ER_DBACCESS_DENIED_ERROR */
+	case 1142: /* ER_TABLEACCESS_DENIED_ERROR */
+	case 1143: /* ER_COLUMNACCESS_DENIED_ERROR */
+	case 1227: /* ER_SPECIFIC_ACCESS_DENIED_ERROR */
+		return SKED_DBE_PERM;
 	case 2002: /* CR_CONNECTION_ERROR */
 	case 2003: /* CR_CONN_HOST_ERROR */
 	case 2006: /* CR_SERVER_GONE_ERROR */
@@ -96,6 +103,9 @@ sked__errmap_mssql(long no)
 		return SKED_DBE_RETRY;
 	case 208: /* invalid object name */
 		return SKED_DBE_NOTABLE;
+	case 229: /* the permission was denied on the object */
+	case 230: /* the same, on a column */
+		return SKED_DBE_PERM;
 	case 3906: /* the database is read-only */
 		return SKED_DBE_READONLY;
 	case 242:  /* conversion to datetime out of range */

@@ -73,7 +73,8 @@ typedef enum {
 	SKED_DBE_READONLY, /* the database cannot be written */
 	SKED_DBE_NOTABLE,  /* the table does not exist (schema missing) */
 	SKED_DBE_NOMEM,
-	SKED_DBE_DATA /* the server refused a value (SQLSTATE class 22: bad
+	SKED_DBE_PERM, /* the user lacks a right (a GRANT): SKED_EPERM */
+	SKED_DBE_DATA  /* the server refused a value (SQLSTATE class 22: bad
 	                 encoding, out of range, too long): SKED_EDB, and the
 	                 same statement would be refused again */
 } sked_dbe_kind;
