@@ -258,10 +258,7 @@ counts(struct bench *b, int64_t st[6], int64_t *rows)
 		*rows = 0;
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < 6; k++) {
-			/* ended tasks are counted apart, under queue ""
-			 * (sked_stats): a bench's tables hold bench tasks */
-			if (strcmp(qs[i].queue, BENCH_QUEUE) == 0 ||
-			    qs[i].queue[0] == '\0')
+			if (strcmp(qs[i].queue, BENCH_QUEUE) == 0)
 				st[k] += qs[i].count[k];
 			if (rows != NULL)
 				*rows += qs[i].count[k];

@@ -393,22 +393,12 @@ stat_of(const sked_queue_stats *q, size_t col)
 	                                 : q->count[stat_cols[col].status];
 }
 
-/* Ended tasks are counted per status only, for all queues (sked_stats
- * gives them in an entry whose queue is ""): a queue's row has no
- * ended columns. */
-static int
-stat_ended(size_t col)
-{
-	int st = stat_cols[col].status;
-	return st == SKED_SUCCEEDED || st == SKED_DEAD || st == SKED_CANCELLED;
-}
-
 int
 cmd_stats(struct cli *c, int argc, char **argv)
 {
 	sked_queue_stats *qs = NULL, total;
 	sked_cluster_gauges g;
-	size_t n = 0, i, k, nlive = 0;
+	size_t n = 0, i, k;
 	int ex, rc;
 	char od[32];
 
@@ -433,18 +423,13 @@ cmd_stats(struct cli *c, int argc, char **argv)
 	if (c->json) {
 		json_t *arr = json_array(), *tot = json_object();
 		for (i = 0; i < n; i++) {
-			json_t *o;
-			if (!qs[i].queue[0])
-				continue;
-			o = json_object();
+			json_t *o = json_object();
 			json_object_set_new(o, "queue",
 			                    cli_json_cstr(qs[i].queue));
 			for (k = 0; k < NSTAT; k++)
-				if (!stat_ended(k))
-					json_object_set_new(
-					        o, stat_cols[k].name,
-					        json_integer(
-					                stat_of(&qs[i], k)));
+				json_object_set_new(
+				        o, stat_cols[k].name,
+				        json_integer(stat_of(&qs[i], k)));
 			json_object_set_new(o, "oldest_due_ms",
 			                    json_integer(cli_oldest_due_ms(
 			                            &g, qs[i].queue)));
@@ -465,24 +450,19 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			head[k + 1] = stat_cols[k].name;
 		head[NSTAT + 1] = "oldest_due";
 		t = cli_table_new(NSTAT + 2, head);
-		for (i = 0; i < n; i++)
-			nlive += qs[i].queue[0] != '\0';
 		for (i = 0; i <= n; i++) {
 			const sked_queue_stats *q = i < n ? &qs[i] : &total;
 			char cells[NSTAT][24];
 			const char *row[NSTAT + 2];
 			int64_t age;
-			/* one queue and nothing ended: its row is the total */
-			if (i == n && n == 1 && nlive == 1)
+			/* one queue: its row is the total */
+			if (i == n && n == 1)
 				break;
-			if (i < n && !q->queue[0])
-				continue;
 			row[0] = q->queue;
 			for (k = 0; k < NSTAT; k++) {
 				snprintf(cells[k], sizeof cells[k], "%" PRId64,
 				         stat_of(q, k));
-				row[k + 1] =
-				        i < n && stat_ended(k) ? "-" : cells[k];
+				row[k + 1] = cells[k];
 			}
 			age = cli_oldest_due_ms(&g, i < n ? q->queue : NULL);
 			row[NSTAT + 1] =

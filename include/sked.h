@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 5
+#define SKED_SCHEMA_VERSION 6
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -351,11 +351,11 @@ typedef struct sked_queue_stats {
 	int64_t due;      /* pending or retrying and due now */
 } sked_queue_stats;
 
-/* Counts of live tasks (pending, running, waiting to retry) per queue,
- * and one more entry, whose queue is "", with the counts of ended tasks
- * (succeeded, dead, cancelled) over every queue: those are counted from
- * an index of {p}task_done, not per queue, which would read every ended
- * row (docs/design.md, "Ended tasks"). Free *out with free(). */
+/* Counts of tasks per queue and status, in queue order: live ones
+ * (pending, running, waiting to retry) and ended ones (succeeded, dead,
+ * cancelled, counted from an index of {p}task_done, never its rows;
+ * docs/design.md, "Ended tasks"). A queue appears while it has a task in
+ * either table. Free *out with free(). */
 SKED_API int sked_stats(sked *h, sked_queue_stats **out, size_t *n);
 
 typedef struct sked_node {

@@ -138,17 +138,13 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "THEN attempts + 1 ELSE max_attempts END, finished_at = NULL, "
                 "lease_until = NULL, updated_at = {now}, version = version + 1 "
                 "WHERE id = ?1 AND status IN (0, 3, 4, 5)",
-        /* live tasks per queue and status (the hot table holds only
-         * those); ended tasks per status, each count a range of
-         * {p}task_done's (status, finished_at) index, their queue NULL */
+        /* tasks per queue and status: live ones from the hot table,
+         * ended ones from {p}task_done's (queue, status) index alone */
         [SKED_SQL_STATS] =
                 "SELECT queue, status, COUNT(*), SUM(CASE WHEN " DUE
                 " THEN 1 ELSE 0 END) FROM {p}task GROUP BY queue, status "
-                "UNION ALL SELECT NULL, 2, COUNT(*), 0 FROM {p}task_done "
-                "WHERE status = 2 UNION ALL SELECT NULL, 3, COUNT(*), 0 "
-                "FROM {p}task_done WHERE status = 3 UNION ALL SELECT NULL, "
-                "5, COUNT(*), 0 FROM {p}task_done WHERE status = 5 "
-                "ORDER BY queue, status",
+                "UNION ALL SELECT queue, status, COUNT(*), 0 FROM "
+                "{p}task_done GROUP BY queue, status ORDER BY 1, 2",
         [SKED_SQL_NODES] =
                 "SELECT n.id, n.host, n.pid, {ms:n.started_at}, "
                 "{ms:n.heartbeat}, n.lease_ms, n.strategy, n.version, {nowms}, "

@@ -982,26 +982,19 @@ sked_stats(sked *h, sked_queue_stats **out, size_t *n)
 	int rc = sked__q(h, SKED_SQL_STATS, NULL, 0, &r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot count tasks");
-	/* one entry per queue of live tasks, then one whose queue is ""
-	 * for the ended tasks of every queue (their rows' queue is NULL:
-	 * they are counted per status only, see SKED_SQL_STATS) */
+	/* one entry per queue, live and ended tasks alike; a queue's rows
+	 * from both tables come one after another (ORDER BY 1) */
 	sked_queue_stats *s = calloc((size_t)r.nrows + 1, sizeof *s);
 	if (!s) {
 		sked__res_clear(&r);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	}
-	sked_queue_stats ended;
-	memset(&ended, 0, sizeof ended);
 	size_t k = 0;
 	for (int i = 0; i < r.nrows; i++) {
 		int st = (int)sked__res_int(&r, i, 1);
 		int64_t cnt = sked__res_int(&r, i, 2);
 		if (st < 0 || st > 5)
 			continue;
-		if (sked__res_null(&r, i, 0)) {
-			ended.count[st] += cnt;
-			continue;
-		}
 		const char *q = sked__res_text(&r, i, 0);
 		if (k == 0 || strcmp(s[k - 1].queue, q) != 0)
 			snprintf(s[k++].queue, sizeof s->queue, "%s", q);
@@ -1009,9 +1002,6 @@ sked_stats(sked *h, sked_queue_stats **out, size_t *n)
 		s[k - 1].due += sked__res_int(&r, i, 3);
 	}
 	sked__res_clear(&r);
-	if (ended.count[SKED_SUCCEEDED] || ended.count[SKED_DEAD] ||
-	    ended.count[SKED_CANCELLED])
-		s[k++] = ended;
 	if (k == 0) {
 		free(s);
 		s = NULL;

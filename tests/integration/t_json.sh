@@ -52,9 +52,9 @@ expect_eq "$(get 'd["runs"][0]["exit_code"]')" 0 "run exit code"
 expect_eq "$(get 'd["runs"][0]["output"].strip()')" "out $id" "run output"
 
 j stats
-# live tasks per queue; ended ones per status, in the total only
-expect_eq "$(get '[q["queue"] for q in d["queues"]]')" "['default']" "queues with live tasks (q1 has only ended ones)"
-expect_eq "$(get '"succeeded" in d["queues"][0]')" false "an ended count in a queue's row"
+# tasks per queue, live and ended (q1 has only ended ones)
+expect_eq "$(get '[q["queue"] for q in d["queues"]]')" "['default', 'q1']" "queues in stats"
+expect_eq "$(get '[q["succeeded"] for q in d["queues"] if q["queue"] == "q1"][0]')" 1 "succeeded in q1's row"
 expect_eq "$(get 'd["total"]["succeeded"]')" 1 "succeeded in the total"
 expect_eq "$(get '[q["pending"] for q in d["queues"] if q["queue"] == "default"][0]')" 2 "pending in default"
 expect_eq "$(get 'd["total"]["pending"] + d["total"]["succeeded"]')" 3 "total"

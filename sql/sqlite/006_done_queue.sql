@@ -1,0 +1,4 @@
+-- sked schema, version 6, SQLite: ended tasks counted per queue.
+-- sked stats and the dashboard count {p}task_done per queue and status
+-- from this covering index, not from the table's rows.
+CREATE INDEX IF NOT EXISTS {p}task_done_queue ON {p}task_done (queue, status);
