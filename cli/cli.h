@@ -106,11 +106,14 @@ typedef int (*cli_cmd_fn)(struct cli *c, int argc, char **argv);
  * when needed. Returns 0, or a sysexits code after printing one line. */
 int cli_open(struct cli *c);
 /* The same for a command that only reads or steers what exists (list,
- * show, info, stats, nodes, cancel, retry, cron ls/rm/pause/resume): it
+ * show, stats, nodes, cancel, retry, cron ls/rm/pause/resume): it
  * never creates a database nor its schema. A sqlite: file that does not
  * exist is EX_NOINPUT; a database without the current schema is
  * sked_open's SKED_ESCHEMA (EX_CONFIG). */
 int cli_open_existing(struct cli *c);
+/* cli_open_existing for `info`: a database whose schema is missing or at
+ * another version opens all the same, with *schema_ok 0. */
+int cli_open_info(struct cli *c, int *schema_ok);
 /* cli_open for a daemon: while the database is unavailable
  * (SKED_EUNAVAILABLE), say so once and retry with backoff (0.5 s doubling
  * to 30 s) for wait_ms (-1: forever; 0: fail at once). */

@@ -39,11 +39,13 @@ int
 cmd_info(struct cli *c, int argc, char **argv)
 {
 	sked_info i;
-	int ex, rc;
+	int ex, rc, schema_ok = 0;
+	char schema[96];
 
 	if ((ex = cli_simple_args(c, "info", argc, argv, 0, "")) >= 0)
 		return ex;
-	if ((ex = cli_open_existing(c)) != 0)
+	/* asked before 'sked init' as well: what would sked pick here? */
+	if ((ex = cli_open_info(c, &schema_ok)) != 0)
 		return ex;
 	if ((rc = sked_get_info(c->h, &i)) != SKED_OK)
 		return cli_fail(c->h, rc, "info");
@@ -59,13 +61,24 @@ cmd_info(struct cli *c, int argc, char **argv)
 		        cli_json_cstr(i.reason), "schema_version",
 		        i.schema_version, "schema_expected", i.schema_expected,
 		        "sked_version", SKED_VERSION));
+	if (i.schema_version == 0)
+		snprintf(schema, sizeof schema, "none (run sked init)");
+	else if (schema_ok)
+		snprintf(schema, sizeof schema,
+		         "version %d (this sked expects %d)", i.schema_version,
+		         i.schema_expected);
+	else
+		snprintf(schema, sizeof schema,
+		         "version %d (this sked expects %d: %s)",
+		         i.schema_version, i.schema_expected,
+		         i.schema_version < i.schema_expected ? "run sked init"
+		                                              : "upgrade sked");
 	printf("url       %s\n", i.url);
 	printf("driver    %s (dialect %s)\n", i.driver, i.dialect);
 	printf("product   %s %s\n", i.product, i.version);
 	printf("strategy  %s\n", i.strategy);
 	printf("  why     %s\n", i.reason);
-	printf("schema    version %d (this sked expects %d)\n",
-	       i.schema_version, i.schema_expected);
+	printf("schema    %s\n", schema);
 	printf("sked      %s\n", SKED_VERSION);
 	return EX_OK;
 }

@@ -69,6 +69,12 @@ sqlite_file(const char *url)
 int
 cli_open_existing(struct cli *c)
 {
+	return cli_open_info(c, NULL);
+}
+
+int
+cli_open_info(struct cli *c, int *schema_ok)
+{
 	const char *file = sqlite_file(c->url);
 	int rc;
 
@@ -81,6 +87,14 @@ cli_open_existing(struct cli *c)
 		return EX_NOINPUT;
 	}
 	rc = try_open(c, 0);
+	if (schema_ok != NULL) {
+		sked_info i;
+		*schema_ok = rc == SKED_OK;
+		/* the schema missing or at another version: the rest of
+		 * the handle (driver, product, strategy) is there to show */
+		if (rc == SKED_ESCHEMA && sked_get_info(c->h, &i) == SKED_OK)
+			return 0;
+	}
 	return rc == SKED_OK ? 0 : open_failed(c, rc, "");
 }
 

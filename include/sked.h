@@ -169,7 +169,9 @@ typedef struct sked_options {
  * SKED_EINVAL (a bad prefix or strategy name), SKED_EUNAVAILABLE,
  * SKED_ESTRATEGY (the strategy asked for cannot work on this database),
  * SKED_ESCHEMA (migrate is 0 and the schema is missing or old, or the
- * database's schema is newer than this build), SKED_EDB. */
+ * database's schema is newer than this build), SKED_EDB. After
+ * SKED_ESCHEMA, sked_get_info() still works on *out (the version found is
+ * its schema_version, 0 when there is none); nothing else does. */
 SKED_API int sked_open(const char *url, const sked_options *opts, sked **out);
 SKED_API void sked_close(sked *h);
 
@@ -213,7 +215,8 @@ typedef struct sked_info {
 } sked_info;
 
 /* What was detected and chosen, and why: read from the handle, no
- * database call. Only SKED_EINVAL can fail it. */
+ * database call. SKED_EINVAL; SKED_ESTATE on a handle whose open failed
+ * before a strategy was chosen (it works after SKED_ESCHEMA). */
 SKED_API int sked_get_info(sked *h, sked_info *out);
 
 /* ------------------------------------------------------------------ */

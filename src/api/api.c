@@ -256,6 +256,9 @@ sked_get_info(sked *h, sked_info *out)
 	if (!h || !out || !h->db)
 		return SKED_EINVAL;
 	memset(out, 0, sizeof *out);
+	/* an open that failed before the strategy was chosen */
+	if (!h->dialect || !h->strategy)
+		return SKED_ESTATE;
 	snprintf(out->driver, sizeof out->driver, "%s", sked__db_driver(h->db));
 	snprintf(out->dialect, sizeof out->dialect, "%s", h->dialect->name);
 	snprintf(out->product, sizeof out->product, "%s", h->product);
