@@ -362,8 +362,10 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		               "[handler.KIND] section in the config file");
 		goto out;
 	}
+	/* '*' is the catch-all: every kind no other handler names */
 	for (i = 0; i < nh; i++)
-		if (!sked_name_valid(hs[i].kind)) {
+		if (strcmp(hs[i].kind, "*") != 0 &&
+		    !sked_name_valid(hs[i].kind)) {
 			ex = cli_usage(
 			        "worker",
 			        "--handler: '%s' is not a valid task kind",

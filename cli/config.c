@@ -241,7 +241,8 @@ on_handler(struct parse *p, const char *section, const char *kind,
 {
 	struct cli_handler *hd;
 
-	if (!want_name(p, section, "task kind", kind))
+	/* [handler.*] is the catch-all, as '*' is to the library */
+	if (strcmp(kind, "*") != 0 && !want_name(p, section, "task kind", kind))
 		return 0;
 	hd = handler_for(p, kind);
 	if (hd == NULL)
