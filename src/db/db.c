@@ -279,6 +279,12 @@ sked__db_socket(sked_db *db)
 	return db->drv->socket ? db->drv->socket(db->conn) : -1;
 }
 
+int
+sked__db_pooled(const sked_db *db)
+{
+	return db->drv->pooled ? db->drv->pooled(db->conn) : 0;
+}
+
 void
 sked__db_drain_notify(sked_db *db)
 {

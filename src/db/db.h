@@ -79,6 +79,10 @@ const char *sked__db_driver(const sked_db *db);
 int sked__db_socket(sked_db *db);
 void sked__db_drain_notify(sked_db *db);
 
+/* 1 when a pooler may hand each transaction of db another server
+ * session (PostgreSQL: sked_pooling=transaction, or a pooler found). */
+int sked__db_pooled(const sked_db *db);
+
 /* Fault injection for tests: the nth statement executed from now on (1 =
  * the next) fails with kind; 0 disarms. Process-wide. */
 void sked__db_fault_after(int nth, sked_dbe_kind kind);

@@ -170,12 +170,13 @@ sked__reconnect(sked *h)
 
 /* ---- the lock-wait watchdog's marks ---- */
 
-/* Behind a transaction pooler (sked_pooling=transaction) a session's id
- * and name hold for one transaction only: neither is asked nor set. */
+/* Behind a transaction pooler (sked_pooling=transaction, or one the
+ * driver found) a session's id and name hold for one transaction only:
+ * neither is asked nor set. */
 static int
 pooled(const sked *h)
 {
-	return h->url && strstr(h->url, "sked_pooling=transaction") != NULL;
+	return sked__db_pooled(h->db);
 }
 
 void

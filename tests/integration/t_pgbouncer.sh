@@ -4,11 +4,13 @@
 # The whole suite runs through PgBouncer as the `pgbouncer` backend, with
 # sked_pooling=transaction in the URL. This test checks what that backend
 # cannot show by itself: the URL parameter is sked's own (a mode it does
-# not know is one line, exit 69; libpq never sees it), and without it the
+# not know is one line, exit 69; libpq never sees it); without it sked
+# finds the pooler by itself, says so once per process and works; with
+# sked_pooling=session (named statements, the explicit choice) the
 # failure a transaction pooler causes (a named prepared statement found
 # on a server session this client never had) is one line that names the
-# setting, as the user's first hint. Workers, claims under contention,
-# renewals, migrations (a transaction-scoped lock) are the suite's.
+# setting. Workers, claims under contention, renewals, migrations (a
+# transaction-scoped lock) are the suite's.
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pgbouncer) ;;
@@ -25,14 +27,44 @@ stderr_one_line "$T/err"
 grep -q "sked_pooling must be 'session' or 'transaction', not 'statement'" "$T/err" ||
 	fail "unexpected message: $(cat "$T/err")"
 
-# Without the parameter: named statements. PgBouncer hands the most
-# recently used server session to the next client, so one of a few runs
-# in a row meets the statements of the run before it.
+# Without the parameter sked finds the pooler itself (the server's
+# process id is not the one PgBouncer gave at connect) and runs unnamed
+# statements: init, enqueue, list, stats and a worker that drains all
+# work, run after run, and each process says so once (info).
 plain=$(printf '%s' "$URL" | sed 's/[?&]sked_pooling=transaction//')
+case "$plain" in *sked_pooling*) fail "the URL still has sked_pooling: $plain" ;; esac
+ok=$(handler ok <<'EOF'
+#!/bin/sh
+exit 0
+EOF
+)
+pooler_lines() { grep -c 'a connection pooler stands between' "$T/err" || true; }
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	SKED_LOG=info expect_rc 0 sk --db "$plain" init
+	expect_eq "$(pooler_lines)" 1 "run $i: init's lines about the pooler"
+	seq 1 5 | SKED_LOG=info expect_rc 0 sk --db "$plain" enqueue plain --lines -
+	expect_eq "$(pooler_lines)" 1 "run $i: enqueue's lines about the pooler"
+	expect_rc 0 sk --db "$plain" list
+	expect_rc 0 sk --db "$plain" stats
+done
+SKED_LOG=info expect_rc 0 sk --db "$plain" worker --handler "plain=$ok" --until-empty --concurrency 4
+expect_eq "$(pooler_lines)" 1 "the worker's lines about the pooler"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task_done WHERE kind = 'plain' AND status = 2")" 50 \
+	"tasks drained without sked_pooling"
+expect_rc 0 sk --db "$plain" show "$(sql "SELECT MAX(id) FROM {p}task_done")"
+
+# sked_pooling=session is the explicit choice of named statements: no
+# check, no switch. PgBouncer hands the most recently used server session
+# to the next client, so one of a few runs in a row meets the statements
+# of the run before it, and that failure is one line naming the setting.
+case "$plain" in
+*\?*) session="$plain&sked_pooling=session" ;;
+*) session="$plain?sked_pooling=session" ;;
+esac
 seen=0
 for i in 1 2 3 4 5 6 7 8 9 10; do
 	set +e
-	sk --db "$plain" list >"$T/out" 2>"$T/err"
+	sk --db "$session" list >"$T/out" 2>"$T/err"
 	rc=$?
 	set -e
 	[ $rc = 0 ] && continue
@@ -42,4 +74,4 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 	seen=$((seen + 1))
 done
 [ $seen -gt 0 ] || fail "ten runs with named statements through a transaction pooler all passed"
-note "$seen of 10 runs without sked_pooling=transaction met another session's statements"
+note "$seen of 10 runs with sked_pooling=session met another session's statements"

@@ -30,6 +30,7 @@
 #ifdef SKED_HAVE_PG
 
 char *sked__pg_rewrite(const char *sql, unsigned char *used, int nused);
+void sked__pg_forget_pooler(void);
 
 static void
 rewrite_is(const char *sql, const char *want)
@@ -172,6 +173,125 @@ lost_session_reconnects(void **state)
 	assert_int_equal(sked_now(h, &now), SKED_OK);
 	assert_true(now > 1600000000000LL);
 	sked_close(h);
+}
+
+/* Log lines that say a pooler was found. */
+static int pooler_lines;
+
+static void
+count_pooler(int level, const char *line, void *user)
+{
+	(void)level;
+	(void)user;
+	if (strstr(line, "a connection pooler stands between"))
+		pooler_lines++;
+}
+
+/* Count the pooler lines from a clean start (nothing found yet). */
+static void
+watch_pooler(int on)
+{
+	sked__pg_forget_pooler();
+	pooler_lines = 0;
+	sked_set_log(on ? count_pooler : NULL, NULL,
+	             on ? SKED_LOG_INFO : SKED_LOG_WARN);
+}
+
+static int
+stats_rc(sked *h)
+{
+	sked_queue_stats *qs = NULL;
+	size_t n = 0;
+	int rc = sked_stats(h, &qs, &n);
+	free(qs);
+	return rc;
+}
+
+/* The name sked gave statement slot on h's connection: sked_<serial>_<slot>,
+ * the serial read from a statement the open prepared (the schema check). */
+static void
+statement_name(sked *h, int slot, char *name, size_t len)
+{
+	sked_res r = {0};
+	assert_int_equal(sked__qdyn(h,
+	                            "SELECT name FROM pg_prepared_statements "
+	                            "WHERE name LIKE 'sked!_%' ESCAPE '!' "
+	                            "LIMIT 1",
+	                            NULL, 0, &r),
+	                 SKED_OK);
+	assert_int_equal(r.nrows, 1);
+	unsigned serial = 0;
+	assert_int_equal(sscanf(sked__res_text(&r, 0, 0), "sked_%u_", &serial),
+	                 1);
+	sked__res_clear(&r);
+	snprintf(name, len, "sked_%u_%d", serial, slot);
+}
+
+/* Run "VERB name..." on h's own session, as another client would have. */
+static void
+on_session(sked *h, const char *verb, const char *name, const char *rest)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "%s %s%s", verb, name, rest);
+	assert_int_equal(sked__qdyn(h, sql, NULL, 0, NULL), SKED_OK);
+}
+
+/* Behind a transaction pooler a named statement turns up on a server
+ * session whose client never prepared it (42P05): without sked_pooling in
+ * the URL the driver takes that for a pooler, says so once, and runs the
+ * statement again unnamed; so does every later connection. Here another
+ * client's statement is made by hand on a direct session. */
+static void
+pooler_found_by_a_foreign_statement(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	watch_pooler(1);
+	sked *h = open_pg(NULL);
+	/* a direct connection: its server process is the one it was told */
+	assert_int_equal(sked__db_pooled(h->db), 0);
+	assert_int_equal(pooler_lines, 0);
+	char name[64];
+	statement_name(h, SKED_SQL_STATS, name, sizeof name);
+	on_session(h, "PREPARE", name, " AS SELECT 1");
+	assert_int_equal(stats_rc(h), SKED_OK);
+	assert_int_equal(sked__db_pooled(h->db), 1);
+	assert_int_equal(pooler_lines, 1);
+	assert_int_equal(stats_rc(h), SKED_OK);
+	/* a later connection starts unnamed, and nothing more is said */
+	sked *h2 = open_pg(NULL);
+	assert_int_equal(sked__db_pooled(h2->db), 1);
+	assert_int_equal(stats_rc(h2), SKED_OK);
+	assert_int_equal(pooler_lines, 1);
+	sked_close(h2);
+	sked_close(h);
+	watch_pooler(0);
+}
+
+/* Its twin: a statement this connection prepared is gone from the server
+ * session (26000). Inside a transaction that transaction is lost: the
+ * call fails as a conflict (try again), and the next one runs unnamed. */
+static void
+pooler_found_by_a_missing_statement(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	watch_pooler(1);
+	sked *h = open_pg(NULL);
+	assert_int_equal(stats_rc(h), SKED_OK);
+	char name[64];
+	statement_name(h, SKED_SQL_STATS, name, sizeof name);
+	on_session(h, "DEALLOCATE", name, "");
+	assert_int_equal(sked__begin(h, 0), SKED_OK);
+	assert_int_equal(stats_rc(h), SKED_EBUSY);
+	assert_int_equal(sked__db_err(h->db)->kind, SKED_DBE_RETRY);
+	sked__rollback(h);
+	assert_int_equal(pooler_lines, 1);
+	assert_int_equal(stats_rc(h), SKED_OK);
+	sked_close(h);
+	watch_pooler(0);
 }
 
 static void
@@ -388,6 +508,8 @@ main(void)
 	        cmocka_unit_test(times_to_the_ms),
 	        cmocka_unit_test(enqueue_many_in_order),
 	        cmocka_unit_test(finish_batch_contract),
+	        cmocka_unit_test(pooler_found_by_a_foreign_statement),
+	        cmocka_unit_test(pooler_found_by_a_missing_statement),
 	};
 	return cmocka_run_group_tests(tests, NULL, drop_tables);
 }

@@ -40,6 +40,10 @@ typedef struct sked_driver {
 	int (*socket)(void *conn);
 	/* optional: consume pending notifications; returns how many arrived */
 	int (*drain_notify)(void *conn, sked_dberr *e);
+	/* optional: 1 when a pooler may hand each transaction another
+	 * server session (said in the URL or found), so nothing of the
+	 * session (its id, its name, a prepared statement) lasts */
+	int (*pooled)(void *conn);
 	/* optional: wrap a native connection the application holds; close
 	 * must then leave the native connection open */
 	int (*wrap)(void *native, void **conn, sked_dberr *e);

@@ -26,9 +26,20 @@
  * the parameter out before libpq sees the URL and then runs unnamed
  * statements only (Parse, Bind and Execute under one Sync, which the
  * pooler keeps on one server session), lends no socket for wake-ups and
- * turns LISTEN into a no-op, so workers poll. Without the parameter, the
- * errors such a pooler causes (a named statement missing or already
- * there: SQLSTATE 26000, 42P05) say which setting is missing.
+ * turns LISTEN into a no-op, so workers poll.
+ *
+ * Without the parameter the driver finds a pooler by itself, in two ways.
+ * At connect it asks the server for its process id: a pooler answers the
+ * connect with a key of its own, so pg_backend_pid() differs from what
+ * libpq was told, and the connection runs as with sked_pooling=transaction
+ * (a pooler's mode cannot be asked). And a named statement missing
+ * (SQLSTATE 26000) or already there (42P05) on a server session this
+ * connection never prepared it on says the same: the connection switches
+ * then, and runs the statement again unnamed when no transaction was under
+ * way (inside one, the transaction is lost: SKED_DBE_RETRY). Either is
+ * logged once per process, and every later connection of the process
+ * starts unnamed. sked_pooling=session is the explicit choice of named
+ * statements: no check, no switch, and those errors name the setting.
  */
 #include "db/driver/driver.h"
 #include "db/driver/errmap.h"
@@ -48,16 +59,25 @@
 /* Exposed for tests/unit/test_pg.c; not part of db.h. used (may be NULL)
  * gets a 1 at [N-1] for each $N the text refers to, for N <= nused. */
 char *sked__pg_rewrite(const char *sql, unsigned char *used, int nused);
+/* The same: forget that a pooler was found in this process. */
+void sked__pg_forget_pooler(void);
+
+/* sked_pooling in the URL */
+enum { POOLING_UNSAID, POOLING_SESSION, POOLING_TRANSACTION };
 
 typedef struct pgc {
 	PGconn *conn;
 	int borrowed;
-	int txpool;      /* sked_pooling=transaction: nothing outlives a tx */
+	int pooling;     /* POOLING_*, as the URL says */
+	int txpool;      /* said or found: nothing outlives a transaction */
 	unsigned serial; /* makes statement names unique */
 	unsigned char ready[NSLOTS]; /* slot prepared on this session */
 } pgc;
 
 static atomic_uint next_serial;
+/* A pooler was found on a connection whose URL did not say: every later
+ * connection of this process starts unnamed; said is for the one line. */
+static atomic_int pooler_found, pooler_said;
 
 /* ---- '?N' → '$N' ---- */
 
@@ -235,15 +255,61 @@ url_password(const char *url)
 	return pw;
 }
 
+void
+sked__pg_forget_pooler(void)
+{
+	atomic_store(&pooler_found, 0);
+	atomic_store(&pooler_said, 0);
+}
+
+/* A pooler stands between (why says how it was found): unnamed
+ * statements from now on, on this connection and every later one. */
+static void
+found_pooler(pgc *p, const char *why)
+{
+	p->txpool = 1;
+	atomic_store(&pooler_found, 1);
+	if (!atomic_exchange(&pooler_said, 1))
+		sked__log(SKED_LOG_INFO,
+		          "postgresql: %s: a connection pooler stands between, "
+		          "which may hand each transaction another server "
+		          "session; sked runs unnamed statements and polls "
+		          "(say sked_pooling=transaction in the URL, or "
+		          "sked_pooling=session to keep named statements)",
+		          why);
+}
+
+/* The server process this connection talks to, against the one libpq was
+ * told of at connect: a pooler answers the connect itself. A failed
+ * question changes nothing (the statement errors below still find it). */
+static void
+check_pid(pgc *p)
+{
+	PGresult *r = PQexec(p->conn, "SELECT pg_backend_pid()");
+	if (r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+		long server = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+		long told = (long)PQbackendPID(p->conn);
+		if (server != told) {
+			char why[128];
+			snprintf(why, sizeof why,
+			         "the server's process id (%ld) is not the one "
+			         "the connection was given",
+			         server);
+			found_pooler(p, why);
+		}
+	}
+	PQclear(r);
+}
+
 /* Take sked_pooling=MODE out of the URL's query ('?' or '&' before it).
- * *clean gets the URL libpq may read (malloc'd), *txpool 1 for
- * "transaction". Returns 0, or -1 with e set (a mode sked does not know,
- * or out of memory). */
+ * *clean gets the URL libpq may read (malloc'd), *mode the POOLING_* it
+ * says. Returns 0, or -1 with e set (a mode sked does not know, or out of
+ * memory). */
 static int
-take_pooling(const char *url, char **clean, int *txpool, sked_dberr *e)
+take_pooling(const char *url, char **clean, int *mode, sked_dberr *e)
 {
 	static const char key[] = "sked_pooling=";
-	*txpool = 0;
+	*mode = POOLING_UNSAID;
 	*clean = strdup(url);
 	if (!*clean) {
 		e->kind = SKED_DBE_NOMEM;
@@ -258,9 +324,11 @@ take_pooling(const char *url, char **clean, int *txpool, sked_dberr *e)
 		size_t vl = strcspn(v, "&");
 		if (vl == strlen("transaction") &&
 		    strncmp(v, "transaction", vl) == 0) {
-			*txpool = 1;
-		} else if (!(vl == strlen("session") &&
-		             strncmp(v, "session", vl) == 0)) {
+			*mode = POOLING_TRANSACTION;
+		} else if (vl == strlen("session") &&
+		           strncmp(v, "session", vl) == 0) {
+			*mode = POOLING_SESSION;
+		} else {
 			e->kind = SKED_DBE_CONNECT;
 			snprintf(
 			        e->msg, sizeof e->msg,
@@ -289,8 +357,8 @@ pg_connect(const char *url_in, void **out, sked_dberr *e)
 {
 	*out = NULL;
 	char *url = NULL;
-	int txpool = 0;
-	if (take_pooling(url_in, &url, &txpool, e) != 0)
+	int mode = POOLING_UNSAID;
+	if (take_pooling(url_in, &url, &mode, e) != 0)
 		return e->kind == SKED_DBE_NOMEM ? SKED_ENOMEM : SKED_EINVAL;
 	pgc *p = calloc(1, sizeof *p);
 	if (!p) {
@@ -299,7 +367,9 @@ pg_connect(const char *url_in, void **out, sked_dberr *e)
 		snprintf(e->msg, sizeof e->msg, "out of memory");
 		return SKED_ENOMEM;
 	}
-	p->txpool = txpool;
+	p->pooling = mode;
+	p->txpool = mode == POOLING_TRANSACTION ||
+	            (mode == POOLING_UNSAID && atomic_load(&pooler_found));
 	/* Defaults first, the URL last: with expand_dbname libpq keeps the
 	 * last value of a repeated key word, so the URL overrides. */
 	const char *keys[4], *vals[4];
@@ -331,6 +401,8 @@ pg_connect(const char *url_in, void **out, sked_dberr *e)
 	free(url);
 	PQsetNoticeProcessor(p->conn, notice, NULL);
 	p->serial = atomic_fetch_add(&next_serial, 1);
+	if (!p->txpool && p->pooling == POOLING_UNSAID)
+		check_pid(p);
 	*out = p;
 	return SKED_OK;
 }
@@ -448,7 +520,9 @@ pg_exec(void *c, int slot, const char *sql, const sked_val *v, int np,
 		*affected = -1;
 		goto done;
 	}
-	int cached = slot >= 0 && slot < NSLOTS && !p->borrowed && !p->txpool;
+	int cached;
+again:
+	cached = slot >= 0 && slot < NSLOTS && !p->borrowed && !p->txpool;
 	if (cached) {
 		char name[48];
 		snprintf(name, sizeof name, "sked_%u_%d", p->serial, slot);
@@ -493,6 +567,33 @@ nomem:
 fail:
 	set_err(e, p->conn, r);
 	rc = e->kind == SKED_DBE_CONNECT ? SKED_EUNAVAILABLE : SKED_EDB;
+	/* a named statement this connection never prepared on the server
+	 * session it met (42P05), or prepared and did not find (26000): a
+	 * pooler moved it, unless the URL said sessions are kept */
+	if (cached && p->pooling == POOLING_UNSAID &&
+	    (strcmp(e->sqlstate, "42P05") == 0 ||
+	     strcmp(e->sqlstate, "26000") == 0)) {
+		const char *what =
+		        r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)
+		          : NULL;
+		char why[256];
+		snprintf(why, sizeof why, "%s (SQLSTATE %s)",
+		         what ? what : "a prepared statement moved",
+		         e->sqlstate);
+		found_pooler(p, why);
+		if (PQtransactionStatus(p->conn) == PQTRANS_IDLE) {
+			/* nothing ran: run it again, unnamed */
+			PQclear(r);
+			r = NULL;
+			memset(e, 0, sizeof *e);
+			rc = SKED_OK;
+			goto again;
+		}
+		/* the transaction it was in is lost: the caller rolls back
+		 * and may try again, as after a serialization failure */
+		e->kind = SKED_DBE_RETRY;
+		rc = SKED_EBUSY;
+	}
 done:
 	PQclear(r);
 	if (!p->borrowed)
@@ -528,6 +629,12 @@ pg_drain_notify(void *c, sked_dberr *e)
 	return n;
 }
 
+static int
+pg_pooled(void *c)
+{
+	return ((pgc *)c)->txpool;
+}
+
 const sked_driver sked__driver_pg = {
         .name = "libpq",
         .connect = pg_connect,
@@ -536,5 +643,6 @@ const sked_driver sked__driver_pg = {
         .exec = pg_exec,
         .socket = pg_socket,
         .drain_notify = pg_drain_notify,
+        .pooled = pg_pooled,
         .wrap = pg_wrap,
 };
