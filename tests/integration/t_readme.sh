@@ -1,0 +1,63 @@
+# t_readme — the README's commands run as written. Every ```sh block of
+# README.md but two runs, in order, in a folder of its own (where `build`
+# is this build's folder) with `sh -e`: any command that fails fails the
+# test. The two left out are the set-up block (apt-get, make demo, make
+# test: they install and build) and the block of the Tests section (it
+# runs the test suite, this test among it). Then what the quick start
+# promises: the email task succeeded with one attempt, whose recorded
+# output is the payload (cat), the resize tasks succeeded and the report
+# task waits.
+. "$(dirname "$0")/lib.sh"
+case "$SKED_BACKEND" in
+sqlite) ;;
+*) not_here "the README's quick start is on SQLite" ;;
+esac
+SRC=${SKED_SRC:-$(dirname "$0")/../..}
+readme="$SRC/README.md"
+
+# the blocks, one file each, with the heading of the section they are in
+awk -v dir="$T" '
+	/^## / { section = $0 }
+	/^```sh$/ { n++; file = dir "/block" n ".sh"; print section > (dir "/block" n ".section"); inblock = 1; next }
+	inblock && /^```$/ { inblock = 0; close(file); next }
+	inblock { print > file }' "$readme"
+[ -f "$T/block1.sh" ] || fail "no sh block in README.md"
+grep -q 'make demo' "$T/block1.sh" || fail "the README's first block is not the set-up block"
+
+mkdir "$T/readme"
+ln -s "$(dirname "$SKED")" "$T/readme/build"
+ran=0
+n=2
+while [ -f "$T/block$n.sh" ]; do
+	if [ "$(cat "$T/block$n.section")" = "## Tests" ]; then
+		n=$((n + 1))
+		continue
+	fi
+	note "README block $n ($(cat "$T/block$n.section"))"
+	# as a user's shell would have it: no test config, the default log
+	(cd "$T/readme" && env -u SKED_CONFIG -u SKED_LOG -u SKED_DATABASE_URL \
+		sh -e "$T/block$n.sh") >"$T/block$n.out" 2>"$T/block$n.err" || {
+		cat "$T/block$n.out" "$T/block$n.err" >&2
+		fail "README block $n ($(cat "$T/block$n.section")) failed"
+	}
+	ran=$((ran + 1))
+	n=$((n + 1))
+done
+[ "$ran" -ge 1 ] || fail "no README block ran"
+
+# what the quick start says happened
+db="$T/readme/quickstart.db"
+[ -f "$db" ] || fail "the quick start made no quickstart.db in its folder"
+q() { sqlite3 -batch -noheader "$db" "$1"; }
+expect_eq "$(q "SELECT status, attempts FROM sked_task_done WHERE kind = 'email'")" "2|1" \
+	"the email task: succeeded, one attempt"
+expect_eq "$(q "SELECT COUNT(*) FROM sked_task_done WHERE kind = 'resize' AND status = 2")" 3 \
+	"resize tasks succeeded"
+expect_eq "$(q "SELECT status FROM sked_task WHERE kind = 'report'")" 0 "the report task waits"
+# the attempt that ended the task is on its ended row (schema 5)
+case "$(q "SELECT output FROM sked_run WHERE task_id = 1 UNION ALL SELECT output FROM sked_task_done WHERE id = 1")" in
+*ada@example.com*) ;;
+*) fail "the email task's run did not keep cat's output" ;;
+esac
+qs=$(grep -lx '## Quick start (SQLite)' "$T"/block*.section | sed 's/section$/out/')
+grep -q 'succeeded' "$qs" || fail "show 1 does not show the attempt"
