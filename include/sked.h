@@ -850,10 +850,13 @@ SKED_API void sked_process_counters_get(sked_process_counters *out);
 
 /* Finished attempts per minute over the last minutes (at most 120),
  * newest minute last: ok[i] succeeded, failed[i] failed (any other
- * outcome but given back). Read from the newest runs by id (at most
- * 20000 of them), so the cost is bounded whatever the history. ok and
- * failed have room for minutes entries, zeroed first; SKED_EINVAL for
- * minutes outside 1..120. */
+ * outcome but given back). Exact for the window, counted per minute and
+ * outcome by the database: the attempts that ended tasks from a range of
+ * {p}task_done's (status, finished_at) index, and the run rows newest
+ * first by id, 20000 a statement, until a whole chunk finished more than
+ * five minutes before the window; so the cost follows the attempts in
+ * the window, not the history. ok and failed have room for minutes
+ * entries, zeroed first; SKED_EINVAL for minutes outside 1..120. */
 SKED_API int sked_throughput(sked *h, int minutes, int64_t *ok,
                              int64_t *failed);
 

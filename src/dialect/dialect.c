@@ -390,18 +390,8 @@ static const char *const generic[SKED_SQL__COUNT] = {
 
         /* ---- what operators read (admin.c) ---- */
         [SKED_SQL_GAUGES] = GAUGES,
-        [SKED_SQL_RUNS_RECENT] = "SELECT {ms:finished_at}, outcome FROM {p}run "
-                                 "ORDER BY id DESC{lim:?1}",
-        /* each ending status's newest through {p}task_done's (status,
-         * finished_at) index */
-        [SKED_SQL_DONE_RECENT] =
-                "SELECT * FROM (SELECT {ms:finished_at} AS f, outcome FROM "
-                "{p}task_done WHERE status = 2 AND finished_at >= {now+?2} "
-                "AND outcome IS NOT NULL ORDER BY finished_at DESC{lim:?1}) a "
-                "UNION ALL SELECT * FROM (SELECT {ms:finished_at} AS f, "
-                "outcome FROM {p}task_done WHERE status = 3 AND finished_at "
-                ">= {now+?2} AND outcome IS NOT NULL ORDER BY finished_at "
-                "DESC{lim:?1}) b",
+        [SKED_SQL_RUNS_WINDOW] = SKED__RUNS_WINDOW("/"),
+        [SKED_SQL_DONE_WINDOW] = SKED__DONE_WINDOW("/"),
         [SKED_SQL_NODES_PRUNE] =
                 "DELETE FROM {p}node WHERE heartbeat < {now+?1} "
                 "AND NOT EXISTS (SELECT 1 FROM {p}task t WHERE "

@@ -178,10 +178,10 @@ typedef enum sked_sql {
 	SKED_SQL_LOCK_LIST,
 	/* what operators read (admin.c) */
 	SKED_SQL_GAUGES,
-	SKED_SQL_RUNS_RECENT,
-	/* the ended tasks' own attempts (schema 5), newest first: ?1 rows at
-	 * most, finished since now + ?2 ms (negative), per ending status */
-	SKED_SQL_DONE_RECENT,
+	/* runs and the attempts ended rows record, counted per minute
+	 * and outcome (admin.c, sked_throughput) */
+	SKED_SQL_RUNS_WINDOW,
+	SKED_SQL_DONE_WINDOW,
 	SKED_SQL_NODES_PRUNE,
 	/* retention (retention.c): ended tasks of status ?1 finished before now +
 	 * ?2 ms (negative), ?3 at a time; then their runs and themselves */
@@ -303,6 +303,23 @@ typedef enum sked_sql {
 	SKED_SQL_LOCK_XQ,
 	SKED_SQL__COUNT
 } sked_sql;
+
+/* One chunk of the runs newest first (?1: ids below it, ?2: how many),
+ * counted per minute of finished_at and outcome, with the chunk's least
+ * id and newest finish (admin.c, sked_throughput). DIV is integer
+ * division, which is '/' on integers but in MySQL. */
+#define SKED__RUNS_WINDOW(DIV)                                                 \
+	"SELECT f " DIV " 60000, o, COUNT(*), MIN(id), MAX(f) FROM (SELECT "   \
+	"id, {ms:finished_at} AS f, outcome AS o FROM {p}run WHERE id < ?1 "   \
+	"ORDER BY id DESC{lim:?2}) c GROUP BY f " DIV " 60000, o"
+/* The attempts that ended tasks, recorded on their ended rows (schema
+ * 5), finished since ?1 (epoch ms), counted per minute and outcome: two
+ * ranges of {p}task_done's (status, finished_at) index */
+#define SKED__DONE_WINDOW(DIV)                                                 \
+	"SELECT f " DIV " 60000, o, COUNT(*) FROM (SELECT {ms:finished_at} "   \
+	"AS f, outcome AS o FROM {p}task_done WHERE status IN (2, 3) AND "     \
+	"finished_at >= {ts:?1} AND outcome IS NOT NULL) d GROUP BY f " DIV    \
+	" 60000, o"
 
 /* SKED_SQL_RETRY_BACK's generic text, which SQL Server's wraps in SET
  * IDENTITY_INSERT (an explicit id into an identity column): the ended

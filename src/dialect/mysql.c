@@ -115,6 +115,8 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
         [SKED_SQL_CLAIM_ANY] = "SELECT NULL FROM {p}task WHERE 1 = 0",
         [SKED_SQL_CLAIM_Q] = "SELECT NULL FROM {p}task WHERE 1 = 0",
         [SKED_SQL_BACKEND_ID] = "SELECT CONNECTION_ID()",
+        [SKED_SQL_RUNS_WINDOW] = SKED__RUNS_WINDOW("DIV"),
+        [SKED_SQL_DONE_WINDOW] = SKED__DONE_WINDOW("DIV"),
         /* MariaDB: InnoDB's lock waits in information_schema (reading
          * them needs the PROCESS privilege) */
         [SKED_SQL_BLOCKERS] =

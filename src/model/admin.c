@@ -25,7 +25,10 @@
 #include "util/buf.h"
 #include "util/ident.h"
 
-#define RUNS_RECENT_MAX 20000
+/* sked_throughput reads this many runs per statement, and takes a finish
+ * to be recorded at most this long after its transaction began */
+#define RUNS_CHUNK   20000
+#define RUNS_SKEW_MS (5 * 60 * 1000)
 
 SKED_API double
 sked_hist_bound(int i)
@@ -133,27 +136,26 @@ sked_cluster_gauges_free(sked_cluster_gauges *g)
 	memset(g, 0, sizeof *g);
 }
 
-/* (finished ms, outcome) rows into minute buckets aligned to the clock,
- * the current one last */
+/* (minute, outcome, count) rows, the minute as epoch ms / 60000, into
+ * buckets aligned to the clock: cur is the current minute, the last */
 static void
-count_minutes(const sked_res *r, int64_t now, int minutes, int64_t *ok,
+count_minutes(const sked_res *r, int64_t cur, int minutes, int64_t *ok,
               int64_t *failed)
 {
-	int64_t cur = now / 60000;
+	int64_t first = cur - minutes + 1;
 	for (int i = 0; i < r->nrows; i++) {
 		if (sked__res_null(r, i, 0))
 			continue;
-		int64_t ago = cur - sked__res_int(r, i, 0) / 60000;
-		if (ago < 0)
-			ago = 0;
-		if (ago >= minutes)
+		int64_t m = sked__res_int(r, i, 0), n = sked__res_int(r, i, 2);
+		if (m < first)
 			continue;
+		/* a clock that stepped back: the current minute */
+		int k = m > cur ? minutes - 1 : (int)(m - first);
 		const char *o = sked__res_text(r, i, 1);
-		int k = minutes - 1 - (int)ago;
 		if (o && strcmp(o, SKED_OUTCOME_SUCCEEDED) == 0)
-			ok[k]++;
+			ok[k] += n;
 		else if (!o || strcmp(o, SKED_OUTCOME_RELEASED) != 0)
-			failed[k]++;
+			failed[k] += n;
 	}
 }
 
@@ -168,19 +170,44 @@ sked_throughput(sked *h, int minutes, int64_t *ok, int64_t *failed)
 	int rc = sked_now(h, &now);
 	if (rc != SKED_OK)
 		return rc;
-	/* the run rows, then the attempts that ended tasks, recorded on
-	 * their ended rows (schema 5) */
-	sked_val p[2] = {SKED_INTV(RUNS_RECENT_MAX),
-	                 SKED_INTV(-(int64_t)minutes * 60000 - 60000)};
-	for (int part = 0; part < 2; part++) {
+	/* minute buckets aligned to the clock, the current one last */
+	int64_t cur = now / 60000, first = cur - minutes + 1;
+	/* the attempts that ended tasks, recorded on their ended rows
+	 * (schema 5): a range of task_done's index, counted there */
+	sked_val since = SKED_INTV(first * 60000);
+	sked_res d = {0};
+	rc = sked__q(h, SKED_SQL_DONE_WINDOW, &since, 1, &d);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read recent attempts");
+	count_minutes(&d, cur, minutes, ok, failed);
+	sked__res_clear(&d);
+	/* the run rows: newest first by primary key, a chunk at a time,
+	 * each counted per minute and outcome by the database. A run's id
+	 * is drawn when it is inserted and its finished_at is the clock of
+	 * that insert's transaction, so once a whole chunk finished more
+	 * than RUNS_SKEW_MS before the window, no older id is in it. */
+	int64_t below = INT64_MAX;
+	for (;;) {
+		sked_val p[2] = {SKED_INTV(below), SKED_INTV(RUNS_CHUNK)};
 		sked_res r = {0};
-		rc = sked__q(h,
-		             part ? SKED_SQL_DONE_RECENT : SKED_SQL_RUNS_RECENT,
-		             p, part ? 2 : 1, &r);
+		rc = sked__q(h, SKED_SQL_RUNS_WINDOW, p, 2, &r);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc, "cannot read recent runs");
-		count_minutes(&r, now, minutes, ok, failed);
+		int64_t rows = 0, newest = INT64_MIN, least = below;
+		for (int i = 0; i < r.nrows; i++) {
+			rows += sked__res_int(&r, i, 2);
+			if (sked__res_int(&r, i, 3) < least)
+				least = sked__res_int(&r, i, 3);
+			if (!sked__res_null(&r, i, 4) &&
+			    sked__res_int(&r, i, 4) > newest)
+				newest = sked__res_int(&r, i, 4);
+		}
+		count_minutes(&r, cur, minutes, ok, failed);
 		sked__res_clear(&r);
+		if (rows < RUNS_CHUNK || least >= below ||
+		    newest < first * 60000 - RUNS_SKEW_MS)
+			break;
+		below = least;
 	}
 	return SKED_OK;
 }

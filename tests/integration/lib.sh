@@ -272,6 +272,19 @@ stacks() {
 	fi
 }
 
+# start_dashboard NAME ARGS...: `sked dashboard ARGS...` on a free port,
+# log in $T/NAME.log; waits until it answers; sets $base and $dpid.
+start_dashboard() {
+	dname=$1
+	shift
+	port=$(free_port)
+	"$SKED" dashboard --listen "127.0.0.1:$port" "$@" >"$T/$dname.log" 2>&1 &
+	dpid=$!
+	base="http://127.0.0.1:$port"
+	dash_up() { curl -s -o /dev/null "$base/static/app.css"; }
+	wait_for 10 dash_up || { cat "$T/$dname.log" >&2; fail "the dashboard did not start"; }
+}
+
 # wait_exit PID SECONDS: wait for a background child to end within SECONDS;
 # sets $wrc to its exit status. Fails (and kills it) on timeout, after
 # printing its stacks and the tail of any worker log of this test.

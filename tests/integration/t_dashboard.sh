@@ -44,20 +44,9 @@ sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
 sk cron add hourly-digest '@hourly' mail >/dev/null
 sk lock run nightly-backup --ttl 10s -- true
 
-# start_dash NAME ARGS...: run the dashboard; sets $base
-start_dash() {
-	dname=$1
-	shift
-	port=$(free_port)
-	"$SKED" dashboard --listen "127.0.0.1:$port" "$@" >"$T/$dname.log" 2>&1 &
-	dpid=$!
-	base="http://127.0.0.1:$port"
-	up() { curl -s -o /dev/null "$base/static/app.css"; }
-	wait_for 10 up || { cat "$T/$dname.log" >&2; fail "the dashboard did not start"; }
-}
 get() { curl -s -o "$T/page" -w '%{http_code}' -m 10 "$@" || true; }
 
-start_dash d
+start_dashboard d
 for p in / /tasks /failed "/failed?status=retry" "/task/$m1" /nodes /schedules /locks \
 	"/tasks?status=dead&kind=mail" "/tasks?q=$m2"; do
 	code=$(get -L "$base$p")
@@ -108,7 +97,7 @@ wait_exit "$dpid" 10
 expect_eq "$wrc" 0 "the dashboard's exit status after SIGTERM"
 
 # --read-only
-start_dash ro --read-only
+start_dashboard ro --read-only
 get "$base/failed" >/dev/null
 if grep -q 'method="post"' "$T/page"; then fail "--read-only still shows forms"; fi
 expect_eq "$(get -d "id=$m3&csrf=$csrf" "$base/tasks/retry")" 403 "POST to a read-only dashboard"
@@ -123,7 +112,7 @@ expect_rc 64 sk dashboard --auth "admin:secret-pw"
 stderr_one_line "$T/err"
 if grep -q 'secret-pw' "$T/err"; then fail "the error repeats the secret"; fi
 export SKED_TEST_DASH_AUTH="admin:correct-horse"
-start_dash auth --auth env:SKED_TEST_DASH_AUTH
+start_dashboard auth --auth env:SKED_TEST_DASH_AUTH
 expect_eq "$(get "$base/")" 401 "no credentials"
 expect_eq "$(get -u admin:wrong-horse "$base/")" 401 "wrong credentials"
 expect_eq "$(get -u admin:correct-horse "$base/")" 200 "right credentials"
@@ -144,7 +133,7 @@ set -e
 [ $rc = 0 ] || skip "cannot install puppeteer-core with npm: $(tail -1 "$T/npm.err")"
 shots="$SKED_BUILD/screenshots/$SKED_BACKEND"
 mkdir -p "$shots"
-start_dash browser
+start_dashboard browser
 # from beside its node_modules: ES modules do not read NODE_PATH. A copy
 # per backend: another backend's test may be running its own (ctest -j)
 script="$SKED_BUILD/browser/dashboard-$SKED_BACKEND.mjs"

@@ -42,12 +42,8 @@ expect_eq "$(awk '$1 == "other" { print $6, $7, $8 }' "$T/stats.txt")" "3 0 0" "
 expect_eq "$(awk '$1 == "(total)" { print $6, $7, $8 }' "$T/stats.txt")" "41 1 1" "stats' total row"
 expect_eq "$(wc -l <"$T/stats.txt" | tr -d ' ')" 4 "stats' lines (header, two queues, total)"
 
-port=$(free_port)
-"$SKED" dashboard --listen "127.0.0.1:$port" >"$T/dash.log" 2>&1 &
-dpid=$!
-up() { curl -s -o /dev/null "http://127.0.0.1:$port/static/app.css"; }
-wait_for 10 up || { cat "$T/dash.log" >&2; fail "the dashboard did not start"; }
-curl -s -m 10 -o "$T/overview.html" "http://127.0.0.1:$port/"
+start_dashboard dash
+curl -s -m 10 -o "$T/overview.html" "$base/"
 # the Queues table's cells, queue by queue: succeeded, dead, cancelled
 cells() {
 	python3 - "$1" "$T/overview.html" <<'PY'
