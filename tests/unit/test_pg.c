@@ -83,6 +83,10 @@ error_mapping(void **state)
 	assert_int_equal(sked__errmap_sqlstate("08006"), SKED_DBE_CONNECT);
 	assert_int_equal(sked__errmap_sqlstate("08001"), SKED_DBE_CONNECT);
 	assert_int_equal(sked__errmap_sqlstate("57P01"), SKED_DBE_CONNECT);
+	assert_int_equal(sked__errmap_sqlstate("42501"), SKED_DBE_PERM);
+	assert_int_equal(sked__errmap_mysql(1142), SKED_DBE_PERM);
+	assert_int_equal(sked__errmap_mysql(1044), SKED_DBE_PERM);
+	assert_int_equal(sked__errmap_mssql(229), SKED_DBE_PERM);
 	assert_int_equal(sked__errmap_sqlstate("23503"), SKED_DBE_OTHER);
 	assert_int_equal(sked__errmap_sqlstate("42601"), SKED_DBE_OTHER);
 	assert_int_equal(sked__errmap_sqlstate(NULL), SKED_DBE_OTHER);
