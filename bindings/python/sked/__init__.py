@@ -64,7 +64,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 def _load() -> ctypes.CDLL:
     path = os.environ.get("SKED_LIBRARY")
-    names: List[str] = [path] if path else ["libsked.so.0", "libsked.so"]
+    names: List[str] = [path] if path else ["libsked.so.%d" % ABI_VERSION, "libsked.so"]
     found = ctypes.util.find_library("sked")
     if not path and found:
         names.append(found)
