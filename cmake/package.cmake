@@ -2,8 +2,10 @@
 # program, the libraries and the header: the CMake package (sked::sked,
 # sked::sked_static), sked.pc written at install time for the prefix
 # actually installed into, the man page made from `sked --help` by
-# help2man, bash completion, the docs and the example systemd unit, and
-# the Debian package (CPack). Included from CMakeLists.txt.
+# help2man, bash completion, the docs, the systemd units, the sysusers.d
+# file and the config file. The Debian packages are made from this install
+# by scripts/mkdeb.sh (make deb, docs/packaging.md). Included from
+# CMakeLists.txt.
 
 include(CMakePackageConfigHelpers)
 set(SKED_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/sked)
@@ -52,25 +54,48 @@ install(FILES contrib/sked.bash
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
   RENAME sked)
 
+# --- systemd: the hardened unit, its template form, the user, the config ---
+# The units name /usr/bin/sked and /etc/sked/…; they are installed with
+# those replaced by the folders of the prefix actually installed into
+# (known only at install time, as for sked.pc): BINDIR under the prefix,
+# and SYSCONFDIR, which is /etc for the prefix /usr (GNUInstallDirs'
+# rule) and PREFIX/etc otherwise. systemd, systemd-sysusers and
+# systemd-tmpfiles read PREFIX/lib/… for /usr and /usr/local alike; the
+# Debian package moves the units to /lib/systemd/system (bookworm's
+# place). The config file is installed only where none exists yet: an
+# install never overwrites the operator's settings.
+set(SKED_UNITDIR lib/systemd/system CACHE STRING
+  "where the systemd units go, relative to the install prefix")
+set(SKED_SYSUSERSDIR lib/sysusers.d CACHE STRING
+  "where the sysusers.d file goes, relative to the install prefix")
+install(CODE "
+  set(_p \"\${CMAKE_INSTALL_PREFIX}\")
+  if(_p STREQUAL \"/usr\")
+    set(_etc /etc)
+  else()
+    set(_etc \"\${_p}/etc\")
+  endif()
+  foreach(_u sked-worker.service sked@.service)
+    file(READ \"${CMAKE_SOURCE_DIR}/examples/systemd/\${_u}\" _t)
+    string(REPLACE \"/usr/bin/sked\" \"\${_p}/${CMAKE_INSTALL_BINDIR}/sked\" _t \"\${_t}\")
+    string(REPLACE \"/etc/sked/\" \"\${_etc}/sked/\" _t \"\${_t}\")
+    file(WRITE \"${CMAKE_BINARY_DIR}/unit-install/\${_u}\" \"\${_t}\")
+    file(INSTALL DESTINATION \"\${_p}/${SKED_UNITDIR}\" TYPE FILE
+         PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+         FILES \"${CMAKE_BINARY_DIR}/unit-install/\${_u}\")
+  endforeach()
+  if(NOT EXISTS \"\$ENV{DESTDIR}\${_etc}/sked/sked.conf\")
+    file(INSTALL DESTINATION \"\${_etc}/sked\" TYPE FILE
+         PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+         FILES \"${CMAKE_SOURCE_DIR}/examples/systemd/sked.conf\")
+  endif()")
+install(FILES examples/systemd/sked.sysusers.conf
+  DESTINATION ${SKED_SYSUSERSDIR} RENAME sked.conf)
+
 # --- docs and examples ---
 file(GLOB SKED_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES README.md ${SKED_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(FILES contrib/sked-worker.service contrib/sked.ini
-  examples/pg_enqueue_tx.c DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
-
-# --- the Debian package: make deb (cpack -G DEB in the build folder) ---
-set(CPACK_GENERATOR DEB)
-set(CPACK_PACKAGE_NAME sked)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "sked developers <sked@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-  "distributed task scheduler on the database you already run")
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_SECTION misc)
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON) # and ldconfig on install
-set(CPACK_STRIP_FILES ON)
-set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-  "sked runs tasks, cron schedules and cluster locks on PostgreSQL, MariaDB,\n SQLite or ODBC, with no coordinator of its own. This package holds the\n sked program and daemon, libsked (shared and static), its header, its\n CMake and pkg-config files, the man page and bash completion.")
-include(CPack)
+install(FILES examples/systemd/sked-worker.service examples/systemd/sked@.service
+  examples/systemd/sked.conf examples/systemd/sked.sysusers.conf
+  contrib/sked.ini examples/pg_enqueue_tx.c
+  DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
