@@ -5,7 +5,8 @@
 #                   servers, run every test (also under ASan/UBSan), stop
 #   make build      configure and build into build/ (configure runs every
 #                   time, so driver libraries installed since are built)
-#   make deb        a Debian package of build/ (CPack), in build/
+#   make deb        the Debian packages (libskedN, libsked-dev, sked) of a
+#                   build for the prefix /usr (build-deb/), in build-deb/
 #   make asan       build with AddressSanitizer+UBSan into build-asan/
 #   make tsan       build with ThreadSanitizer into build-tsan/
 #   make fuzz       libFuzzer runs of every fuzz target (clang)
@@ -71,10 +72,17 @@ tsan:
 install: build
 	cmake --install $(BUILD)
 
-# the .deb lands in $(BUILD)/, named sked_VERSION_ARCH.deb; its
-# dependencies come from dpkg-shlibdeps
-deb: build
-	cd $(BUILD) && cpack -G DEB
+# The packages need the prefix /usr (the multiarch library folder, the
+# paths in the units and in sked.pc), so they are built from a build of
+# their own; scripts/mkdeb.sh splits its install into the three packages
+# (docs/packaging.md), which land in $(DEB_BUILD)/.
+DEB_BUILD ?= build-deb
+deb:
+	cmake -S . -B $(DEB_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX=/usr
+	cmake --build $(DEB_BUILD) -j $(JOBS) --target sked sked_shared \
+		sked_static sked_man
+	sh scripts/mkdeb.sh $(DEB_BUILD) $(DEB_BUILD)
 
 FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] \
 	examples/*.c
@@ -114,4 +122,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) $(DEB_BUILD)
