@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "dashboard.h"
 #include "http.h"
+#include "metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1429,6 +1430,13 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		return;
 	}
 
+	if (get && strcmp(p, "/metrics") == 0) {
+		/* the cluster-wide gauges, served while no worker is up
+		 * (docs/operations.md, "Where to scrape") */
+		rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+		cli_metrics_cluster(d->h, &d->db_mu, &rp->body);
+		return;
+	}
 	pthread_mutex_lock(&d->db_mu);
 	if (get && strcmp(p, "/") == 0)
 		page_overview(d, rq, rp);

@@ -272,7 +272,10 @@ static const struct cli_cmd commands[] = {
          "                      SKED_DASHBOARD_AUTH. Never the secret "
          "itself.\n"
          "  --read-only         show, never change: no forms, POST "
-         "refused\n",
+         "refused\n"
+         "  GET /metrics serves the cluster-wide gauges for Prometheus, "
+         "also while\n"
+         "  no worker runs.\n",
          0},
         {"nodes", cmd_nodes, NULL, "nodes [--prune [--older-than D]]",
          "the worker nodes and their health",

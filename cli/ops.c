@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "http.h"
+#include "metrics.h"
 
 #ifdef SKED_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
@@ -103,28 +104,7 @@ judge(const sked_worker_metrics *m, char *why, size_t len)
 	return 1;
 }
 
-/* ---- the Prometheus text format ---- */
-
-static void
-family(struct cli_sbuf *b, const char *name, const char *type, const char *help)
-{
-	cli_sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
-	                type);
-}
-
-/* a label value: \ " and newline escaped */
-static void
-label(struct cli_sbuf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			cli_sbuf_put(b, "\\", 1);
-		if (*s == '\n')
-			cli_sbuf_puts(b, "\\n");
-		else
-			cli_sbuf_put(b, s, 1);
-	}
-}
+/* ---- the Prometheus text format (the families: metrics.c) ---- */
 
 static void
 histogram(struct cli_sbuf *b, const char *name, const char *lname,
@@ -135,7 +115,7 @@ histogram(struct cli_sbuf *b, const char *name, const char *lname,
 
 	if (lname) {
 		cli_sbuf_printf(&l, "%s=\"", lname);
-		label(&l, lval);
+		cli_prom_label(&l, lval);
 		cli_sbuf_puts(&l, "\",");
 	}
 	for (int i = 0; i <= SKED_HIST_BUCKETS; i++) {
@@ -157,139 +137,6 @@ histogram(struct cli_sbuf *b, const char *name, const char *lname,
 	cli_sbuf_free(&l);
 }
 
-/* Queue limits: each limit that is set, and how much of it is in use
- * (running tasks; keys at their per-key limit; starts in the rate's
- * window). */
-static void
-render_limits(struct cli_sbuf *b, const sked_queue_info *q, size_t n)
-{
-	static const char *const kinds[] = {"concurrency", "per_key", "rate"};
-	family(b, "sked_queue_limit", "gauge",
-	       "A queue's cluster-wide limit, by kind (rate: starts per "
-	       "window).");
-	for (size_t i = 0; i < n; i++) {
-		const int v[3] = {q[i].concurrency, q[i].per_key, q[i].rate_n};
-		for (int k = 0; k < 3; k++) {
-			if (v[k] <= 0)
-				continue;
-			cli_sbuf_puts(b, "sked_queue_limit{queue=\"");
-			label(b, q[i].queue);
-			cli_sbuf_printf(b, "\",limit=\"%s\"} %d\n", kinds[k],
-			                v[k]);
-		}
-	}
-	family(b, "sked_queue_limit_used", "gauge",
-	       "How much of a queue's limit is in use: running tasks "
-	       "(concurrency), keys at their limit (per_key), starts in "
-	       "the current window (rate).");
-	for (size_t i = 0; i < n; i++) {
-		const int v[3] = {q[i].concurrency, q[i].per_key, q[i].rate_n};
-		const int u[3] = {q[i].running, q[i].keys_full, q[i].rate_used};
-		for (int k = 0; k < 3; k++) {
-			if (v[k] <= 0)
-				continue;
-			cli_sbuf_puts(b, "sked_queue_limit_used{queue=\"");
-			label(b, q[i].queue);
-			cli_sbuf_printf(b, "\",limit=\"%s\"} %d\n", kinds[k],
-			                u[k]);
-		}
-	}
-	family(b, "sked_queue_limit_window_seconds", "gauge",
-	       "The window of a queue's rate limit.");
-	for (size_t i = 0; i < n; i++) {
-		if (q[i].rate_n <= 0)
-			continue;
-		cli_sbuf_puts(b, "sked_queue_limit_window_seconds{queue=\"");
-		label(b, q[i].queue);
-		cli_sbuf_printf(b, "\"} %.3f\n",
-		                (double)q[i].rate_window_ms / 1000);
-	}
-}
-
-static void
-render_cluster(struct cli_ops *o, struct cli_sbuf *b)
-{
-	sked_cluster_gauges g;
-	sked_queue_info *lq = NULL; /* queue limits (docs/limits.md) */
-	size_t nlq = 0;
-	int64_t t0 = cli_mono_ms();
-	int rc;
-
-	pthread_mutex_lock(&o->db_mu);
-	rc = sked_cluster_gauges_get(o->h, &g);
-	if (rc != SKED_OK)
-		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(o->h));
-	else if (sked_queue_list(o->h, &lq, &nlq) != SKED_OK)
-		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(o->h));
-	pthread_mutex_unlock(&o->db_mu);
-	family(b, "sked_up", "gauge",
-	       "1 when this scrape could read the cluster gauges from the "
-	       "database.");
-	cli_sbuf_printf(b, "sked_up %d\n", rc == SKED_OK);
-	family(b, "sked_scrape_duration_seconds", "gauge",
-	       "How long the cluster query of this scrape took.");
-	cli_sbuf_printf(b, "sked_scrape_duration_seconds %.3f\n",
-	                (double)(cli_mono_ms() - t0) / 1000);
-	if (rc != SKED_OK)
-		return;
-	family(b, "sked_tasks", "gauge",
-	       "Unfinished tasks in the cluster by queue and status.");
-	for (size_t i = 0; i < g.nqueues; i++) {
-		const sked_queue_gauge *q = &g.queues[i];
-		const struct {
-			const char *st;
-			int64_t v;
-		} rows[] = {{"pending", q->pending},
-		            {"retry", q->retrying},
-		            {"running", q->running}};
-		for (size_t k = 0; k < 3; k++) {
-			cli_sbuf_puts(b, "sked_tasks{queue=\"");
-			label(b, q->queue);
-			cli_sbuf_printf(b, "\",status=\"%s\"} %lld\n",
-			                rows[k].st, (long long)rows[k].v);
-		}
-	}
-	family(b, "sked_tasks_due", "gauge",
-	       "Tasks pending or waiting to retry whose run-at time has come, "
-	       "by queue.");
-	for (size_t i = 0; i < g.nqueues; i++) {
-		cli_sbuf_puts(b, "sked_tasks_due{queue=\"");
-		label(b, g.queues[i].queue);
-		cli_sbuf_printf(b, "\"} %lld\n", (long long)g.queues[i].due);
-	}
-	family(b, "sked_queue_oldest_due_age_seconds", "gauge",
-	       "How long the oldest due task of each queue has been waiting "
-	       "(0 when none is due).");
-	for (size_t i = 0; i < g.nqueues; i++) {
-		cli_sbuf_puts(b, "sked_queue_oldest_due_age_seconds{queue=\"");
-		label(b, g.queues[i].queue);
-		cli_sbuf_printf(b, "\"} %.3f\n",
-		                (double)g.queues[i].oldest_due_age_ms / 1000);
-	}
-	family(b, "sked_nodes", "gauge", "Worker nodes registered.");
-	cli_sbuf_printf(b, "sked_nodes %lld\n", (long long)g.nodes);
-	family(b, "sked_nodes_alive", "gauge",
-	       "Worker nodes whose heartbeat is younger than their lease.");
-	cli_sbuf_printf(b, "sked_nodes_alive %lld\n", (long long)g.nodes_alive);
-	family(b, "sked_schedules", "gauge",
-	       "Schedules in the cluster, active and paused.");
-	cli_sbuf_printf(b,
-	                "sked_schedules{state=\"active\"} %lld\n"
-	                "sked_schedules{state=\"paused\"} %lld\n",
-	                (long long)(g.schedules - g.schedules_paused),
-	                (long long)g.schedules_paused);
-	family(b, "sked_locks", "gauge",
-	       "Cluster locks ever taken, and those held by an owner now.");
-	cli_sbuf_printf(b,
-	                "sked_locks{state=\"held\"} %lld\n"
-	                "sked_locks{state=\"free\"} %lld\n",
-	                (long long)g.locks_held,
-	                (long long)(g.locks - g.locks_held));
-	sked_cluster_gauges_free(&g);
-	render_limits(b, lq, nlq);
-	sked_queue_info_free(lq, nlq);
-}
-
 static void
 render_worker(struct cli_ops *o, const sked_worker_metrics *m,
               struct cli_sbuf *b)
@@ -298,21 +145,23 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	static const char *const outcomes[] = {"succeeded", "failed", "dead",
 	                                       "late", "released"};
 
-	family(b, "sked_info", "gauge",
-	       "This worker: sked version, node id and claim strategy "
-	       "(always 1).");
+	cli_prom_family(b, "sked_info", "gauge",
+	                "This worker: sked version, node id and claim strategy "
+	                "(always 1).");
 	cli_sbuf_printf(b, "sked_info{version=\"%s\",node=\"", SKED_VERSION);
-	label(b, sked_worker_node_id(o->w));
+	cli_prom_label(b, sked_worker_node_id(o->w));
 	cli_sbuf_puts(b, "\",strategy=\"");
-	label(b, o->strategy);
+	cli_prom_label(b, o->strategy);
 	cli_sbuf_puts(b, "\"} 1\n");
-	family(b, "sked_worker_healthy", "gauge",
-	       "1 while the claim loop, heartbeat and finisher make progress "
-	       "(what /healthz answers).");
+	cli_prom_family(
+	        b, "sked_worker_healthy", "gauge",
+	        "1 while the claim loop, heartbeat and finisher make progress "
+	        "(what /healthz answers).");
 	cli_sbuf_printf(b, "sked_worker_healthy %d\n",
 	                judge(m, why, sizeof why));
-	family(b, "sked_worker_progress_age_seconds", "gauge",
-	       "Time since each of the worker's loops last made progress.");
+	cli_prom_family(
+	        b, "sked_worker_progress_age_seconds", "gauge",
+	        "Time since each of the worker's loops last made progress.");
 	cli_sbuf_printf(b,
 	                "sked_worker_progress_age_seconds{loop=\"claim\"} "
 	                "%.3f\n"
@@ -323,25 +172,27 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	                (double)m->loop_age_ms / 1000,
 	                (double)m->beat_age_ms / 1000,
 	                (double)m->finish_age_ms / 1000);
-	family(b, "sked_worker_slots", "gauge",
-	       "Handler slots of this worker, busy (queued or running) and "
-	       "free.");
+	cli_prom_family(
+	        b, "sked_worker_slots", "gauge",
+	        "Handler slots of this worker, busy (queued or running) and "
+	        "free.");
 	cli_sbuf_printf(b,
 	                "sked_worker_slots{state=\"busy\"} %d\n"
 	                "sked_worker_slots{state=\"free\"} %d\n",
 	                m->busy, m->slots > m->busy ? m->slots - m->busy : 0);
-	family(b, "sked_worker_results_unrecorded", "gauge",
-	       "Results waiting for the finisher to record them.");
+	cli_prom_family(b, "sked_worker_results_unrecorded", "gauge",
+	                "Results waiting for the finisher to record them.");
 	cli_sbuf_printf(b, "sked_worker_results_unrecorded %d\n",
 	                m->unrecorded);
-	family(b, "sked_worker_tasks_claimed_total", "counter",
-	       "Tasks this worker claimed.");
+	cli_prom_family(b, "sked_worker_tasks_claimed_total", "counter",
+	                "Tasks this worker claimed.");
 	cli_sbuf_printf(b, "sked_worker_tasks_claimed_total %lld\n",
 	                (long long)m->c.claimed);
-	family(b, "sked_worker_tasks_finished_total", "counter",
-	       "Attempts this worker recorded, by kind and outcome (late: "
-	       "the lease had passed to another owner; released: given back "
-	       "on shutdown).");
+	cli_prom_family(
+	        b, "sked_worker_tasks_finished_total", "counter",
+	        "Attempts this worker recorded, by kind and outcome (late: "
+	        "the lease had passed to another owner; released: given back "
+	        "on shutdown).");
 	for (size_t i = 0; i < m->nkinds; i++) {
 		const sked_worker_kind_metrics *k = &m->kinds[i];
 		const int64_t v[] = {k->succeeded, k->failed, k->dead, k->late,
@@ -349,57 +200,64 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 		for (size_t j = 0; j < 5; j++) {
 			cli_sbuf_puts(
 			        b, "sked_worker_tasks_finished_total{kind=\"");
-			label(b, k->kind);
+			cli_prom_label(b, k->kind);
 			cli_sbuf_printf(b, "\",outcome=\"%s\"} %lld\n",
 			                outcomes[j], (long long)v[j]);
 		}
 	}
-	family(b, "sked_worker_handler_duration_seconds", "histogram",
-	       "How long handlers ran, by kind.");
+	cli_prom_family(b, "sked_worker_handler_duration_seconds", "histogram",
+	                "How long handlers ran, by kind.");
 	for (size_t i = 0; i < m->nkinds; i++)
 		histogram(b, "sked_worker_handler_duration_seconds", "kind",
 		          m->kinds[i].kind, &m->kinds[i].handler);
-	family(b, "sked_worker_claim_duration_seconds", "histogram",
-	       "How long each claim statement (one batch) took.");
+	cli_prom_family(b, "sked_worker_claim_duration_seconds", "histogram",
+	                "How long each claim statement (one batch) took.");
 	histogram(b, "sked_worker_claim_duration_seconds", NULL, NULL,
 	          &m->claim);
-	family(b, "sked_worker_lease_renewals_total", "counter",
-	       "Heartbeats that renewed every lease this worker holds.");
+	cli_prom_family(
+	        b, "sked_worker_lease_renewals_total", "counter",
+	        "Heartbeats that renewed every lease this worker holds.");
 	cli_sbuf_printf(b, "sked_worker_lease_renewals_total %lld\n",
 	                (long long)m->renewals);
-	family(b, "sked_worker_leases_lost_total", "counter",
-	       "Running tasks this worker found it no longer held (cancelled "
-	       "or taken over) and stopped.");
+	cli_prom_family(
+	        b, "sked_worker_leases_lost_total", "counter",
+	        "Running tasks this worker found it no longer held (cancelled "
+	        "or taken over) and stopped.");
 	cli_sbuf_printf(b, "sked_worker_leases_lost_total %lld\n",
 	                (long long)m->c.lost);
 	sked_process_counters pc;
 	sked_process_counters_get(&pc);
-	family(b, "sked_schedule_fires_total", "counter",
-	       "Tasks this process made from schedules (each fire is claimed "
-	       "by one node in the cluster).");
+	cli_prom_family(
+	        b, "sked_schedule_fires_total", "counter",
+	        "Tasks this process made from schedules (each fire is claimed "
+	        "by one node in the cluster).");
 	cli_sbuf_printf(b, "sked_schedule_fires_total %lld\n",
 	                (long long)pc.schedule_fires);
-	family(b, "sked_schedule_fires_skipped_total", "counter",
-	       "Fires this process skipped because the schedule's previous "
-	       "task was unfinished (overlap skip).");
+	cli_prom_family(
+	        b, "sked_schedule_fires_skipped_total", "counter",
+	        "Fires this process skipped because the schedule's previous "
+	        "task was unfinished (overlap skip).");
 	cli_sbuf_printf(b, "sked_schedule_fires_skipped_total %lld\n",
 	                (long long)pc.schedule_skips);
-	family(b, "sked_schedule_misfires_total", "counter",
-	       "Schedules this process found past fire times they had missed "
-	       "(downtime), handled by their misfire policy.");
+	cli_prom_family(
+	        b, "sked_schedule_misfires_total", "counter",
+	        "Schedules this process found past fire times they had missed "
+	        "(downtime), handled by their misfire policy.");
 	cli_sbuf_printf(b, "sked_schedule_misfires_total %lld\n",
 	                (long long)pc.schedule_misfires);
-	family(b, "sked_lock_acquisitions_total", "counter",
-	       "Cluster lock acquisitions by this process, by result.");
+	cli_prom_family(
+	        b, "sked_lock_acquisitions_total", "counter",
+	        "Cluster lock acquisitions by this process, by result.");
 	cli_sbuf_printf(b,
 	                "sked_lock_acquisitions_total{result=\"acquired\"} "
 	                "%lld\n"
 	                "sked_lock_acquisitions_total{result=\"busy\"} %lld\n",
 	                (long long)pc.lock_acquisitions,
 	                (long long)pc.lock_busy);
-	family(b, "sked_worker_db_errors_total", "counter",
-	       "Database statements that failed, by what the worker was "
-	       "doing.");
+	cli_prom_family(
+	        b, "sked_worker_db_errors_total", "counter",
+	        "Database statements that failed, by what the worker was "
+	        "doing.");
 	cli_sbuf_printf(b,
 	                "sked_worker_db_errors_total{op=\"claim\"} %lld\n"
 	                "sked_worker_db_errors_total{op=\"renew\"} %lld\n"
@@ -409,9 +267,10 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	                (long long)m->finish_errors);
 	static const char *const conn[4] = {"claims", "finishes", "leases",
 	                                    "pruner"};
-	family(b, "sked_worker_db_reconnects_total", "counter",
-	       "New database connections after a lost one, by the worker's "
-	       "connection, made and tried in vain.");
+	cli_prom_family(
+	        b, "sked_worker_db_reconnects_total", "counter",
+	        "New database connections after a lost one, by the worker's "
+	        "connection, made and tried in vain.");
 	for (int i = 0; i < 4; i++)
 		cli_sbuf_printf(b,
 		                "sked_worker_db_reconnects_total{conn=\"%s\","
@@ -421,10 +280,11 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 		                conn[i], (long long)m->reconnects[i], conn[i],
 		                (long long)m->reconnect_failures[i]);
 	static const char *const row[3] = {"schedule", "lock", "queue_limit"};
-	family(b, "sked_worker_lock_waits_total", "counter",
-	       "Waits of this worker on a row of sked's own longer than "
-	       "--lock-wait-warn, by row (each also logged once, with its "
-	       "holder).");
+	cli_prom_family(
+	        b, "sked_worker_lock_waits_total", "counter",
+	        "Waits of this worker on a row of sked's own longer than "
+	        "--lock-wait-warn, by row (each also logged once, with its "
+	        "holder).");
 	for (int i = 0; i < 3; i++)
 		cli_sbuf_printf(b,
 		                "sked_worker_lock_waits_total{row=\"%s\"} "
@@ -455,7 +315,7 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		}
 		render_worker(o, &m, &rp->body);
 		sked_worker_metrics_free(&m);
-		render_cluster(o, &rp->body);
+		cli_metrics_cluster(o->h, &o->db_mu, &rp->body);
 		return;
 	}
 	if (strcmp(rq->path, "/healthz") == 0 ||

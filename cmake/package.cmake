@@ -98,4 +98,5 @@ install(FILES README.md ${SKED_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES examples/systemd/sked-worker.service examples/systemd/sked@.service
   examples/systemd/sked.conf examples/systemd/sked.sysusers.conf
   contrib/sked.ini examples/pg_enqueue_tx.c
+  contrib/prometheus/sked-rules.yml contrib/grafana/sked-dashboard.json
   DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)

@@ -113,6 +113,13 @@ add_test(NAME build/completion COMMAND bash ${CMAKE_SOURCE_DIR}/tests/build/t_co
 set_tests_properties(build/completion PROPERTIES
   ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_SRC=${CMAKE_SOURCE_DIR}"
   LABELS build TIMEOUT 60)
+# build/monitoring: promtool checks and tests the alert rules, and the
+# Grafana dashboard's queries (contrib/); t_monitoring checks them
+# against real scrapes
+add_test(NAME build/monitoring COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_monitoring.sh)
+set_tests_properties(build/monitoring PROPERTIES
+  ENVIRONMENT "SKED_SRC=${CMAKE_SOURCE_DIR}"
+  SKIP_RETURN_CODE 77 LABELS build TIMEOUT 60)
 add_test(NAME build/docs COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_docs.sh)
 set_tests_properties(build/docs PROPERTIES
   ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_SRC=${CMAKE_SOURCE_DIR}"
