@@ -36,7 +36,7 @@ cli_help_overview(FILE *f)
 
 	fprintf(f,
 	        "usage: sked [--db URL] [--config FILE] [--strategy S] "
-	        "[--json] COMMAND …\n"
+	        "[--json] [--log-format F] COMMAND …\n"
 	        "\n"
 	        "A distributed task scheduler on the database you already "
 	        "run.\n"

@@ -3,15 +3,22 @@
 # finds it on first use of `sked` when PREFIX/share is in XDG_DATA_DIRS
 # (by default /usr/local/share and /usr/share are).
 #
-# Command names and each command's flags come from the program itself
-# (`sked --help` and `sked help COMMAND`), so they follow the binary
-# being completed; the kinds of values (durations, strategies, status
-# names, policies) are listed here.
+# Command names, subcommands ("cron add", "queue set"), the global flags
+# and each command's flags come from the program itself (`sked --help`
+# and `sked help COMMAND`, both written from its command table), so they
+# follow the binary being completed and cannot drift from it
+# (tests/build/t_completion.sh offers every one); the kinds of values
+# (durations, strategies, status names, policies) are listed here.
 
 _sked_commands() {
 	# "  NAME         summary": NAME fills 12 columns after the indent
 	"$1" --help 2>/dev/null | sed -n '/^Commands:$/,/^$/p' | sed '1d;$d' |
 		cut -c3-14 | sed 's/ *$//'
+}
+
+_sked_global_flags() {
+	"$1" --help 2>/dev/null | sed -n '/^Global flags/,/^[A-Z]/p' |
+		grep -o -- '--[a-z][a-z-]*' | sort -u
 }
 
 _sked() {
@@ -23,12 +30,15 @@ _sked() {
 		cword=$COMP_CWORD
 	}
 	local sked=${words[0]}
-	local i cmd="" sub="" gflags="--db --config --strategy --json --help --version"
+	local i cmd="" sub=""
 
 	# values of the flag just typed
 	case $prev in
 	--strategy)
 		COMPREPLY=($(compgen -W "auto skip-locked readpast optimistic sqlite" -- "$cur"))
+		return ;;
+	--log-format)
+		COMPREPLY=($(compgen -W "text json" -- "$cur"))
 		return ;;
 	--status)
 		# the statuses each verb can act on; every status elsewhere
@@ -69,7 +79,7 @@ _sked() {
 	# find the command (and subcommand) among the words before this one
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--db | --config | --strategy) ((i++)) ;;
+		--db | --config | --strategy | --log-format) ((i++)) ;;
 		-*) ;;
 		*)
 			if [ -z "$cmd" ]; then
@@ -83,23 +93,26 @@ _sked() {
 
 	if [ -z "$cmd" ]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "$gflags" -- "$cur"))
+			COMPREPLY=($(compgen -W "$(_sked_global_flags "$sked")" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$(_sked_commands "$sked" | cut -d' ' -f1 | sort -u)" -- "$cur"))
 		fi
 		return
 	fi
-	case $cmd in
-	cron | lock | queue)
+	# a command with subcommands (cron, lock, queue: "NAME SUB" in the
+	# table) completes them first
+	local subs
+	subs=$(_sked_commands "$sked" | sed -n "s/^$cmd //p")
+	if [ -n "$subs" ]; then
 		if [ -z "$sub" ]; then
-			COMPREPLY=($(compgen -W "$(_sked_commands "$sked" | sed -n "s/^$cmd //p")" -- "$cur"))
+			COMPREPLY=($(compgen -W "$subs" -- "$cur"))
 			return
 		fi
-		cmd="$cmd $sub" ;;
-	help)
+		cmd="$cmd $sub"
+	elif [ "$cmd" = help ]; then
 		COMPREPLY=($(compgen -W "$(_sked_commands "$sked" | cut -d' ' -f1 | sort -u)" -- "$cur"))
-		return ;;
-	esac
+		return
+	fi
 	if [[ $cur == -* ]]; then
 		# shellcheck disable=SC2086 # "cron next" is two words
 		COMPREPLY=($(compgen -W "$("$sked" help $cmd 2>/dev/null |

@@ -17,8 +17,10 @@ commands=$("$sked" --help | sed -n '/^Commands:$/,/^$/p' | sed '1d;$d' |
 	cut -c3-14 | sed 's/ *$//')
 [ -n "$commands" ] || { echo "manpage: no commands in sked --help" >&2; exit 1; }
 
-# roff: a backslash is \e; a line starting with . or ' is protected
-roff() { sed -e 's/\\/\\e/g' -e "s/^\([.']\)/\\\\\&\1/"; }
+# roff: a backslash is \e, a minus sign \- (a bare - is a hyphen, which
+# a flag copied from the page must not become); a line starting with .
+# or ' is protected
+roff() { sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\([.']\)/\\\\\&\1/"; }
 
 {
 	echo '[COMMANDS]'
@@ -55,7 +57,9 @@ in /usr/share/doc/sked or PREFIX/share/doc/sked.
 END
 } >"$inc"
 
-"$help2man" --no-info --section=1 \
+# --locale=C.UTF-8: help2man reads the program's output in the locale
+# given, and in its default (C) it turns every UTF-8 "…" into "???"
+"$help2man" --no-info --section=1 --locale=C.UTF-8 \
 	--name="distributed task scheduler on the database you already run" \
 	--include="$inc" --output="$out" "$sked"
 gzip -9nf "$out"

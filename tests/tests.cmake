@@ -113,6 +113,12 @@ add_test(NAME build/completion COMMAND bash ${CMAKE_SOURCE_DIR}/tests/build/t_co
 set_tests_properties(build/completion PROPERTIES
   ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_SRC=${CMAKE_SOURCE_DIR}"
   LABELS build TIMEOUT 60)
+# build/man: the man page help2man wrote, checked for "???" and for
+# every command and flag of the command table
+add_test(NAME build/man COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_man.sh)
+set_tests_properties(build/man PROPERTIES
+  ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BUILD=${CMAKE_BINARY_DIR}"
+  SKIP_RETURN_CODE 77 LABELS build TIMEOUT 60)
 # build/monitoring: promtool checks and tests the alert rules, and the
 # Grafana dashboard's queries (contrib/); t_monitoring checks them
 # against real scrapes

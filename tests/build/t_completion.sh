@@ -1,7 +1,10 @@
 #!/bin/bash
 # tests/build/t_completion.sh — the bash completion in contrib/sked.bash
 # completes commands, subcommands, flags and kinds of values, asking the
-# built binary for its commands and flags (CTest: build/completion).
+# built binary for its commands and flags (CTest: build/completion); and
+# it cannot drift from the command table: every command and subcommand of
+# `sked --help`, every global flag, and every flag of every
+# `sked help COMMAND` is offered where it belongs.
 set -eu
 : "${SKED:?}" "${SKED_SRC:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -55,4 +58,32 @@ not_offered "sked retry --status " pending
 expect "sked cron add n e k --misfire " fire-all
 expect "sked enqueue k --in 5" 5m
 expect "sked help w" worker
-echo "completion ok"
+expect "sked queue " set
+expect "sked queue " ls
+expect "sked queue s" set
+expect "sked queue set q1 --c" --concurrency
+expect "sked --log" --log-format
+expect "sked --log-format " json
+expect "sked --log-format json wor" worker
+expect "sked --log-format json queue " ls
+
+# every command, subcommand and flag of the command table
+commands=$("$SKED" --help | sed -n '/^Commands:$/,/^$/p' | sed '1d;$d' |
+	cut -c3-14 | sed 's/ *$//')
+[ "$(echo "$commands" | wc -l)" -gt 10 ] || fail "read no command table from sked --help: $commands"
+n=0
+for f in $("$SKED" --help | sed -n '/^Global flags/,/^[A-Z]/p' | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+	expect "sked ${f%"${f#???}"}" "$f"
+	n=$((n + 1))
+done
+echo "$commands" | while IFS= read -r c; do
+	case $c in
+	*" "*) expect "sked ${c% *} " "${c#* }" ;; # the subcommand
+	*) expect "sked " "$c" ;;
+	esac
+	# shellcheck disable=SC2086 # "cron next" is two words
+	for f in $("$SKED" help $c | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		expect "sked $c --" "$f"
+	done
+done
+echo "completion ok: every command, subcommand and flag of sked --help is offered"
