@@ -149,6 +149,10 @@ void cli_help(FILE *f, const char *name);
 
 /* "sked: " + message + newline on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* With --log-format json (or SKED_LOG_FORMAT=json), cli_err writes its
+ * line through sked's log, as a JSON object at level error whose error
+ * key is the message, like every other line on stderr. */
+void cli_err_json(int on);
 /* The sysexits(3) code for a library status code. */
 int cli_exit_code(int rc);
 /* Report a library failure: "sked: WHAT: DETAIL", where DETAIL is

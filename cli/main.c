@@ -448,6 +448,7 @@ setup_log(const char *format)
 		        format);
 		return format == env("SKED_LOG_FORMAT") ? EX_CONFIG : EX_USAGE;
 	}
+	cli_err_json(format && strcasecmp(format, "json") == 0);
 	return 0;
 }
 

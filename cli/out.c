@@ -20,6 +20,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+static int g_err_json; /* cli_err_json */
+
 void
 cli_err(const char *fmt, ...)
 {
@@ -30,7 +32,16 @@ cli_err(const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	fflush(stdout);
-	fprintf(stderr, "sked: %s\n", line);
+	if (g_err_json)
+		sked_log(SKED_LOG_ERROR, "%s", line);
+	else
+		fprintf(stderr, "sked: %s\n", line);
+}
+
+void
+cli_err_json(int on)
+{
+	g_err_json = on;
 }
 
 int

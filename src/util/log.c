@@ -92,37 +92,74 @@ json_escape(char *out, size_t cap, const char *s, size_t n)
 	return o;
 }
 
-/* The JSON form of a line: time, level, pid, node, and the task id and
- * attempt when the message names them ("task N attempt A…"). */
+/* ,"key":"value" (escaped) at out + len; the new length */
+static int
+json_str(char *out, size_t cap, int len, const char *key, const char *v)
+{
+	char esc[LINE_MAX_BYTES * 2];
+
+	if (!v || len >= (int)cap)
+		return len;
+	json_escape(esc, sizeof esc, v, strlen(v));
+	return len + snprintf(out + len, cap - (size_t)len, ",\"%s\":\"%s\"",
+	                      key, esc);
+}
+
+/* ,"key":number at out + len; the new length */
+static int
+json_num(char *out, size_t cap, int len, const char *key, long long v)
+{
+	if (len >= (int)cap)
+		return len;
+	return len +
+	       snprintf(out + len, cap - (size_t)len, ",\"%s\":%lld", key, v);
+}
+
+/* The JSON form of a line: time, level, pid, node, the facts, msg.
+ * Without facts, the task id and attempt come from a message that names
+ * them ("task N attempt A…"); an error line's message is its error. */
 static int
 json_line(char *out, size_t cap, const char *stamp, const char *level,
-          const char *msg, size_t n)
+          const sked__log_facts *f, const char *msg, size_t n)
 {
-	char esc[LINE_MAX_BYTES * 2], node[SKED_MAX_NAME * 2 + 32];
-	const char *t = strstr(msg, "task ");
-	long long id = 0;
-	int attempt = 0, len;
+	char m[LINE_MAX_BYTES];
+	sked__log_facts none = SKED__LOG_FACTS_NONE;
+	int len;
 
-	json_escape(esc, sizeof esc, msg, n);
-	if (t && sscanf(t, "task %lld attempt %d", &id, &attempt) < 1)
-		id = 0;
-	node[0] = '\0';
-	if (log_node[0]) {
-		char en[SKED_MAX_NAME * 2 + 1];
-		json_escape(en, sizeof en, log_node, strlen(log_node));
-		snprintf(node, sizeof node, ",\"node\":\"%s\"", en);
+	if (n >= sizeof m)
+		n = sizeof m - 1;
+	memcpy(m, msg, n);
+	m[n] = '\0';
+	if (!f) {
+		const char *t = strstr(m, "task ");
+		f = &none;
+		if (t && sscanf(t, "task %lld attempt %d", &none.task_id,
+		                &none.attempt) < 1)
+			none.task_id = 0;
+		if (none.task_id <= 0)
+			none.task_id = none.attempt = 0;
 	}
 	len = snprintf(out, cap,
-	               "{\"time\":\"%s\",\"level\":\"%s\","
-	               "\"pid\":%ld%s",
-	               stamp, level, (long)getpid(), node);
-	if (id > 0)
-		len += snprintf(out + len, cap - (size_t)len,
-		                ",\"task_id\":%lld", id);
-	if (id > 0 && attempt > 0)
-		len += snprintf(out + len, cap - (size_t)len, ",\"attempt\":%d",
-		                attempt);
-	len += snprintf(out + len, cap - (size_t)len, ",\"msg\":\"%s\"}", esc);
+	               "{\"time\":\"%s\",\"level\":\"%s\",\"pid\":%ld", stamp,
+	               level, (long)getpid());
+	if (log_node[0])
+		len = json_str(out, cap, len, "node", log_node);
+	if (f->task_id > 0)
+		len = json_num(out, cap, len, "task_id", f->task_id);
+	if (f->attempt > 0)
+		len = json_num(out, cap, len, "attempt", f->attempt);
+	len = json_str(out, cap, len, "kind", f->kind);
+	len = json_str(out, cap, len, "queue", f->queue);
+	len = json_str(out, cap, len, "outcome", f->outcome);
+	if (f->duration_ms >= 0)
+		len = json_num(out, cap, len, "duration_ms", f->duration_ms);
+	len = json_str(out, cap, len, "error",
+	               f->error ? f->error
+	                        : (strcmp(level, "error") == 0 ? m : NULL));
+	len = json_str(out, cap, len, "msg", m);
+	if (len < (int)cap - 1)
+		out[len++] = '}';
+	out[len < (int)cap ? len : (int)cap - 1] = '\0';
 	return len < (int)cap ? len : (int)cap - 1;
 }
 
@@ -149,14 +186,13 @@ write_stderr(const char *line, size_t n)
 	}
 }
 
-void
-sked__log(int level, const char *fmt, ...)
+static void
+vlog(int level, const sked__log_facts *f, const char *fmt, va_list ap)
 {
 	char line[LINE_MAX_BYTES];
 	struct timespec ts;
 	int saved = errno, n, m;
 	const char *name = sked__log_level_name(level);
-	va_list ap;
 
 	if (!sked__log_enabled(level))
 		return;
@@ -173,9 +209,7 @@ sked__log(int level, const char *fmt, ...)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, ".000");
 	n += snprintf(line + n, sizeof(line) - (size_t)n,
 	              "Z sked[%ld] %s: ", (long)getpid(), name);
-	va_start(ap, fmt);
 	m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
 	if (m < 0)
 		m = 0;
 	if ((size_t)m > sizeof(line) - (size_t)n - 2) {
@@ -196,7 +230,7 @@ sked__log(int level, const char *fmt, ...)
 		while (line[stamp_len] && line[stamp_len] != ' ')
 			stamp_len++;
 		line[stamp_len] = '\0';
-		int jn = json_line(js, sizeof js - 1, line, name,
+		int jn = json_line(js, sizeof js - 1, line, name, f,
 		                   line + (n - m), (size_t)m);
 		line[stamp_len] = ' ';
 		if (sink != NULL) {
@@ -214,6 +248,26 @@ sked__log(int level, const char *fmt, ...)
 	}
 	pthread_mutex_unlock(&lock);
 	errno = saved;
+}
+
+void
+sked__log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+sked__log_task(int level, const sked__log_facts *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, f, fmt, ap);
+	va_end(ap);
 }
 
 SKED_API void

@@ -185,6 +185,53 @@ sked__wk_unrecorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
 		sked__wk_recorded(w, keep, o, k);
 }
 
+/* The line of a recorded attempt, with its facts as keys of the JSON
+ * form: a success at debug, a failure at info (warn when the task is
+ * dead now), a result for a task no longer held (late) at warn. */
+static void
+log_outcome(const sked_job *j, const sked_outcome *o)
+{
+	char took[32];
+	sked__log_facts f = {
+	        .task_id = (long long)o->id,
+	        .attempt = o->attempt,
+	        .kind = j->t.kind,
+	        .queue = j->t.queue,
+	        .duration_ms = j->ran_ms,
+	};
+
+	sked_format_duration(j->ran_ms, took, sizeof took);
+	if (!o->applied) {
+		f.outcome = "late";
+		sked__log_task(SKED_LOG_WARN, &f,
+		               "task %lld attempt %d: its result was not "
+		               "recorded, the task was no longer held by "
+		               "this node (cancelled or taken over)",
+		               f.task_id, o->attempt);
+	} else if (o->what == SKED_FIN_OK) {
+		f.outcome = "succeeded";
+		sked__log_task(SKED_LOG_DEBUG, &f,
+		               "task %lld attempt %d/%d succeeded in %s",
+		               f.task_id, o->attempt, o->max_attempts, took);
+	} else if (o->what == SKED_FIN_FAIL) {
+		f.outcome = o->dead ? "dead" : "failed";
+		f.error = o->error ? o->error : "";
+		sked__log_task(o->dead ? SKED_LOG_WARN : SKED_LOG_INFO, &f,
+		               "task %lld attempt %d/%d failed%s: %s",
+		               f.task_id, o->attempt, o->max_attempts,
+		               o->dead ? " (dead)" : "", f.error);
+	} else {
+		f.outcome = "released";
+		if (o->what == SKED_FIN_UNSTARTED)
+			f.duration_ms = -1;
+		sked__log_task(SKED_LOG_DEBUG, &f,
+		               "task %lld attempt %d given back (%s)",
+		               f.task_id, o->attempt,
+		               o->what == SKED_FIN_UNSTARTED ? "not started"
+		                                             : "stopped");
+	}
+}
+
 void
 sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
 {
@@ -209,14 +256,9 @@ sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
 	pthread_mutex_unlock(&w->mu);
 	sked__wk_ring(
 	        w); /* recorded results free capacity: the loop may claim */
-	for (int k = 0; k < n; k++) {
-		if (o[k].applied && o[k].what == SKED_FIN_FAIL)
-			sked__log(o[k].dead ? SKED_LOG_WARN : SKED_LOG_INFO,
-			          "task %lld attempt %d/%d failed%s: %s",
-			          (long long)o[k].id, o[k].attempt,
-			          o[k].max_attempts, o[k].dead ? " (dead)" : "",
-			          o[k].error ? o[k].error : "");
-	}
+	i = 0;
+	for (sked_job *j = list; j && i < n; j = j->next, i++)
+		log_outcome(j, &o[i]);
 	while (list) {
 		sked_job *next = list->next;
 		sked__wk_job_free(list);

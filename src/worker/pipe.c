@@ -137,8 +137,11 @@ read_stderr(sked_pipe *p, int64_t task, struct tail *t)
 				continue; /* overlong: the rest of it is dropped
 				           */
 			p->err[p->errlen] = '\0';
-			sked__log(SKED_LOG_INFO, "task %lld (%s): %s",
-			          (long long)task, p->x->kind, p->err);
+			sked__log_facts f = {.task_id = (long long)task,
+			                     .kind = p->x->kind,
+			                     .duration_ms = -1};
+			sked__log_task(SKED_LOG_INFO, &f, "task %lld (%s): %s",
+			               f.task_id, p->x->kind, p->err);
 			p->errlen = 0;
 		}
 	}

@@ -121,11 +121,21 @@ run_program(sked_job *j, const handler *x)
 	j->ok = rc == SKED_OK && res.exited && res.exit_code == 0 &&
 	        !res.timed_out && !res.cancelled;
 	if (spec.guard && sked__guard_fired(spec.guard, spec.guard_slot)) {
-		sked__log(SKED_LOG_ERROR,
-		          "task %lld attempt %d: the lease guard killed its "
-		          "handler at the lease deadline (this worker did not "
-		          "renew the lease in time)",
-		          (long long)j->t.id, j->t.attempt);
+		sked__log_facts f = {
+		        .task_id = (long long)j->t.id,
+		        .attempt = j->t.attempt,
+		        .kind = j->t.kind,
+		        .queue = j->t.queue,
+		        .outcome = "lost",
+		        .duration_ms = -1,
+		        .error = "killed by the lease guard at the lease "
+		                 "deadline",
+		};
+		sked__log_task(SKED_LOG_ERROR, &f,
+		               "task %lld attempt %d: the lease guard killed "
+		               "its handler at the lease deadline (this worker "
+		               "did not renew the lease in time)",
+		               f.task_id, f.attempt);
 		j->ok = 0;
 		j->error =
 		        strdup("killed at its lease deadline by the lease "
@@ -194,11 +204,20 @@ sked__wk_pool_main(void *arg)
 		 * between must not start on a lease the watchdog would stop
 		 * (its deadline may be past, another node may run it next) */
 		int unleased = sked__mono_ms() > sked__wk_stop_at(w, basis);
-		if (unleased && atomic_load(&j->cancel) == CANCEL_NONE)
-			sked__log(SKED_LOG_WARN,
-			          "task %lld attempt %d not started: its lease "
-			          "could not be renewed in time",
-			          (long long)j->t.id, j->t.attempt);
+		if (unleased && atomic_load(&j->cancel) == CANCEL_NONE) {
+			sked__log_facts f = {
+			        .task_id = (long long)j->t.id,
+			        .attempt = j->t.attempt,
+			        .kind = j->t.kind,
+			        .queue = j->t.queue,
+			        .outcome = "lost",
+			        .duration_ms = -1,
+			};
+			sked__log_task(SKED_LOG_WARN, &f,
+			               "task %lld attempt %d not started: its "
+			               "lease could not be renewed in time",
+			               f.task_id, f.attempt);
+		}
 		if (unleased)
 			sked__wk_job_cancel(j, CANCEL_NOLEASE);
 		if (w->guard) {
@@ -227,7 +246,8 @@ sked__wk_pool_main(void *arg)
 			j->slot = -1;
 			sked__guard_deadline(w->guard, slot, 0, 0);
 		}
-		sked__wk_note_handler(w, j, sked__mono_ms() - ran);
+		j->ran_ms = sked__mono_ms() - ran;
+		sked__wk_note_handler(w, j, j->ran_ms);
 		sked__wk_move(w, j, JOB_DONE);
 		pthread_cond_signal(&w->cv_done);
 		sked__wk_ring(w);

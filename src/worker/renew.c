@@ -60,11 +60,20 @@ check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
 		if (held)
 			j->renewed = began;
 		if (!held && atomic_load(&j->cancel) == CANCEL_NONE) {
-			sked__log(SKED_LOG_WARN,
-			          "task %lld attempt %d is no longer held by "
-			          "this node (cancelled or taken over): "
-			          "stopping its handler",
-			          (long long)j->t.id, j->t.attempt);
+			sked__log_facts f = {
+			        .task_id = (long long)j->t.id,
+			        .attempt = j->t.attempt,
+			        .kind = j->t.kind,
+			        .queue = j->t.queue,
+			        .outcome = "lost",
+			        .duration_ms = -1,
+			};
+			sked__log_task(
+			        SKED_LOG_WARN, &f,
+			        "task %lld attempt %d is no longer held "
+			        "by this node (cancelled or taken over): "
+			        "stopping its handler",
+			        f.task_id, f.attempt);
 			sked__wk_job_cancel(j, CANCEL_LOST);
 			w->counters.lost++;
 		}

@@ -86,6 +86,7 @@ struct sked_job {
 	int state;             /* w->mu: JOB_* */
 	int64_t retry_ms; /* the handler's own retry delay, or 0: backoff */
 	int64_t done_ms;  /* w->mu: monotonic ms when its handler returned */
+	int64_t ran_ms;   /* w->mu: how long its handler ran (log lines) */
 	struct sked_job *hnext, *hprev; /* in w->held while it takes a slot */
 	struct sked_job *anext, *aprev; /* in w->all, claim to record */
 };
