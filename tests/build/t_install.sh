@@ -7,7 +7,9 @@
 # and runs through pkg-config and through find_package(sked), with the
 # shared library and with the static one (which must not need
 # libsked.so); the man page, the bash completion and the docs are where
-# man, bash-completion and a reader look.
+# man, bash-completion and a reader look; the systemd units name P's
+# sked and P's config file, which is installed once and never
+# overwritten by a later install.
 set -eu
 : "${SKED_BUILD:?}" "${SKED_SRC:?}"
 mkdir -p "$SKED_BUILD/testtmp"
@@ -92,5 +94,22 @@ fi
 for f in README.md cli.md schedules.md examples/sked-worker.service; do
 	[ -f "$P/share/doc/sked/$f" ] || fail "$f is not in $P/share/doc/sked"
 done
-echo "man page, completion and docs installed"
+# ---- the systemd units: the paths of this prefix, not /usr ----
+for u in sked-worker.service sked@.service; do
+	f=$P/lib/systemd/system/$u
+	[ -f "$f" ] || fail "no $u in $P/lib/systemd/system"
+	grep -q "^ExecStart=$P/bin/sked --config $P/etc/sked/" "$f" ||
+		fail "$u's ExecStart is not this prefix's: $(grep ^ExecStart= "$f")"
+	grep -Eq '(^|[ =])/(usr/bin/sked|etc/sked)' "$f" && fail "$u still names /usr/bin/sked or /etc/sked"
+done
+grep -q '^Type=notify$' "$P/lib/systemd/system/sked-worker.service" ||
+	fail "the installed unit is not the hardened one"
+[ -f "$P/lib/sysusers.d/sked.conf" ] || fail "no sysusers.d file"
+[ -f "$P/etc/sked/sked.conf" ] || fail "no $P/etc/sked/sked.conf"
+echo "; mine" >>"$P/etc/sked/sked.conf"
+cmake --install "$SKED_BUILD" --prefix "$P" >"$W/install2.log" 2>&1 ||
+	{ cat "$W/install2.log" >&2; fail "the second cmake --install exited $?"; }
+tail -n 1 "$P/etc/sked/sked.conf" | grep -qx '; mine' ||
+	fail "a second install overwrote the operator's $P/etc/sked/sked.conf"
+echo "man page, completion, docs, units and config installed"
 rm -rf "$W"
