@@ -337,7 +337,11 @@ lane_main(void *arg)
 		int got = n;
 		sked__wk_claim_end(w, l->h, seq, room, c, n, qi, sent);
 		pthread_mutex_lock(&w->mu);
-		if (rc == SKED_OK && plain) {
+		if (rc == SKED_OK && plain && req.limit == 0) {
+			/* only recorded outcomes (no room was left once they
+			 * were taken): says nothing of the backlog */
+			backoff = 0;
+		} else if (rc == SKED_OK && plain) {
 			sked__wk_adapt_prefetch(w, req.limit, got,
 			                        sked__mono_ms());
 			w->backlog = got == req.limit && got > 0;
