@@ -452,7 +452,8 @@ typedef struct sked_worker_options {
  * sked_worker_run() opens two more connections of its own to the same
  * database with the same options: one for the finisher (recording
  * results) and one for lease renewal and the node's heartbeat; three in
- * all. h is borrowed: it must outlive the worker and must not be used
+ * all, and the lanes' (sked_worker_set_lanes: two more by default, used
+ * while there is a backlog). h is borrowed: it must outlive the worker and must not be used
  * elsewhere while sked_worker_run() runs. SKED_EINVAL (with a one-line
  * sked_errmsg(h)) for a bad node id, queue list or option; *out is NULL
  * on failure. */

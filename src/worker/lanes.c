@@ -370,8 +370,9 @@ lane_main(void *arg)
 static int
 lanes_wanted(const sked_worker *w)
 {
-	if (w->h->strategy->id == SKED_STRAT_SQLITE)
-		return 1;
+	if (w->h->strategy->id == SKED_STRAT_SQLITE ||
+	    strcmp(w->h->dialect->name, "sqlite") == 0)
+		return 1; /* whatever the strategy: one write lock */
 	int n = w->lanes_max > 0 ? w->lanes_max : SKED_LANES_DEFAULT;
 	if (w->nqueues > 1)
 		return 1; /* lanes claim one queue; several take turns */
