@@ -194,7 +194,7 @@ sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
 
 int
 sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
-                          int reserved, sked_claimed **c, int *n)
+                          int *reserved, sked_claimed **c, int *n)
 {
 	int nd = 0;
 	sked_job *done = sked__wk_take_done(w, FINISH_MAX, 0, &nd);
@@ -206,15 +206,21 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 	}
 	if (done) {
 		/* recording them frees their share of the backlog; this
-		 * claim's own reservation is its to fill */
+		 * claim's own reservation is its to fill, and what it takes
+		 * beyond it is reserved too, so that no other claim in
+		 * flight counts on the same room */
 		pthread_mutex_lock(&w->mu);
-		int room = sked__wk_free_slots_locked(w) + reserved;
+		int room = sked__wk_free_slots_locked(w) + *reserved;
 		int by_slots = w->o.concurrency + w->ahead - w->nheld -
-		               (w->reserved - reserved);
-		pthread_mutex_unlock(&w->mu);
+		               (w->reserved - *reserved);
 		req->limit = room < by_slots ? room : by_slots;
 		if (req->limit < 0)
 			req->limit = 0;
+		if (req->limit > *reserved) {
+			w->reserved += req->limit - *reserved;
+			*reserved = req->limit;
+		}
+		pthread_mutex_unlock(&w->mu);
 	}
 	/* nothing to record: the plain claim, a lighter statement */
 	int rc = done ? sked__finish_claim(h, w->node_id, o, nd, req, c, n)
@@ -316,7 +322,7 @@ lane_main(void *arg)
 		int plain = sked__limits_plain(l->h, &req);
 		if (plain)
 			rc = w->fused ? sked__wk_finish_and_claim(w, l->h, &req,
-			                                          room, &c, &n)
+			                                          &room, &c, &n)
 			              : sked__claim(l->h, &req, &c, &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
 		              rc == SKED_OK ? &w->claim_hist : NULL,

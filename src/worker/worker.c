@@ -431,7 +431,7 @@ claim_some(sked_worker *w, int *db_failed)
 			/* tell the finisher whether outcomes ride with claims */
 			atomic_store(&w->fusing, fuse);
 		int rc = fuse ? sked__wk_finish_and_claim(w, w->h, &req,
-		                                          free_slots, &c, &n)
+		                                          &free_slots, &c, &n)
 		              : sked__limits_claim(w->h, &req, &c, &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
 		              rc == SKED_OK ? &w->claim_hist : NULL,

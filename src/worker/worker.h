@@ -329,9 +329,10 @@ void sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
                         int reserved, sked_claimed *c, int n, int qi,
                         int64_t leased);
 /* The outcomes the pool completed and the next claim, on h, in one
- * statement (fused). */
+ * statement (fused); *reserved grows by what the claim may take beyond
+ * the room reserved for it (its outcomes free room). */
 int sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
-                              int reserved, sked_claimed **c, int *n);
+                              int *reserved, sked_claimed **c, int *n);
 int sked__wk_lanes_start(sked_worker *w);
 void sked__wk_lanes_stop(sked_worker *w);
 

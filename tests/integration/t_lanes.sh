@@ -7,6 +7,8 @@
 # the records agree, and (where the database has more than one writer)
 # a worker really had more than one claim in flight, which its last log
 # line says; on SQLite, one (its single write lock is not fought over).
+# A worker of 4 threads with --prefetch off and 4 lanes never holds more
+# than one claimer may: its 4 running and at most 4 results to record.
 # --lanes outside 1-64 is refused.
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -64,6 +66,26 @@ sqlite)
 	[ "$ma" -le 4 ] && [ "$mb" -le 4 ] || fail "more claims in flight than --lanes 4 (a $ma, b $mb)"
 	;;
 esac
+
+# the room claims in flight fill is reserved: with --prefetch off a
+# worker holds no more than one claimer would, however many lanes claim
+sh -c 'seq 1 3000' | sk enqueue tick --lines - >/dev/null
+start_worker c --node-id c --concurrency 4 --prefetch off --lanes 4 --poll 100ms \
+	--lease 20s --until-empty --handler "tick=pipe:$h $T/ran2.log"
+pc=$wpid
+most_held=0
+while is_child "$pc"; do
+	n=$(sql "SELECT COUNT(*) FROM {p}task WHERE status = 1 AND node_id = 'c'") || break
+	[ -n "$n" ] && [ "$n" -gt "$most_held" ] && most_held=$n
+	sleep 0.05
+done
+wait_exit "$pc" 120
+[ "$wrc" = 0 ] || { cat "$T/c.log" >&2; fail "worker c exited $wrc"; }
+note "worker c (4 threads, --prefetch off, --lanes 4) held at most $most_held"
+# its 4 threads' tasks and, as with one claim at a time, at most one
+# result per thread still to be recorded (docs/design.md, "Finishing")
+[ "$most_held" -le 8 ] || fail "a worker of 4 threads with --prefetch off held $most_held tasks"
+expect_eq "$(wc -l <"$T/ran2.log" | tr -d ' ')" 3000 "handler executions of worker c"
 
 expect_rc 64 sk worker --lanes 0 --handler tick=/bin/true
 expect_rc 64 sk worker --lanes 65 --handler tick=/bin/true
