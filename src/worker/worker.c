@@ -351,8 +351,10 @@ give_back_held(sked_worker *w, int64_t now)
 	sked_job *prev = NULL, *j = w->jobs_head;
 	while (j) {
 		sked_job *next = j->next;
-		if (now - j->since < HOLD_MAX_MS ||
-		    atomic_load(&j->cancel) != CANCEL_NONE) {
+		/* the queue is in the order tasks came: the rest are newer */
+		if (now - j->since < HOLD_MAX_MS)
+			break;
+		if (atomic_load(&j->cancel) != CANCEL_NONE) {
 			prev = j;
 			j = next;
 			continue;
@@ -809,6 +811,7 @@ sked_worker_run(sked_worker *w)
 	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
 
 	int64_t next_reap = 0, grace_end = 0, first_free = 0, next_prune = 0;
+	int64_t next_hold_check = 0;
 	int64_t failing_since = 0;
 	int gave_up = 0;
 	int64_t db_backoff = 0;
@@ -861,7 +864,12 @@ sked_worker_run(sked_worker *w)
 		}
 
 		int64_t now = sked__mono_ms();
-		give_back_held(w, now);
+		/* a look at what is held ahead every quarter of the bound,
+		 * not on every wake (the queue may hold a thousand) */
+		if (now >= next_hold_check) {
+			give_back_held(w, now);
+			next_hold_check = now + HOLD_MAX_MS / 4;
+		}
 		if (now >= next_reap) {
 			int taken = 0;
 			if (sked__reap(h, &taken) != SKED_OK)
