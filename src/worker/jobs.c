@@ -122,8 +122,9 @@ sked__wk_move(sked_worker *w, sked_job *j, int to)
 		break;
 	}
 	j->state = to;
-	/* a slot or a result's share of capacity came free: lanes may claim */
-	if (w->nlanes && (to == JOB_DONE || to == JOB_RECORDED))
+	/* a slot or a result's share of capacity came free: lanes may claim
+	 * (while they do: outside a backlog they are not woken per task) */
+	if (w->nlanes && w->lanes_go && (to == JOB_DONE || to == JOB_RECORDED))
 		pthread_cond_broadcast(&w->cv_lane);
 }
 void
