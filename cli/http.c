@@ -12,16 +12,31 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #ifdef SKED_HAVE_MHD
 #include <microhttpd.h>
 #endif
 
 #define BODY_MAX (1024 * 1024)
+
+/* Slow clients (docs/security.md). Each connection has a thread; a
+ * connection still sending its request is "waiting", and may take at most
+ * REQUEST_DEADLINE_MS for the whole request, however it trickles it.
+ * When a client has more than WAITING_PER_CLIENT waiting connections, or
+ * all clients more than WAITING_MAX, a new connection closes the oldest
+ * waiting one (of that client, or of all), so that a fresh request such as
+ * GET /healthz always gets in; CONN_MAX (threads) bounds them all. */
+#define CONN_MAX            256u
+#define WAITING_MAX         128
+#define WAITING_PER_CLIENT  16
+#define REQUEST_DEADLINE_MS 10000
 
 /* ---- the string buffer ---- */
 
@@ -213,11 +228,169 @@ bad:
 
 #ifdef SKED_HAVE_MHD
 
+/* one connection, on cli_http's list (oldest first) */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	int family;
+	unsigned char addr[16]; /* the client's address */
+	int64_t since;          /* when its current request began (ms) */
+	int busy;               /* its request is in: being answered */
+	int closing;            /* shut down by the guard */
+};
+
 struct cli_http {
 	struct MHD_Daemon *d;
 	cli_http_fn fn;
 	void *ud;
+	pthread_mutex_t mu; /* guards the list and stop */
+	pthread_cond_t cv;
+	struct conn *head, *tail;
+	pthread_t reaper;
+	int reaper_on, stop;
 };
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+waiting(const struct conn *c)
+{
+	return !c->busy && !c->closing;
+}
+
+static int
+same_client(const struct conn *a, const struct conn *b)
+{
+	return a->family == b->family &&
+	       memcmp(a->addr, b->addr, sizeof a->addr) == 0;
+}
+
+/* Close c's socket under the client's feet: its thread sees the end of
+ * the stream and MHD closes the connection (the descriptor stays ours
+ * until MHD reports it closed, under s->mu). */
+static void
+shut(struct conn *c)
+{
+	c->closing = 1;
+	shutdown(c->fd, SHUT_RDWR);
+}
+
+/* the oldest waiting connection (of c's client when c is given) */
+static struct conn *
+oldest_waiting(struct cli_http *s, const struct conn *c, int *count)
+{
+	struct conn *o = NULL;
+
+	*count = 0;
+	for (struct conn *p = s->head; p; p = p->next)
+		if (waiting(p) && (!c || same_client(p, c))) {
+			if (!o)
+				o = p;
+			(*count)++;
+		}
+	return o;
+}
+
+static void
+on_connection(void *cls, struct MHD_Connection *mc, void **ctx,
+              enum MHD_ConnectionNotificationCode code)
+{
+	struct cli_http *s = cls;
+	struct conn *c = *ctx, *o;
+	const union MHD_ConnectionInfo *fi, *ai;
+	int n;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (!c)
+			return;
+		pthread_mutex_lock(&s->mu);
+		*(c->prev ? &c->prev->next : &s->head) = c->next;
+		*(c->next ? &c->next->prev : &s->tail) = c->prev;
+		pthread_mutex_unlock(&s->mu);
+		free(c);
+		*ctx = NULL;
+		return;
+	}
+	fi = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+	ai = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!fi || !(c = calloc(1, sizeof *c)))
+		return;
+	c->fd = fi->connect_fd;
+	if (ai && ai->client_addr) {
+		const struct sockaddr *sa = ai->client_addr;
+		c->family = sa->sa_family;
+		if (sa->sa_family == AF_INET)
+			memcpy(c->addr,
+			       &((const struct sockaddr_in *)(const void *)sa)
+			                ->sin_addr,
+			       4);
+		else if (sa->sa_family == AF_INET6)
+			memcpy(c->addr,
+			       &((const struct sockaddr_in6 *)(const void *)sa)
+			                ->sin6_addr,
+			       16);
+	}
+	c->since = mono_ms();
+	*ctx = c;
+	pthread_mutex_lock(&s->mu);
+	c->prev = s->tail;
+	*(s->tail ? &s->tail->next : &s->head) = c;
+	s->tail = c;
+	o = oldest_waiting(s, c, &n);
+	if (n > WAITING_PER_CLIENT && o != c)
+		shut(o);
+	o = oldest_waiting(s, NULL, &n);
+	if (n > WAITING_MAX && o != c)
+		shut(o);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void
+conn_mark(struct MHD_Connection *mc, struct cli_http *s, int busy)
+{
+	const union MHD_ConnectionInfo *i =
+	        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *c = i ? i->socket_context : NULL;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->mu);
+	c->busy = busy;
+	c->since = mono_ms();
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* closes the connections whose request takes longer than the deadline */
+static void *
+reaper(void *arg)
+{
+	struct cli_http *s = arg;
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->stop) {
+		struct timespec ts;
+		int64_t now = mono_ms();
+		for (struct conn *c = s->head; c; c = c->next)
+			if (waiting(c) && now - c->since > REQUEST_DEADLINE_MS)
+				shut(c);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 500 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
 
 struct req_state {
 	struct cli_sbuf body;
@@ -329,6 +502,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	rq.body = st->body.p ? st->body.p : "";
 	rq.body_len = st->body.len;
 	rq.conn = conn;
+	conn_mark(conn, s, 1); /* the request is in: no deadline now */
 	if (st->too_big || st->body.oom) {
 		rp.status = 413;
 		cli_sbuf_puts(&rp.body, "request body too large\n");
@@ -378,9 +552,9 @@ on_done(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct req_state *st = *con_cls;
 
-	(void)cls;
-	(void)conn;
 	(void)toe;
+	/* the connection now waits for its next request */
+	conn_mark(conn, cls, 0);
 	if (st) {
 		cli_sbuf_free(&st->body);
 		free(st);
@@ -409,19 +583,24 @@ cli_http_start(const char *listen, cli_http_fn fn, void *ud, int *port,
 	}
 	s->fn = fn;
 	s->ud = ud;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(
 	        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
-	        (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, on_done,
-	        NULL, MHD_OPTION_CONNECTION_LIMIT, 64u,
+	        (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, on_done, s,
+	        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+	        MHD_OPTION_CONNECTION_LIMIT, CONN_MAX,
 	        MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
-	if (!s->d) {
+	if (s->d && pthread_create(&s->reaper, NULL, reaper, s) == 0)
+		s->reaper_on = 1;
+	if (!s->d || !s->reaper_on) {
 		snprintf(err, errlen,
 		         "cannot listen on %s (in use, or not "
 		         "an address of this host)",
 		         listen);
-		free(s);
+		cli_http_stop(s);
 		return NULL;
 	}
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -435,7 +614,22 @@ cli_http_stop(struct cli_http *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->d);
+	if (s->reaper_on) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_cond_signal(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->reaper, NULL);
+	}
+	if (s->d)
+		MHD_stop_daemon(s->d);
+	while (s->head) {
+		struct conn *c = s->head;
+		s->head = c->next;
+		free(c);
+	}
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
 
