@@ -33,6 +33,7 @@
 #define PAGE_SIZE    50
 #define CHART_MIN    30
 #define DEFAULT_ADDR "127.0.0.1:8420"
+#define AUTH_MIN     8 /* the least length of a password or a token */
 
 struct dash {
 	sked *h;
@@ -1166,13 +1167,27 @@ page_queues(struct dash *d, const struct cli_http_request *rq,
 
 /* ---- changes (POST) ---- */
 
+/* A path of this dashboard: '/', then letters, digits, '/', '_' and '-',
+ * never "//". A browser drops tabs and newlines from a URL and reads '\'
+ * as '/', so "/\t/evil.example" would lead to another host. */
+static int
+own_path(const char *p)
+{
+	if (!p || p[0] != '/' || strstr(p, "//"))
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("/_-", *p)))
+			return 0;
+	return 1;
+}
+
 /* where to go after a POST: a path of ours, never a URL from elsewhere */
 static void
 redirect(struct cli_http_reply *rp, const char *back, const char *done,
          int64_t n)
 {
-	if (!back || back[0] != '/' || back[1] == '/' ||
-	    strpbrk(back, "\\\r\n?#\"<> "))
+	if (!own_path(back))
 		back = "/";
 	rp->status = 303;
 	snprintf(rp->location, sizeof rp->location, "%s?done=%s&n=%" PRId64,
@@ -1520,18 +1535,28 @@ load_auth(struct dash *d, const char *spec)
 	}
 	if ((nl = strpbrk(text, "\r\n")))
 		*nl = '\0';
-	if (strlen(text) < 8) {
-		cli_err("dashboard --auth: the secret is shorter than 8 "
-		        "characters");
+	/* the password (or the token) alone must be long enough: the user
+	 * name is no secret */
+	char *colon = strchr(text, ':');
+	const char *secret = colon ? colon + 1 : text;
+	if (colon == text || strlen(secret) < AUTH_MIN) {
+		cli_err("dashboard --auth: %s",
+		        colon == text ? "the user name before ':' is empty"
+		        : colon       ? "the password after 'user:' is shorter "
+		                        "than 8 characters"
+		                : "the token is shorter than 8 characters");
 		free(text);
 		return EX_USAGE;
 	}
-	char *colon = strchr(text, ':');
 	if (colon) {
 		*colon = '\0';
 		d->user = strdup(text);
 		d->secret = strdup(colon + 1);
 		free(text);
+		if (!d->user || !d->secret) {
+			cli_err("dashboard: out of memory");
+			return EX_OSERR;
+		}
 	} else {
 		d->secret = text;
 	}

@@ -1,0 +1,63 @@
+#!/bin/sh
+# `sked dashboard` against hostile input. Credentials: the password (or
+# token) alone must have 8 characters (an auth file `administrator:` or
+# `administrator:x` was once accepted, the user name counted), and an
+# address beyond loopback needs --auth. Redirects after a POST go to a
+# path of this dashboard only: `back=/%09/evil.example` once answered
+# `Location: /<TAB>/evil.example`, which a browser follows to the other
+# host. The dashboard's code does not depend on the backend: sqlite only.
+. "$(dirname "$0")/lib.sh"
+case "$SKED_BACKEND" in sqlite) ;; *) not_here "the dashboard's checks do not depend on the backend" ;; esac
+command -v curl >/dev/null || skip "curl is not installed"
+init_db
+sk cron add nightly "0 3 * * *" report >/dev/null
+
+# weak credentials: refused at start, one line, exit 64, never echoed
+umask 077
+for weak in "administrator:" "administrator:x" "administrator:1234567" \
+	":long-enough-pw" "short"; do
+	printf '%s\n' "$weak" >"$T/auth"
+	expect_rc 64 timeout 20 "$SKED" dashboard --listen "0.0.0.0:$(free_port)" --auth "file:$T/auth"
+	stderr_one_line "$T/err"
+	grep -q 'dashboard --auth' "$T/err" || fail "the refusal of '$weak' does not name --auth: $(cat "$T/err")"
+done
+export SKED_TEST_WEAK=administrator:
+expect_rc 64 timeout 20 "$SKED" dashboard --auth env:SKED_TEST_WEAK
+# no auth at all beyond loopback
+expect_rc 64 timeout 20 "$SKED" dashboard --listen "0.0.0.0:$(free_port)"
+grep -q 'without --auth' "$T/err" || fail "the refusal does not say --auth is needed"
+
+# a good password: 8 characters of its own, whatever the user name
+printf 'ab:12345678\n' >"$T/auth"
+port=$(free_port)
+"$SKED" dashboard --listen "127.0.0.1:$port" --auth "file:$T/auth" >"$T/d.log" 2>&1 &
+dpid=$!
+base="http://127.0.0.1:$port"
+up() { curl -s -o /dev/null "$base/healthz"; }
+wait_for 10 up || { cat "$T/d.log" >&2; fail "the dashboard did not start"; }
+jar="$T/cookies"
+get() { curl -s -b "$jar" -c "$jar" -u ab:12345678 -o "$T/page" -D "$T/headers" -w '%{http_code}' -m 10 "$@" || true; }
+expect_eq "$(get "$base/schedules")" 200 "the schedules page with the password"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/page" | head -1)
+[ -n "$csrf" ] || fail "no CSRF token on the schedules page"
+
+# open redirects: each lands on / of this dashboard
+for back in '/%09/evil.example' '/%0a/evil.example' '/%0d%0a/evil.example' \
+	'//evil.example' '/%5C/evil.example' '/%5C%5Cevil.example' \
+	'https://evil.example/' '/%2F/evil.example' '/%00/evil.example' \
+	'/tasks/%09/evil.example' '/.%2F%2Fevil.example'; do
+	expect_eq "$(get -d "csrf=$csrf&back=$back" "$base/tasks/retry")" 303 "POST with back=$back"
+	loc=$(sed -n 's/^Location: *//Ip' "$T/headers" | tr -d '\r')
+	case "$loc" in
+	"/?done=none&n=0") ;;
+	*) fail "back=$back led to '$(printf '%s' "$loc" | od -c | head -2)'" ;;
+	esac
+done
+# a path of its own is kept
+expect_eq "$(get -d "csrf=$csrf&back=/task/12" "$base/tasks/retry")" 303 "POST with back=/task/12"
+loc=$(sed -n 's/^Location: *//Ip' "$T/headers" | tr -d '\r')
+expect_eq "$loc" "/task/12?done=none&n=0" "the redirect to a page of its own"
+kill_child TERM "$dpid"
+wait_exit "$dpid" 10
+expect_eq "$wrc" 0 "the dashboard's exit status"
+echo "ok: $SKED_BACKEND: hostile dashboard input"
