@@ -166,14 +166,40 @@ cli_parse_prefetch(const char *flag, const char *s, int *out)
 	return EX_USAGE;
 }
 
+/* s is a duration in form whose numbers are too big for int64 ms: with
+ * every run of digits read as 1, it parses */
+static int
+dur_overflows(const char *s)
+{
+	char shape[128];
+	size_t o = 0;
+	int64_t ms;
+
+	for (; *s && o + 2 < sizeof shape; s++)
+		if (*s < '0' || *s > '9')
+			shape[o++] = *s;
+		else if (s[1] < '0' || s[1] > '9')
+			shape[o++] = '1';
+	shape[o] = '\0';
+	return *s == '\0' && sked_parse_duration(shape, &ms) == SKED_OK;
+}
+
 int
 cli_parse_duration(const char *flag, const char *s, int64_t *ms)
 {
-	if (sked_parse_duration(s, ms) != SKED_OK || *ms < 0) {
+	if (sked_parse_duration(s, ms) != SKED_OK && dur_overflows(s))
+		*ms = INT64_MAX;
+	else if (sked_parse_duration(s, ms) != SKED_OK || *ms < 0) {
 		cli_err("%s: '%s' is not a duration (like 500ms, 30s, 10m, "
 		        "2h, 1d)",
 		        flag, s);
 		return EX_USAGE;
+	}
+	if (*ms > SKED_DURATION_MAX_MS) {
+		cli_err("%s: '%s' is more than 100 years, the longest "
+		        "duration sked takes",
+		        flag, s);
+		return EX_DATAERR;
 	}
 	return 0;
 }
@@ -197,6 +223,12 @@ cli_parse_time(const char *flag, const char *s, int64_t *ms)
 		        "(%.10sT%sZ) or an offset such as +01:00",
 		        flag, s, s, t != NULL ? t + 1 : "00:00:00");
 		return EX_USAGE;
+	}
+	if (*ms < 0 || *ms > SKED_TIME_MAX_MS) {
+		cli_err("%s: '%s' is outside the times sked stores "
+		        "(1970-01-01 to 9999-12-31)",
+		        flag, s);
+		return EX_DATAERR;
 	}
 	return 0;
 }

@@ -241,12 +241,21 @@ SKED_API int sked_status_parse(const char *name);
 #define SKED_DEFAULT_MAX_ATTEMPTS 5
 #define SKED_MAX_PAYLOAD          (1024 * 1024) /* bytes */
 #define SKED_MAX_NAME             128 /* queue, kind, unique key, node id */
+/* The one bound on times and durations, on every database: a time sked
+ * stores lies from 1970-01-01 to 9999-12-31T23:59:59.999Z (MySQL's
+ * DATETIME ends there), and a duration it is given (a delay, --in, a
+ * lease, a timeout) is at most 100 years of 365.25 days. Beyond them an
+ * enqueue is SKED_EINVAL and the command line exits 65. */
+#define SKED_TIME_MAX_MS     253402300799999LL
+#define SKED_DURATION_MAX_MS (36525LL * 24 * 3600 * 1000)
 
 typedef struct sked_enqueue_opts {
 	const char *queue;      /* NULL: "default" */
 	int priority;           /* higher runs first; default 0 */
-	int64_t run_at_ms;      /* absolute time; 0: use delay_ms */
-	int64_t delay_ms;       /* database now + delay; 0: now */
+	int64_t run_at_ms;      /* absolute time; 0: use delay_ms; at most
+	                      SKED_TIME_MAX_MS */
+	int64_t delay_ms;       /* database now + delay; 0: now; at most
+	                      SKED_DURATION_MAX_MS */
 	int max_attempts;       /* 0: SKED_DEFAULT_MAX_ATTEMPTS */
 	const char *unique_key; /* NULL: none; else an existing key returns
 	                           the existing task */

@@ -37,6 +37,7 @@
  */
 #include "handle/internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,17 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		                  o->max_attempts);
 	if (o && o->delay_ms < 0)
 		return sked__fail(h, SKED_EINVAL, "delay must not be negative");
+	if (o && o->delay_ms > SKED_DURATION_MAX_MS)
+		return sked__fail(h, SKED_EINVAL,
+		                  "delay %" PRId64 " ms is more than 100 years "
+		                  "(SKED_DURATION_MAX_MS)",
+		                  o->delay_ms);
+	if (o && (o->run_at_ms < 0 || o->run_at_ms > SKED_TIME_MAX_MS))
+		return sked__fail(h, SKED_EINVAL,
+		                  "run time %" PRId64
+		                  " ms is outside 1970-01-01 "
+		                  "to 9999-12-31 (SKED_TIME_MAX_MS)",
+		                  o->run_at_ms);
 	return SKED_OK;
 }
 
