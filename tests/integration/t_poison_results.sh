@@ -7,7 +7,9 @@
 #   - a pipe: line that is not JSON, quoted in the error cut at 120 bytes
 #     inside a character;
 #   - a pipe: reply with "retry_in_ms": 9223372036854775807;
-#   - an HTTP 429 with Retry-After: 10000000000000 (seconds).
+#   - an HTTP 429 with Retry-After: 10000000000000 (seconds);
+#   - an HTTP 429 with Retry-After: 9223372036854775807, once a signed
+#     overflow (UBSan) where the seconds became milliseconds.
 # Every task must be recorded, the ordinary ones beside them must
 # succeed, the worker must stop by itself (--until-empty), and the
 # handlers' retry delays must stay within --retry-max.
@@ -52,15 +54,16 @@ p1=$(sk enqueue pipekind --payload retry --max-attempts 2)
 p2=$(sk enqueue pipekind --payload quote --max-attempts 1)
 h1=$(sk enqueue cut --max-attempts 1)
 h2=$(sk enqueue huge --max-attempts 2)
+h3=$(sk enqueue max --max-attempts 2)
 goods=""
 for i in 1 2 3 4 5 6; do goods="$goods $(sk enqueue good)"; done
 
 # --retry-max 1h: the handlers' delays (Retry-After, retry_in_ms) are
-# capped there. The worker must record all eleven and then stop at once
+# capped there. The worker must record all twelve and then stop at once
 # when told; a wedged one keeps them running and takes ~50 s to stop.
 "$SKED" worker --handler "bad=$bad" --handler "good=$good" \
 	--handler "pipekind=pipe:$pipe" --handler "cut=$base/cut" \
-	--handler "huge=$base/huge" --retry-max 1h --poll 100ms \
+	--handler "huge=$base/huge" --handler "max=$base/max" --retry-max 1h --poll 100ms \
 	2>"$T/w.log" &
 wk=$!
 settled() {
@@ -82,6 +85,7 @@ expect_eq "$(status_of "$h1")" 2 "the HTTP handler whose body was cut in a chara
 expect_eq "$(status_of "$p2")" 3 "the pipe: task answered with a line that is not JSON (dead)"
 expect_eq "$(status_of "$p1")" 4 "the pipe: task asking for a retry in INT64_MAX ms (waiting)"
 expect_eq "$(status_of "$h2")" 4 "the HTTP task with Retry-After 10^13 s (waiting)"
+expect_eq "$(status_of "$h3")" 4 "the HTTP task with Retry-After INT64_MAX s (waiting)"
 
 # the recorded values are text: the output keeps what it could
 sk show "$b1" | grep -q 'bad' || fail "show $b1 lost the output"
@@ -95,7 +99,7 @@ assert len(out.encode()) <= 4096, len(out.encode())
 sk --json show "$p2" | grep -q 'not a JSON object' || fail "the pipe: error was not recorded"
 
 # the delays are capped at --retry-max (1 h), not years ahead
-for id in $p1 $h2; do
+for id in $p1 $h2 $h3; do
 	c=$(count "SELECT COUNT(*) FROM {p}task WHERE id = $id AND run_at < $(
 		case "$(family)" in
 		sqlite) echo "(CAST(strftime('%s','now') AS INTEGER) * 1000 + 3700000)" ;;

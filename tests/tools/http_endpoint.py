@@ -12,6 +12,7 @@ by path:
   /cut     200 with a valid UTF-8 body whose byte 4096 is inside a
            character (the worker keeps 4096 bytes of a body)
   /huge    429 with Retry-After: 10000000000000 (seconds)
+  /max     429 with Retry-After: 9223372036854775807 (INT64_MAX seconds)
 Every request is logged to LOG as one JSON line: path, the Sked-Task-*
 headers, Authorization, Content-Type and the body. Stops by itself after
 10 minutes.
@@ -66,6 +67,8 @@ class H(BaseHTTPRequestHandler):
             out = b"a" * 4095 + "\u00e9".encode() * 10
         elif self.path == "/huge":
             status, extra = 429, {"Retry-After": "10000000000000"}
+        elif self.path == "/max":
+            status, extra = 429, {"Retry-After": "9223372036854775807"}
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)
