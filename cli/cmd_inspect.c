@@ -16,11 +16,11 @@
 #include <string.h>
 #include <sysexits.h>
 
-/* Print s with control bytes escaped; keep newlines (each new line
+/* Print s with control characters escaped (C0, DEL, C1): what a handler
+ * or an enqueuer wrote cannot drive the terminal. Keep newlines (each new line
  * starts with indent) and tabs when multiline is set. */
 static void
-print_text(FILE *f, const char *s, size_t len, const char *indent,
-           int multiline)
+put_text(FILE *f, const char *s, size_t len, const char *indent, int multiline)
 {
 	size_t i;
 
@@ -35,11 +35,30 @@ print_text(FILE *f, const char *s, size_t len, const char *indent,
 			fputs("\\n", f);
 		} else if (ch < 0x20 || ch == 0x7f) {
 			fprintf(f, "\\x%02x", ch);
+		} else if (ch == 0xc2 && i + 1 < len &&
+		           (unsigned char)s[i + 1] >= 0x80 &&
+		           (unsigned char)s[i + 1] <= 0x9f) {
+			/* a C1 control such as CSI, as UTF-8 */
+			fprintf(f, "\\u%04x", (unsigned char)s[++i]);
 		} else {
 			fputc(ch, f);
 		}
 	}
+}
+
+static void
+print_text(FILE *f, const char *s, size_t len, const char *indent,
+           int multiline)
+{
+	put_text(f, s, len, indent, multiline);
 	fputc('\n', f);
+}
+
+/* one line of text that may hold anything */
+static void
+print_line(const char *s)
+{
+	print_text(stdout, s, strlen(s), "", 0);
 }
 
 /* ---- list, show ---- */
@@ -213,16 +232,23 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 	printf("  priority     %d\n", t->priority);
 	printf("  attempts     %d of %d\n", t->attempts, t->max_attempts);
 	printf("  run at       %s\n", cli_time(t->run_at_ms, a, sizeof a));
-	if (t->node_id != NULL)
-		printf("  node         %s\n", t->node_id);
+	if (t->node_id != NULL) {
+		printf("  node         ");
+		print_line(t->node_id);
+	}
 	if (t->lease_until_ms != 0)
 		printf("  lease until  %s\n",
 		       cli_time(t->lease_until_ms, a, sizeof a));
-	if (t->unique_key != NULL)
-		printf("  unique key   %s\n", t->unique_key);
-	if (t->schedule_name != NULL)
-		printf("  schedule     %s (fire time %s)\n", t->schedule_name,
+	if (t->unique_key != NULL) {
+		printf("  unique key   ");
+		print_line(t->unique_key);
+	}
+	if (t->schedule_name != NULL) {
+		printf("  schedule     ");
+		print_line(t->schedule_name);
+		printf("               (fire time %s)\n",
 		       cli_time(t->fire_time_ms, a, sizeof a));
+	}
 	printf("  created      %s\n", cli_time(t->created_ms, a, sizeof a));
 	printf("  updated      %s\n", cli_time(t->updated_ms, a, sizeof a));
 	if (t->finished_ms != 0)
@@ -242,9 +268,12 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 	printf("runs:\n");
 	for (i = 0; i < n; i++) {
 		const sked_run *r = &runs[i];
-		printf("  #%d  %s  %s .. %s  %s", r->attempt,
-		       r->node_id ? r->node_id : "-",
-		       cli_time(r->started_ms, a, sizeof a),
+		printf("  #%d  ", r->attempt);
+		if (r->node_id)
+			put_text(stdout, r->node_id, strlen(r->node_id), "", 0);
+		else
+			printf("-");
+		printf("  %s .. %s  %s", cli_time(r->started_ms, a, sizeof a),
 		       cli_time(r->finished_ms, b, sizeof b),
 		       r->outcome ? r->outcome : "running");
 		if (r->exit_code >= 0)

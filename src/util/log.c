@@ -92,6 +92,37 @@ json_escape(char *out, size_t cap, const char *s, size_t n)
 	return o;
 }
 
+/* s for a terminal: a newline or a carriage return becomes a space; any
+ * other control character (C0 but the tab, DEL, and C1 as UTF-8) becomes
+ * \xHH or \u00HH. At most cap - 1 bytes, cut before an escape. */
+static size_t
+text_escape(char *out, size_t cap, const char *s, size_t n)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		unsigned char d = i + 1 < n ? (unsigned char)s[i + 1] : 0;
+		char e[8];
+		size_t el = 1;
+		if (c == '\n' || c == '\r') {
+			e[0] = ' ';
+		} else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			el = (size_t)snprintf(e, sizeof e, "\\x%02x", c);
+		} else if (c == 0xc2 && d >= 0x80 && d <= 0x9f) {
+			el = (size_t)snprintf(e, sizeof e, "\\u%04x", d);
+			i++;
+		} else {
+			e[0] = (char)c;
+		}
+		if (o + el >= cap)
+			break;
+		memcpy(out + o, e, el);
+		o += el;
+	}
+	return o;
+}
+
 /* ,"key":"value" (escaped) at out + len; the new length */
 static int
 json_str(char *out, size_t cap, int len, const char *key, const char *v)
@@ -217,9 +248,6 @@ vlog(int level, const sked__log_facts *f, const char *fmt, va_list ap)
 		/* mark the cut with "..." */
 		line[n + m - 1] = line[n + m - 2] = line[n + m - 3] = '.';
 	}
-	for (int i = n; i < n + m; i++)
-		if (line[i] == '\n' || line[i] == '\r')
-			line[i] = ' ';
 	n += m;
 	line[n] = '\0';
 
@@ -239,12 +267,21 @@ vlog(int level, const sked__log_facts *f, const char *fmt, va_list ap)
 			js[jn] = '\n';
 			write_stderr(js, (size_t)jn + 1);
 		}
-	} else if (sink != NULL) {
-		sink(level, line, sink_data);
 	} else {
-		line[n] = '\n';
-		write_stderr(line, (size_t)n + 1);
-		line[n] = '\0';
+		/* text: what a handler said cannot move the cursor, recolour
+		 * the terminal or forge a line of its own */
+		char txt[LINE_MAX_BYTES];
+		size_t tn = (size_t)(n - m);
+		memcpy(txt, line, tn);
+		tn += text_escape(txt + tn, sizeof txt - tn - 1,
+		                  line + (n - m), (size_t)m);
+		txt[tn] = '\0';
+		if (sink != NULL) {
+			sink(level, txt, sink_data);
+		} else {
+			txt[tn] = '\n';
+			write_stderr(txt, tn + 1);
+		}
 	}
 	pthread_mutex_unlock(&lock);
 	errno = saved;

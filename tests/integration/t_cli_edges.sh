@@ -137,4 +137,15 @@ printf '[worker]\nprefetch = 4\nwait_db = 5s\n[handler.k]\ncommand = true\n' >>"
 expect_rc 0 env SKED_CONFIG="$T/w.conf" "$SKED" worker --until-empty
 printf '[worker]\nprefetch = lots\n' >"$T/bad.conf"
 expect_rc 78 env SKED_CONFIG="$T/bad.conf" "$SKED" worker --until-empty
+
+# ---- what others wrote cannot drive the terminal ----
+# a unique key with a newline, ESC, a C1 CSI and a bell: `show` escapes
+# them (once printed raw: a forged line, red text), --json keeps them
+key=$(printf 'a\nb\033[31mred\302\233x\007')
+id=$(sk enqueue k --unique "$key")
+sk show "$id" >"$T/show"
+if grep -q "$(printf '\033')" "$T/show"; then fail "a raw ESC in show: $(od -c "$T/show" | head -5)"; fi
+grep -q 'unique key   a\\nb\\x1b\[31mred\\u009bx\\x07$' "$T/show" || fail "the key is not escaped: $(grep unique "$T/show")"
+[ "$(sk --json show "$id" | python3 -c 'import json,sys; print(ascii(json.load(sys.stdin)["unique_key"]))')" = "'a\\nb\\x1b[31mred\\x9bx\\x07'" ] ||
+	fail "--json show changed the key"
 exit 0
