@@ -20,9 +20,10 @@
  *   stderr           logged line by line under the task's id; its tail is
  *                    kept in the run record
  *
- * A process that dies, writes a line that is not a JSON object, answers
- * for another id, or speaks another version fails the attempt with a
- * clear error and is killed; the next task of its kind starts a new one,
+ * An answer for an id that is not in flight (a second answer for an
+ * earlier task) is logged with its id and ignored. A process that dies,
+ * writes a line that is not a JSON object, or speaks another version
+ * fails the attempt with a clear error and is killed; the next task of its kind starts a new one,
  * after a pause that doubles on every failure to start (at most 5 s). A
  * timeout, a cancel or a lost lease kills the process too: its result
  * would be too late to apply, and a process that runs on cannot be
@@ -45,8 +46,10 @@
 
 enum {
 	PIPE_VERSION = 1,
-	LINE_MAX_BYTES = 1 << 20, /* an answer longer than this is malformed */
-	TAIL_MAX = 4096,          /* stderr kept for the run record */
+	LINE_MAX_BYTES = 1 << 20,  /* an answer longer than this is malformed */
+	TAIL_MAX = 4096,           /* stderr kept for the run record */
+	LOG_LINES_MAX = 200,       /* stderr lines logged per task, */
+	LOG_BYTES_MAX = 64 * 1024, /* and their bytes: the rest is counted */
 	BACKOFF_MIN_MS = 100,
 	BACKOFF_MAX_MS = 5000,
 	START_MS = 10000, /* a new process must take its hello in this */
@@ -92,11 +95,14 @@ sked__wk_pipes_free(sked_pipe *list)
 	}
 }
 
-/* The tail of what a task's handler wrote to stderr. */
+/* The tail of what a task's handler wrote to stderr, and how much of it
+ * went to the log. */
 struct tail {
 	char buf[TAIL_MAX];
 	size_t len;
 	int cut;
+	long logged, dropped;          /* lines */
+	long long logged_b, dropped_b; /* their bytes */
 };
 
 static void
@@ -118,8 +124,10 @@ tail_add(struct tail *t, const char *s, size_t n)
 	t->len += n;
 }
 
-/* Read what stderr holds: log whole lines under the task id, keep all of
- * it in the tail. */
+/* Read what stderr holds: log whole lines under the task id (at most
+ * LOG_LINES_MAX lines and LOG_BYTES_MAX bytes a task: a handler that floods
+ * stderr cannot fill the disk with the worker's log), keep all of it in
+ * the tail. */
 static void
 read_stderr(sked_pipe *p, int64_t task, struct tail *t)
 {
@@ -137,11 +145,21 @@ read_stderr(sked_pipe *p, int64_t task, struct tail *t)
 				continue; /* overlong: the rest of it is dropped
 				           */
 			p->err[p->errlen] = '\0';
-			sked__log_facts f = {.task_id = (long long)task,
-			                     .kind = p->x->kind,
-			                     .duration_ms = -1};
-			sked__log_task(SKED_LOG_INFO, &f, "task %lld (%s): %s",
-			               f.task_id, p->x->kind, p->err);
+			if (t->logged < LOG_LINES_MAX &&
+			    t->logged_b + (long long)p->errlen <=
+			            LOG_BYTES_MAX) {
+				sked__log_facts f = {.task_id = (long long)task,
+				                     .kind = p->x->kind,
+				                     .duration_ms = -1};
+				sked__log_task(SKED_LOG_INFO, &f,
+				               "task %lld (%s): %s", f.task_id,
+				               p->x->kind, p->err);
+				t->logged++;
+				t->logged_b += (long long)p->errlen;
+			} else {
+				t->dropped++;
+				t->dropped_b += (long long)p->errlen;
+			}
 			p->errlen = 0;
 		}
 	}
@@ -260,15 +278,25 @@ answer(sked_job *j, const char *s, char *err, size_t errlen)
 		json_decref(o);
 		return 0;
 	}
-	if (!json_is_integer(id) || json_integer_value(id) != j->t.id) {
+	if (!json_is_integer(id)) {
 		snprintf(err, errlen,
-		         "pipe handler answered for id %.40s while it ran task "
-		         "%lld",
-		         json_is_integer(id) ? "another task"
-		                             : "(not a number)",
+		         "pipe handler answered with an id that is not a "
+		         "number while it ran task %lld",
 		         (long long)j->t.id);
 		json_decref(o);
 		return -1;
+	}
+	if (json_integer_value(id) != j->t.id) {
+		/* a second answer for an earlier task, or a stray one: the
+		 * task in flight is not to blame */
+		sked__log(SKED_LOG_WARN,
+		          "task %lld (%s): pipe handler answered for id "
+		          "%" JSON_INTEGER_FORMAT
+		          ", which is not in flight; ignored",
+		          (long long)j->t.id, j->t.kind,
+		          json_integer_value(id));
+		json_decref(o);
+		return 0;
 	}
 	json_t *ok = json_object_get(o, "ok");
 	if (!json_is_boolean(ok)) {
@@ -494,6 +522,13 @@ sked__wk_run_pipe(sked_job *j, const handler *x, sked_pipe **list)
 	}
 	if (p->proc)
 		read_stderr(p, j->t.id, &t);
+	if (t.dropped)
+		sked__log(SKED_LOG_WARN,
+		          "task %lld (%s): %ld more stderr line(s), %lld "
+		          "byte(s), not logged (at most %d lines or %d bytes "
+		          "a task)",
+		          (long long)j->t.id, x->kind, t.dropped, t.dropped_b,
+		          LOG_LINES_MAX, LOG_BYTES_MAX);
 	if (t.len) {
 		j->output = malloc(t.len + 1);
 		if (j->output) {

@@ -3,11 +3,14 @@
 # per line out. Checked here: every task of a drain by two workers is
 # answered exactly once and by few processes (not one per task); an
 # answer with ok false fails the attempt with the handler's error and its
-# retry delay; a malformed line, an answer for another id, a process that
-# dies and a task past its timeout each fail only that attempt, and the
+# retry delay; a malformed line, an id that is not a number, a process
+# that dies and a task past its timeout each fail only that attempt, and the
 # next task gets a fresh process; stderr reaches the run record; a worker
 # killed with kill -9 leaves no handler process behind; a handler that
-# cannot run is refused at start (exit 78).
+# cannot run is refused at start (exit 78). An answer for an id not in
+# flight (a second answer) is logged with that id and ignored: it once
+# failed the next, innocent task. A flood of stderr logs 200 lines a task
+# and counts the rest; control characters are escaped in the text log.
 . "$(dirname "$0")/lib.sh"
 init_db
 
@@ -28,13 +31,28 @@ for line in sys.stdin:
         continue
     if p == "wrongid":
         print(json.dumps({"id": m["id"] + 1000, "ok": True}), flush=True)
+        print(json.dumps({"id": m["id"], "ok": True}), flush=True)
         continue
+    if p == "badid":
+        print(json.dumps({"id": "x", "ok": True}), flush=True)
+        continue
+    if p == "twice":
+        # the second answer comes while sked runs the next task
+        print(json.dumps({"id": m["id"], "ok": True}), flush=True)
+        time.sleep(0.5)
+        print(json.dumps({"id": m["id"], "ok": True}), flush=True)
+        continue
+    if p == "flood":
+        for i in range(5000):
+            print(f"flood line {i}", file=sys.stderr)
+        sys.stderr.flush()
     if p == "crash":
         sys.exit(3)
     if p == "sleep":
         time.sleep(30)
     if p == "noisy":
         print("a line for the log", file=sys.stderr, flush=True)
+        print("paint \x1b[31mred\r\x07 over", file=sys.stderr, flush=True)
     with open(log + "/ran", "a") as f:
         f.write(f"{m['id']} {m['attempt']} {os.getpid()}\n")
     if p == "fail":
@@ -75,7 +93,7 @@ command = pipe:$h $T
 command = pipe:$h $T
 timeout = 5s
 CONF
-for p in fail garbage wrongid crash noisy; do
+for p in fail garbage wrongid badid crash noisy twice aftertwice flood; do
 	sk enqueue job --payload "$p" --max-attempts 1 >"$T/id.$p"
 done
 sk enqueue slow --payload sleep --max-attempts 1 >"$T/id.sleep"
@@ -88,7 +106,25 @@ wait_exit "$wpid" 90
 err_of() { sql "SELECT error FROM $ALL_RUNS runs WHERE task_id = $(cat "$T/id.$1")"; }
 expect_eq "$(err_of fail)" boom "error of a task answered ok false"
 case "$(err_of garbage)" in *"not a JSON object"*) ;; *) fail "malformed line: $(err_of garbage)" ;; esac
-case "$(err_of wrongid)" in *"answered for id"*) ;; *) fail "wrong id: $(err_of wrongid)" ;; esac
+# an answer for an id not in flight is logged, named and ignored
+expect_eq "$(status_of "$(cat "$T/id.wrongid")")" 2 "a task whose handler first answered another id"
+grep -q "answered for id $(($(cat "$T/id.wrongid") + 1000)), which is not in flight; ignored" "$T/c.log" ||
+	fail "the answer for another id is not logged with that id"
+case "$(err_of badid)" in *"id that is not a number"*) ;; *) fail "bad id: $(err_of badid)" ;; esac
+# a handler that answers twice fails no innocent task
+expect_eq "$(status_of "$(cat "$T/id.twice")")" 2 "the task answered twice"
+expect_eq "$(status_of "$(cat "$T/id.aftertwice")")" 2 "the task after one answered twice"
+grep -q "answered for id $(cat "$T/id.twice"), which is not in flight" "$T/c.log" ||
+	fail "the second answer is not logged with its id"
+# a flood of stderr: 200 lines logged, the rest counted
+n=$(grep -c "flood line" "$T/c.log" || true)
+[ "$n" -le 200 ] || fail "$n of 5000 flooded stderr lines were logged"
+grep -q "$(cat "$T/id.flood") (job): 4800 more stderr line(s)" "$T/c.log" ||
+	fail "the dropped stderr lines are not counted: $(grep "more stderr" "$T/c.log")"
+expect_eq "$(status_of "$(cat "$T/id.flood")")" 2 "the task that flooded stderr"
+# control characters are escaped in the text log
+grep -q 'paint \\x1b\[31mred \\x07 over' "$T/c.log" || fail "the escape sequence is not escaped in the log: $(grep paint "$T/c.log" | od -c | head -3)"
+if grep -q "$(printf '\033')" "$T/c.log"; then fail "a raw ESC reached the log"; fi
 case "$(err_of crash)" in *"exited before it answered"*) ;; *) fail "crash: $(err_of crash)" ;; esac
 case "$(err_of sleep)" in *"timed out"*) ;; *) fail "timeout: $(err_of sleep)" ;; esac
 expect_eq "$(status_of "$(cat "$T/id.noisy")")" 2 "status of the task that wrote to stderr"
