@@ -31,7 +31,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sysexits.h>
+
+#define CONFIG_MAX (1024 * 1024) /* bytes */
 
 /* inih does not pass line numbers to the handler (INI_HANDLER_LINENO is
  * off in the packaged build), so the reader counts lines itself. */
@@ -39,6 +42,7 @@ struct parse {
 	FILE *f;
 	int line;
 	int too_long;  /* line number of the first over-long line */
+	size_t bytes;  /* read so far */
 	int err_line;  /* line of the first error found by the handler */
 	char err[256]; /* that error */
 	struct cli_config *cfg;
@@ -51,10 +55,11 @@ reader(char *str, int num, void *stream)
 	size_t n;
 	int ch;
 
-	if (fgets(str, num, p->f) == NULL)
+	if (p->bytes > CONFIG_MAX || fgets(str, num, p->f) == NULL)
 		return NULL;
 	p->line++;
 	n = strlen(str);
+	p->bytes += n; /* a file that grows while read stops at the bound */
 	if (n > 0 && str[n - 1] != '\n' && !feof(p->f)) {
 		/* Longer than inih's buffer: refuse it rather than let the
 		 * rest be parsed as a line of its own. */
@@ -437,6 +442,7 @@ on_entry(void *user, const char *section, const char *name, const char *value)
 int
 cli_config_load(const char *path, struct cli_config *cfg)
 {
+	struct stat st;
 	struct parse p;
 	size_t i;
 	int rc;
@@ -447,6 +453,15 @@ cli_config_load(const char *path, struct cli_config *cfg)
 	p.f = fopen(path, "re");
 	if (p.f == NULL) {
 		cli_err("%s: cannot read config: %s", path, strerror(errno));
+		return EX_CONFIG;
+	}
+	/* /dev/zero or a FIFO would be read forever */
+	if (fstat(fileno(p.f), &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > CONFIG_MAX) {
+		cli_err("%s: cannot read config: %s", path,
+		        S_ISREG(st.st_mode) ? "larger than 1 MiB"
+		                            : "not a regular file");
+		fclose(p.f);
 		return EX_CONFIG;
 	}
 	rc = ini_parse_stream(reader, &p, on_entry, &p);

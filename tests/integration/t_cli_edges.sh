@@ -138,6 +138,17 @@ expect_rc 0 env SKED_CONFIG="$T/w.conf" "$SKED" worker --until-empty
 printf '[worker]\nprefetch = lots\n' >"$T/bad.conf"
 expect_rc 78 env SKED_CONFIG="$T/bad.conf" "$SKED" worker --until-empty
 
+# ---- a config that is not a file, or huge, is refused at once ----
+# (/dev/zero once spun at 100 % CPU forever)
+for cf in /dev/zero /dev/urandom "$T"; do
+	expect_rc 78 timeout 20 "$SKED" --config "$cf" info
+	stderr_one_line "$T/err"
+done
+expect_rc 78 timeout 20 env SKED_CONFIG=/dev/zero "$SKED" info
+head -c 1100000 /dev/zero | tr '\0' '#' >"$T/huge.conf"
+expect_rc 78 timeout 20 "$SKED" --config "$T/huge.conf" info
+grep -q 'larger than 1 MiB' "$T/err" || fail "a huge config: $(cat "$T/err")"
+
 # ---- what others wrote cannot drive the terminal ----
 # a unique key with a newline, ESC, a C1 CSI and a bell: `show` escapes
 # them (once printed raw: a forged line, red text), --json keeps them
