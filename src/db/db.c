@@ -102,7 +102,9 @@ sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
 		/* a driver may echo the URL, or the piece it could not read */
 		snprintf(err, errlen, "%s", db->err.msg);
 		sked__url_scrub(url, err, errlen);
-		rc = db->err.kind == SKED_DBE_NOMEM      ? SKED_ENOMEM
+		/* a URL the driver cannot read stays the user's error */
+		rc = rc == SKED_EURL                     ? SKED_EURL
+		     : db->err.kind == SKED_DBE_NOMEM    ? SKED_ENOMEM
 		     : db->err.kind == SKED_DBE_READONLY ? SKED_EREADONLY
 		     : db->err.kind == SKED_DBE_PERM     ? SKED_EPERM
 		                                         : SKED_EUNAVAILABLE;

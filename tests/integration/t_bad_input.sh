@@ -65,8 +65,8 @@ bad 69 --db "mysql://sked:$pw@127.0.0.1:1/x" enqueue k
 bad 69 --db "postgres://app:pa=ss#$pw@127.0.0.1:1/x" info
 bad 69 --db "postgres://app:pa=ss?$pw@127.0.0.1:1/x" info
 bad 69 --db "mysql://pwd=a:sec&$pw@127.0.0.1:1/x" info
-bad 69 --db "postgres://u:hun%zz$pw@127.0.0.1:1/db" info
-bad 69 --db "postgres://u:$pw@[bad" info
+bad 64 --db "postgres://u:hun%zz$pw@127.0.0.1:1/db" info
+bad 64 --db "postgres://u:$pw@[bad" info
 if [ -n "${SKED_TEST_ODBC:-}" ]; then
 	bad 69 --db "odbc://DSN=nosuch;UID=app;PWD=abc&$pw" info
 	bad 69 --db "odbc://DSN=nosuch;PWD={p#ss;$pw};UID=y" info
@@ -140,3 +140,22 @@ sk worker --handler "slow=$slow" --timeout 1s --until-empty --poll 100ms --lease
 	{ cat "$T/w2.log" >&2; fail "the worker failed"; }
 expect_eq "$(status_of "$t")" 3 "status of the task that timed out"
 err "$t" | grep -q "timed out" || fail "timeout run error: $(err "$t")"
+
+# A URL typo is said at once (64), never waited for: a port that is not
+# a number and an unknown ?parameter once exited 69 (unavailable), and
+# --wait-db forever retried them for good.
+case "$SKED_BACKEND" in
+pg | pg-optimistic | pgbouncer)
+	base=${URL%%\?*}
+	hostport=$(printf '%s' "$base" | sed 's|.*@||; s|/.*||')
+	typos="$(printf '%s' "$base" | sed "s|@$hostport/|@${hostport%:*}:badport/|") $base?bogus=1 $(printf '%s' "$base" | sed "s|@$hostport/|@${hostport%:*}:99999/|")"
+	;;
+mariadb | mariadb-optimistic) typos="${URL%%\?*}?bogus=1" ;;
+*) typos="" ;;
+esac
+for u in $typos; do
+	expect_rc 64 timeout 20 "$SKED" --db "$u" info
+	stderr_one_line "$T/err"
+	expect_rc 64 timeout 20 "$SKED" --db "$u" worker --handler k=true --wait-db forever
+	stderr_one_line "$T/err"
+done

@@ -22,7 +22,7 @@ expect_rc 0 sk --db "$URL" info
 grep -q 'sked_pooling=transaction' "$T/out" || fail "info does not show the URL it used"
 
 bogus=$(printf '%s' "$URL" | sed 's/sked_pooling=transaction/sked_pooling=statement/')
-expect_rc 69 sk --db "$bogus" info
+expect_rc 64 sk --db "$bogus" info
 stderr_one_line "$T/err"
 grep -q "sked_pooling must be 'session' or 'transaction', not 'statement'" "$T/err" ||
 	fail "unexpected message: $(cat "$T/err")"

@@ -352,6 +352,59 @@ take_pooling(const char *url, char **clean, int *mode, sked_dberr *e)
 	return 0;
 }
 
+/* 1 when s is a list of ports libpq takes: numbers 1-65535 (or empty),
+ * separated by commas */
+static int
+ports_ok(const char *s)
+{
+	while (*s) {
+		long v = 0;
+		size_t n = strspn(s, "0123456789");
+		if (n > 5)
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			v = v * 10 + (s[i] - '0');
+		if (n && (v < 1 || v > 65535))
+			return 0;
+		s += n;
+		if (*s && *s++ != ',')
+			return 0;
+	}
+	return 1;
+}
+
+/* A URL that libpq cannot read (an unknown ?parameter, a port that is
+ * not a number) is the user's typo, not an unreachable server: it is
+ * said at once (SKED_EURL), and --wait-db does not wait for it. */
+static int
+check_url(const char *url, sked_dberr *e)
+{
+	char *err = NULL;
+	PQconninfoOption *opts = PQconninfoParse(url, &err);
+	int rc = SKED_OK;
+
+	if (!opts) {
+		e->kind = SKED_DBE_CONNECT;
+		snprintf(e->msg, sizeof e->msg, "postgresql: bad URL: %s",
+		         err ? err : "out of memory");
+		PQfreemem(err);
+		e->msg[strcspn(e->msg, "\n")] = '\0';
+		return err ? SKED_EURL : SKED_ENOMEM;
+	}
+	for (PQconninfoOption *o = opts; o->keyword; o++)
+		if (o->val && strcmp(o->keyword, "port") == 0 &&
+		    !ports_ok(o->val)) {
+			e->kind = SKED_DBE_CONNECT;
+			snprintf(e->msg, sizeof e->msg,
+			         "postgresql: bad URL: port '%.40s' is not a "
+			         "number from 1 to 65535",
+			         o->val);
+			rc = SKED_EURL;
+		}
+	PQconninfoFree(opts);
+	return rc;
+}
+
 static int
 pg_connect(const char *url_in, void **out, sked_dberr *e)
 {
@@ -359,7 +412,12 @@ pg_connect(const char *url_in, void **out, sked_dberr *e)
 	char *url = NULL;
 	int mode = POOLING_UNSAID;
 	if (take_pooling(url_in, &url, &mode, e) != 0)
-		return e->kind == SKED_DBE_NOMEM ? SKED_ENOMEM : SKED_EINVAL;
+		return e->kind == SKED_DBE_NOMEM ? SKED_ENOMEM : SKED_EURL;
+	int rc = check_url(url, e);
+	if (rc != SKED_OK) {
+		free(url);
+		return rc;
+	}
 	pgc *p = calloc(1, sizeof *p);
 	if (!p) {
 		free(url);
