@@ -63,7 +63,10 @@ cli_help_overview(FILE *f)
 	        "SKED_SQLITE_BUSY_MS (SQLite's busy timeout), SKED_TRACE_SQL=1 "
 	        "(log every\n"
 	        "statement), PGCONNECT_TIMEOUT (libpq). Handlers get "
-	        "SKED_TASK_*.\n"
+	        "SKED_TASK_*, and\n"
+	        "never sked's secrets (SKED_DATABASE_URL, "
+	        "SKED_HTTP_AUTHORIZATION*, PGPASSWORD,\n"
+	        "...) unless SKED_HANDLER_ENV=NAME,... names them.\n"
 	        "\n"
 	        "Commands:\n",
 	        CLI_DEFAULT_URL);

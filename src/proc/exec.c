@@ -209,10 +209,43 @@ name_len(const char *entry)
 /* Building envp and the exec candidates in the parent.               */
 /* ------------------------------------------------------------------ */
 
-/* envp: inherited entries whose name env_extra does not set, then
- * env_extra. The strings are borrowed; only the array is allocated. */
 static int
-build_envp(const char *const *extra, char ***out)
+name_in_list(const char *name, size_t len, const char *list)
+{
+	while (list && *list) {
+		size_t l = strcspn(list, ", ");
+		if (l == len && memcmp(list, name, len) == 0)
+			return 1;
+		list += l;
+		list += strspn(list, ", ");
+	}
+	return 0;
+}
+
+int
+sked__exec_secret(const char *entry)
+{
+	static const char *const names[] = {
+	        "SKED_DATABASE_URL",  "SKED_DASHBOARD_AUTH",
+	        "SKED_METRICS_TOKEN", "SKED_HTTP_AUTHORIZATION",
+	        "PGPASSWORD",         "MYSQL_PWD",
+	};
+	static const char prefix[] = "SKED_HTTP_AUTHORIZATION_";
+	size_t len = name_len(entry);
+	int secret = len > sizeof prefix - 1 &&
+	             memcmp(entry, prefix, sizeof prefix - 1) == 0;
+
+	for (size_t i = 0; !secret && i < sizeof names / sizeof names[0]; i++)
+		secret = strlen(names[i]) == len &&
+		         memcmp(entry, names[i], len) == 0;
+	return secret && !name_in_list(entry, len, getenv("SKED_HANDLER_ENV"));
+}
+
+/* envp: inherited entries whose name env_extra does not set (and, with
+ * scrub, that hold no secret of sked's), then env_extra. The strings are
+ * borrowed; only the array is allocated. */
+static int
+build_envp(const char *const *extra, int scrub, char ***out)
 {
 	size_t ninh = 0, nextra = 0;
 	for (char **e = environ; e && *e; e++)
@@ -229,7 +262,7 @@ build_envp(const char *const *extra, char ***out)
 	size_t n = 0;
 	for (char **e = environ; e && *e; e++) {
 		size_t len = name_len(*e);
-		int replaced = 0;
+		int replaced = scrub && sked__exec_secret(*e);
 		for (const char *const *x = extra; x && *x && !replaced; x++)
 			replaced =
 			        name_len(*x) == len && memcmp(*x, *e, len) == 0;
@@ -892,7 +925,7 @@ sked__exec_run(const sked_exec_spec *spec, sked_exec_result *res)
 	w.grace_ms =
 	        spec->kill_grace_ms ? spec->kill_grace_ms : DEFAULT_GRACE_MS;
 
-	int rc = build_envp(spec->env_extra, &envp);
+	int rc = build_envp(spec->env_extra, spec->scrub_env, &envp);
 	if (rc != SKED_OK) {
 		snprintf(res->error, sizeof(res->error),
 		         rc == SKED_EINVAL
@@ -1059,7 +1092,8 @@ sked__exec_spawn(const sked_exec_spec *spec, sked_exec_proc **out, char *err,
 	int in_p[2] = {-1, -1}, out_p[2] = {-1, -1}, err_p[2] = {-1, -1},
 	    se_p[2] = {-1, -1};
 	sked_exec_proc *p = calloc(1, sizeof *p);
-	int rc = p ? build_envp(spec->env_extra, &envp) : SKED_ENOMEM;
+	int rc = p ? build_envp(spec->env_extra, spec->scrub_env, &envp)
+	           : SKED_ENOMEM;
 	if (rc == SKED_OK)
 		rc = build_candidates(prog, envp, &cands);
 	if (rc != SKED_OK) {

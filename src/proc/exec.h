@@ -38,6 +38,10 @@ typedef struct sked_exec_spec {
 	/* Extra "NAME=value" entries, NULL-terminated, or NULL. They replace
 	 * inherited entries of the same name. Borrowed. */
 	const char *const *env_extra;
+	/* 1: leave sked's secrets out of the inherited environment (the
+	 * database URL, HTTP credentials, PGPASSWORD, MYSQL_PWD: see
+	 * sked__exec_secret), except those SKED_HANDLER_ENV names. */
+	int scrub_env;
 	/* Bytes written to the child's stdin, then stdin is closed. A child
 	 * that stops reading early is not an error. May be NULL when
 	 * input_len is 0. Borrowed. */
@@ -149,5 +153,11 @@ pid_t sked__exec_proc_pid(const sked_exec_proc *p);
 int sked__exec_proc_exited(sked_exec_proc *p, int *status);
 /* SIGKILL its process group, reap it, close our ends, free p. */
 void sked__exec_proc_stop(sked_exec_proc *p);
+
+/* 1 when the environment entry (NAME=value, or NAME) holds one of sked's
+ * secrets: SKED_DATABASE_URL, SKED_DASHBOARD_AUTH, SKED_METRICS_TOKEN,
+ * SKED_HTTP_AUTHORIZATION and SKED_HTTP_AUTHORIZATION_*, PGPASSWORD,
+ * MYSQL_PWD; and SKED_HANDLER_ENV (NAME,NAME,…) does not name it. */
+int sked__exec_secret(const char *entry);
 
 #endif /* SKED_EXEC_H */

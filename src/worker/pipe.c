@@ -173,7 +173,8 @@ start(sked_pipe *p, sked_worker *w, char *err, size_t errlen)
 	snprintf(kind, sizeof kind, "SKED_HANDLER_KIND=%s", p->x->kind);
 	const char *env[] = {node, kind, "SKED_PIPE_PROTOCOL=1", NULL};
 	sked_exec_spec spec = {.argv = (const char *const *)p->x->argv,
-	                       .env_extra = env};
+	                       .env_extra = env,
+	                       .scrub_env = 1};
 	int rc = sked__exec_spawn(&spec, &p->proc, err, errlen);
 	if (rc != SKED_OK) {
 		pipe_kill(p, 1);

@@ -101,6 +101,7 @@ run_program(sked_job *j, const handler *x)
 	sked_exec_spec spec = {
 	        .argv = (const char *const *)x->argv,
 	        .env_extra = env,
+	        .scrub_env = 1,
 	        .input = j->t.payload,
 	        .input_len = j->t.payload_len,
 	        .timeout_ms = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms,
