@@ -10,7 +10,8 @@
  * Security (docs/operations.md): 127.0.0.1 by default; another address
  * only with --auth, whose credentials come from a file or the environment
  * (never the command line, which `ps` shows); every change is a POST that
- * carries this process's CSRF token and is refused from another site;
+ * carries the CSRF token of the browser's session (a cookie; the token
+ * changes every hour) and is refused from another site;
  * --read-only serves no form and refuses every POST; responses carry a
  * Content-Security-Policy that allows no inline script.
  */
@@ -35,11 +36,25 @@
 #define DEFAULT_ADDR "127.0.0.1:8420"
 #define AUTH_MIN     8 /* the least length of a password or a token */
 
+/* A browser's session: a cookie names it, and its CSRF token is good for
+ * POSTs carrying that cookie only. The token changes every
+ * CSRF_ROTATE_MS; the one before stays good until the next change, so a
+ * page loaded just before still works. */
+struct session {
+	char id[33], tok[33], prev[33];
+	int64_t rotated, used; /* monotonic ms; used 0: a free slot */
+};
+
+#define SESSIONS        256                   /* the least recently used go */
+#define CSRF_ROTATE_MS  (60 * 60 * 1000)      /* an hour */
+#define SESSION_IDLE_MS (12 * 60 * 60 * 1000) /* then it is forgotten */
+
 struct dash {
 	sked *h;
 	pthread_mutex_t db_mu; /* guards h */
 	int read_only;
-	char csrf[33];
+	pthread_mutex_t sess_mu; /* guards sess */
+	struct session sess[SESSIONS];
 	char *user, *secret;   /* --auth: user may be NULL (a token) */
 	char url[512];         /* redacted */
 	char listen_host[256]; /* as given in --listen, without the port */
@@ -104,11 +119,15 @@ time_cell(struct cli_sbuf *b, int64_t now, int64_t ms)
 	                ago(now, ms, rel, sizeof rel));
 }
 
+/* the CSRF token of the session of the request this thread answers */
+static __thread char req_csrf[33];
+
 static void
 csrf_field(struct dash *d, struct cli_sbuf *b)
 {
+	(void)d;
 	cli_sbuf_printf(b, "<input type=\"hidden\" name=\"csrf\" value=\"%s\">",
-	                d->csrf);
+	                req_csrf);
 }
 
 static void
@@ -160,11 +179,16 @@ html_reply(struct cli_http_reply *rp)
 	rp->no_frames = 1;
 }
 
+/* An error page: 400 when the request's own input was refused (a bad
+ * name, a value out of range), with the library's reason; else 503. */
 static void
-db_error(struct dash *d, struct cli_http_reply *rp, const char *what)
+input_error(struct dash *d, struct cli_http_reply *rp, int rc, const char *what)
 {
+	int bad = rc == SKED_EINVAL || rc == SKED_ETOOBIG || rc == SKED_ECRON ||
+	          rc == SKED_ETZ || rc == SKED_ESTATE;
+
 	html_reply(rp);
-	rp->status = 503;
+	rp->status = bad ? 400 : 503;
 	cli_sbuf_free(&rp->body);
 	page_begin(d, &rp->body, "Error", "");
 	cli_sbuf_puts(&rp->body, "<div class=\"flash err\">");
@@ -173,6 +197,12 @@ db_error(struct dash *d, struct cli_http_reply *rp, const char *what)
 	esc(&rp->body, sked_errmsg(d->h));
 	cli_sbuf_puts(&rp->body, "</div>");
 	page_end(&rp->body);
+}
+
+static void
+db_error(struct dash *d, struct cli_http_reply *rp, const char *what)
+{
+	input_error(d, rp, SKED_EDB, what);
 }
 
 /* The flash line after a POST: a fixed text per code, never the request's
@@ -517,8 +547,9 @@ page_tasks(struct dash *d, const struct cli_http_request *rq,
 			return;
 		}
 	}
-	if (sked_task_list(d->h, &f, &t, &n) != SKED_OK)
-		return db_error(d, rp, "cannot list tasks");
+	int rc = sked_task_list(d->h, &f, &t, &n);
+	if (rc != SKED_OK)
+		return input_error(d, rp, rc, "cannot list tasks");
 
 	html_reply(rp);
 	page_begin(d, b, failed_view ? "Failed tasks" : "Tasks", nav);
@@ -1213,16 +1244,25 @@ post_tasks(struct dash *d, const struct cli_http_request *rq,
 		f.queue = cli_http_form(rq, "queue", 0, q, sizeof q);
 		f.kind = cli_http_form(rq, "kind", 0, k, sizeof k);
 		f.node_id = cli_http_form(rq, "node", 0, nd, sizeof nd);
-		since = window_arg(rq,
-		                   cli_http_form(rq, "since", 0, w, sizeof w));
-		if (since && (sked_now(d->h, &now) != SKED_OK ||
-		              sked_parse_duration(since, &win) != SKED_OK))
+		/* a filter that is not understood must not widen a bulk
+		 * change: refused, never ignored */
+		const char *sv = cli_http_form(rq, "since", 0, w, sizeof w);
+		since = window_arg(rq, sv);
+		if ((sv && sv[0] && !since) ||
+		    (since && sked_parse_duration(since, &win) != SKED_OK))
+			return input_error(d, rp, SKED_EINVAL,
+			                   "since: not one of 15m, 1h, 1d, 7d");
+		if (since && sked_now(d->h, &now) != SKED_OK)
 			return db_error(d, rp, "cannot read the clock");
 		if (since)
 			f.created_after_ms = now - win;
 		f.status = cli_http_form(rq, "status", 0, s, sizeof s)
 		                   ? sked_status_parse(s)
 		                   : -1;
+		if (f.status < 0 &&
+		    cli_http_form(rq, "status", 0, s, sizeof s) && s[0])
+			return input_error(d, rp, SKED_EINVAL,
+			                   "status: not a task status");
 		rc = retry ? sked_retry_where(d->h, &f, &done)
 		           : sked_cancel_where(d->h, &f, &done);
 	} else {
@@ -1239,9 +1279,9 @@ post_tasks(struct dash *d, const struct cli_http_request *rq,
 		           : sked_cancel_ids(d->h, ids, n, &done);
 	}
 	if (rc != SKED_OK)
-		return db_error(d, rp,
-		                retry ? "cannot retry tasks"
-		                      : "cannot cancel tasks");
+		return input_error(d, rp, rc,
+		                   retry ? "cannot retry tasks"
+		                         : "cannot cancel tasks");
 	sked_log(SKED_LOG_INFO, "dashboard: %s %lld task(s)",
 	         retry ? "retried" : "cancelled", (long long)done);
 	redirect(rp, backp, retry ? "retried" : "cancelled", done);
@@ -1254,11 +1294,14 @@ post_prune(struct dash *d, const struct cli_http_request *rq,
 	char buf[32];
 	int64_t ms = 10 * 60000, done = 0;
 
+	int rc;
+
 	if (cli_http_form(rq, "older_than", 0, buf, sizeof buf) &&
 	    (sked_parse_duration(buf, &ms) != SKED_OK || ms < 0))
-		ms = 10 * 60000;
-	if (sked_nodes_prune(d->h, ms, &done) != SKED_OK)
-		return db_error(d, rp, "cannot prune nodes");
+		return input_error(d, rp, SKED_EINVAL,
+		                   "older_than: not a duration");
+	if ((rc = sked_nodes_prune(d->h, ms, &done)) != SKED_OK)
+		return input_error(d, rp, rc, "cannot prune nodes");
 	redirect(rp, "/nodes", "pruned", done);
 }
 
@@ -1274,7 +1317,7 @@ post_schedule(struct dash *d, const struct cli_http_request *rq,
 	rc = pause ? sked_schedule_pause(d->h, name)
 	           : sked_schedule_resume(d->h, name);
 	if (rc != SKED_OK && rc != SKED_ENOTFOUND)
-		return db_error(d, rp, "cannot change the schedule");
+		return input_error(d, rp, rc, "cannot change the schedule");
 	redirect(rp, "/schedules", pause ? "paused" : "resumed", 1);
 }
 
@@ -1388,6 +1431,65 @@ authorized(struct dash *d, const struct cli_http_request *rq)
 	return (!d->user || same(dec, d->user)) & same(colon + 1, d->secret);
 }
 
+static int random_token(char *out, size_t len);
+
+/* The session the request's cookie names, touched, its token rotated when
+ * due; with create, a new one when there is none (the reply sets its
+ * cookie), the least recently used giving way. Copies its tokens into
+ * tok and prev; 0, or -1 when there is none (or no randomness). */
+static int
+session_of(struct dash *d, const struct cli_http_request *rq,
+           struct cli_http_reply *rp, int create, char *tok, char *prev)
+{
+	const char *id = cli_http_cookie(rq, "sked_session");
+	int64_t now = cli_mono_ms();
+	struct session *se = NULL, *lru = &d->sess[0];
+	int rc = 0;
+
+	pthread_mutex_lock(&d->sess_mu);
+	for (int i = 0; i < SESSIONS; i++) {
+		struct session *x = &d->sess[i];
+		if (x->used && now - x->used > SESSION_IDLE_MS)
+			memset(x, 0, sizeof *x);
+		if (id && x->used && strlen(id) == 32 && same(id, x->id))
+			se = x;
+		if (x->used < lru->used)
+			lru = x;
+	}
+	if (!se && create) {
+		se = lru;
+		memset(se, 0, sizeof *se);
+		if (random_token(se->id, sizeof se->id) != 0 ||
+		    random_token(se->tok, sizeof se->tok) != 0) {
+			memset(se, 0, sizeof *se);
+			se = NULL;
+		} else {
+			se->rotated = now;
+			snprintf(rp->set_cookie, sizeof rp->set_cookie,
+			         "sked_session=%s; Path=/; HttpOnly; "
+			         "SameSite=Strict",
+			         se->id);
+		}
+	}
+	if (se && now - se->rotated >= CSRF_ROTATE_MS) {
+		char fresh[33];
+		if (random_token(fresh, sizeof fresh) == 0) {
+			memcpy(se->prev, se->tok, sizeof se->prev);
+			memcpy(se->tok, fresh, sizeof se->tok);
+			se->rotated = now;
+		}
+	}
+	if (se) {
+		se->used = now ? now : 1;
+		memcpy(tok, se->tok, sizeof se->tok);
+		memcpy(prev, se->prev, sizeof se->prev);
+	} else {
+		rc = -1;
+	}
+	pthread_mutex_unlock(&d->sess_mu);
+	return rc;
+}
+
 static void
 on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 {
@@ -1396,7 +1498,7 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 	          strcmp(rq->method, "HEAD") == 0;
 	int post = strcmp(rq->method, "POST") == 0;
 	const char *p = rq->path;
-	char tok[64];
+	char tok[64], stok[33], sprev[33];
 
 	/* for a load balancer or a probe: reads nothing, tells nothing */
 	if (get && strcmp(p, "/healthz") == 0) {
@@ -1438,16 +1540,24 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		     strcmp(site, "none") != 0) ||
 		    !same_origin(rq) ||
 		    !cli_http_form(rq, "csrf", 0, tok, sizeof tok) ||
-		    !same(tok, d->csrf)) {
+		    session_of(d, rq, rp, 0, stok, sprev) != 0 ||
+		    !(same(tok, stok) || (sprev[0] && same(tok, sprev)))) {
 			rp->status = 403;
 			cli_sbuf_puts(&rp->body,
 			              "missing or wrong CSRF token\n");
 			return;
 		}
+		memcpy(req_csrf, stok, sizeof req_csrf);
 	} else if (!get) {
 		rp->status = 405;
 		cli_sbuf_puts(&rp->body, "method not allowed\n");
 		return;
+	} else if (session_of(d, rq, rp, 1, stok, sprev) != 0) {
+		rp->status = 503;
+		cli_sbuf_puts(&rp->body, "cannot read /dev/urandom\n");
+		return;
+	} else {
+		memcpy(req_csrf, stok, sizeof req_csrf);
 	}
 
 	if (get && strcmp(p, "/metrics") == 0) {
@@ -1602,6 +1712,7 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 
 	memset(&d, 0, sizeof d);
 	pthread_mutex_init(&d.db_mu, NULL);
+	pthread_mutex_init(&d.sess_mu, NULL);
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -1650,10 +1761,13 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 		ex = EX_USAGE;
 		goto out;
 	}
-	if (random_token(d.csrf, sizeof d.csrf) != 0) {
-		cli_err("dashboard: cannot read /dev/urandom");
-		ex = EX_OSERR;
-		goto out;
+	{
+		char probe[33];
+		if (random_token(probe, sizeof probe) != 0) {
+			cli_err("dashboard: cannot read /dev/urandom");
+			ex = EX_OSERR;
+			goto out;
+		}
 	}
 	if ((ex = cli_open(c)) != 0)
 		goto out;
@@ -1690,5 +1804,6 @@ out:
 	free(d.user);
 	free(d.secret);
 	pthread_mutex_destroy(&d.db_mu);
+	pthread_mutex_destroy(&d.sess_mu);
 	return ex;
 }

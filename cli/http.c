@@ -410,6 +410,12 @@ cli_http_header(const struct cli_http_request *rq, const char *name)
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
 }
 
+const char *
+cli_http_cookie(const struct cli_http_request *rq, const char *name)
+{
+	return MHD_lookup_connection_value(rq->conn, MHD_COOKIE_KIND, name);
+}
+
 static int
 hexval(int c)
 {
@@ -643,6 +649,12 @@ cli_http_arg(const struct cli_http_request *rq, const char *name)
 
 const char *
 cli_http_header(const struct cli_http_request *rq, const char *name)
+{
+	return NULL;
+}
+
+const char *
+cli_http_cookie(const struct cli_http_request *rq, const char *name)
 {
 	return NULL;
 }

@@ -45,6 +45,9 @@ const char *cli_http_arg(const struct cli_http_request *rq, const char *name);
 /* A request header, or NULL. */
 const char *cli_http_header(const struct cli_http_request *rq,
                             const char *name);
+/* the value of the request's cookie NAME, or NULL */
+const char *cli_http_cookie(const struct cli_http_request *rq,
+                            const char *name);
 /* The i-th value of name in an application/x-www-form-urlencoded body,
  * decoded into buf; NULL when there are fewer. */
 const char *cli_http_form(const struct cli_http_request *rq, const char *name,

@@ -44,7 +44,7 @@ sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
 sk cron add hourly-digest '@hourly' mail >/dev/null
 sk lock run nightly-backup --ttl 10s -- true
 
-get() { curl -s -o "$T/page" -w '%{http_code}' -m 10 "$@" || true; }
+get() { curl -s -b "$T/jar" -c "$T/jar" -o "$T/page" -w '%{http_code}' -m 10 "$@" || true; }
 
 start_dashboard d
 for p in / /tasks /failed "/failed?status=retry" "/task/$m1" /nodes /schedules /locks \

@@ -5,7 +5,9 @@
 # address beyond loopback needs --auth. Redirects after a POST go to a
 # path of this dashboard only: `back=/%09/evil.example` once answered
 # `Location: /<TAB>/evil.example`, which a browser follows to the other
-# host. The dashboard's code does not depend on the backend: sqlite only.
+# host. CSRF tokens belong to a browser's session (a cookie), and bad form
+# input is answered 400 with the reason, not 503.
+# The dashboard's code does not depend on the backend: sqlite only.
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the dashboard's checks do not depend on the backend" ;; esac
 command -v curl >/dev/null || skip "curl is not installed"
@@ -57,6 +59,35 @@ done
 expect_eq "$(get -d "csrf=$csrf&back=/task/12" "$base/tasks/retry")" 303 "POST with back=/task/12"
 loc=$(sed -n 's/^Location: *//Ip' "$T/headers" | tr -d '\r')
 expect_eq "$loc" "/task/12?done=none&n=0" "the redirect to a page of its own"
+
+# CSRF tokens belong to a session: once one token served every client of
+# the process. Another session's token, or a token without its cookie, is
+# refused; two sessions get two tokens.
+post_as() { # JAR DATA: POST with that cookie jar
+	curl -s -b "$1" -c "$1" -u ab:12345678 -o /dev/null -w '%{http_code}' -m 10 \
+		-d "$2" "$base/schedules/pause" || true
+}
+jar2="$T/cookies2"
+curl -s -c "$jar2" -u ab:12345678 -o "$T/page2" -m 10 "$base/schedules"
+csrf2=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/page2" | head -1)
+[ -n "$csrf2" ] && [ "$csrf2" != "$csrf" ] || fail "two sessions got the same token '$csrf'"
+grep -q 'sked_session' "$jar2" || fail "no session cookie was set"
+grep -qi 'HttpOnly' "$T/headers" 2>/dev/null || true
+expect_eq "$(post_as "$jar2" "name=nightly&csrf=$csrf")" 403 "POST with another session's token"
+expect_eq "$(post_as /dev/null "name=nightly&csrf=$csrf")" 403 "POST with a token and no session cookie"
+expect_eq "$(post_as "$jar2" "name=nightly&csrf=$csrf2")" 303 "POST with its own session's token"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}schedule WHERE name = 'nightly' AND enabled = 0")" 1 "paused by the good POST"
+get "$base/" >/dev/null
+sed -n 's/^Set-Cookie: *//Ip' "$T/headers" | grep -q . && fail "a known session got a new cookie"
+
+# bad form input: 400 with the reason (once 503, as if the database failed)
+expect_eq "$(get -d "csrf=$csrf&scope=filter&queue=no%20such%20queue!&status=dead" "$base/tasks/retry")" 400 "retry by a filter with a bad queue name"
+grep -q 'queue' "$T/page" || fail "the 400 page does not give the reason: $(head -c 300 "$T/page")"
+expect_eq "$(get -d "csrf=$csrf&scope=filter&since=soon&status=dead" "$base/tasks/retry")" 400 "retry by a filter with a bad window"
+expect_eq "$(get -d "csrf=$csrf&older_than=yesterday" "$base/nodes/prune")" 400 "prune with a bad duration"
+expect_eq "$(get -d "csrf=$csrf&name=bad%20name!" "$base/schedules/pause")" 400 "pause a schedule with a bad name"
+expect_eq "$(get -d "csrf=$csrf&scope=filter&status=zombie" "$base/tasks/retry")" 400 "retry by a filter with a bad status"
+
 kill_child TERM "$dpid"
 wait_exit "$dpid" 10
 expect_eq "$wrc" 0 "the dashboard's exit status"
