@@ -1324,17 +1324,6 @@ post_schedule(struct dash *d, const struct cli_http_request *rq,
 /* ---- the router ---- */
 
 static int
-same(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i;
-	unsigned diff = (unsigned)(la ^ lb);
-
-	for (i = 0; i < la && i < lb; i++)
-		diff |= (unsigned char)a[i] ^ (unsigned char)b[i];
-	return diff == 0;
-}
-
-static int
 b64dec(const char *in, char *out, size_t len)
 {
 	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
@@ -1420,7 +1409,7 @@ authorized(struct dash *d, const struct cli_http_request *rq)
 	if (!a)
 		return 0;
 	if (strncmp(a, "Bearer ", 7) == 0)
-		return !d->user && same(a + 7, d->secret);
+		return !d->user && cli_http_same(a + 7, d->secret);
 	if (strncmp(a, "Basic ", 6) != 0 || b64dec(a + 6, dec, sizeof dec))
 		return 0;
 	colon = strchr(dec, ':');
@@ -1428,7 +1417,8 @@ authorized(struct dash *d, const struct cli_http_request *rq)
 		return 0;
 	*colon = '\0';
 	/* a token works as the password of any user name */
-	return (!d->user || same(dec, d->user)) & same(colon + 1, d->secret);
+	return (!d->user || cli_http_same(dec, d->user)) &
+	       cli_http_same(colon + 1, d->secret);
 }
 
 static int random_token(char *out, size_t len);
@@ -1451,7 +1441,8 @@ session_of(struct dash *d, const struct cli_http_request *rq,
 		struct session *x = &d->sess[i];
 		if (x->used && now - x->used > SESSION_IDLE_MS)
 			memset(x, 0, sizeof *x);
-		if (id && x->used && strlen(id) == 32 && same(id, x->id))
+		if (id && x->used && strlen(id) == 32 &&
+		    cli_http_same(id, x->id))
 			se = x;
 		if (x->used < lru->used)
 			lru = x;
@@ -1541,7 +1532,8 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		    !same_origin(rq) ||
 		    !cli_http_form(rq, "csrf", 0, tok, sizeof tok) ||
 		    session_of(d, rq, rp, 0, stok, sprev) != 0 ||
-		    !(same(tok, stok) || (sprev[0] && same(tok, sprev)))) {
+		    !(cli_http_same(tok, stok) ||
+		      (sprev[0] && cli_http_same(tok, sprev)))) {
 			rp->status = 403;
 			cli_sbuf_puts(&rp->body,
 			              "missing or wrong CSRF token\n");

@@ -163,6 +163,17 @@ cli_sbuf_free(struct cli_sbuf *b)
 	memset(b, 0, sizeof *b);
 }
 
+int
+cli_http_same(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned diff = (unsigned)(la ^ lb);
+
+	for (i = 0; i < la && i < lb; i++)
+		diff |= (unsigned char)a[i] ^ (unsigned char)b[i];
+	return diff == 0;
+}
+
 /* ---- the listen address ---- */
 
 int

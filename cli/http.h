@@ -32,6 +32,10 @@ void cli_sbuf_htmln(struct cli_sbuf *b, const char *s, size_t n);
 void cli_sbuf_url(struct cli_sbuf *b, const char *s);
 void cli_sbuf_free(struct cli_sbuf *b);
 
+/* 1 when the secrets a and b are equal, in a time that does not depend on
+ * where they differ */
+int cli_http_same(const char *a, const char *b);
+
 struct cli_http_request {
 	const char *method; /* "GET", "POST", … */
 	const char *path;   /* without the query string */

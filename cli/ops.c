@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
@@ -46,6 +47,7 @@ struct cli_ops {
 	atomic_int exit; /* set by the main thread before the join, read by
 	                  * the ops thread: atomic (volatile is a data race) */
 	char strategy[16];
+	const char *token; /* SKED_METRICS_TOKEN: /metrics wants it, or NULL */
 };
 
 void
@@ -306,6 +308,17 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		cli_sbuf_puts(&rp->body, "only GET\n");
 		return;
 	}
+	if (strcmp(rq->path, "/metrics") == 0 && o->token) {
+		const char *a = cli_http_header(rq, "Authorization");
+		if (!a || strncmp(a, "Bearer ", 7) != 0 ||
+		    !cli_http_same(a + 7, o->token)) {
+			rp->status = 401;
+			rp->www_authenticate = "Bearer realm=\"sked\"";
+			cli_sbuf_puts(&rp->body, "a bearer token is required "
+			                         "(SKED_METRICS_TOKEN)\n");
+			return;
+		}
+	}
 	if (strcmp(rq->path, "/metrics") == 0) {
 		rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
 		if (sked_worker_get_metrics(o->w, &m) != SKED_OK) {
@@ -520,6 +533,27 @@ cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
 		return ex;
 	}
 	if (listen) {
+		struct sockaddr_storage ss;
+		unsigned alen;
+		int loop = 1;
+		const char *tok = getenv("SKED_METRICS_TOKEN");
+		if (tok && tok[0] && strlen(tok) < 8) {
+			cli_err("worker --http: SKED_METRICS_TOKEN is shorter "
+			        "than 8 characters");
+			cli_ops_stop(o);
+			return EX_CONFIG;
+		}
+		o->token = tok && tok[0] ? tok : NULL;
+		if (cli_http_parse_listen(listen, &ss, &alen, &loop, err,
+		                          sizeof err) == 0 &&
+		    !loop && !o->token)
+			sked_log(SKED_LOG_WARN,
+			         "http: %s is beyond loopback and /metrics has "
+			         "no authentication: anyone who reaches it "
+			         "reads "
+			         "the metrics (set SKED_METRICS_TOKEN for a "
+			         "bearer token, or listen on 127.0.0.1)",
+			         listen);
 		o->http = cli_http_start(listen, on_http, o, &port, err,
 		                         sizeof err);
 		if (!o->http) {
@@ -532,8 +566,9 @@ cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
 #endif
 		}
 		sked_log(SKED_LOG_INFO,
-		         "http: /metrics, /healthz and /readyz on %s (port %d)",
-		         listen, port);
+		         "http: /metrics%s, /healthz and /readyz on %s (port "
+		         "%d)",
+		         o->token ? " (bearer token)" : "", listen, port);
 	}
 	if (pthread_create(&o->thread, NULL, ops_main, o) != 0) {
 		cli_err("worker: cannot start a thread: %s", strerror(errno));
