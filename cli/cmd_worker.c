@@ -19,6 +19,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 /* Set before the handlers are installed, cleared after the worker stops;
@@ -468,6 +471,12 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	/* metrics, health, sd_notify, SIGHUP (ops.c) */
 	if ((ex = cli_ops_start(c, w, http, &ops)) != 0)
 		goto out;
+#ifdef PR_SET_CHILD_SUBREAPER
+	/* a handler's descendant that leaves its process group (setsid)
+	 * comes back to this process when its parent exits, and the worker
+	 * kills it once the handler's task is over (docs/handlers.md) */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
 	rc = sked_worker_run(w);
 	g_worker = NULL;
 	cli_ops_stop(ops);

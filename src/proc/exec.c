@@ -33,6 +33,7 @@
 
 #include "sked.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -68,6 +69,7 @@ enum {
 
 struct running {
 	pid_t pgid;
+	int reaping; /* being reaped: no more signals to its number */
 	struct running *prev, *next;
 };
 
@@ -83,6 +85,7 @@ static size_t reg_count;
 static void
 reg_add_locked(struct running *r)
 {
+	r->reaping = 0;
 	r->prev = NULL;
 	r->next = reg_head;
 	if (reg_head)
@@ -106,6 +109,87 @@ reg_remove(struct running *r)
 	r->prev = r->next = NULL;
 }
 
+/* r's child is about to be reaped: kill_all leaves its number alone from
+ * now on, while a sweep still knows it for ours */
+static void
+reg_retire(struct running *r)
+{
+	pthread_mutex_lock(&reg_lock);
+	r->reaping = 1;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Orphans. A handler's child that leaves its process group (setsid())
+ * escapes the group kill. When the process is a child subreaper
+ * (PR_SET_CHILD_SUBREAPER, which `sked worker` sets), such an orphan is
+ * reparented to it when its own parent exits, and a sweep after each
+ * handler ends kills and reaps every child that is not a registered
+ * handler. Without it, orphans go to init as before. */
+enum { ORPHANS_MAX = 256 };
+
+static int
+registered_locked(pid_t pid)
+{
+	for (struct running *r = reg_head; r; r = r->next)
+		if (r->pgid == pid)
+			return 1;
+	return 0;
+}
+
+/* the children of this process that are not registered, from every
+ * thread's /proc children list */
+static size_t
+orphans_locked(pid_t *out, size_t max)
+{
+	char path[64];
+	size_t n = 0;
+	struct dirent *de;
+	DIR *dir = opendir("/proc/self/task");
+
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)) && n < max) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/children",
+		         de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		long pid;
+		while (n < max && fscanf(f, "%ld", &pid) == 1)
+			if (pid > 0 && !registered_locked((pid_t)pid))
+				out[n++] = (pid_t)pid;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+void
+sked__exec_sweep_orphans(void)
+{
+	pid_t o[ORPHANS_MAX];
+	size_t n;
+	int on = 0;
+
+	/* asked each time: the flag may be set after the first handler, and
+	 * one prctl costs less than the fork it follows */
+	if (prctl(PR_GET_CHILD_SUBREAPER, &on) != 0 || !on)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	n = orphans_locked(o, ORPHANS_MAX);
+	for (size_t i = 0; i < n; i++)
+		kill(o[i], SIGKILL);
+	pthread_mutex_unlock(&reg_lock);
+	for (size_t i = 0; i < n; i++) {
+		pid_t r;
+		do
+			r = waitpid(o[i], NULL, 0);
+		while (r < 0 && errno == EINTR);
+	}
+}
+
 void
 sked__exec_kill_all(int sig)
 {
@@ -115,7 +199,7 @@ sked__exec_kill_all(int sig)
 		 * (setpgid is its first call): then it is signalled itself,
 		 * or it would run on, out of reach (caught by test_kill_all
 		 * under TSan) */
-		if (kill(-r->pgid, sig) != 0 && errno == ESRCH)
+		if (!r->reaping && kill(-r->pgid, sig) != 0 && errno == ESRCH)
 			kill(r->pgid, sig);
 	pthread_mutex_unlock(&reg_lock);
 }
@@ -645,7 +729,7 @@ try_reap(struct watch *w, int block)
 	/* a zombie holds its pid: disarm while no one else can have it */
 	if (w->spec->guard)
 		sked__guard_disarm(w->spec->guard, w->spec->guard_slot);
-	reg_remove(w->reg);
+	reg_retire(w->reg);
 	kill(-w->pid, SIGKILL);
 
 	int st = 0;
@@ -653,6 +737,8 @@ try_reap(struct watch *w, int block)
 	do
 		p = waitpid(w->pid, &st, 0);
 	while (p < 0 && errno == EINTR);
+	reg_remove(w->reg);
+	sked__exec_sweep_orphans();
 	sked_exec_result *res = w->res;
 	if (p == w->pid && WIFEXITED(st)) {
 		res->exited = 1;
@@ -1221,7 +1307,7 @@ sked__exec_proc_stop(sked_exec_proc *p)
 	if (!p)
 		return;
 	if (!p->reaped && p->pid > 0) {
-		reg_remove(&p->reg);
+		reg_retire(&p->reg);
 		kill(-p->pid, SIGKILL);
 		kill(p->pid, SIGKILL);
 		int st = 0;
@@ -1229,6 +1315,8 @@ sked__exec_proc_stop(sked_exec_proc *p)
 		do
 			r = waitpid(p->pid, &st, 0);
 		while (r < 0 && errno == EINTR);
+		reg_remove(&p->reg);
+		sked__exec_sweep_orphans();
 		p->status = st;
 		p->reaped = 1;
 	}

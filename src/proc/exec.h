@@ -130,6 +130,13 @@ void sked__exec_result_free(sked_exec_result *res);
  * child); not async-signal-safe: call it from a thread, not a handler. */
 void sked__exec_kill_all(int sig);
 
+/* When this process is a child subreaper (PR_SET_CHILD_SUBREAPER): kill
+ * and reap every child of it that is not a running handler, such as a
+ * handler's descendant that left its process group with setsid() and was
+ * reparented here. Called after each handler ends; without the
+ * subreaper flag it does nothing. */
+void sked__exec_sweep_orphans(void);
+
 /* How many programs are running right now. Thread safe. */
 size_t sked__exec_running(void);
 

@@ -971,6 +971,7 @@ sked_worker_run(sked_worker *w)
 	atomic_store(&w->run_started, 0);
 	stop_threads(w);
 	sked__exec_kill_all(SIGKILL);
+	sked__exec_sweep_orphans(); /* what handlers left behind */
 	sked__guard_stop(w->guard);
 	w->guard = NULL;
 	if (sked__node_unregister(h, w->node_id) != SKED_OK)

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Nothing a handler starts outlives its task: a handler's child that
+# leaves the handler's process group with setsid() escaped the group
+# kill and ran on after the worker (it went to init). `sked worker` is a
+# child subreaper now: such an orphan comes back to it and is killed once
+# the handler ends, for a program and for a pipe: handler. Linux only;
+# sqlite only: it does not depend on the backend.
+. "$(dirname "$0")/lib.sh"
+case "$SKED_BACKEND" in sqlite) ;; *) not_here "handler processes do not depend on the backend" ;; esac
+[ "$(uname -s)" = Linux ] || skip "PR_SET_CHILD_SUBREAPER is Linux's"
+command -v setsid >/dev/null || skip "setsid (util-linux) is not installed"
+init_db
+
+prog=$(handler escape.sh <<'H'
+#!/bin/sh
+# a child in a session of its own, then the handler is done
+setsid sh -c 'echo $$ >"$1"; exec sleep 300' sh "$ESCAPE_FILE.prog" </dev/null >/dev/null 2>&1 &
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -s "$ESCAPE_FILE.prog" ] && break; sleep 0.2; done
+exit 0
+H
+)
+pipe=$(handler escape.py <<'H'
+#!/usr/bin/env python3
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    subprocess.Popen(["setsid", "sh", "-c", 'echo $$ >"$1"; exec sleep 300', "sh",
+                      os.environ["ESCAPE_FILE"] + ".pipe"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+    for _ in range(20):
+        if os.path.exists(os.environ["ESCAPE_FILE"] + ".pipe"):
+            break
+        time.sleep(0.1)
+    print(json.dumps({"id": m["id"], "ok": True}), flush=True)
+H
+)
+sk enqueue prog >/dev/null
+sk enqueue pipekind >/dev/null
+ESCAPE_FILE="$T/escaped" "$SKED" worker --handler "prog=$prog" --handler "pipekind=pipe:$pipe" \
+	--until-empty --poll 100ms 2>"$T/w.log" || { cat "$T/w.log" >&2; fail "the worker failed"; }
+leftover=""
+for f in "$T/escaped.prog" "$T/escaped.pipe"; do
+	[ -s "$f" ] || fail "the handler did not start its escaping child ($f)"
+	pid=$(cat "$f")
+	gone() { ! kill -0 "$pid" 2>/dev/null || case "$(ps -o stat= -p "$pid")" in Z*) true ;; *) false ;; esac; }
+	wait_for 10 gone || leftover="$leftover $pid"
+done
+for pid in $leftover; do kill -9 "$pid" 2>/dev/null || true; done
+[ -z "$leftover" ] || fail "a handler's setsid child outlived its task and the worker:$leftover"
+echo "ok: $SKED_BACKEND: no handler descendant survives"
