@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sysexits.h>
 #include <time.h>
 #include <unistd.h>
@@ -455,11 +456,42 @@ setup_log(const char *format)
 	return 0;
 }
 
+/* --db-file PATH: the URL is the file's first line, so that a password
+ * never shows in `ps` (which shows --db). */
+static int
+read_db_file(const char *path, char **url)
+{
+	struct stat st;
+	size_t len = 0;
+	int ex;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		cli_err("--db-file: %s is not a regular file", path);
+		return EX_NOINPUT;
+	}
+	if ((ex = cli_read_file("--db-file", path, 4096, url, &len)) != 0)
+		return ex;
+	(*url)[strcspn(*url, "\r\n")] = '\0';
+	if (!(*url)[0]) {
+		cli_err("--db-file: %s holds no URL on its first line", path);
+		free(*url);
+		*url = NULL;
+		return EX_CONFIG;
+	}
+	if (st.st_mode & 077)
+		sked_log(SKED_LOG_WARN,
+		         "--db-file: %s can be read by other users (chmod 600 "
+		         "it)",
+		         path);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	        {"db", required_argument, NULL, 'd'},
+	        {"db-file", required_argument, NULL, 'D'},
 	        {"config", required_argument, NULL, 'c'},
 	        {"strategy", required_argument, NULL, 's'},
 	        {"json", no_argument, NULL, 'j'},
@@ -468,7 +500,9 @@ main(int argc, char **argv)
 	        {"version", no_argument, NULL, 'V'},
 	        {NULL, 0, NULL, 0},
 	};
-	const char *db = NULL, *config = NULL, *strategy = NULL;
+	const char *db = NULL, *config = NULL, *strategy = NULL,
+	           *db_file = NULL;
+	char *db_text = NULL;
 	const char *log_format = NULL;
 	const struct cli_cmd *t;
 	struct cli c;
@@ -483,6 +517,9 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 'd':
 			db = optarg;
+			break;
+		case 'D':
+			db_file = optarg;
 			break;
 		case 'c':
 			config = optarg;
@@ -515,9 +552,15 @@ main(int argc, char **argv)
 		cli_help_overview(stderr);
 		return EX_USAGE;
 	}
+	if (db && db_file)
+		return cli_usage(NULL, "--db and --db-file conflict");
 	t = cli_cmd_find(commands, argv[0]);
 	if (t == NULL)
 		return cli_usage(NULL, "unknown command '%s'", argv[0]);
+	if (db_file && (ex = read_db_file(db_file, &db_text)) != 0)
+		return ex;
+	if (db_text)
+		db = db_text;
 	if (strcmp(t->name, "help") == 0)
 		return cmd_help(argc, argv);
 
@@ -542,6 +585,7 @@ main(int argc, char **argv)
 
 	sked_close(c.h);
 	cli_config_free(&c.cfg);
+	free(db_text);
 	/* `sked list | head`: the reader closed the pipe; it has what it
 	 * wanted, and that is a normal end, not an error. (The MariaDB
 	 * client library sets SIGPIPE to ignored, so EPIPE tells too.) */

@@ -149,6 +149,26 @@ head -c 1100000 /dev/zero | tr '\0' '#' >"$T/huge.conf"
 expect_rc 78 timeout 20 "$SKED" --config "$T/huge.conf" info
 grep -q 'larger than 1 MiB' "$T/err" || fail "a huge config: $(cat "$T/err")"
 
+# ---- --db-file: the URL from a file, never on the command line ----
+# (ps shows --db, password and all)
+(umask 077 && printf '%s\n' "$URL" >"$T/url")
+sed '/^database = /d' "$T/sked.conf" >"$T/nodb.conf"
+expect_rc 0 env SKED_CONFIG="$T/nodb.conf" "$SKED" --db-file "$T/url" info
+[ ! -s "$T/err" ] || fail "--db-file with a private file is not quiet: $(cat "$T/err")"
+grep -q '^url ' "$T/out" || fail "info through --db-file: $(cat "$T/out")"
+chmod 644 "$T/url"
+expect_rc 0 env SKED_CONFIG="$T/nodb.conf" "$SKED" --db-file "$T/url" info
+grep -q 'can be read by other users' "$T/err" || fail "no warning for a readable --db-file"
+expect_rc 64 sk --db "$URL" --db-file "$T/url" info
+stderr_one_line "$T/err"
+expect_rc 66 sk --db-file "$T/no-such-file" info
+stderr_one_line "$T/err"
+: >"$T/empty.url"
+expect_rc 78 sk --db-file "$T/empty.url" info
+stderr_one_line "$T/err"
+expect_rc 66 timeout 20 "$SKED" --db-file /dev/zero info
+stderr_one_line "$T/err"
+
 # ---- what others wrote cannot drive the terminal ----
 # a unique key with a newline, ESC, a C1 CSI and a bell: `show` escapes
 # them (once printed raw: a forged line, red text), --json keeps them
