@@ -43,7 +43,7 @@ SKED_CONFIG="$T/noddb.conf" SKED_DATABASE_URL="$url" \
 	PGPASSWORD=pg-secret-4 MYSQL_PWD=my-secret-5 SKED_TEST_KEEP=kept-6 \
 	"$SKED" worker --handler "dump=$dump" --handler "pdump=pipe:$pdump" \
 	--until-empty --poll 100ms 2>"$T/w.log" || { cat "$T/w.log" >&2; fail "the worker failed"; }
-out_of() { sql "SELECT output FROM {p}run WHERE task_id = $1"; }
+out_of() { sql "SELECT output FROM $ALL_RUNS runs WHERE task_id = $1"; }
 for id in $a $b; do
 	out_of "$id" >"$T/env.$id"
 	grep -q '^SKED_TEST_KEEP=kept-6$' "$T/env.$id" || fail "task $id: an ordinary variable did not pass: $(head -c 300 "$T/env.$id")"
