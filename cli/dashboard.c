@@ -1198,27 +1198,12 @@ page_queues(struct dash *d, const struct cli_http_request *rq,
 
 /* ---- changes (POST) ---- */
 
-/* A path of this dashboard: '/', then letters, digits, '/', '_' and '-',
- * never "//". A browser drops tabs and newlines from a URL and reads '\'
- * as '/', so "/\t/evil.example" would lead to another host. */
-static int
-own_path(const char *p)
-{
-	if (!p || p[0] != '/' || strstr(p, "//"))
-		return 0;
-	for (; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("/_-", *p)))
-			return 0;
-	return 1;
-}
-
 /* where to go after a POST: a path of ours, never a URL from elsewhere */
 static void
 redirect(struct cli_http_reply *rp, const char *back, const char *done,
          int64_t n)
 {
-	if (!own_path(back))
+	if (!cli_http_own_path(back))
 		back = "/";
 	rp->status = 303;
 	snprintf(rp->location, sizeof rp->location, "%s?done=%s&n=%" PRId64,
@@ -1323,32 +1308,6 @@ post_schedule(struct dash *d, const struct cli_http_request *rq,
 
 /* ---- the router ---- */
 
-static int
-b64dec(const char *in, char *out, size_t len)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
-	                          "qrstuvwxyz0123456789+/";
-	unsigned acc = 0;
-	int bits = 0;
-	size_t o = 0;
-
-	for (; *in && *in != '='; in++) {
-		const char *p = strchr(tab, *in);
-		if (!p || *in == '\0')
-			return -1;
-		acc = (acc << 6) | (unsigned)(p - tab);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o + 1 >= len)
-				return -1;
-			out[o++] = (char)((acc >> bits) & 0xff);
-		}
-	}
-	out[o] = '\0';
-	return 0;
-}
-
 /* A POST comes from this dashboard's own pages: Sec-Fetch-Site says so
  * (checked by the caller), or, from a browser too old to send it, the
  * Origin names this host. */
@@ -1400,8 +1359,8 @@ host_allowed(const struct dash *d, const struct cli_http_request *rq)
 static int
 authorized(struct dash *d, const struct cli_http_request *rq)
 {
-	const char *a;
-	char dec[512], *colon;
+	const char *a, *user, *pass;
+	char dec[512];
 
 	if (!d->secret)
 		return 1;
@@ -1410,15 +1369,11 @@ authorized(struct dash *d, const struct cli_http_request *rq)
 		return 0;
 	if (strncmp(a, "Bearer ", 7) == 0)
 		return !d->user && cli_http_same(a + 7, d->secret);
-	if (strncmp(a, "Basic ", 6) != 0 || b64dec(a + 6, dec, sizeof dec))
+	if (cli_http_basic(a, dec, sizeof dec, &user, &pass) != 0)
 		return 0;
-	colon = strchr(dec, ':');
-	if (!colon)
-		return 0;
-	*colon = '\0';
 	/* a token works as the password of any user name */
-	return (!d->user || cli_http_same(dec, d->user)) &
-	       cli_http_same(colon + 1, d->secret);
+	return (!d->user || cli_http_same(user, d->user)) &
+	       cli_http_same(pass, d->secret);
 }
 
 static int random_token(char *out, size_t len);

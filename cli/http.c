@@ -174,6 +174,116 @@ cli_http_same(const char *a, const char *b)
 	return diff == 0;
 }
 
+/* ---- what a request says (pure: no server needed; fuzz_http) ---- */
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* decode n bytes of a form value into buf (NUL-terminated) */
+static void
+form_decode(const char *s, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 1 < len; i++) {
+		if (s[i] == '+') {
+			buf[o++] = ' ';
+		} else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
+		           hexval(s[i + 2]) >= 0) {
+			buf[o++] = (char)(hexval(s[i + 1]) * 16 +
+			                  hexval(s[i + 2]));
+			i += 2;
+		} else {
+			buf[o++] = s[i];
+		}
+	}
+	buf[o] = '\0';
+}
+
+const char *
+cli_http_form(const struct cli_http_request *rq, const char *name, int idx,
+              char *buf, size_t len)
+{
+	const char *p = rq->body, *end = rq->body + rq->body_len;
+	size_t nl = strlen(name);
+	int seen = 0;
+
+	while (p < end) {
+		const char *amp = memchr(p, '&', (size_t)(end - p));
+		const char *fe = amp ? amp : end;
+		const char *eq = memchr(p, '=', (size_t)(fe - p));
+		if (eq && (size_t)(eq - p) == nl && memcmp(p, name, nl) == 0) {
+			if (seen++ == idx) {
+				form_decode(eq + 1, (size_t)(fe - eq - 1), buf,
+				            len);
+				return buf;
+			}
+		}
+		p = fe + 1;
+	}
+	return NULL;
+}
+
+int
+cli_http_own_path(const char *p)
+{
+	if (!p || p[0] != '/' || strstr(p, "//"))
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("/_-", *p)))
+			return 0;
+	return 1;
+}
+
+int
+cli_http_basic(const char *header, char *buf, size_t len, const char **user,
+               const char **pass)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+	                          "qrstuvwxyz0123456789+/";
+	const char *in;
+	unsigned acc = 0;
+	int bits = 0;
+	size_t o = 0;
+	char *colon;
+
+	if (!header || strncmp(header, "Basic ", 6) != 0 || len == 0)
+		return -1;
+	for (in = header + 6; *in && *in != '='; in++) {
+		const char *p = strchr(tab, *in);
+		if (!p)
+			return -1;
+		acc = (acc << 6) | (unsigned)(p - tab);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (o + 1 >= len)
+				return -1;
+			buf[o++] = (char)((acc >> bits) & 0xff);
+			if (buf[o - 1] == '\0')
+				return -1; /* no NUL inside credentials */
+		}
+	}
+	buf[o] = '\0';
+	colon = strchr(buf, ':');
+	if (!colon)
+		return -1;
+	*colon = '\0';
+	*user = buf;
+	*pass = colon + 1;
+	return 0;
+}
+
 /* ---- the listen address ---- */
 
 int
@@ -427,63 +537,6 @@ cli_http_cookie(const struct cli_http_request *rq, const char *name)
 	return MHD_lookup_connection_value(rq->conn, MHD_COOKIE_KIND, name);
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* decode n bytes of a form value into buf (NUL-terminated) */
-static void
-form_decode(const char *s, size_t n, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n && o + 1 < len; i++) {
-		if (s[i] == '+') {
-			buf[o++] = ' ';
-		} else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-		           hexval(s[i + 2]) >= 0) {
-			buf[o++] = (char)(hexval(s[i + 1]) * 16 +
-			                  hexval(s[i + 2]));
-			i += 2;
-		} else {
-			buf[o++] = s[i];
-		}
-	}
-	buf[o] = '\0';
-}
-
-const char *
-cli_http_form(const struct cli_http_request *rq, const char *name, int idx,
-              char *buf, size_t len)
-{
-	const char *p = rq->body, *end = rq->body + rq->body_len;
-	size_t nl = strlen(name);
-	int seen = 0;
-
-	while (p < end) {
-		const char *amp = memchr(p, '&', (size_t)(end - p));
-		const char *fe = amp ? amp : end;
-		const char *eq = memchr(p, '=', (size_t)(fe - p));
-		if (eq && (size_t)(eq - p) == nl && memcmp(p, name, nl) == 0) {
-			if (seen++ == idx) {
-				form_decode(eq + 1, (size_t)(fe - eq - 1), buf,
-				            len);
-				return buf;
-			}
-		}
-		p = fe + 1;
-	}
-	return NULL;
-}
-
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url,
            const char *method, const char *version, const char *upload,
@@ -666,13 +719,6 @@ cli_http_header(const struct cli_http_request *rq, const char *name)
 
 const char *
 cli_http_cookie(const struct cli_http_request *rq, const char *name)
-{
-	return NULL;
-}
-
-const char *
-cli_http_form(const struct cli_http_request *rq, const char *name, int i,
-              char *buf, size_t len)
 {
 	return NULL;
 }

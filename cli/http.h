@@ -36,6 +36,18 @@ void cli_sbuf_free(struct cli_sbuf *b);
  * where they differ */
 int cli_http_same(const char *a, const char *b);
 
+/* 1 when p is a path of this server to redirect to: '/', then letters,
+ * digits, '/', '_' and '-', never "//". A browser drops tabs and newlines
+ * from a URL and reads '\\' as '/', so "/\t/evil.example" would lead to
+ * another host. */
+int cli_http_own_path(const char *p);
+
+/* An Authorization header "Basic BASE64(user:password)" decoded into buf
+ * (len bytes): *user and *pass point into it. -1 for another scheme, bad
+ * base64, no ':', a NUL byte, or more than fits. */
+int cli_http_basic(const char *header, char *buf, size_t len, const char **user,
+                   const char **pass);
+
 struct cli_http_request {
 	const char *method; /* "GET", "POST", … */
 	const char *path;   /* without the query string */

@@ -30,7 +30,8 @@ foreach(name fuzz_url_redact)
 endforeach()
 
 # The parsers of outside input beside the URL: cron expressions, TZif
-# bytes, durations and times, the config file, the pipe: protocol.
+# bytes, durations and times, the config file, the pipe: protocol, what
+# the HTTP server reads from a request.
 # name:sources compiled with the fuzzer's instrumentation ("-": none
 # beside the target, which may include the file it fuzzes; the rest comes
 # from sked_static).
@@ -40,7 +41,8 @@ set(SKED_FUZZ_PARSERS
   "fuzz_dur_time:src/util/dur.c,src/util/timefmt.c"
   "fuzz_config:cli/config.c,cli/values.c"
   "fuzz_pipe:-"
-  "fuzz_outcome:src/util/text.c")
+  "fuzz_outcome:src/util/text.c"
+  "fuzz_http:cli/http.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 name)
