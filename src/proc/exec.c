@@ -133,7 +133,7 @@ registered_locked(pid_t pid)
 	for (struct running *r = reg_head; r; r = r->next)
 		if (r->pgid == pid)
 			return 1;
-	return 0;
+	return sked__guard_owns(pid); /* the lease guard is no orphan */
 }
 
 /* the children of this process that are not registered, from every

@@ -29,6 +29,18 @@
 
 #define GUARD_TICK_MS 10
 
+/* the guard processes alive, for sked__guard_owns (0: a free entry) */
+static atomic_int live[8];
+
+int
+sked__guard_owns(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+		if (atomic_load(&live[i]) == (int)pid)
+			return 1;
+	return 0;
+}
+
 struct slot {
 	atomic_int pgid; /* > 0: a program to kill at the deadline */
 	atomic_int fired;
@@ -137,6 +149,11 @@ sked__guard_start(int nslots, sked_guard **out)
 		return SKED_EIO;
 	}
 	setpgid(pid, pid); /* also done by the guard; whoever is first */
+	for (size_t i = 0; i < sizeof live / sizeof live[0]; i++) {
+		int none = 0;
+		if (atomic_compare_exchange_strong(&live[i], &none, (int)pid))
+			break;
+	}
 	g->pid = pid;
 	*out = g;
 	return SKED_OK;
@@ -153,6 +170,10 @@ sked__guard_stop(sked_guard *g)
 	do
 		r = waitpid(g->pid, NULL, 0);
 	while (r < 0 && errno == EINTR);
+	for (size_t i = 0; i < sizeof live / sizeof live[0]; i++) {
+		int mine = (int)g->pid;
+		atomic_compare_exchange_strong(&live[i], &mine, 0);
+	}
 	munmap(g->m, g->size);
 	free(g);
 }

@@ -3,7 +3,8 @@
 # leaves the handler's process group with setsid() escaped the group
 # kill and ran on after the worker (it went to init). `sked worker` is a
 # child subreaper now: such an orphan comes back to it and is killed once
-# the handler ends, for a program and for a pipe: handler. Linux only;
+# the handler ends, for a program and for a pipe: handler, and the lease
+# guard, a child of the worker too, is left alone. Linux only;
 # sqlite only: it does not depend on the backend.
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "handler processes do not depend on the backend" ;; esac
@@ -37,10 +38,20 @@ for line in sys.stdin:
     print(json.dumps({"id": m["id"], "ok": True}), flush=True)
 H
 )
-sk enqueue prog >/dev/null
+p1=$(sk enqueue prog)
 sk enqueue pipekind >/dev/null
-ESCAPE_FILE="$T/escaped" "$SKED" worker --handler "prog=$prog" --handler "pipekind=pipe:$pipe" \
-	--until-empty --poll 100ms 2>"$T/w.log" || { cat "$T/w.log" >&2; fail "the worker failed"; }
+ESCAPE_FILE="$T/escaped" start_worker w --handler "prog=$prog" --handler "pipekind=pipe:$pipe" --poll 100ms
+done1() { [ "$(status_of "$p1")" = 2 ] && [ -s "$T/escaped.pipe" ]; }
+wait_for 30 done1 || { cat "$T/w.log" >&2; fail "the tasks did not run"; }
+# the program's orphan is gone with its task, while the worker runs on;
+# the lease guard (a child of the worker, no handler) is left alone
+pid=$(cat "$T/escaped.prog")
+gone() { ! kill -0 "$pid" 2>/dev/null || case "$(ps -o stat= -p "$pid")" in Z*) true ;; *) false ;; esac; }
+wait_for 10 gone || { kill -9 "$pid" 2>/dev/null; fail "the program's setsid child outlived its task"; }
+ps -o args= --ppid "$wpid" | grep -q -- "worker --handler" || fail "the worker's lease guard was killed as an orphan"
+kill_child TERM "$wpid"
+wait_exit "$wpid" 30
+expect_eq "$wrc" 0 "the worker's exit status"
 leftover=""
 for f in "$T/escaped.prog" "$T/escaped.pipe"; do
 	[ -s "$f" ] || fail "the handler did not start its escaping child ($f)"
