@@ -64,7 +64,7 @@ _sked() {
 		[ -n "$cur" ] || COMPREPLY=(500ms 30s 10m 2h 1d)
 		[ -n "$cur" ] && COMPREPLY=($(compgen -W "${cur}ms ${cur}s ${cur}m ${cur}h ${cur}d" -- "$cur"))
 		return ;;
-	--config | --lines)
+	--config | --lines | --db-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--tz)
@@ -79,7 +79,7 @@ _sked() {
 	# find the command (and subcommand) among the words before this one
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
-		--db | --config | --strategy | --log-format) ((i++)) ;;
+		--db | --db-file | --config | --strategy | --log-format) ((i++)) ;;
 		-*) ;;
 		*)
 			if [ -z "$cmd" ]; then
