@@ -402,6 +402,31 @@ cli_table_new(size_t ncols, const char *const *headers)
 	return t;
 }
 
+/* a copy of s for a terminal: control characters (C0, DEL, C1 as UTF-8)
+ * escaped, so that a value from the database cannot drive it */
+static char *
+term_dup(const char *s)
+{
+	size_t n = strlen(s), o = 0;
+	char *out = malloc(n * 6 + 1);
+
+	if (out == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)sprintf(out + o, "\\x%02x", c);
+		else if (c == 0xc2 && (unsigned char)s[i + 1] >= 0x80 &&
+		         (unsigned char)s[i + 1] <= 0x9f)
+			o += (size_t)sprintf(out + o, "\\u%04x",
+			                     (unsigned char)s[++i]);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 void
 cli_table_add(struct cli_table *t, const char *const *cells)
 {
@@ -419,7 +444,7 @@ cli_table_add(struct cli_table *t, const char *const *cells)
 	}
 	for (i = 0; i < t->ncols; i++)
 		t->cells[t->nrows * t->ncols + i] =
-		        strdup(cells[i] != NULL ? cells[i] : "-");
+		        term_dup(cells[i] != NULL ? cells[i] : "-");
 	t->nrows++;
 }
 

@@ -179,4 +179,14 @@ if grep -q "$(printf '\033')" "$T/show"; then fail "a raw ESC in show: $(od -c "
 grep -q 'unique key   a\\nb\\x1b\[31mred\\u009bx\\x07$' "$T/show" || fail "the key is not escaped: $(grep unique "$T/show")"
 [ "$(sk --json show "$id" | python3 -c 'import json,sys; print(ascii(json.load(sys.stdin)["unique_key"]))')" = "'a\\nb\\x1b[31mred\\x9bx\\x07'" ] ||
 	fail "--json show changed the key"
+# a table cell from the database (a node's host) is escaped too
+start_worker esc --node-id esc-node --handler k=true --poll 200ms
+listed() { sk nodes 2>/dev/null | grep -q esc-node; }
+wait_for 20 listed || { cat "$T/esc.log" >&2; fail "the worker did not register"; }
+sql "UPDATE {p}node SET host = 'h$(printf '\033')[31mred' WHERE id = 'esc-node'"
+sk nodes >"$T/nodes"
+if grep -q "$(printf '\033')" "$T/nodes"; then fail "a raw ESC in nodes: $(od -c "$T/nodes" | head -3)"; fi
+grep -q 'h\\x1b\[31mred' "$T/nodes" || fail "the host is not escaped in nodes: $(cat "$T/nodes")"
+kill_child TERM "$wpid"
+wait_exit "$wpid" 30
 exit 0
