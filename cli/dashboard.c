@@ -1475,6 +1475,14 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		cli_sbuf_puts(&rp->body, "not found\n");
 		return;
 	}
+	if (get && strcmp(p, "/metrics") == 0) {
+		/* the cluster-wide gauges, served while no worker is up
+		 * (docs/operations.md, "Where to scrape"); no session for a
+		 * scraper */
+		rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+		cli_metrics_cluster(d->h, &d->db_mu, &rp->body);
+		return;
+	}
 	if (post) {
 		const char *site = cli_http_header(rq, "Sec-Fetch-Site");
 		if (d->read_only) {
@@ -1507,13 +1515,6 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		memcpy(req_csrf, stok, sizeof req_csrf);
 	}
 
-	if (get && strcmp(p, "/metrics") == 0) {
-		/* the cluster-wide gauges, served while no worker is up
-		 * (docs/operations.md, "Where to scrape") */
-		rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
-		cli_metrics_cluster(d->h, &d->db_mu, &rp->body);
-		return;
-	}
 	pthread_mutex_lock(&d->db_mu);
 	if (get && strcmp(p, "/") == 0)
 		page_overview(d, rq, rp);

@@ -273,8 +273,8 @@ vlog(int level, const sked__log_facts *f, const char *fmt, va_list ap)
 		char txt[LINE_MAX_BYTES];
 		size_t tn = (size_t)(n - m);
 		memcpy(txt, line, tn);
-		tn += text_escape(txt + tn, sizeof txt - tn - 1,
-		                  line + (n - m), (size_t)m);
+		tn += text_escape(txt + tn, sizeof txt - tn - 1, line + (n - m),
+		                  (size_t)m);
 		txt[tn] = '\0';
 		if (sink != NULL) {
 			sink(level, txt, sink_data);

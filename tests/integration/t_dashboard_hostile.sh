@@ -79,6 +79,9 @@ expect_eq "$(post_as "$jar2" "name=nightly&csrf=$csrf2")" 303 "POST with its own
 expect_eq "$(count "SELECT COUNT(*) FROM {p}schedule WHERE name = 'nightly' AND enabled = 0")" 1 "paused by the good POST"
 get "$base/" >/dev/null
 sed -n 's/^Set-Cookie: *//Ip' "$T/headers" | grep -q . && fail "a known session got a new cookie"
+# a scraper of /metrics gets no session (it would push out people's)
+curl -s -u ab:12345678 -D "$T/mh" -o /dev/null -m 10 "$base/metrics"
+grep -qi '^Set-Cookie' "$T/mh" && fail "/metrics opened a session"
 
 # bad form input: 400 with the reason (once 503, as if the database failed)
 expect_eq "$(get -d "csrf=$csrf&scope=filter&queue=no%20such%20queue!&status=dead" "$base/tasks/retry")" 400 "retry by a filter with a bad queue name"
