@@ -275,6 +275,13 @@ int cmd_init(struct cli *c, int argc, char **argv);
 int cmd_info(struct cli *c, int argc, char **argv);
 int cmd_enqueue(struct cli *c, int argc, char **argv);
 int cmd_list(struct cli *c, int argc, char **argv);
+/* A task, one attempt, a queue and a schedule as `show --json`,
+ * `queue ls --json` and `cron ls --json` print them (the JSON API
+ * answers the same objects). New references. */
+json_t *cli_task_json(const sked_task *t);
+json_t *cli_run_json(const sked_run *r);
+json_t *cli_queue_json(const sked_queue_info *q);
+json_t *cli_schedule_json(const sked_schedule *s);
 int cmd_show(struct cli *c, int argc, char **argv);
 int cmd_cancel(struct cli *c, int argc, char **argv);
 int cmd_retry(struct cli *c, int argc, char **argv);

@@ -254,6 +254,24 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 	return EX_OK;
 }
 
+/* One schedule as `cron ls --json` prints it. */
+json_t *
+cli_schedule_json(const sked_schedule *s)
+{
+	return json_pack(
+	        "{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:s, s:s, s:b, s:o, "
+	        "s:o}",
+	        "name", cli_json_cstr(s->name), "expr", cli_json_cstr(s->expr),
+	        "tz", cli_json_cstr(s->tz), "kind", cli_json_cstr(s->kind),
+	        "payload", cli_json_str(s->payload, s->payload_len), "queue",
+	        cli_json_cstr(s->queue), "priority", s->priority,
+	        "max_attempts", s->max_attempts, "misfire",
+	        sked_misfire_name(s->misfire), "overlap",
+	        sked_overlap_name(s->overlap), "enabled", s->enabled,
+	        "next_fire", cli_json_time(s->next_fire_ms), "last_fire",
+	        cli_json_time(s->last_fire_ms));
+}
+
 int
 cmd_cron_ls(struct cli *c, int argc, char **argv)
 {
@@ -286,27 +304,7 @@ cmd_cron_ls(struct cli *c, int argc, char **argv)
 	if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
-			json_array_append_new(
-			        arr,
-			        json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:i, "
-			                  "s:i, s:s, s:s, s:b, s:o, s:o}",
-			                  "name", cli_json_cstr(s[i].name),
-			                  "expr", cli_json_cstr(s[i].expr),
-			                  "tz", cli_json_cstr(s[i].tz), "kind",
-			                  cli_json_cstr(s[i].kind), "payload",
-			                  cli_json_str(s[i].payload,
-			                               s[i].payload_len),
-			                  "queue", cli_json_cstr(s[i].queue),
-			                  "priority", s[i].priority,
-			                  "max_attempts", s[i].max_attempts,
-			                  "misfire",
-			                  sked_misfire_name(s[i].misfire),
-			                  "overlap",
-			                  sked_overlap_name(s[i].overlap),
-			                  "enabled", s[i].enabled, "next_fire",
-			                  cli_json_time(s[i].next_fire_ms),
-			                  "last_fire",
-			                  cli_json_time(s[i].last_fire_ms)));
+			json_array_append_new(arr, cli_schedule_json(&s[i]));
 		sked_schedules_free(s, n);
 		return cli_json_print(arr);
 	}

@@ -63,8 +63,8 @@ print_line(const char *s)
 
 /* ---- list, show ---- */
 
-static json_t *
-task_json(const sked_task *t)
+json_t *
+cli_task_json(const sked_task *t)
 {
 	json_t *o = json_object();
 
@@ -170,7 +170,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 	if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
-			json_array_append_new(arr, task_json(&ts[i]));
+			json_array_append_new(arr, cli_task_json(&ts[i]));
 		ex = cli_json_print(arr);
 	} else {
 		struct cli_table *t = cli_table_new(8, head);
@@ -201,8 +201,8 @@ cmd_list(struct cli *c, int argc, char **argv)
 	return ex;
 }
 
-static json_t *
-run_json(const sked_run *r)
+json_t *
+cli_run_json(const sked_run *r)
 {
 	json_t *o = json_object();
 
@@ -314,10 +314,10 @@ cmd_show(struct cli *c, int argc, char **argv)
 		return cli_fail(c->h, rc, "runs of task %" PRId64, id);
 	}
 	if (c->json) {
-		json_t *o = task_json(t), *arr = json_array();
+		json_t *o = cli_task_json(t), *arr = json_array();
 		size_t i;
 		for (i = 0; i < n; i++)
-			json_array_append_new(arr, run_json(&runs[i]));
+			json_array_append_new(arr, cli_run_json(&runs[i]));
 		json_object_set_new(o, "runs", arr);
 		ex = cli_json_print(o);
 	} else {

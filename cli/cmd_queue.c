@@ -58,8 +58,8 @@ cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms)
 }
 
 /* One queue as `queue ls --json` prints it. */
-static json_t *
-queue_json(const sked_queue_info *q)
+json_t *
+cli_queue_json(const sked_queue_info *q)
 {
 	char d[32];
 	json_t *rate =
@@ -150,7 +150,7 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 		return cli_fail(c->h, rc, "queue set");
 	for (i = 0; i < n && strcmp(q[i].queue, queue) != 0; i++)
 		;
-	json_t *v = queue_json(i < n ? &q[i] : &none);
+	json_t *v = cli_queue_json(i < n ? &q[i] : &none);
 	sked_queue_info_free(q, n);
 	return cli_json_print(v);
 }
@@ -196,7 +196,7 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 	if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
-			json_array_append_new(arr, queue_json(&q[i]));
+			json_array_append_new(arr, cli_queue_json(&q[i]));
 		sked_queue_info_free(q, n);
 		return cli_json_print(arr);
 	}

@@ -15,6 +15,7 @@
  * --read-only serves no form and refuses every POST; responses carry a
  * Content-Security-Policy that allows no inline script.
  */
+#include "api.h"
 #include "cli.h"
 #include "dashboard.h"
 #include "http.h"
@@ -58,6 +59,7 @@ struct dash {
 	char *user, *secret;   /* --auth: user may be NULL (a token) */
 	char url[512];         /* redacted */
 	char listen_host[256]; /* as given in --listen, without the port */
+	struct cli_api *api;   /* --api-token: the JSON API, or NULL */
 };
 
 /* ---- small helpers ---- */
@@ -1451,6 +1453,9 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		cli_sbuf_puts(&rp->body, "ok");
 		return;
 	}
+	/* the JSON API: its own token, never --auth nor a cookie */
+	if (cli_api_path(p))
+		return cli_api_serve(d->api, host_allowed(d, rq), rq, rp);
 	if (!host_allowed(d, rq)) {
 		rp->status = 403;
 		cli_sbuf_puts(&rp->body, "this dashboard answers to its own "
@@ -1641,16 +1646,17 @@ random_token(char *out, size_t len)
 int
 cmd_dashboard(struct cli *c, int argc, char **argv)
 {
-	enum { O_LISTEN = 1, O_AUTH, O_RO };
+	enum { O_LISTEN = 1, O_AUTH, O_RO, O_API };
 	static const struct option opts[] = {
 	        {"listen", required_argument, NULL, O_LISTEN},
 	        {"auth", required_argument, NULL, O_AUTH},
+	        {"api-token", required_argument, NULL, O_API},
 	        {"read-only", no_argument, NULL, O_RO},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
 	const char *listen = DEFAULT_ADDR,
-	           *auth = getenv("SKED_DASHBOARD_AUTH");
+	           *auth = getenv("SKED_DASHBOARD_AUTH"), *api = NULL;
 	struct dash d;
 	struct cli_http *srv = NULL;
 	char ss[128], err[256];
@@ -1673,6 +1679,9 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 		case O_RO:
 			d.read_only = 1;
 			break;
+		case O_API:
+			api = optarg;
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "dashboard");
 			goto out;
@@ -1693,6 +1702,8 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	if (auth && auth[0] && (ex = load_auth(&d, auth)) != 0)
+		goto out;
+	if (api && (ex = cli_api_new(api, d.read_only, &d.api)) != 0)
 		goto out;
 	{
 		const char *colon = strrchr(listen, ':');
@@ -1720,6 +1731,7 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 	if ((ex = cli_open(c)) != 0)
 		goto out;
 	d.h = c->h;
+	cli_api_bind(d.api, c->h, &d.db_mu);
 	sked_redact_url(c->url, d.url, sizeof d.url);
 	/* the server's threads inherit this mask: signals come to sigwait */
 	sigemptyset(&set);
@@ -1737,8 +1749,9 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 #endif
 		goto out;
 	}
-	printf("sked dashboard on port %d (%s%s%s); Ctrl-C stops it\n", port,
+	printf("sked dashboard on port %d (%s%s%s%s); Ctrl-C stops it\n", port,
 	       listen, d.secret ? ", with --auth" : "",
+	       d.api ? ", JSON API at /api/" : "",
 	       d.read_only ? ", read-only" : "");
 	fflush(stdout);
 	for (;;) {
@@ -1749,6 +1762,7 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 	}
 	cli_http_stop(srv);
 out:
+	cli_api_free(d.api);
 	free(d.user);
 	free(d.secret);
 	pthread_mutex_destroy(&d.db_mu);

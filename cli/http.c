@@ -573,7 +573,14 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	rq.body_len = st->body.len;
 	rq.conn = conn;
 	conn_mark(conn, s, 1); /* the request is in: no deadline now */
-	if (st->too_big || st->body.oom) {
+	if ((st->too_big || st->body.oom) && strncmp(url, "/api/", 5) == 0) {
+		/* the JSON API's one error shape (cli/api.c) */
+		rp.status = 413;
+		rp.content_type = "application/json";
+		cli_sbuf_puts(&rp.body, "{\"error\":{\"code\":65,\"message\":"
+		                        "\"the request body is larger than 1 "
+		                        "MiB\"}}\n");
+	} else if (st->too_big || st->body.oom) {
 		rp.status = 413;
 		cli_sbuf_puts(&rp.body, "request body too large\n");
 	} else {

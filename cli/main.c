@@ -264,7 +264,7 @@ static const struct cli_cmd commands[] = {
          0},
         {"dashboard", cmd_dashboard, NULL,
          "dashboard [--listen ADDR:PORT] [--auth file:PATH|env:NAME] "
-         "[--read-only]",
+         "[--api-token file:PATH|env:NAME] [--read-only]",
          "the web dashboard (127.0.0.1:8420 by default)",
          "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8420); "
          "an address\n"
@@ -275,6 +275,13 @@ static const struct cli_cmd commands[] = {
          "also\n"
          "                      SKED_DASHBOARD_AUTH. Never the secret "
          "itself.\n"
+         "  --api-token SPEC    file:PATH or env:NAME holding the token "
+         "of the JSON\n"
+         "                      API under /api/ (Authorization: Bearer "
+         "TOKEN; at\n"
+         "                      least 32 characters); without it /api/ "
+         "answers 404.\n"
+         "                      See docs/api.md\n"
          "  --read-only         show, never change: no forms, POST "
          "refused\n"
          "  GET /metrics serves the cluster-wide gauges for Prometheus, "
