@@ -93,7 +93,7 @@ install(FILES examples/systemd/sked.sysusers.conf
   DESTINATION ${SKED_SYSUSERSDIR} RENAME sked.conf)
 
 # --- docs and examples ---
-file(GLOB SKED_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md)
+file(GLOB SKED_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md ${CMAKE_SOURCE_DIR}/docs/*.yaml)
 install(FILES README.md ${SKED_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES examples/systemd/sked-worker.service examples/systemd/sked@.service
   examples/systemd/sked.conf examples/systemd/sked.sysusers.conf

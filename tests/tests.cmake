@@ -79,6 +79,14 @@ endforeach()
 include(${CMAKE_SOURCE_DIR}/tests/pg_example.cmake)
 include(${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.cmake)
 
+# docs/openapi: docs/openapi.yaml, the JSON API's description, is a valid
+# OpenAPI 3 document (swagger-parser from npm; t_api.sh checks the API's
+# answers against it).
+add_test(NAME docs/openapi COMMAND sh ${CMAKE_SOURCE_DIR}/tests/openapi/check.sh)
+set_tests_properties(docs/openapi PROPERTIES
+  ENVIRONMENT "SKED_SRC=${CMAKE_SOURCE_DIR};SKED_BUILD=${CMAKE_BINARY_DIR}"
+  SKIP_RETURN_CODE 77 LABELS docs TIMEOUT 300)
+
 # build/drivers: every driver whose client library is installed now is in
 # this build, unless it was turned off (-DSKED_WITH_…=OFF). A library
 # installed after the build was configured fails it, with the fix.

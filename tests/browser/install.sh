@@ -1,8 +1,9 @@
 #!/bin/sh
-# tests/browser/install.sh DIR — install the browser tests' npm packages
-# (puppeteer-core, pinned by package-lock.json) into DIR/node_modules,
-# once. Exit 0 when they are there, 69 when npm is missing or the
-# registry cannot be reached (the caller skips, loudly).
+# tests/browser/install.sh DIR [PKG] — install the npm packages of the
+# folder PKG (default: this one, the browser tests' puppeteer-core;
+# tests/openapi for the OpenAPI checks), pinned by its package-lock.json,
+# into DIR/node_modules, once. Exit 0 when they are there, 69 when npm is
+# missing or the registry cannot be reached (the caller skips, loudly).
 #
 # Tests of several backends call this at the same time (ctest -j): the
 # first installs under an flock on DIR.lock while the others wait, then
@@ -11,13 +12,13 @@
 # from under a browser test that was already running.
 set -eu
 dir=$1
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "${2:-$(dirname "$0")}" && pwd)
 mkdir -p "$dir"
 exec 9>"$dir.lock"
 flock 9
 # the stamp is written only after a whole install: a half-done one
 # (killed, or npm failed) is done again
-[ -f "$dir/node_modules/puppeteer-core/package.json" ] &&
+[ -d "$dir/node_modules" ] &&
 	cmp -s "$here/package-lock.json" "$dir/installed-lock.json" && exit 0
 command -v npm >/dev/null || { echo "npm is not installed" >&2; exit 69; }
 rm -f "$dir/installed-lock.json"

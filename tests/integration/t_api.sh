@@ -1,0 +1,394 @@
+#!/bin/sh
+# The JSON API of `sked dashboard --api-token` (docs/api.md), driven with
+# curl: every endpoint does what it says in the database (enqueue with
+# every option, bulk all-or-none, show, list with filters and keyset
+# pages, cancel and retry by id and by filter with the count first,
+# stats, queues, schedules), and every refusal answers the one error
+# shape with its status: a weak token refused at start, the API off
+# without a token, no token, a wrong one, the dashboard's --auth secret,
+# a cookie, a token in the URL, another Host, read-only, an oversized
+# body, a body that is not JSON, a bad field. Last, every answer recorded
+# here is checked against docs/openapi.yaml (tests/openapi/validate.mjs),
+# which must itself be valid, and every operation it describes must have
+# been answered with success.
+. "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || skip "curl is not installed"
+init_db
+
+tok=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
+printf '%s\n' "$tok" >"$T/tok"
+chmod 600 "$T/tok"
+
+# ---- refused at start: a token never on argv, never weak ----
+expect_rc 64 sk dashboard --listen "127.0.0.1:$(free_port)" --api-token "$tok"
+stderr_one_line "$T/err"
+printf 'short-token\n' >"$T/weak"
+chmod 600 "$T/weak"
+printf '%s\n' "$(printf 'ab%.0s' $(seq 1 20))" >"$T/repeated"
+chmod 600 "$T/repeated"
+: >"$T/empty"
+chmod 600 "$T/empty"
+cp "$T/tok" "$T/open"
+chmod 644 "$T/open"
+for spec in "file:$T/weak" "file:$T/repeated" "file:$T/empty" "file:$T/open" \
+	"env:SKED_NO_SUCH_TOKEN_VAR"; do
+	set +e
+	"$SKED" dashboard --listen "127.0.0.1:$(free_port)" --api-token "$spec" \
+		>/dev/null 2>"$T/err"
+	rc=$?
+	set -e
+	expect_eq "$rc" 64 "dashboard --api-token $spec"
+	stderr_one_line "$T/err"
+done
+
+# start_api NAME ARGS...: run the dashboard; sets $base and $port
+start_api() {
+	dname=$1
+	shift
+	port=$(free_port)
+	"$SKED" dashboard --listen "127.0.0.1:$port" "$@" >"$T/$dname.log" 2>&1 &
+	dpid=$!
+	base="http://127.0.0.1:$port"
+	up() { curl -s -o /dev/null "$base/static/app.css"; }
+	wait_for 10 up || { cat "$T/$dname.log" >&2; fail "the dashboard did not start"; }
+}
+stop_api() {
+	kill -TERM "$dpid"
+	wait_exit "$dpid" 10
+	expect_eq "$wrc" 0 "the dashboard's exit status after SIGTERM"
+}
+
+# call METHOD PATH [CURL ARGS...]: one request with the token (unless the
+# args give an Authorization of their own, or NOAUTH=1); the answer is
+# in $T/ans, its status in $code; every answer is kept for the OpenAPI
+# check, and a refusal must be the one error shape.
+n=0
+call() {
+	m=$1
+	p=$2
+	shift 2
+	n=$((n + 1))
+	if [ "${NOAUTH:-0}" = 1 ]; then
+		set -- "$@"
+	else
+		set -- -H "Authorization: Bearer $tok" "$@"
+	fi
+	code=$(curl -s -m 30 -X "$m" -o "$T/ans.$n" -D "$T/hdr" -w '%{http_code}' \
+		"$@" "$base$p") || fail "curl $m $p"
+	cp "$T/ans.$n" "$T/ans"
+	echo "$m $p $code $T/ans.$n" >>"$T/answers"
+	grep -qi '^content-type: application/json' "$T/hdr" ||
+		fail "$m $p: the answer is not application/json"
+	if [ "$code" -ge 400 ]; then
+		ecode=$(json_get 'd["error"]["code"]' <"$T/ans")
+		json_get 'd["error"]["message"]' <"$T/ans" >/dev/null
+		[ "$(json_get 'len(d)' <"$T/ans")" = 1 ] ||
+			fail "$m $p: the error has more than the error object"
+	fi
+}
+# post PATH JSON [CURL ARGS...]
+post() {
+	pp=$1
+	body=$2
+	shift 2
+	call POST "$pp" -H 'Content-Type: application/json' --data-binary "$body" "$@"
+}
+# refused STATUS CODE WHAT: the last answer was this refusal
+refused() {
+	expect_eq "$code" "$1" "$3: HTTP status"
+	expect_eq "$ecode" "$2" "$3: error code"
+}
+field() { json_get "$1" <"$T/ans"; }
+
+# ---- without --api-token the API is off ----
+start_api off
+call GET /api/stats
+refused 404 69 "the API without --api-token"
+stop_api
+
+printf 'dash-secret-1234\n' >"$T/auth"
+chmod 600 "$T/auth"
+start_api on --api-token "file:$T/tok" --auth "file:$T/auth"
+
+# ---- who may call ----
+NOAUTH=1 call GET /api/stats
+refused 401 77 "no Authorization header"
+grep -qi '^www-authenticate: Bearer' "$T/hdr" || fail "a 401 without WWW-Authenticate: Bearer"
+NOAUTH=1 call GET /api/stats -H "Authorization: Bearer ${tok}x"
+refused 401 77 "a wrong token (one character more)"
+NOAUTH=1 call GET /api/stats -H "Authorization: Bearer $(echo "$tok" | cut -c2-)"
+refused 401 77 "a wrong token (one character less)"
+NOAUTH=1 call GET /api/stats -H "Authorization: Bearer dash-secret-1234"
+refused 401 77 "the dashboard's --auth token"
+NOAUTH=1 call GET /api/stats -u "anyone:dash-secret-1234"
+refused 401 77 "the dashboard's --auth as basic auth"
+NOAUTH=1 call GET /api/stats -H "Cookie: session=$tok; token=$tok"
+refused 401 77 "a cookie"
+NOAUTH=1 call GET "/api/stats?access_token=$tok"
+refused 400 64 "the token in the URL"
+call GET "/api/tasks?token=$tok"
+refused 400 64 "the token in the URL, with the header too"
+call GET /api/stats -H 'Host: attacker.example'
+expect_eq "$code" 200 "--auth lets any Host in (the address is the operator's)"
+# the API token opens no dashboard page
+expect_eq "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok" "$base/tasks")" \
+	401 "the API token on a dashboard page"
+stop_api
+# the token from the environment, and no --auth: the Host check holds
+SKED_T_API_TOKEN=$tok
+export SKED_T_API_TOKEN
+start_api main --api-token "env:SKED_T_API_TOKEN"
+call GET /api/stats -H "Host: attacker.example"
+refused 403 77 "another Host (DNS rebinding)"
+call GET /api/stats -H "Host: localhost:$port"
+expect_eq "$code" 200 "Host localhost"
+
+# ---- enqueue: every option ----
+post /api/tasks '{"kind":"mail","payload":{"to":"ada@example.com"},"queue":"q1","priority":7,"in":"1h","max_attempts":3,"unique_key":"order-17","concurrency_key":"tenant-9"}'
+expect_eq "$code" 201 "enqueue with every option"
+expect_eq "$(field 'd["existed"]')" false "a new task"
+t1=$(field 'd["id"]')
+sk show "$t1" --json >"$T/show"
+expect_eq "$(json_get 'd["queue"]' <"$T/show")" q1 "queue"
+expect_eq "$(json_get 'd["priority"]' <"$T/show")" 7 "priority"
+expect_eq "$(json_get 'd["max_attempts"]' <"$T/show")" 3 "max_attempts"
+expect_eq "$(json_get 'd["unique_key"]' <"$T/show")" order-17 "unique_key"
+expect_eq "$(json_get 'd["payload"]' <"$T/show")" '{"to":"ada@example.com"}' "an object payload, as JSON text"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $t1 AND concurrency_key = 'tenant-9'")" 1 "concurrency_key"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $t1 AND run_at > created_at")" 1 "in: later than now"
+post /api/tasks '{"kind":"mail","payload":"other","unique_key":"order-17"}'
+expect_eq "$code" 200 "the same unique key again"
+expect_eq "$(field 'd["id"]')" "$t1" "the existing task's id"
+expect_eq "$(field 'd["existed"]')" true "existed"
+post /api/tasks '{"kind":"report","payload":"plain text","run_at":"2030-01-02T03:04:05Z"}'
+expect_eq "$code" 201 "enqueue at a time"
+t2=$(field 'd["id"]')
+expect_eq "$(sk show "$t2" --json | json_get 'd["run_at"]')" 2030-01-02T03:04:05.000Z "run_at"
+expect_eq "$(sk show "$t2" --json | json_get 'd["payload"]')" "plain text" "a string payload as it is"
+post /api/tasks '{"kind":"bare"}'
+expect_eq "$code" 201 "enqueue with the kind alone"
+
+# ---- bulk: one kind, shared options, all or none ----
+post /api/tasks/bulk '{"kind":"job","payloads":["1","2",{"n":3}],"queue":"bulkq","priority":2,"max_attempts":1}'
+expect_eq "$code" 201 "bulk enqueue"
+expect_eq "$(field 'len(d["ids"])')" 3 "three ids"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'bulkq' AND priority = 2 AND max_attempts = 1")" 3 "three tasks with the options"
+before=$(count "SELECT COUNT(*) FROM {p}task")
+post /api/tasks/bulk '{"kind":"job","payloads":["ok","no\u0000nul"]}'
+refused 400 65 "bulk with a payload the library refuses"
+post /api/tasks/bulk '{"kind":"not a name!","payloads":["a","b"]}'
+refused 400 65 "bulk with a bad kind"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" "$before" "a refused bulk enqueues nothing"
+post /api/tasks/bulk '{"kind":"job","payloads":["a"],"unique_key":"k"}'
+refused 400 65 "bulk with a unique key"
+post /api/tasks/bulk '{"kind":"job","payloads":[]}'
+refused 400 65 "bulk of nothing"
+
+# ---- bad input: one line, 400/65 (415, 413) ----
+post /api/tasks '{"kind":"mail",'
+refused 400 65 "a body that is not JSON"
+post /api/tasks '[1,2]'
+refused 400 65 "a body that is not an object"
+post /api/tasks '{"kind":"mail","kind":"job"}'
+refused 400 65 "a field given twice"
+post /api/tasks '{"kind":"mail","prio":1}'
+refused 400 65 "an unknown field"
+post /api/tasks '{"kind":"mail","priority":"high"}'
+refused 400 65 "priority as a string"
+post /api/tasks '{"kind":"mail","max_attempts":0}'
+refused 400 65 "max_attempts 0"
+post /api/tasks '{"payload":"x"}'
+refused 400 65 "no kind"
+post /api/tasks '{"kind":"bad kind"}'
+refused 400 65 "a kind that is not a name"
+post /api/tasks '{"kind":"mail","run_at":"2030-01-02T03:04:05"}'
+refused 400 65 "run_at without its zone"
+post /api/tasks '{"kind":"mail","run_at":"2030-01-02T03:04:05Z","in":"1h"}'
+refused 400 65 "run_at and in"
+post /api/tasks '{"kind":"mail","in":"soon"}'
+refused 400 65 "in that is not a duration"
+call POST /api/tasks -H 'Content-Type: text/plain' --data-binary '{"kind":"mail"}'
+refused 415 65 "a body without Content-Type: application/json"
+call POST /api/tasks --data-binary '{"kind":"mail"}'
+refused 415 65 "a form body"
+python3 -c 'import sys; sys.stdout.write("{\"kind\":\"big\",\"payload\":\"" + "a" * 1100000 + "\"}")' >"$T/big.json"
+call POST /api/tasks -H 'Content-Type: application/json' --data-binary "@$T/big.json"
+refused 413 65 "a body over 1 MiB"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind IN ('big', 'mail') AND id <> $t1")" 0 \
+	"no refused enqueue made a task"
+call GET /api/nothing-here
+refused 404 64 "an endpoint that does not exist"
+call DELETE "/api/tasks/$t1"
+refused 405 64 "DELETE"
+call GET /api/tasks/bulk
+refused 405 64 "GET on a POST endpoint"
+call GET /api/tasks/999999999
+refused 404 65 "a task that does not exist"
+call GET "/api/tasks?status=finished"
+refused 400 65 "an unknown status"
+call GET "/api/tasks?limit=0"
+refused 400 65 "limit 0"
+call GET "/api/tasks?limit=ten"
+refused 400 65 "a limit that is not a number"
+call GET "/api/tasks?queue=no%20name"
+refused 400 65 "a queue that is not a name"
+call GET "/api/tasks?since=yesterday"
+refused 400 65 "since that is not a duration"
+
+# ---- run some: two dead, three succeeded ----
+fail_h=$(handler fail.sh <<'H'
+#!/bin/sh
+echo "the mail server said no" >&2
+exit 3
+H
+)
+ok_h=$(handler ok.sh <<'H'
+#!/bin/sh
+exit 0
+H
+)
+post /api/tasks/bulk '{"kind":"flaky","payloads":["a","b"],"max_attempts":1}'
+d1=$(field 'd["ids"][0]')
+d2=$(field 'd["ids"][1]')
+start_worker w --handler "flaky=$fail_h" --handler "job=$ok_h" \
+	--handler "bare=$ok_h" --until-empty --poll 100ms
+wait_exit "$wpid" 120
+expect_eq "$wrc" 0 "the worker's exit status"
+expect_eq "$(status_of "$d1")" 3 "a failing task is dead"
+
+# ---- show ----
+call GET "/api/tasks/$d1"
+expect_eq "$code" 200 "show"
+expect_eq "$(field 'd["id"]')" "$d1" "show: the id"
+expect_eq "$(field 'd["status"]')" dead "show: the status"
+expect_eq "$(field 'len(d["runs"])')" 1 "show: one attempt"
+expect_eq "$(field 'd["runs"][0]["exit_code"]')" 3 "show: the attempt's exit code"
+sk show "$d1" --json >"$T/cli.json"
+expect_eq "$(field 'sorted(d.keys())')" "$(json_get 'sorted(d.keys())' <"$T/cli.json")" \
+	"show: the same fields as sked show --json"
+
+# ---- list: filters, keyset pages ----
+all=$(sk list --limit 1000 --json | json_get '" ".join(str(t["id"]) for t in d)')
+got=""
+cursor=""
+pages=0
+while :; do
+	call GET "/api/tasks?limit=3$cursor"
+	expect_eq "$code" 200 "a page of tasks"
+	[ "$(field 'len(d["tasks"])')" -le 3 ] || fail "a page longer than its limit"
+	got="$got $(field '" ".join(str(t["id"]) for t in d["tasks"])')"
+	pages=$((pages + 1))
+	nb=$(field 'd["next_before"]')
+	[ "$nb" = null ] && break
+	cursor="&before=$nb"
+	[ $pages -lt 50 ] || fail "the pages never end"
+done
+expect_eq "$(echo $got)" "$all" "the pages, in order, are sked list's tasks"
+[ $pages -ge 3 ] || fail "only $pages pages of 3 for $(echo $all | wc -w) tasks"
+call GET "/api/tasks?queue=bulkq"
+expect_eq "$(field 'len(d["tasks"])')" 3 "queue filter"
+call GET "/api/tasks?kind=flaky&status=dead"
+expect_eq "$(field 'sorted(t["id"] for t in d["tasks"])')" "[$d1, $d2]" "kind and status filter"
+call GET "/api/tasks?status=succeeded"
+expect_eq "$(field 'len(d["tasks"])')" 4 "status filter: succeeded"
+call GET "/api/tasks?unique_key=order-17"
+expect_eq "$(field '[t["id"] for t in d["tasks"]]')" "[$t1]" "a unique key"
+call GET "/api/tasks?unique_key=no-such-key"
+expect_eq "$(field 'len(d["tasks"])')" 0 "a unique key that no task has"
+call GET "/api/tasks?since=1h"
+expect_eq "$(field 'len(d["tasks"])')" "$(echo $all | wc -w)" "since 1h: every task"
+call GET "/api/tasks?older_than=1h"
+expect_eq "$(field 'len(d["tasks"])')" 0 "older than 1h: none"
+call GET "/api/tasks?node=nobody"
+expect_eq "$(field 'len(d["tasks"])')" 0 "a node that ran nothing"
+
+# ---- cancel, retry by id ----
+call POST "/api/tasks/$d1/retry"
+expect_eq "$code" 200 "retry a dead task"
+expect_eq "$(field 'd["result"]')" "will run again" "retry: the result"
+expect_eq "$(status_of "$d1")" 0 "a retried task is pending"
+call POST "/api/tasks/$d1/cancel"
+expect_eq "$code" 200 "cancel a pending task"
+expect_eq "$(status_of "$d1")" 5 "a cancelled task"
+call POST "/api/tasks/$d1/cancel"
+refused 409 65 "cancel a cancelled task"
+post "/api/tasks/$d1/cancel" '{"now":true}'
+refused 400 65 "a field a one-task change does not take"
+call POST /api/tasks/999999999/retry
+refused 404 65 "retry a task that does not exist"
+
+# ---- by filter: the count, and a change only with confirm ----
+post /api/tasks/retry '{"kind":"flaky"}'
+expect_eq "$code" 200 "count the dead flaky tasks"
+expect_eq "$(field 'd["matched"]')" 1 "one dead (the other is cancelled)"
+expect_eq "$(field 'd["applied"]')" false "not applied without confirm"
+expect_eq "$(status_of "$d2")" 3 "nothing changed without confirm"
+post /api/tasks/retry '{"kind":"flaky","status":"cancelled","confirm":false}'
+expect_eq "$(field 'd["matched"]')" 1 "the cancelled one, by status"
+expect_eq "$(status_of "$d1")" 5 "confirm false changes nothing"
+post /api/tasks/retry '{"kind":"flaky","confirm":true}'
+expect_eq "$(field 'd["changed"]')" 1 "retried with confirm"
+expect_eq "$(field 'd["applied"]')" true "applied"
+expect_eq "$(status_of "$d2")" 0 "the dead task is pending again"
+post /api/tasks/cancel '{"queue":"bulkq","status":"succeeded"}'
+refused 400 65 "cancel succeeded tasks"
+post /api/tasks/cancel '{"kind":"flaky","older_than":"1h","confirm":true}'
+expect_eq "$(field 'd["matched"]')" 0 "older than 1h: none match"
+expect_eq "$(status_of "$d2")" 0 "nothing cancelled"
+post /api/tasks/cancel "{\"ids\":[$d2,$t2]}"
+expect_eq "$(field 'd["changed"]')" 2 "cancel by ids"
+expect_eq "$(status_of "$t2")" 5 "cancelled by ids"
+post /api/tasks/retry "{\"ids\":[$d2],\"kind\":\"flaky\"}"
+refused 400 65 "ids and a filter"
+post /api/tasks/retry '{"ids":["one"]}'
+refused 400 65 "ids that are not numbers"
+post /api/tasks/retry '{"confirm":"yes"}'
+refused 400 65 "confirm that is not a boolean"
+
+# ---- stats, queues, schedules ----
+call GET /api/stats
+expect_eq "$code" 200 "stats"
+sk stats --json >"$T/stats.json"
+for k in pending succeeded dead cancelled; do
+	expect_eq "$(field "d['total']['$k']")" "$(json_get "d['total']['$k']" <"$T/stats.json")" \
+		"stats total $k, as sked stats"
+done
+sk queue set q1 --concurrency 2 --per-key 1 --rate 10/1m >/dev/null
+call GET /api/queues
+expect_eq "$code" 200 "queues"
+expect_eq "$(field '[(q["concurrency"], q["per_key"], q["rate"]["n"]) for q in d["queues"] if q["queue"] == "q1"]')" \
+	"[(2, 1, 10)]" "the limits of q1"
+sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
+call GET /api/schedules
+expect_eq "$code" 200 "schedules"
+expect_eq "$(field '[(s["name"], s["tz"]) for s in d["schedules"]]')" "[('nightly', 'Europe/Berlin')]" "the schedule"
+stop_api
+
+# ---- read-only: reads answer, every change is refused ----
+start_api ro --api-token "file:$T/tok" --read-only
+call GET /api/stats
+expect_eq "$code" 200 "a read on a read-only dashboard"
+before=$(count "SELECT COUNT(*) FROM {p}task")
+post /api/tasks '{"kind":"mail"}'
+refused 403 77 "enqueue on a read-only dashboard"
+post /api/tasks/bulk '{"kind":"mail","payloads":["a"]}'
+refused 403 77 "bulk on a read-only dashboard"
+call POST "/api/tasks/$t1/cancel"
+refused 403 77 "cancel on a read-only dashboard"
+post /api/tasks/retry '{"confirm":true}'
+refused 403 77 "retry by filter on a read-only dashboard"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" "$before" "a read-only API changed nothing"
+expect_eq "$(status_of "$t1")" 0 "still pending"
+stop_api
+
+# ---- every answer against docs/openapi.yaml ----
+command -v node >/dev/null || skip "node is not installed (the OpenAPI check)"
+set +e
+sh "$SKED_SRC/tests/browser/install.sh" "$SKED_BUILD/openapi" "$SKED_SRC/tests/openapi" 2>"$T/npm.err"
+rc=$?
+set -e
+[ $rc = 0 ] || skip "cannot install swagger-parser with npm: $(tail -1 "$T/npm.err")"
+# from beside its node_modules: ES modules do not read NODE_PATH
+cp "$SKED_SRC/tests/openapi/validate.mjs" "$SKED_BUILD/openapi/validate-$SKED_BACKEND.mjs"
+node "$SKED_BUILD/openapi/validate-$SKED_BACKEND.mjs" "$SKED_SRC/docs/openapi.yaml" "$T/answers" ||
+	fail "the answers do not fit docs/openapi.yaml"
