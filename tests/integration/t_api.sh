@@ -13,6 +13,7 @@
 # been answered with success.
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
+command -v jq >/dev/null || skip "jq is not installed"
 init_db
 
 tok=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
@@ -80,10 +81,11 @@ call() {
 	grep -qi '^content-type: application/json' "$T/hdr" ||
 		fail "$m $p: the answer is not application/json"
 	if [ "$code" -ge 400 ]; then
-		ecode=$(json_get 'd["error"]["code"]' <"$T/ans")
-		json_get 'd["error"]["message"]' <"$T/ans" >/dev/null
-		[ "$(json_get 'len(d)' <"$T/ans")" = 1 ] ||
-			fail "$m $p: the error has more than the error object"
+		ecode=$(jq -er '.error.code | numbers' "$T/ans") ||
+			fail "$m $p: no numeric error.code in $(cat "$T/ans")"
+		jq -e '(.error.message | strings) and length == 1 and
+			(.error | length == 2)' "$T/ans" >/dev/null ||
+			fail "$m $p: not the one error shape: $(cat "$T/ans")"
 	fi
 }
 # post PATH JSON [CURL ARGS...]
@@ -98,7 +100,7 @@ refused() {
 	expect_eq "$code" "$1" "$3: HTTP status"
 	expect_eq "$ecode" "$2" "$3: error code"
 }
-field() { json_get "$1" <"$T/ans"; }
+field() { jq -r "$1" "$T/ans" || fail "not JSON: $(cat "$T/ans")"; }
 
 # ---- without --api-token the API is off ----
 start_api off
@@ -146,32 +148,32 @@ expect_eq "$code" 200 "Host localhost"
 # ---- enqueue: every option ----
 post /api/tasks '{"kind":"mail","payload":{"to":"ada@example.com"},"queue":"q1","priority":7,"in":"1h","max_attempts":3,"unique_key":"order-17","concurrency_key":"tenant-9"}'
 expect_eq "$code" 201 "enqueue with every option"
-expect_eq "$(field 'd["existed"]')" false "a new task"
-t1=$(field 'd["id"]')
+expect_eq "$(field .existed)" false "a new task"
+t1=$(field .id)
 sk show "$t1" --json >"$T/show"
-expect_eq "$(json_get 'd["queue"]' <"$T/show")" q1 "queue"
-expect_eq "$(json_get 'd["priority"]' <"$T/show")" 7 "priority"
-expect_eq "$(json_get 'd["max_attempts"]' <"$T/show")" 3 "max_attempts"
-expect_eq "$(json_get 'd["unique_key"]' <"$T/show")" order-17 "unique_key"
-expect_eq "$(json_get 'd["payload"]' <"$T/show")" '{"to":"ada@example.com"}' "an object payload, as JSON text"
+expect_eq "$(jq -r .queue "$T/show")" q1 "queue"
+expect_eq "$(jq -r .priority "$T/show")" 7 "priority"
+expect_eq "$(jq -r .max_attempts "$T/show")" 3 "max_attempts"
+expect_eq "$(jq -r .unique_key "$T/show")" order-17 "unique_key"
+expect_eq "$(jq -r .payload "$T/show")" '{"to":"ada@example.com"}' "an object payload, as JSON text"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $t1 AND concurrency_key = 'tenant-9'")" 1 "concurrency_key"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $t1 AND run_at > created_at")" 1 "in: later than now"
 post /api/tasks '{"kind":"mail","payload":"other","unique_key":"order-17"}'
 expect_eq "$code" 200 "the same unique key again"
-expect_eq "$(field 'd["id"]')" "$t1" "the existing task's id"
-expect_eq "$(field 'd["existed"]')" true "existed"
+expect_eq "$(field .id)" "$t1" "the existing task's id"
+expect_eq "$(field .existed)" true "existed"
 post /api/tasks '{"kind":"report","payload":"plain text","run_at":"2030-01-02T03:04:05Z"}'
 expect_eq "$code" 201 "enqueue at a time"
-t2=$(field 'd["id"]')
-expect_eq "$(sk show "$t2" --json | json_get 'd["run_at"]')" 2030-01-02T03:04:05.000Z "run_at"
-expect_eq "$(sk show "$t2" --json | json_get 'd["payload"]')" "plain text" "a string payload as it is"
+t2=$(field .id)
+expect_eq "$(sk show "$t2" --json | jq -r .run_at)" 2030-01-02T03:04:05.000Z "run_at"
+expect_eq "$(sk show "$t2" --json | jq -r .payload)" "plain text" "a string payload as it is"
 post /api/tasks '{"kind":"bare"}'
 expect_eq "$code" 201 "enqueue with the kind alone"
 
 # ---- bulk: one kind, shared options, all or none ----
 post /api/tasks/bulk '{"kind":"job","payloads":["1","2",{"n":3}],"queue":"bulkq","priority":2,"max_attempts":1}'
 expect_eq "$code" 201 "bulk enqueue"
-expect_eq "$(field 'len(d["ids"])')" 3 "three ids"
+expect_eq "$(field '.ids | length')" 3 "three ids"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE queue = 'bulkq' AND priority = 2 AND max_attempts = 1")" 3 "three tasks with the options"
 before=$(count "SELECT COUNT(*) FROM {p}task")
 post /api/tasks/bulk '{"kind":"job","payloads":["ok","no\u0000nul"]}'
@@ -248,8 +250,8 @@ exit 0
 H
 )
 post /api/tasks/bulk '{"kind":"flaky","payloads":["a","b"],"max_attempts":1}'
-d1=$(field 'd["ids"][0]')
-d2=$(field 'd["ids"][1]')
+d1=$(field '.ids[0]')
+d2=$(field '.ids[1]')
 start_worker w --handler "flaky=$fail_h" --handler "job=$ok_h" \
 	--handler "bare=$ok_h" --until-empty --poll 100ms
 wait_exit "$wpid" 120
@@ -259,26 +261,26 @@ expect_eq "$(status_of "$d1")" 3 "a failing task is dead"
 # ---- show ----
 call GET "/api/tasks/$d1"
 expect_eq "$code" 200 "show"
-expect_eq "$(field 'd["id"]')" "$d1" "show: the id"
-expect_eq "$(field 'd["status"]')" dead "show: the status"
-expect_eq "$(field 'len(d["runs"])')" 1 "show: one attempt"
-expect_eq "$(field 'd["runs"][0]["exit_code"]')" 3 "show: the attempt's exit code"
+expect_eq "$(field .id)" "$d1" "show: the id"
+expect_eq "$(field .status)" dead "show: the status"
+expect_eq "$(field '.runs | length')" 1 "show: one attempt"
+expect_eq "$(field '.runs[0].exit_code')" 3 "show: the attempt's exit code"
 sk show "$d1" --json >"$T/cli.json"
-expect_eq "$(field 'sorted(d.keys())')" "$(json_get 'sorted(d.keys())' <"$T/cli.json")" \
+expect_eq "$(field 'keys | join(" ")')" "$(jq -r 'keys | join(" ")' "$T/cli.json")" \
 	"show: the same fields as sked show --json"
 
 # ---- list: filters, keyset pages ----
-all=$(sk list --limit 1000 --json | json_get '" ".join(str(t["id"]) for t in d)')
+all=$(sk list --limit 1000 --json | jq -r 'map(.id | tostring) | join(" ")')
 got=""
 cursor=""
 pages=0
 while :; do
 	call GET "/api/tasks?limit=3$cursor"
 	expect_eq "$code" 200 "a page of tasks"
-	[ "$(field 'len(d["tasks"])')" -le 3 ] || fail "a page longer than its limit"
-	got="$got $(field '" ".join(str(t["id"]) for t in d["tasks"])')"
+	[ "$(field '.tasks | length')" -le 3 ] || fail "a page longer than its limit"
+	got="$got $(field '.tasks | map(.id | tostring) | join(" ")')"
 	pages=$((pages + 1))
-	nb=$(field 'd["next_before"]')
+	nb=$(field .next_before)
 	[ "$nb" = null ] && break
 	cursor="&before=$nb"
 	[ $pages -lt 50 ] || fail "the pages never end"
@@ -286,26 +288,27 @@ done
 expect_eq "$(echo $got)" "$all" "the pages, in order, are sked list's tasks"
 [ $pages -ge 3 ] || fail "only $pages pages of 3 for $(echo $all | wc -w) tasks"
 call GET "/api/tasks?queue=bulkq"
-expect_eq "$(field 'len(d["tasks"])')" 3 "queue filter"
+expect_eq "$(field '.tasks | length')" 3 "queue filter"
 call GET "/api/tasks?kind=flaky&status=dead"
-expect_eq "$(field 'sorted(t["id"] for t in d["tasks"])')" "[$d1, $d2]" "kind and status filter"
+expect_eq "$(field '.tasks | map(.id) | sort | map(tostring) | join(" ")')" "$d1 $d2" \
+	"kind and status filter"
 call GET "/api/tasks?status=succeeded"
-expect_eq "$(field 'len(d["tasks"])')" 4 "status filter: succeeded"
+expect_eq "$(field '.tasks | length')" 4 "status filter: succeeded"
 call GET "/api/tasks?unique_key=order-17"
-expect_eq "$(field '[t["id"] for t in d["tasks"]]')" "[$t1]" "a unique key"
+expect_eq "$(field '.tasks | map(.id | tostring) | join(" ")')" "$t1" "a unique key"
 call GET "/api/tasks?unique_key=no-such-key"
-expect_eq "$(field 'len(d["tasks"])')" 0 "a unique key that no task has"
+expect_eq "$(field '.tasks | length')" 0 "a unique key that no task has"
 call GET "/api/tasks?since=1h"
-expect_eq "$(field 'len(d["tasks"])')" "$(echo $all | wc -w)" "since 1h: every task"
+expect_eq "$(field '.tasks | length')" "$(echo $all | wc -w)" "since 1h: every task"
 call GET "/api/tasks?older_than=1h"
-expect_eq "$(field 'len(d["tasks"])')" 0 "older than 1h: none"
+expect_eq "$(field '.tasks | length')" 0 "older than 1h: none"
 call GET "/api/tasks?node=nobody"
-expect_eq "$(field 'len(d["tasks"])')" 0 "a node that ran nothing"
+expect_eq "$(field '.tasks | length')" 0 "a node that ran nothing"
 
 # ---- cancel, retry by id ----
 call POST "/api/tasks/$d1/retry"
 expect_eq "$code" 200 "retry a dead task"
-expect_eq "$(field 'd["result"]')" "will run again" "retry: the result"
+expect_eq "$(field .result)" "will run again" "retry: the result"
 expect_eq "$(status_of "$d1")" 0 "a retried task is pending"
 call POST "/api/tasks/$d1/cancel"
 expect_eq "$code" 200 "cancel a pending task"
@@ -320,23 +323,23 @@ refused 404 65 "retry a task that does not exist"
 # ---- by filter: the count, and a change only with confirm ----
 post /api/tasks/retry '{"kind":"flaky"}'
 expect_eq "$code" 200 "count the dead flaky tasks"
-expect_eq "$(field 'd["matched"]')" 1 "one dead (the other is cancelled)"
-expect_eq "$(field 'd["applied"]')" false "not applied without confirm"
+expect_eq "$(field .matched)" 1 "one dead (the other is cancelled)"
+expect_eq "$(field .applied)" false "not applied without confirm"
 expect_eq "$(status_of "$d2")" 3 "nothing changed without confirm"
 post /api/tasks/retry '{"kind":"flaky","status":"cancelled","confirm":false}'
-expect_eq "$(field 'd["matched"]')" 1 "the cancelled one, by status"
+expect_eq "$(field .matched)" 1 "the cancelled one, by status"
 expect_eq "$(status_of "$d1")" 5 "confirm false changes nothing"
 post /api/tasks/retry '{"kind":"flaky","confirm":true}'
-expect_eq "$(field 'd["changed"]')" 1 "retried with confirm"
-expect_eq "$(field 'd["applied"]')" true "applied"
+expect_eq "$(field .changed)" 1 "retried with confirm"
+expect_eq "$(field .applied)" true "applied"
 expect_eq "$(status_of "$d2")" 0 "the dead task is pending again"
 post /api/tasks/cancel '{"queue":"bulkq","status":"succeeded"}'
 refused 400 65 "cancel succeeded tasks"
 post /api/tasks/cancel '{"kind":"flaky","older_than":"1h","confirm":true}'
-expect_eq "$(field 'd["matched"]')" 0 "older than 1h: none match"
+expect_eq "$(field .matched)" 0 "older than 1h: none match"
 expect_eq "$(status_of "$d2")" 0 "nothing cancelled"
 post /api/tasks/cancel "{\"ids\":[$d2,$t2]}"
-expect_eq "$(field 'd["changed"]')" 2 "cancel by ids"
+expect_eq "$(field .changed)" 2 "cancel by ids"
 expect_eq "$(status_of "$t2")" 5 "cancelled by ids"
 post /api/tasks/retry "{\"ids\":[$d2],\"kind\":\"flaky\"}"
 refused 400 65 "ids and a filter"
@@ -350,18 +353,19 @@ call GET /api/stats
 expect_eq "$code" 200 "stats"
 sk stats --json >"$T/stats.json"
 for k in pending succeeded dead cancelled; do
-	expect_eq "$(field "d['total']['$k']")" "$(json_get "d['total']['$k']" <"$T/stats.json")" \
+	expect_eq "$(field ".total.$k")" "$(jq -r ".total.$k" "$T/stats.json")" \
 		"stats total $k, as sked stats"
 done
 sk queue set q1 --concurrency 2 --per-key 1 --rate 10/1m >/dev/null
 call GET /api/queues
 expect_eq "$code" 200 "queues"
-expect_eq "$(field '[(q["concurrency"], q["per_key"], q["rate"]["n"]) for q in d["queues"] if q["queue"] == "q1"]')" \
-	"[(2, 1, 10)]" "the limits of q1"
+expect_eq "$(field '.queues[] | select(.queue == "q1") | "\(.concurrency) \(.per_key) \(.rate.n)"')" \
+	"2 1 10" "the limits of q1"
 sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
 call GET /api/schedules
 expect_eq "$code" 200 "schedules"
-expect_eq "$(field '[(s["name"], s["tz"]) for s in d["schedules"]]')" "[('nightly', 'Europe/Berlin')]" "the schedule"
+expect_eq "$(field '.schedules | map("\(.name) \(.tz)") | join(",")')" "nightly Europe/Berlin" \
+	"the schedule"
 stop_api
 
 # ---- read-only: reads answer, every change is refused ----
