@@ -75,10 +75,13 @@ cli_api_new(const char *spec, int read_only, struct cli_api **out)
 	*out = NULL;
 	if (strncmp(spec, "file:", 5) == 0) {
 		struct stat st;
-		if (stat(spec + 5, &st) == 0 && (st.st_mode & 077)) {
-			cli_err("dashboard --api-token: %s can be read or "
-			        "written by other users: chmod 600 it",
-			        spec + 5);
+		/* its group may read it (root:sked 0640), no one else */
+		if (stat(spec + 5, &st) == 0 && (st.st_mode & 027)) {
+			cli_err("dashboard --api-token: %s can be %s by other "
+			        "users: chmod 600 (or 640) it",
+			        spec + 5,
+			        st.st_mode & 007 ? "read or written"
+			                         : "written");
 			return EX_USAGE;
 		}
 		if ((ex = cli_read_file("--api-token", spec + 5, 4096, &text,

@@ -18,7 +18,7 @@ init_db
 
 tok=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
 printf '%s\n' "$tok" >"$T/tok"
-chmod 600 "$T/tok"
+chmod 640 "$T/tok" # its group may read it
 
 # ---- refused at start: a token never on argv, never weak ----
 expect_rc 64 sk dashboard --listen "127.0.0.1:$(free_port)" --api-token "$tok"
@@ -31,14 +31,18 @@ chmod 600 "$T/repeated"
 chmod 600 "$T/empty"
 cp "$T/tok" "$T/open"
 chmod 644 "$T/open"
-for spec in "file:$T/weak" "file:$T/repeated" "file:$T/empty" "file:$T/open" \
-	"env:SKED_NO_SUCH_TOKEN_VAR"; do
+cp "$T/tok" "$T/groupw"
+chmod 620 "$T/groupw"
+for case in "64 file:$T/weak" "64 file:$T/repeated" "64 file:$T/empty" \
+	"64 file:$T/open" "64 file:$T/groupw" "64 env:SKED_NO_SUCH_TOKEN_VAR" \
+	"66 file:$T/no-such-file"; do
+	spec=${case#* }
 	set +e
 	"$SKED" dashboard --listen "127.0.0.1:$(free_port)" --api-token "$spec" \
 		>/dev/null 2>"$T/err"
 	rc=$?
 	set -e
-	expect_eq "$rc" 64 "dashboard --api-token $spec"
+	expect_eq "$rc" "${case%% *}" "dashboard --api-token $spec"
 	stderr_one_line "$T/err"
 done
 
