@@ -10,7 +10,8 @@
 # body, a body that is not JSON, a bad field. Last, every answer recorded
 # here is checked against docs/openapi.yaml (tests/openapi/validate.mjs),
 # which must itself be valid, and every operation it describes must have
-# been answered with success.
+# been answered with success. The clients of examples/api/ (Python,
+# Node.js) run as a user would run them.
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 command -v jq >/dev/null || skip "jq is not installed"
@@ -370,6 +371,29 @@ call GET /api/schedules
 expect_eq "$code" 200 "schedules"
 expect_eq "$(field '.schedules | map("\(.name) \(.tz)") | join(",")')" "nightly Europe/Berlin" \
 	"the schedule"
+
+# ---- the examples of examples/api/, as a user would run them ----
+ex=$SKED_SRC/examples/api
+SKED_API_URL=$base SKED_API_TOKEN=$tok python3 "$ex/enqueue.py" report-ex \
+	'{"day": "2026-03-08"}' '"plain"' >"$T/py.out" || fail "examples/api/enqueue.py"
+grep -q '^enqueued [0-9]* [0-9]*$' "$T/py.out" || fail "enqueue.py printed $(cat "$T/py.out")"
+grep -q '^dead of this kind: 0$' "$T/py.out" || fail "enqueue.py printed $(cat "$T/py.out")"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind = 'report-ex' AND queue = 'reports'")" 2 \
+	"the Python example's tasks"
+set +e
+SKED_API_URL=$base SKED_API_TOKEN=wrong python3 "$ex/enqueue.py" report-ex '1' 2>"$T/err" >/dev/null
+rc=$?
+set -e
+expect_eq "$rc" 1 "the Python example with a wrong token"
+expect_eq "$(cat "$T/err")" "sked: wrong API token" "the Python example says why"
+if command -v node >/dev/null; then
+	SKED_API_URL=$base SKED_API_TOKEN=$tok node "$ex/enqueue.mjs" mail-ex '{"to": "ada@example.com"}' \
+		>"$T/node.out" || fail "examples/api/enqueue.mjs"
+	nid=$(cut -d' ' -f1 "$T/node.out")
+	expect_eq "$(cat "$T/node.out")" "$nid pending {\"to\":\"ada@example.com\"}" "the Node example's output"
+	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $nid AND kind = 'mail-ex' AND max_attempts = 3")" 1 \
+		"the Node example's task"
+fi
 stop_api
 
 # ---- read-only: reads answer, every change is refused ----
