@@ -615,9 +615,9 @@ get_tasks(struct cli_api *a, const struct cli_http_request *rq,
 		f.created_before_ms = now - ms;
 	}
 	arr = json_array();
-	if (key) {
-		/* the task of a unique key: a page of one, or of none, that
-		 * the other filters still apply to */
+	if (key && key[0]) {
+		/* the task of a unique key: a page of one, or of none; its
+		 * status, queue and kind must match those asked for too */
 		int64_t id;
 		rc = sked_task_find_unique(a->h, key, &id);
 		if (rc == SKED_OK)
