@@ -30,12 +30,11 @@
 #include <sys/stat.h>
 #include <sysexits.h>
 
-#define TOKEN_MIN  32    /* characters */
-#define LIST_MAX   1000  /* tasks in one page */
-#define LIST_DFLT  100   /* tasks in a page when no limit is given */
-#define BULK_MAX   10000 /* tasks in one bulk enqueue */
-#define IDS_MAX    1000  /* ids in one cancel or retry */
-#define COUNT_PAGE 1000  /* tasks read at a time to count a filter */
+#define TOKEN_MIN 32    /* characters */
+#define LIST_MAX  1000  /* tasks in one page */
+#define LIST_DFLT 100   /* tasks in a page when no limit is given */
+#define BULK_MAX  10000 /* tasks in one bulk enqueue */
+#define IDS_MAX   1000  /* ids in one cancel or retry */
 
 struct cli_api {
 	char *token;
@@ -679,38 +678,8 @@ get_task(struct cli_api *a, int64_t id, struct cli_http_reply *rp)
 
 /* ---- cancel, retry ---- */
 
-/* One of the two verbs, as the CLI has them: the statuses a filter may
- * name, and those it acts on when it names none (-1 ends each list). */
-struct verb {
-	const char *name, *done;
-	int (*one)(sked *, int64_t);
-	int (*ids)(sked *, const int64_t *, size_t, int64_t *);
-	int (*where)(sked *, const sked_list_filter *, int64_t *);
-	int allowed[4], dflt[4];
-};
-
-static const struct verb cancel_verb = {
-        "cancel",
-        "cancelled",
-        sked_cancel,
-        sked_cancel_ids,
-        sked_cancel_where,
-        {SKED_PENDING, SKED_RETRY, SKED_RUNNING, -1},
-        {SKED_PENDING, SKED_RETRY, -1, -1},
-};
-
-static const struct verb retry_verb = {
-        "retry",
-        "will run again",
-        sked_retry,
-        sked_retry_ids,
-        sked_retry_where,
-        {SKED_DEAD, SKED_CANCELLED, SKED_RETRY, -1},
-        {SKED_DEAD, -1, -1, -1},
-};
-
 static void
-post_one(struct cli_api *a, const struct verb *v, int64_t id, json_t *body,
+post_one(struct cli_api *a, const struct cli_verb *v, int64_t id, json_t *body,
          struct cli_http_reply *rp)
 {
 	static const char *const none[] = {NULL};
@@ -720,37 +689,13 @@ post_one(struct cli_api *a, const struct verb *v, int64_t id, json_t *body,
 	if (known_fields(body, none, err, sizeof err))
 		return fail(rp, 400, EX_DATAERR, "%s", err);
 	if ((rc = v->one(a->h, id)) != SKED_OK)
-		return fail_rc(a, rp, rc, v->name);
+		return fail_rc(a, rp, rc, v->cmd);
 	reply(rp, 200,
 	      json_pack("{s:I, s:s}", "id", (json_int_t)id, "result", v->done));
 }
 
-/* How many tasks match f: read a page at a time (ids only matter). */
-static int
-count_where(sked *h, sked_list_filter f, int64_t *n)
-{
-	sked_task *t;
-	size_t got;
-	int rc;
-
-	*n = 0;
-	f.limit = COUNT_PAGE;
-	f.before_id = 0;
-	for (;;) {
-		t = NULL;
-		if ((rc = sked_task_list(h, &f, &t, &got)) != SKED_OK)
-			return rc;
-		*n += (int64_t)got;
-		if (got > 0)
-			f.before_id = t[got - 1].id;
-		sked_tasks_free(t, got);
-		if (got < COUNT_PAGE)
-			return SKED_OK;
-	}
-}
-
 static void
-post_many(struct cli_api *a, const struct verb *v, json_t *body,
+post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
           struct cli_http_reply *rp)
 {
 	static const char *const fields[] = {"ids",   "status",     "kind",
@@ -760,9 +705,9 @@ post_many(struct cli_api *a, const struct verb *v, json_t *body,
 	json_t *confirm = json_object_get(body, "confirm");
 	const char *status, *older;
 	sked_list_filter f;
-	int64_t matched = 0, changed = 0, k, now;
+	int64_t matched = 0, changed = 0, now;
 	char err[256];
-	int st[4], rc;
+	int st[4], rc, at;
 
 	if (known_fields(body, fields, err, sizeof err))
 		return fail(rp, 400, EX_DATAERR, "%s", err);
@@ -796,28 +741,25 @@ post_many(struct cli_api *a, const struct verb *v, json_t *body,
 			list[i] = json_integer_value(e);
 		}
 		if ((rc = v->ids(a->h, list, n, &changed)) != SKED_OK)
-			return fail_rc(a, rp, rc, v->name);
+			return fail_rc(a, rp, rc, v->cmd);
 		return reply(rp, 200,
-		             json_pack("{s:s, s:I, s:I, s:b}", "action",
-		                       v->name, "matched", (json_int_t)n,
-		                       "changed", (json_int_t)changed,
-		                       "applied", 1));
+		             json_pack("{s:s, s:I, s:I, s:b}", "action", v->cmd,
+		                       "matched", (json_int_t)n, "changed",
+		                       (json_int_t)changed, "applied", 1));
 	}
-	/* by filter: the statuses it may touch */
+	/* by filter, as the CLI: the statuses it may touch */
 	memcpy(st, v->dflt, sizeof st);
 	if (status) {
-		int s, ok = 0;
+		int s;
 		if (status_value("status", status, &s, err, sizeof err))
 			return fail(rp, 400, EX_DATAERR, "%s", err);
-		for (int i = 0; i < 4 && v->allowed[i] >= 0; i++)
-			ok |= v->allowed[i] == s;
-		if (!ok)
-			return fail(rp, 400, EX_DATAERR,
-			            "%s takes tasks that are %s, %s or %s, not "
-			            "%s",
-			            v->name, sked_status_name(v->allowed[0]),
-			            sked_status_name(v->allowed[1]),
-			            sked_status_name(v->allowed[2]), status);
+		if (!cli_verb_allows(v, s)) {
+			cli_status_words(v->allowed, err, sizeof err);
+			return fail(
+			        rp, 400, EX_DATAERR,
+			        "'status': %s takes tasks that are %s, not %s",
+			        v->cmd, err, status);
+		}
 		st[0] = s;
 		st[1] = -1;
 	}
@@ -830,27 +772,19 @@ post_many(struct cli_api *a, const struct verb *v, json_t *body,
 		int64_t ms;
 		if (duration_value("older_than", older, &ms, err, sizeof err))
 			return fail(rp, 400, EX_DATAERR, "%s", err);
+		if (ms <= 0)
+			return fail(rp, 400, EX_DATAERR,
+			            "'older_than': give a duration above zero");
 		if ((rc = sked_now(a->h, &now)) != SKED_OK)
 			return fail_rc(a, rp, rc, "read the database clock");
 		f.created_before_ms = now - ms;
 	}
-	for (int i = 0; i < 4 && st[i] >= 0; i++) {
-		f.status = st[i];
-		if ((rc = count_where(a->h, f, &k)) != SKED_OK)
-			return fail_rc(a, rp, rc, "count tasks");
-		matched += k;
-	}
-	if (json_is_true(confirm) && matched > 0)
-		for (int i = 0; i < 4 && st[i] >= 0; i++) {
-			f.status = st[i];
-			k = 0;
-			rc = v->where(a->h, &f, &k);
-			changed += k;
-			if (rc != SKED_OK)
-				return fail_rc(a, rp, rc, v->name);
-		}
+	rc = cli_steer_where(a->h, v, &f, st, json_is_true(confirm), &matched,
+	                     &changed, &at);
+	if (rc != SKED_OK)
+		return fail_rc(a, rp, rc, at < 0 ? "count tasks" : v->cmd);
 	reply(rp, 200,
-	      json_pack("{s:s, s:I, s:I, s:b}", "action", v->name, "matched",
+	      json_pack("{s:s, s:I, s:I, s:b}", "action", v->cmd, "matched",
 	                (json_int_t)matched, "changed", (json_int_t)changed,
 	                "applied", json_is_true(confirm)));
 }
@@ -913,10 +847,6 @@ get_stats(struct cli_api *a, struct cli_http_reply *rp)
 				age = g.queues[k].oldest_due_age_ms;
 		if (age > oldest)
 			oldest = age;
-		/* ended tasks the library counts for no queue in particular
-		 * are in the total only */
-		if (!qs[i].queue[0])
-			continue;
 		json_array_append_new(arr,
 		                      counts_json(qs[i].queue, &qs[i], age));
 	}
@@ -1064,16 +994,16 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		get_task(a, id, rp);
 		break;
 	case ONE_C:
-		post_one(a, &cancel_verb, id, body, rp);
+		post_one(a, &cli_cancel_verb, id, body, rp);
 		break;
 	case ONE_R:
-		post_one(a, &retry_verb, id, body, rp);
+		post_one(a, &cli_retry_verb, id, body, rp);
 		break;
 	case MANY_C:
-		post_many(a, &cancel_verb, body, rp);
+		post_many(a, &cli_cancel_verb, body, rp);
 		break;
 	case MANY_R:
-		post_many(a, &retry_verb, body, rp);
+		post_many(a, &cli_retry_verb, body, rp);
 		break;
 	case STATS:
 		get_stats(a, rp);

@@ -285,6 +285,33 @@ json_t *cli_schedule_json(const sked_schedule *s);
 int cmd_show(struct cli *c, int argc, char **argv);
 int cmd_cancel(struct cli *c, int argc, char **argv);
 int cmd_retry(struct cli *c, int argc, char **argv);
+
+/* ---- cmd_steer.c, for the JSON API too ---- */
+
+/* cancel or retry: one task, some ids, or what a filter matches */
+struct cli_verb {
+	const char *cmd;  /* "cancel" */
+	const char *past; /* "cancelled" */
+	const char *done; /* what the one-task form says: "cancelled" */
+	int (*one)(sked *, int64_t);
+	int (*ids)(sked *, const int64_t *, size_t, int64_t *);
+	int (*where)(sked *, const sked_list_filter *, int64_t *);
+	/* the statuses it may act on, and those it acts on by default
+	 * (when no status is named); -1 ends each list */
+	int allowed[4], dflt[4];
+};
+extern const struct cli_verb cli_cancel_verb, cli_retry_verb;
+/* 1 when v may act on tasks of that status */
+int cli_verb_allows(const struct cli_verb *v, int status);
+/* "dead", "pending or retry": the statuses of st (ending in -1) */
+void cli_status_words(const int *st, char *buf, size_t len);
+/* Count the tasks f matches in each status of st (ending in -1) into
+ * *matched; when apply, then steer them, *changed counting those that
+ * moved. On failure *at is the status being steered, or -1 when the
+ * count failed. Returns a library status code. */
+int cli_steer_where(sked *h, const struct cli_verb *v, sked_list_filter *f,
+                    const int *st, int apply, int64_t *matched,
+                    int64_t *changed, int *at);
 int cmd_nodes(struct cli *c, int argc, char **argv);
 int cmd_stats(struct cli *c, int argc, char **argv);
 int cmd_prune(struct cli *c, int argc, char **argv); /* cmd_prune.c */

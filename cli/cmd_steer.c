@@ -14,49 +14,39 @@
 #include <string.h>
 #include <sysexits.h>
 
-/* One of the two verbs. */
-struct verb {
-	const char *cmd;  /* "cancel" */
-	const char *past; /* "cancelled" */
-	const char *done; /* what the one-task form prints */
-	int (*one)(sked *, int64_t);
-	int (*where)(sked *, const sked_list_filter *, int64_t *);
-	/* the statuses it may act on, and those it acts on by default
-	 * (without --status); -1 ends each list */
-	int allowed[4], dflt[4];
-};
-
-static const struct verb cancel_verb = {
+const struct cli_verb cli_cancel_verb = {
         "cancel",
         "cancelled",
         "cancelled",
         sked_cancel,
+        sked_cancel_ids,
         sked_cancel_where,
         {SKED_PENDING, SKED_RETRY, SKED_RUNNING, -1},
         {SKED_PENDING, SKED_RETRY, -1, -1},
 };
 
-static const struct verb retry_verb = {
+const struct cli_verb cli_retry_verb = {
         "retry",
         "retried",
         "will run again",
         sked_retry,
+        sked_retry_ids,
         sked_retry_where,
         {SKED_DEAD, SKED_CANCELLED, SKED_RETRY, -1},
         {SKED_DEAD, -1, -1, -1},
 };
 
-static int
-in_list(const int *l, int s)
+int
+cli_verb_allows(const struct cli_verb *v, int status)
 {
-	for (int i = 0; i < 4 && l[i] >= 0; i++)
-		if (l[i] == s)
+	for (int i = 0; i < 4 && v->allowed[i] >= 0; i++)
+		if (v->allowed[i] == status)
 			return 1;
 	return 0;
 }
 
 static int
-steer_one(struct cli *c, const struct verb *v, const char *arg)
+steer_one(struct cli *c, const struct cli_verb *v, const char *arg)
 {
 	int64_t id;
 	int ex, rc;
@@ -74,9 +64,8 @@ steer_one(struct cli *c, const struct verb *v, const char *arg)
 	return EX_OK;
 }
 
-/* "dead", "pending or retry": the statuses of st (ending in -1). */
-static void
-status_words(const int *st, char *buf, size_t len)
+void
+cli_status_words(const int *st, char *buf, size_t len)
 {
 	size_t off = 0;
 	buf[0] = '\0';
@@ -90,13 +79,42 @@ status_words(const int *st, char *buf, size_t len)
 	}
 }
 
+int
+cli_steer_where(sked *h, const struct cli_verb *v, sked_list_filter *f,
+                const int *st, int apply, int64_t *matched, int64_t *changed,
+                int *at)
+{
+	int64_t n;
+	int rc;
+
+	*matched = *changed = 0;
+	*at = -1;
+	for (int i = 0; i < 4 && st[i] >= 0; i++) {
+		f->status = st[i];
+		if ((rc = sked_task_count(h, f, &n)) != SKED_OK)
+			return rc;
+		*matched += n;
+	}
+	for (int i = 0; apply && *matched > 0 && i < 4 && st[i] >= 0; i++) {
+		f->status = st[i];
+		n = 0;
+		rc = v->where(h, f, &n);
+		*changed += n;
+		if (rc != SKED_OK) {
+			*at = st[i];
+			return rc;
+		}
+	}
+	return SKED_OK;
+}
+
 static int
-steer_where(struct cli *c, const struct verb *v, sked_list_filter *f,
+steer_where(struct cli *c, const struct cli_verb *v, sked_list_filter *f,
             const int *st, int64_t older_ms, int yes)
 {
-	int64_t matched = 0, changed = 0, n, now;
+	int64_t matched, changed, now;
 	char words[64];
-	int ex, rc;
+	int ex, rc, at;
 
 	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
@@ -105,27 +123,13 @@ steer_where(struct cli *c, const struct verb *v, sked_list_filter *f,
 			return cli_fail(c->h, rc, "read the database clock");
 		f->created_before_ms = now - older_ms;
 	}
-	for (int i = 0; i < 4 && st[i] >= 0; i++) {
-		f->status = st[i];
-		if ((rc = sked_task_count(c->h, f, &n)) != SKED_OK)
-			return cli_fail(c->h, rc, "count tasks");
-		matched += n;
-	}
-	status_words(st, words, sizeof words);
-	if (yes && matched > 0) {
-		for (int i = 0; i < 4 && st[i] >= 0; i++) {
-			f->status = st[i];
-			n = 0;
-			rc = v->where(c->h, f, &n);
-			changed += n;
-			if (rc != SKED_OK)
-				return cli_fail(c->h, rc,
-				                "%s %s task(s) (%" PRId64
-				                " matched)",
-				                v->cmd, sked_status_name(st[i]),
-				                matched);
-		}
-	}
+	rc = cli_steer_where(c->h, v, f, st, yes, &matched, &changed, &at);
+	if (rc != SKED_OK && at < 0)
+		return cli_fail(c->h, rc, "count tasks");
+	if (rc != SKED_OK)
+		return cli_fail(c->h, rc, "%s %s task(s) (%" PRId64 " matched)",
+		                v->cmd, sked_status_name(at), matched);
+	cli_status_words(st, words, sizeof words);
 	if (c->json)
 		return cli_json_print(
 		        json_pack("{s:s, s:I, s:I, s:b}", "action", v->cmd,
@@ -141,7 +145,7 @@ steer_where(struct cli *c, const struct verb *v, sked_list_filter *f,
 }
 
 static int
-steer(struct cli *c, const struct verb *v, int argc, char **argv)
+steer(struct cli *c, const struct cli_verb *v, int argc, char **argv)
 {
 	enum { O_STATUS = 1, O_KIND, O_QUEUE, O_OLDER, O_YES };
 	static const struct option opts[] = {
@@ -166,8 +170,9 @@ steer(struct cli *c, const struct verb *v, int argc, char **argv)
 		switch (ch) {
 		case O_STATUS:
 			st[0] = sked_status_parse(optarg);
-			if (!in_list(v->allowed, st[0])) {
-				status_words(v->allowed, words, sizeof words);
+			if (!cli_verb_allows(v, st[0])) {
+				cli_status_words(v->allowed, words,
+				                 sizeof words);
 				return cli_usage(
 				        v->cmd,
 				        "--status: '%s' is not a status "
@@ -225,11 +230,11 @@ steer(struct cli *c, const struct verb *v, int argc, char **argv)
 int
 cmd_cancel(struct cli *c, int argc, char **argv)
 {
-	return steer(c, &cancel_verb, argc, argv);
+	return steer(c, &cli_cancel_verb, argc, argv);
 }
 
 int
 cmd_retry(struct cli *c, int argc, char **argv)
 {
-	return steer(c, &retry_verb, argc, argv);
+	return steer(c, &cli_retry_verb, argc, argv);
 }
