@@ -893,7 +893,49 @@ get_schedules(struct cli_api *a, struct cli_http_reply *rp)
 	sked_schedules_free(s, n);
 }
 
+/* run now, pause or resume the schedule name */
+static void
+post_schedule(struct cli_api *a, const char *done, const char *name,
+              json_t *body, struct cli_http_reply *rp)
+{
+	static const char *const none[] = {NULL};
+	char err[128];
+	int64_t id = 0;
+	int rc;
+
+	if (known_fields(body, none, err, sizeof err))
+		return fail(rp, 400, EX_DATAERR, "%s", err);
+	if (strcmp(done, "run") == 0) {
+		/* one new task per call, as `sked cron run NAME` */
+		if ((rc = sked_schedule_run(a->h, name, &id)) != SKED_OK)
+			return fail_rc(a, rp, rc, "run the schedule");
+		return reply(rp, 201,
+		             json_pack("{s:s, s:I}", "name", name, "id",
+		                       (json_int_t)id));
+	}
+	rc = strcmp(done, "paused") == 0 ? sked_schedule_pause(a->h, name)
+	                                 : sked_schedule_resume(a->h, name);
+	if (rc != SKED_OK)
+		return fail_rc(a, rp, rc, "schedule");
+	reply(rp, 200, json_pack("{s:s, s:s}", "name", name, "done", done));
+}
+
 /* ---- the router ---- */
+
+/* "/api/schedules/NAME/ACTION": NAME into name, and ACTION; NULL when p
+ * is not of that form or NAME is not a name */
+static const char *
+schedule_path(const char *p, char *name, size_t len)
+{
+	const char *n = p + strlen("/api/schedules/"), *slash;
+
+	if (strncmp(p, "/api/schedules/", 15) != 0 ||
+	    !(slash = strchr(n, '/')) || (size_t)(slash - n) >= len)
+		return NULL;
+	memcpy(name, n, (size_t)(slash - n));
+	name[slash - n] = '\0';
+	return sked_name_valid(name) ? slash + 1 : NULL;
+}
 
 /* "/api/tasks/123" and "/api/tasks/123/retry": the id and what follows */
 static int64_t
@@ -939,8 +981,13 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		MANY_R,
 		STATS,
 		QUEUES,
-		SCHED
+		SCHED,
+		SCHED_RUN,
+		SCHED_PAUSE,
+		SCHED_RESUME
 	} what = NONE;
+	char name[SKED_MAX_NAME + 1];
+	const char *act = schedule_path(p, name, sizeof name);
 	int want_post = 0;
 	if (strcmp(p, "/api/tasks") == 0) {
 		what = post ? ENQ : LIST;
@@ -963,8 +1010,14 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		what = QUEUES;
 	else if (strcmp(p, "/api/schedules") == 0)
 		what = SCHED;
-	if (what == BULK || what == MANY_C || what == MANY_R || what == ONE_C ||
-	    what == ONE_R)
+	else if (act && strcmp(act, "run") == 0)
+		what = SCHED_RUN;
+	else if (act && strcmp(act, "pause") == 0)
+		what = SCHED_PAUSE;
+	else if (act && strcmp(act, "resume") == 0)
+		what = SCHED_RESUME;
+	if (what != NONE && what != LIST && what != ENQ && what != SHOW &&
+	    what != STATS && what != QUEUES && what != SCHED)
 		want_post = 1;
 	if (what == NONE)
 		return fail(rp, 404, EX_USAGE, "no such endpoint: %.200s", p);
@@ -1013,6 +1066,15 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		break;
 	case SCHED:
 		get_schedules(a, rp);
+		break;
+	case SCHED_RUN:
+	case SCHED_PAUSE:
+	case SCHED_RESUME:
+		post_schedule(a,
+		              what == SCHED_RUN     ? "run"
+		              : what == SCHED_PAUSE ? "paused"
+		                                    : "resumed",
+		              name, body, rp);
 		break;
 	case NONE:
 		break;

@@ -363,6 +363,26 @@ call GET /api/schedules
 expect_eq "$code" 200 "schedules"
 expect_eq "$(field '.schedules | map("\(.name) \(.tz)") | join(",")')" "nightly Europe/Berlin" \
 	"the schedule"
+call POST /api/schedules/nightly/pause
+expect_eq "$code" 200 "pause a schedule"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}schedule WHERE name = 'nightly' AND enabled = 0")" 1 "paused in the database"
+call POST /api/schedules/nightly/resume
+expect_eq "$(field .done)" resumed "resume a schedule"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}schedule WHERE name = 'nightly' AND enabled = 1")" 1 "resumed in the database"
+call POST /api/schedules/nightly/run
+expect_eq "$code" 201 "run a schedule now"
+r1=$(field .id)
+call POST /api/schedules/nightly/run
+r2=$(field .id)
+[ "$r1" != "$r2" ] || fail "two runs of a schedule made one task"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE schedule_name = 'nightly' AND kind = 'report'")" 2 \
+	"one task per run, of the schedule's kind"
+call POST /api/schedules/no-such/run
+refused 404 65 "run a schedule that does not exist"
+call POST /api/schedules/nightly/stop
+refused 404 64 "an action schedules do not have"
+call GET /api/schedules/nightly/run
+refused 405 64 "GET on a schedule's run"
 
 # ---- the examples of examples/api/, as a user would run them ----
 ex=$SKED_SRC/examples/api
@@ -401,6 +421,8 @@ call POST "/api/tasks/$t1/cancel"
 refused 403 77 "cancel on a read-only dashboard"
 post /api/tasks/retry '{"confirm":true}'
 refused 403 77 "retry by filter on a read-only dashboard"
+call POST /api/schedules/nightly/run
+refused 403 77 "run a schedule on a read-only dashboard"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" "$before" "a read-only API changed nothing"
 expect_eq "$(status_of "$t1")" 0 "still pending"
 stop_api
