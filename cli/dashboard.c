@@ -1453,9 +1453,6 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		cli_sbuf_puts(&rp->body, "ok");
 		return;
 	}
-	/* the JSON API: its own token, never --auth nor a cookie */
-	if (cli_api_path(p))
-		return cli_api_serve(d->api, host_allowed(d, rq), rq, rp);
 	if (!host_allowed(d, rq)) {
 		rp->status = 403;
 		cli_sbuf_puts(&rp->body, "this dashboard answers to its own "
@@ -1556,6 +1553,19 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		page_end(&rp->body);
 	}
 	pthread_mutex_unlock(&d->db_mu);
+}
+
+/* The JSON API (api.c) before the pages: its own token, never --auth
+ * nor a cookie; the pages' Host check. */
+static void
+on_request(void *ud, const struct cli_http_request *rq,
+           struct cli_http_reply *rp)
+{
+	struct dash *d = ud;
+
+	if (cli_api_path(rq->path))
+		return cli_api_serve(d->api, host_allowed(d, rq), rq, rp);
+	on_http(ud, rq, rp);
 }
 
 /* ---- the command ---- */
@@ -1739,7 +1749,7 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	srv = cli_http_start(listen, on_http, &d, &port, err, sizeof err);
+	srv = cli_http_start(listen, on_request, &d, &port, err, sizeof err);
 	if (!srv) {
 		cli_err("dashboard: %s", err);
 #ifdef SKED_HAVE_MHD

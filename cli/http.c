@@ -573,14 +573,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	rq.body_len = st->body.len;
 	rq.conn = conn;
 	conn_mark(conn, s, 1); /* the request is in: no deadline now */
-	if ((st->too_big || st->body.oom) && strncmp(url, "/api/", 5) == 0) {
-		/* the JSON API's one error shape (cli/api.c) */
-		rp.status = 413;
-		rp.content_type = "application/json";
-		cli_sbuf_puts(&rp.body, "{\"error\":{\"code\":65,\"message\":"
-		                        "\"the request body is larger than 1 "
-		                        "MiB\"}}\n");
-	} else if (st->too_big || st->body.oom) {
+	if (st->too_big || st->body.oom) {
 		rp.status = 413;
 		cli_sbuf_puts(&rp.body, "request body too large\n");
 	} else {
@@ -590,6 +583,14 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		cli_sbuf_free(&rp.body);
 		rp.status = 500;
 		cli_sbuf_puts(&rp.body, "out of memory\n");
+	}
+	if ((st->too_big || st->body.oom) && strncmp(url, "/api/", 5) == 0) {
+		/* the JSON API's one error shape (cli/api.c) */
+		cli_sbuf_free(&rp.body);
+		rp.content_type = "application/json";
+		cli_sbuf_puts(&rp.body, "{\"error\":{\"code\":65,\"message\":"
+		                        "\"the request body is larger than 1 "
+		                        "MiB\"}}\n");
 	}
 	resp = MHD_create_response_from_buffer(
 	        rp.body.len, rp.body.p ? rp.body.p : "", MHD_RESPMEM_MUST_COPY);
