@@ -55,6 +55,35 @@ split_lines(char *buf, size_t len, char ***lines, size_t **lens, size_t *n)
 
 static void note_run_at(struct cli *c, int64_t id, const sked_enqueue_opts *eo);
 
+/* --after ID[,ID…] (repeatable): appended to *ids (n of them). A value
+ * that is not a task id is bad data: one line, EX_DATAERR, nothing
+ * written. */
+static int
+parse_after(const char *arg, int64_t **ids, size_t *n)
+{
+	const char *s = arg;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(s, &end, 10);
+		if (s[0] < '0' || s[0] > '9' || errno == ERANGE || v <= 0 ||
+		    (*end != ',' && *end != '\0')) {
+			cli_err("--after: '%s' is not a list of task ids", arg);
+			return EX_DATAERR;
+		}
+		int64_t *m = realloc(*ids, sizeof *m * (*n + 1));
+		if (!m) {
+			cli_err("--after: out of memory");
+			return EX_OSERR;
+		}
+		*ids = m;
+		m[(*n)++] = v;
+		if (*end == '\0')
+			return 0;
+		s = end + 1;
+	}
+}
+
 static int
 enqueue_lines(struct cli *c, const char *kind, const char *path,
               const sked_enqueue_opts *eo)
@@ -147,7 +176,9 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_IN,
 		O_MAX,
 		O_UNIQUE,
-		O_CKEY
+		O_CKEY,
+		O_AFTER,
+		O_ONFAIL
 	};
 	static const struct option opts[] = {
 	        {"payload", required_argument, NULL, O_PAYLOAD},
@@ -159,6 +190,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"max-attempts", required_argument, NULL, O_MAX},
 	        {"unique", required_argument, NULL, O_UNIQUE},
 	        {"concurrency-key", required_argument, NULL, O_CKEY},
+	        {"after", required_argument, NULL, O_AFTER},
+	        {"on-parent-failure", required_argument, NULL, O_ONFAIL},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -166,6 +199,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	sked_enqueue_opts eo;
 	char *payload = NULL;
 	size_t payload_len = 0;
+	int64_t *after = NULL;
 	long long v;
 	int64_t id = 0;
 	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0;
@@ -213,6 +247,28 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		case O_CKEY: /* the library checks it (docs/limits.md) */
 			eo.concurrency_key = optarg;
 			break;
+		case O_AFTER:
+			if ((ex = parse_after(optarg, &after, &eo.n_after)) !=
+			    0) {
+				free(after);
+				return ex;
+			}
+			eo.after = after;
+			break;
+		case O_ONFAIL:
+			if (strcmp(optarg, "cancel") == 0)
+				eo.on_parent_failure = SKED_PARENT_CANCEL;
+			else if (strcmp(optarg, "ignore") == 0)
+				eo.on_parent_failure = SKED_PARENT_IGNORE;
+			else {
+				free(after);
+				return cli_usage(
+				        "enqueue",
+				        "--on-parent-failure: give cancel "
+				        "or ignore, not '%s'",
+				        optarg);
+			}
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "enqueue");
 			return EX_OK;
@@ -235,8 +291,11 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		return cli_usage("enqueue", "--lines and --payload conflict");
 	if (lines != NULL && eo.unique_key != NULL)
 		return cli_usage("enqueue", "--lines and --unique conflict");
-	if (lines != NULL)
-		return enqueue_lines(c, kind, lines, &eo);
+	if (lines != NULL) {
+		ex = enqueue_lines(c, kind, lines, &eo);
+		free(after);
+		return ex;
+	}
 
 	if (payload_arg != NULL && payload_arg[0] == '@') {
 		if ((ex = cli_read_file("--payload", payload_arg + 1,
@@ -275,5 +334,6 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	}
 out:
 	free(payload);
+	free(after);
 	return ex;
 }

@@ -154,7 +154,8 @@ static const struct cli_cmd commands[] = {
          "enqueue KIND [--payload TEXT|@FILE|-] [--queue Q] [--priority N]\n"
          "             [--at TIME|--in DURATION] [--max-attempts N] "
          "[--unique KEY]\n"
-         "             [--concurrency-key KEY]\n"
+         "             [--concurrency-key KEY] [--after ID[,ID…]]\n"
+         "             [--on-parent-failure cancel|ignore]\n"
          "       sked enqueue KIND --lines FILE|- [--queue Q] [--priority N] "
          "[…]",
          "add a task (or one per input line); prints the id(s)",
@@ -173,7 +174,12 @@ static const struct cli_cmd commands[] = {
          "instead\n"
          "  --concurrency-key KEY  the key the queue's per-key limit counts "
          "it under\n"
-         "                    (see sked help queue set)\n",
+         "                    (see sked help queue set)\n"
+         "  --after IDS       wait (blocked) until these tasks have ended;\n"
+         "                    repeatable (docs/workflows.md)\n"
+         "  --on-parent-failure P  cancel (default): a parent that ends dead\n"
+         "                    or cancelled cancels this task and what waits\n"
+         "                    on it; ignore: it counts as ended\n",
          0},
         {"list", cmd_list, NULL,
          "list [--status S] [--queue Q] [--kind K] [--limit N]",

@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 6
+#define SKED_SCHEMA_VERSION 7
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -229,7 +229,10 @@ typedef enum sked_task_status {
 	SKED_SUCCEEDED = 2, /* finished: its handler succeeded */
 	SKED_DEAD = 3,      /* finished: its attempts are spent */
 	SKED_RETRY = 4,     /* failed an attempt; waiting to run again */
-	SKED_CANCELLED = 5  /* finished: cancelled by a user */
+	SKED_CANCELLED = 5, /* finished: cancelled by a user, or by a parent
+	                       that ended dead or cancelled */
+	SKED_BLOCKED = 6    /* waiting for its parents to end (claims never
+	                       see it; docs/workflows.md) */
 } sked_task_status;
 
 /* "pending", "running", …; "?" for an unknown value. Static string. */
@@ -263,7 +266,17 @@ typedef struct sked_enqueue_opts {
 	 * limit for this key (sked_queue_set, docs/limits.md): 1 to
 	 * SKED_MAX_NAME bytes */
 	const char *concurrency_key;
+	/* Parents (docs/workflows.md): the task is SKED_BLOCKED until each
+	 * of these n_after tasks has ended; each must exist (SKED_EINVAL
+	 * otherwise, nothing written). on_parent_failure: what a parent
+	 * that ends dead or cancelled does to it. */
+	const int64_t *after;
+	size_t n_after;
+	int on_parent_failure; /* SKED_PARENT_CANCEL (0) or _IGNORE */
 } sked_enqueue_opts;
+
+#define SKED_PARENT_CANCEL 0 /* cancel this task and what waits on it */
+#define SKED_PARENT_IGNORE 1 /* count the parent as ended */
 
 /* Enqueue one task. kind and queue are names: [A-Za-z0-9_.:-], 1 to
  * SKED_MAX_NAME bytes, starting with a letter or digit. payload may be

@@ -47,7 +47,21 @@
 	"started_at = {now}, attempts = attempts + 1, version = version + 1, " \
 	"updated_at = {now}"
 
-#define DUE         "status IN (0, 4) AND run_at <= {now}"
+#define DUE "status IN (0, 4) AND run_at <= {now}"
+
+/* a parent ?1's blocked children count it ended; the one whose last open
+ * parent this was becomes pending */
+#define DEP_RELEASE(and)                                                       \
+	"UPDATE {p}task SET status = CASE WHEN open_parents <= 1 THEN 0 "      \
+	"ELSE 6 END, updated_at = {now}, version = version + 1, "              \
+	"open_parents = open_parents - 1 WHERE status = 6" and                 \
+	        " AND id IN "                                                  \
+	        "(SELECT child_id FROM {p}task_dep WHERE parent_id = ?1)"
+/* an ended task whose children have not all ended is kept */
+#define KEEP_PARENTS                                                           \
+	" AND (dependents = 0 OR NOT EXISTS (SELECT 1 FROM {p}task_dep e "     \
+	"JOIN {p}task c ON c.id = e.child_id WHERE e.parent_id = "             \
+	"{p}task_done.id))"
 #define CLAIM_ORDER " ORDER BY priority DESC, run_at, id"
 
 /* a limit row: the limits (NULL: off), the rate window's record, and
@@ -131,7 +145,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_CANCEL] =
                 "UPDATE {p}task SET status = 5, finished_at = {now}, "
                 "lease_until = NULL, updated_at = {now}, version = version + 1 "
-                "WHERE id = ?1 AND status IN (0, 1, 4)",
+                "WHERE id = ?1 AND status IN (0, 1, 4, 6)",
         [SKED_SQL_RETRY] =
                 "UPDATE {p}task SET status = 0, run_at = {now}, "
                 "max_attempts = CASE WHEN attempts >= max_attempts "
@@ -398,7 +412,8 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "t.node_id = {p}node.id AND t.status = 1)",
         [SKED_SQL_PRUNE_PICK] =
                 "SELECT id FROM {p}task_done WHERE status = ?1 AND "
-                "finished_at < {now+?2} ORDER BY finished_at{lim:?3}",
+                "finished_at < {now+?2}" KEEP_PARENTS
+                " ORDER BY finished_at{lim:?3}",
         /* after SKED_SQL_PRUNE_TASKS: the runs of the picked tasks that
          * are gone from both tables (one retried meanwhile keeps them) */
         [SKED_SQL_PRUNE_RUNS] =
@@ -407,7 +422,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "NOT EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "
                 "{p}run.task_id)",
         [SKED_SQL_PRUNE_TASKS] = "DELETE FROM {p}task_done WHERE id IN "
-                                 "({ids}) AND status IN (2, 3, 5)",
+                                 "({ids}) AND status IN (2, 3, 5)" KEEP_PARENTS,
         [SKED_SQL_FIN_LOCK] = "SELECT id, attempts FROM {p}task WHERE id IN "
                               "({ids}) AND node_id = ?1 AND status = 1 "
                               "FOR UPDATE",
@@ -472,6 +487,46 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "exit_code, error, output FROM {p}task_done WHERE id IN "
                 "({ids}) AND status IN (3, 5) AND outcome IS NOT NULL",
         [SKED_SQL_RETRY_BACK] = SKED__RETRY_BACK,
+        [SKED_SQL_DEP_ENDED] = "SELECT id, status FROM {p}task WHERE id IN "
+                               "({ids}) AND dependents <> 0 AND status IN "
+                               "(2, 3, 5)",
+        /* status before open_parents: MySQL assigns left to right, from
+         * the values already assigned */
+        [SKED_SQL_DEP_RELEASE] = DEP_RELEASE(""),
+        [SKED_SQL_DEP_RELEASE_IGN] = DEP_RELEASE(" AND on_parent_failure = 1"),
+        [SKED_SQL_DEP_CANCEL] =
+                "UPDATE {p}task SET status = 5, finished_at = {now}, "
+                "last_error = ?2, updated_at = {now}, version = version + 1 "
+                "WHERE status = 6 AND on_parent_failure = 0 AND id IN "
+                "(SELECT child_id FROM {p}task_dep WHERE parent_id = ?1)",
+        [SKED_SQL_DEP_CANCELLED] =
+                "SELECT id FROM {p}task WHERE status = 5 AND id IN (SELECT "
+                "child_id FROM {p}task_dep WHERE parent_id = ?1)",
+        [SKED_SQL_DEP_LIVE] = "UPDATE {p}task SET dependents = dependents + "
+                              "?2 WHERE id = ?1",
+        [SKED_SQL_DEP_DONE] = "UPDATE {p}task_done SET dependents = "
+                              "dependents + ?2 WHERE id = ?1",
+        [SKED_SQL_DEP_DONE_STATUS] =
+                "SELECT status FROM {p}task_done WHERE id = ?1",
+        [SKED_SQL_DEP_EDGE] = "INSERT INTO {p}task_dep (parent_id, child_id) "
+                              "VALUES (?1, ?2)",
+        [SKED_SQL_DEP_BLOCK] = "UPDATE {p}task SET status = ?2, open_parents "
+                               "= ?3, on_parent_failure = ?4 WHERE id = ?1",
+        [SKED_SQL_DEP_PRECANCEL] =
+                "UPDATE {p}task SET status = 5, finished_at = {now}, "
+                "last_error = ?2, updated_at = {now} WHERE id = ?1",
+        [SKED_SQL_DEP_PARENTS] = "SELECT parent_id FROM {p}task_dep WHERE "
+                                 "child_id = ?1 ORDER BY parent_id",
+        [SKED_SQL_DEP_CHILDREN] = "SELECT child_id FROM {p}task_dep WHERE "
+                                  "parent_id = ?1 ORDER BY child_id",
+        [SKED_SQL_PRUNE_DEPS_C] =
+                "DELETE FROM {p}task_dep WHERE child_id IN ({ids}) AND NOT "
+                "EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "
+                "{p}task_dep.child_id)",
+        [SKED_SQL_PRUNE_DEPS_P] =
+                "DELETE FROM {p}task_dep WHERE parent_id IN ({ids}) AND NOT "
+                "EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "
+                "{p}task_dep.parent_id)",
         [SKED_SQL_RETRY_DROP] = "DELETE FROM {p}task_done WHERE id IN ({ids}) "
                                 "AND status IN (3, 5)",
         /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:

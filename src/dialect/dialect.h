@@ -230,6 +230,30 @@ typedef enum sked_sql {
 	SKED_SQL_RETRY_RUNS,
 	SKED_SQL_RETRY_BACK,
 	SKED_SQL_RETRY_DROP,
+	/* dependencies (model/deps.c): the ended parents among {ids};
+	 * a parent ?1's blocked children released (all, or those that
+	 * ignore a failed parent), cancelled (error ?2) and listed; at
+	 * enqueue, ?2 more dependents on a live or ended parent ?1, its
+	 * ended status, an edge (?1 parent, ?2 child), a child ?1 set to
+	 * status ?2 with ?3 open parents and policy ?4, or cancelled at
+	 * once (error ?2); a task's parents and children (?1) for show;
+	 * prune keeps a parent whose children live, and drops the edges
+	 * of the tasks {ids} it removes (as child, as parent) */
+	SKED_SQL_DEP_ENDED,
+	SKED_SQL_DEP_RELEASE,
+	SKED_SQL_DEP_RELEASE_IGN,
+	SKED_SQL_DEP_CANCEL,
+	SKED_SQL_DEP_CANCELLED,
+	SKED_SQL_DEP_LIVE,
+	SKED_SQL_DEP_DONE,
+	SKED_SQL_DEP_DONE_STATUS,
+	SKED_SQL_DEP_EDGE,
+	SKED_SQL_DEP_BLOCK,
+	SKED_SQL_DEP_PRECANCEL,
+	SKED_SQL_DEP_PARENTS,
+	SKED_SQL_DEP_CHILDREN,
+	SKED_SQL_PRUNE_DEPS_C,
+	SKED_SQL_PRUNE_DEPS_P,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
 	 * statement over unnested array parameters (lease.c, queue.c) */
 	SKED_SQL_FINISH_ARRAYS,
@@ -331,7 +355,8 @@ typedef enum sked_sql {
 	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
 	"max_attempts, node_id, lease_until, started_at, version, "            \
 	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
-	"updated_at, finished_at, concurrency_key"
+	"updated_at, finished_at, concurrency_key, dependents, "               \
+	"on_parent_failure, result"
 
 /* DONE_COLS read from task t, with the attempt's start from v (the
  * {rows7} of SKED_SQL_DONE_COPY_RUN) */
@@ -340,17 +365,19 @@ typedef enum sked_sql {
 	"t.attempts, t.max_attempts, t.node_id, t.lease_until, {ts:v.c3}, "    \
 	"t.version, t.unique_key, t.schedule_name, t.fire_time, "              \
 	"t.last_error, t.created_at, t.updated_at, t.finished_at, "            \
-	"t.concurrency_key"
+	"t.concurrency_key, t.dependents, t.on_parent_failure, t.result"
 
 #define SKED__RETRY_BACK                                                       \
 	"INSERT INTO {p}task (id, queue, kind, payload, status, priority, "    \
 	"run_at, attempts, max_attempts, node_id, lease_until, started_at, "   \
 	"version, unique_key, schedule_name, fire_time, last_error, "          \
-	"created_at, updated_at, finished_at, concurrency_key) SELECT id, "    \
+	"created_at, updated_at, finished_at, concurrency_key, dependents, "   \
+	"on_parent_failure, result) SELECT id, "                               \
 	"queue, kind, payload, 0, priority, {now}, attempts, CASE WHEN "       \
 	"attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END, "   \
 	"node_id, NULL, started_at, version + 1, unique_key, schedule_name, "  \
-	"fire_time, last_error, created_at, {now}, NULL, concurrency_key "     \
+	"fire_time, last_error, created_at, {now}, NULL, concurrency_key, "    \
+	"dependents, on_parent_failure, result "                               \
 	"FROM {p}task_done "                                                   \
 	"WHERE id IN ({ids}) AND status IN (3, 5)"
 

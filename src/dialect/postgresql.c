@@ -88,11 +88,28 @@
  * are found by id and checked against their key (one = ANY each); the
  * few others read their outcome by position (POS). */
 #define POS "array_position(?1::bigint[], t.id)"
+/* A task that is a parent (dependents > 0) does not end here: its
+ * children must be resolved in the ending transaction, which the model
+ * does (model/deps.c). ok and gone skip it; d names the outcomes that
+ * would have ended a task the statement's snapshot shows this node
+ * running but that no CTE applied (a parent, or, rarely, a row taken
+ * back between the snapshot and its lock): the model finishes those
+ * again on the generic path, which applies or records them as late.
+ * APPLIED answers 1 applied, 2 deferred so, 0 late. */
+#define DEFERRED                                                               \
+	"d AS (SELECT o.id FROM o WHERE o.st IN (2, 3) AND NOT EXISTS "        \
+	"(SELECT 1 FROM a WHERE a.id = o.id) AND EXISTS (SELECT 1 FROM "       \
+	"{p}task t WHERE t.id = o.id AND t.node_id = ?10 AND "                 \
+	"t.status + 0 = 1 AND t.attempts = o.attempt)), "
+#define APPLIED                                                                \
+	"CASE WHEN a.id IS NOT NULL THEN 1 WHEN o.id IN (SELECT id FROM d) "   \
+	"THEN 2 ELSE 0 END"
 #define FINISH_COLS                                                            \
 	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
 	"max_attempts, node_id, lease_until, started_at, version, "            \
 	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
-	"updated_at, finished_at, concurrency_key"
+	"updated_at, finished_at, concurrency_key, dependents, "               \
+	"on_parent_failure, result"
 /* An ended task's row for {p}task_done, from the rows a CTE (x) took
  * out of {p}task and the outcome (o) that ended it: the attempt's start,
  * outcome, exit code, error and output ride on the row (schema 5), so
@@ -102,7 +119,8 @@
 	"x.run_at, x.attempts, x.max_attempts, x.node_id, "                    \
 	"NULL::timestamptz, {ts:o.started_ms}, x.version + 1, x.unique_key, "  \
 	"x.schedule_name, x.fire_time, " err ", x.created_at, now(), now(), "  \
-	"x.concurrency_key, o.outcome, o.exit_code, o.error, o.output FROM " x \
+	"x.concurrency_key, x.dependents, x.on_parent_failure, x.result, "     \
+	"o.outcome, o.exit_code, o.error, o.output FROM " x                    \
 	" x JOIN o ON o.id = x.id"
 #define FINISH_CTES                                                            \
 	"o AS MATERIALIZED (SELECT * FROM unnest(?1::bigint[], "               \
@@ -112,11 +130,12 @@
 	"outcome, ord)), "                                                     \
 	"ok AS (DELETE FROM {p}task t WHERE t.id = ANY (?1::bigint[]) "        \
 	"AND t.node_id = ?10 AND t.status + 0 = 1 "                            \
-	"AND t.id || ':' || t.attempts = ANY (?11::text[]) RETURNING t.*), "   \
+	"AND t.id || ':' || t.attempts = ANY (?11::text[]) "                   \
+	"AND t.dependents = 0 RETURNING t.*), "                                \
 	"gone AS (DELETE FROM {p}task t WHERE t.id = ANY (?12::bigint[]) "     \
 	"AND t.node_id = ?10 AND t.status + 0 = 1 "                            \
 	"AND t.attempts = (?2::int[])[" POS "] "                               \
-	"AND (?3::int[])[" POS "] = 3 RETURNING t.*), "                        \
+	"AND (?3::int[])[" POS "] = 3 AND t.dependents = 0 RETURNING t.*), "   \
 	"m AS (INSERT INTO {p}task_done (" FINISH_COLS ", outcome, "           \
 	"exit_code, error, output) " ENDED(                                    \
 	        "2", "x.last_error",                                           \
@@ -154,7 +173,7 @@
 	                                          "ended FROM ok UNION ALL "   \
 	                                          "SELECT id, 1 FROM "         \
 	                                          "gone UNION ALL SELECT id, " \
-	                                          "0 FROM u), "                \
+	                                          "0 FROM u), " DEFERRED       \
 	                                          "r AS (INSERT INTO {p}run "  \
 	                                          "(task_id, attempt, "        \
 	                                          "node_id, started_at, "      \
@@ -177,12 +196,14 @@
 	                                          "o.output "                  \
 	                                          "FROM o LEFT JOIN a ON "     \
 	                                          "a.id = o.id WHERE a.ended " \
-	                                          "IS DISTINCT FROM 1 "        \
+	                                          "IS DISTINCT FROM 1 AND "    \
+	                                          "o.id NOT IN (SELECT id "    \
+	                                          "FROM d) "                   \
 	                                          "ORDER BY o.ord)"
 
 static const char finish_arrays[] =
-        "WITH " FINISH_CTES " SELECT o.ord, CASE WHEN a.id IS NULL THEN 0 "
-        "ELSE 1 END FROM o LEFT JOIN a ON a.id = o.id ORDER BY o.ord";
+        "WITH " FINISH_CTES " SELECT o.ord, " APPLIED " FROM o LEFT JOIN a "
+        "ON a.id = o.id ORDER BY o.ord";
 
 /* The steady state of a busy worker in one round trip and one commit:
  * FINISH_CTES record the last batch's outcomes (?1-?12) while c and cl
@@ -206,8 +227,8 @@ static const char finish_arrays[] =
 	"SELECT cl.id, cl.queue, cl.kind, cl.payload, cl.attempts, "           \
 	"cl.max_attempts, {ms:cl.started_at}, 1, cl.priority, "                \
 	"{ms:cl.run_at} FROM cl UNION ALL "                                    \
-	"SELECT o.ord, NULL, NULL, NULL, CASE WHEN a.id IS NULL THEN 0 "       \
-	"ELSE 1 END, NULL, NULL, 0, NULL, NULL FROM o LEFT JOIN a "            \
+	"SELECT o.ord, NULL, NULL, NULL, " APPLIED ", NULL, NULL, 0, NULL, "   \
+	"NULL FROM o LEFT JOIN a "                                             \
 	"ON a.id = o.id ORDER BY 8 DESC, 9 DESC, 10, 1"
 
 /* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),
@@ -238,6 +259,14 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                 CLAIM_HEAD "AND {kinds:?5} AND queue NOT IN (SELECT queue FROM "
                            "{p}queue_limit) " CLAIM_TAIL,
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
+        /* the generic path (a parent's end, deferred by the array
+         * statement): {rows7}'s values reach PostgreSQL untyped (text) */
+        [SKED_SQL_DONE_COPY_RUN] =
+                "INSERT INTO {p}task_done (" SKED__DONE_COLS ", outcome, "
+                "exit_code, error, output) SELECT " SKED__DONE_T_COLS
+                ", v.c4, v.c5::int, v.c6, v.c7 FROM ({rows7}) v JOIN "
+                "{p}task t ON t.id = v.c1::bigint AND t.attempts = "
+                "v.c2::int WHERE t.status + 0 IN (2, 3)",
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
         [SKED_SQL_HOT_VACUUM] = "VACUUM (SKIP_LOCKED) {p}task",
         [SKED_SQL_FINISH_CLAIM_ANY] = FINISH_CLAIM(""),

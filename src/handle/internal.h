@@ -23,6 +23,19 @@ void sked__filter_fill(sked *h, const sked_list_filter *f, sked_buf *sql,
  * left alone. */
 int sked__move_done(sked *h, const int64_t *ids, int n);
 
+/* deps.c (docs/workflows.md): the ended tasks among ids tell their
+ * dependents, inside the ending transaction, before the rows leave
+ * {p}task; an enqueue's parents checked, counted and locked
+ * (sked__deps_parents, *uniq to free), and each child linked to them. */
+int sked__deps_ended(sked *h, const int64_t *ids, int n);
+int sked__deps_check(sked *h, const sked_enqueue_opts *o);
+int sked__deps_parents(sked *h, const sked_enqueue_opts *o, size_t nchild,
+                       int64_t **uniq, int *nuniq, int *open, int64_t *bad,
+                       int *bad_st);
+int sked__deps_link(sked *h, int64_t child, const int64_t *parents, int n,
+                    int open, int policy, int64_t bad, int bad_st,
+                    int *pending);
+
 /* queue.c: steering inside the caller's transaction (admin.c's bulk forms
  * share them). Cancel one live task and move it to {p}task_done; retry
  * one task (a waiting one in place, an ended one back from

@@ -36,6 +36,9 @@ move_chunk(sked *h, const int64_t *ids, int n)
 		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 	if (rc == SKED_OK)
 		rc = sked__qdyn(h, copy.p, p, n, NULL);
+	/* their dependents learn it before the rows leave (deps.c) */
+	if (rc == SKED_OK)
+		rc = sked__deps_ended(h, ids, n);
 	if (rc == SKED_OK)
 		rc = sked__qdyn(h, drop.p, p, n, NULL);
 	free(copy.p);

@@ -18,6 +18,9 @@
 #include "util/log.h"
 #include "util/pgarray.h"
 
+/* tries of a finish over deadlocks and busy databases (below) */
+#define TRIES 3
+
 static int
 insert_run(sked *h, int64_t id, int attempt, const char *node,
            int64_t started_ms, const char *outcome, int exit_code,
@@ -180,12 +183,13 @@ free_arrays(sked_buf a[NA])
 
 /* What the database said of outcome ord (1-based). */
 static void
-set_applied(sked_outcome *o, int n, int64_t ord, int applied)
+set_applied(sked_outcome *o, int n, int64_t ord, int64_t applied)
 {
 	if (ord < 1 || ord > n)
 		return;
 	sked_outcome *x = &o[ord - 1];
-	x->applied = applied;
+	x->applied = applied == 1;
+	x->deferred = applied == 2;
 	x->dead = x->applied && x->what == SKED_FIN_FAIL &&
 	          x->attempt >= x->max_attempts;
 }
@@ -213,7 +217,7 @@ finish_arrays(sked *h, const char *node_id, sked_outcome *o, int n)
 	}
 	for (int i = 0; i < r.nrows; i++)
 		set_applied(o, n, sked__res_int(&r, i, 0),
-		            sked__res_int(&r, i, 1) == 1);
+		            sked__res_int(&r, i, 1));
 out:
 	sked__res_clear(&r);
 	free_arrays(a);
@@ -267,7 +271,7 @@ finish_claim_once(sked *h, const char *node_id, sked_outcome *o, int n,
 	for (int i = 0; i < r.nrows; i++) {
 		if (sked__res_int(&r, i, 7) != 1) {
 			set_applied(o, n, sked__res_int(&r, i, 0),
-			            sked__res_int(&r, i, 4) == 1);
+			            sked__res_int(&r, i, 4));
 			continue;
 		}
 		/* claimed: committed already, so keep going on a failed
@@ -441,6 +445,18 @@ move_done_runs(sked *h, const sked_outcome **x, int n)
 		rc = sked__qdyn(h, copy.p, p, 7 * k, NULL);
 		if (rc != SKED_OK)
 			break;
+		int64_t *ids = malloc(sizeof *ids * (size_t)k);
+		if (!ids) {
+			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+			break;
+		}
+		for (int i = 0; i < k; i++)
+			ids[i] = x[at + i]->id;
+		/* their dependents learn it before the rows leave (deps.c) */
+		rc = sked__deps_ended(h, ids, k);
+		free(ids);
+		if (rc != SKED_OK)
+			break;
 		for (int i = 0; i < k; i++)
 			p[i] = SKED_INTV(x[at + i]->id);
 		rc = sked__qdyn(h, drop.p, p, k, NULL);
@@ -490,11 +506,56 @@ finish_in_tx(sked *h, const char *node_id, sked_outcome *o, int n)
 	return rc;
 }
 
+static int finish_generic(sked *h, const char *node_id, sked_outcome *o, int n);
+
+/* The outcomes an array statement deferred (a parent's end: see
+ * dialect/postgresql.c) on the generic path, which resolves its
+ * dependents in the ending transaction. */
+static int
+finish_deferred(sked *h, const char *node_id, sked_outcome *o, int n)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += o[i].deferred;
+	if (k == 0)
+		return SKED_OK;
+	sked_outcome *d = malloc(sizeof *d * (size_t)k);
+	if (!d)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int i = 0, j = 0; i < n; i++)
+		if (o[i].deferred)
+			d[j++] = o[i];
+	int rc;
+	for (int attempt = 1;; attempt++) {
+		rc = finish_generic(h, node_id, d, k);
+		if (!sked__retry_pause(h, rc, attempt, TRIES,
+		                       "finishing parent tasks"))
+			break;
+	}
+	for (int i = 0, j = 0; i < n; i++)
+		if (o[i].deferred) {
+			o[i].applied = d[j].applied;
+			o[i].dead = d[j].dead;
+			o[i].deferred = rc != SKED_OK;
+			j++;
+		}
+	free(d);
+	return rc;
+}
+
 static int
 finish_once(sked *h, const char *node_id, sked_outcome *o, int n)
 {
-	if (h->dialect->caps & SKED_CAP_ARRAYS)
-		return finish_arrays(h, node_id, o, n);
+	if (h->dialect->caps & SKED_CAP_ARRAYS) {
+		int rc = finish_arrays(h, node_id, o, n);
+		return rc != SKED_OK ? rc : finish_deferred(h, node_id, o, n);
+	}
+	return finish_generic(h, node_id, o, n);
+}
+
+static int
+finish_generic(sked *h, const char *node_id, sked_outcome *o, int n)
+{
 	int rc = sked__begin(h, 1);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin finishing tasks");
@@ -541,7 +602,6 @@ finish_claim_sqlite(sked *h, const char *node_id, sked_outcome *o, int n,
  * timeout or a busy SQLite database is tried again whole, up to TRIES
  * times (sked__retry_pause); each outcome's applied/dead flags are set
  * again by the try that commits. */
-#define TRIES 3
 
 /* Give back attempts that never reached a handler: the attempt number is
  * returned and no run row is written, since nothing ran. Each is one
@@ -616,6 +676,7 @@ prepare(sked_outcome *o, int n)
 		else if (o[i].retry_delay_ms > SKED_RETRY_DELAY_MAX_MS)
 			o[i].retry_delay_ms = SKED_RETRY_DELAY_MAX_MS;
 		o[i].recorded = 0;
+		o[i].deferred = 0;
 	}
 }
 
@@ -717,6 +778,8 @@ sked__finish_claim(sked *h, const char *node_id, sked_outcome *o, int n,
 		                       "finishing and claiming tasks"))
 			break;
 	}
+	if (rc == SKED_OK && !sqlite)
+		rc = finish_deferred(h, node_id, ran, nrun);
 	if (rc == SKED_OK) {
 		set_recorded(ran, nrun);
 	} else if (nrun > 0 && *nout == 0 && sked__refused_value(h, rc)) {

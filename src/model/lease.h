@@ -39,6 +39,7 @@ typedef struct sked_outcome {
 	/* set by sked__finish: */
 	int applied;  /* 0: the lease was lost; recorded as late */
 	int dead;     /* the task is dead now */
+	int deferred; /* an array finish left it to the generic path */
 	int recorded; /* this outcome is in the database; after a failed
 	                 sked__finish only the others are to be tried again */
 } sked_outcome;

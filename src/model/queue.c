@@ -261,6 +261,45 @@ enqueue_unique(sked *h, const char *kind, const char *payload, size_t len,
 	                  o->unique_key);
 }
 
+/* Tasks with parents (deps.c, docs/workflows.md): the parents counted
+ * and locked, then each child inserted and linked, all in one
+ * transaction; a parent that does not exist writes nothing. */
+static int
+enqueue_after(sked *h, const char *kind, size_t n, const char *const *payloads,
+              const size_t *lens, const sked_enqueue_opts *opts,
+              int64_t *ids_out)
+{
+	int64_t *par = NULL, bad = 0;
+	int npar = 0, open = 0, bad_st = 0, any = 0;
+	int rc = sked__begin(h, 0);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin the enqueue");
+	rc = sked__deps_parents(h, opts, n, &par, &npar, &open, &bad, &bad_st);
+	for (size_t i = 0; i < n && rc == SKED_OK; i++) {
+		size_t len = lens ? lens[i]
+		                  : (payloads[i] ? strlen(payloads[i]) : 0);
+		int dup, pending = 0;
+		rc = insert_task(h, kind, payloads[i], len, opts, &ids_out[i],
+		                 &dup);
+		if (rc == SKED_OK)
+			rc = sked__deps_link(h, ids_out[i], par, npar, open,
+			                     opts->on_parent_failure, bad,
+			                     bad_st, &pending);
+		any |= pending;
+	}
+	free(par);
+	if (rc == SKED_OK && any && (rc = notify(h)) != SKED_OK)
+		sked__fail_db(h, rc, "cannot notify workers");
+	if (rc != SKED_OK) {
+		sked__rollback(h);
+		return rc;
+	}
+	rc = sked__commit(h);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot commit the enqueue");
+	return SKED_OK;
+}
+
 SKED_API int
 sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
              const sked_enqueue_opts *opts, int64_t *id_out, int *existed_out)
@@ -271,7 +310,15 @@ sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
 	                       opts);
 	if (rc != SKED_OK)
 		return rc;
+	if ((rc = sked__deps_check(h, opts)) != SKED_OK)
+		return rc;
 	int dup = 0;
+	if (opts && opts->n_after) {
+		if (existed_out)
+			*existed_out = 0;
+		return enqueue_after(h, kind, 1, &payload, &payload_len, opts,
+		                     id_out);
+	}
 	if (opts && opts->unique_key) {
 		rc = enqueue_unique(h, kind, payload, payload_len, opts, id_out,
 		                    &dup);
@@ -476,6 +523,11 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	}
 	if (n == 0)
 		return SKED_OK;
+	int rc0 = sked__deps_check(h, opts);
+	if (rc0 != SKED_OK)
+		return rc0;
+	if (opts && opts->n_after)
+		return enqueue_after(h, kind, n, payloads, lens, opts, ids_out);
 	/* a concurrency key (limits.c) takes the one-row insert below */
 	int keyed = opts && opts->concurrency_key;
 	if ((h->dialect->caps & SKED_CAP_ARRAYS) && !keyed)

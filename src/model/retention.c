@@ -42,7 +42,7 @@ prune_batch(sked *h, int status, int64_t older_than_ms, int *n)
 	}
 	int k = r.nrows;
 	sked_val *ids = calloc((size_t)k, sizeof *ids);
-	sked_buf runs = {0}, tasks = {0};
+	sked_buf runs = {0}, tasks = {0}, depc = {0}, depp = {0};
 	if (!ids) {
 		sked__res_clear(&r);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
@@ -52,7 +52,9 @@ prune_batch(sked *h, int status, int64_t older_than_ms, int *n)
 	sked__res_clear(&r);
 	sked__sql_fill(&runs, h->sql[SKED_SQL_PRUNE_RUNS], 1, k);
 	sked__sql_fill(&tasks, h->sql[SKED_SQL_PRUNE_TASKS], 1, k);
-	if (runs.oom || tasks.oom) {
+	sked__sql_fill(&depc, h->sql[SKED_SQL_PRUNE_DEPS_C], 1, k);
+	sked__sql_fill(&depp, h->sql[SKED_SQL_PRUNE_DEPS_P], 1, k);
+	if (runs.oom || tasks.oom || depc.oom || depp.oom) {
 		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -67,6 +69,12 @@ prune_batch(sked *h, int status, int64_t older_than_ms, int *n)
 		*n = (int)sked__affected(h);
 	if (rc == SKED_OK)
 		rc = sked__qdyn(h, runs.p, ids, k, NULL);
+	/* the edges of removed tasks (a parent goes only once its children
+	 * have ended: KEEP_PARENTS in both statements above) */
+	if (rc == SKED_OK)
+		rc = sked__qdyn(h, depc.p, ids, k, NULL);
+	if (rc == SKED_OK)
+		rc = sked__qdyn(h, depp.p, ids, k, NULL);
 	if (rc == SKED_OK)
 		rc = sked__commit(h);
 	else
@@ -78,6 +86,8 @@ prune_batch(sked *h, int status, int64_t older_than_ms, int *n)
 out:
 	free(runs.p);
 	free(tasks.p);
+	free(depc.p);
+	free(depp.p);
 	free(ids);
 	return rc;
 }

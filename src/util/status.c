@@ -43,13 +43,14 @@ sked_strerror(int code)
 }
 
 static const char *const status_names[] = {
-        "pending", "running", "succeeded", "dead", "retry", "cancelled",
+        "pending", "running",   "succeeded", "dead",
+        "retry",   "cancelled", "blocked",
 };
 
 SKED_API const char *
 sked_status_name(int status)
 {
-	if (status < 0 || status > 5)
+	if (status < 0 || status > 6)
 		return "?";
 	return status_names[status];
 }
@@ -57,7 +58,7 @@ sked_status_name(int status)
 SKED_API int
 sked_status_parse(const char *name)
 {
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		if (name && strcmp(name, status_names[i]) == 0)
 			return i;
 	return -1;

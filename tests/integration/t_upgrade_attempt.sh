@@ -52,6 +52,12 @@ sql "INSERT INTO {p}run (task_id, attempt, node_id, started_at, finished_at, out
 for c in outcome exit_code error output; do
 	sql "ALTER TABLE {p}task_done DROP COLUMN $c" >/dev/null
 done
+# and what schema 7 added (dependencies)
+sql "DROP TABLE {p}task_dep" >/dev/null
+for c in dependents open_parents on_parent_failure result; do
+	sql "ALTER TABLE {p}task DROP COLUMN $c" >/dev/null
+	sql "ALTER TABLE {p}task_done DROP COLUMN $c" >/dev/null
+done
 sql "UPDATE {p}meta SET value = '4' WHERE name = 'schema_version'" >/dev/null
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" 6 "run rows at schema 4"
 

@@ -1,0 +1,238 @@
+/*
+ * deps.c — tasks that wait for other tasks (docs/workflows.md).
+ *
+ * Layer: the model. A task enqueued with parents (sked_enqueue_opts's
+ * after) is blocked (status 6, read by no claim) with open_parents set
+ * to the parents that had not ended; each edge is a {p}task_dep row and
+ * each parent's dependents counts its edges. A task ends through
+ * sked__move_done or lease.c's move: both call sked__deps_ended for
+ * the ids they move, in the ending transaction, before the rows leave
+ * {p}task. For each ended task that has dependents, one UPDATE per
+ * parent decrements its blocked children's open_parents (a row update:
+ * the row lock orders concurrent parents, so the one transaction that
+ * takes a child from 1 to 0 makes it pending, exactly once); a dead or
+ * cancelled parent first cancels its children that asked for it, which
+ * are moved in turn (so the cancel reaches the whole sub-graph). A task
+ * without dependents costs one primary-key read of its row here.
+ */
+#include "handle/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+
+/* one statement over ids (?1…) */
+static int
+ids_q(sked *h, sked_sql stmt, const int64_t *ids, int n, sked_res *r)
+{
+	sked_val *p = calloc((size_t)n, sizeof *p);
+	sked_buf sql = {0};
+	int rc = SKED_OK;
+	if (!p)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++)
+		p[i] = SKED_INTV(ids[i]);
+	sked__sql_fill(&sql, h->sql[stmt], 1, n);
+	if (sql.oom)
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+	else
+		rc = sked__qdyn(h, sql.p, p, n, r);
+	free(sql.p);
+	free(p);
+	return rc;
+}
+
+/* Parent id ended with status st: its children learn it. */
+static int
+parent_ended(sked *h, int64_t id, int st)
+{
+	sked_val p[2] = {SKED_INTV(id), SKED_NULLV};
+	if (st == SKED_SUCCEEDED)
+		return sked__q(h, SKED_SQL_DEP_RELEASE, p, 1, NULL);
+	int rc = sked__q(h, SKED_SQL_DEP_RELEASE_IGN, p, 1, NULL);
+	if (rc != SKED_OK)
+		return rc;
+	char err[128];
+	snprintf(err, sizeof err, "parent %lld %s", (long long)id,
+	         st == SKED_DEAD ? "ended dead" : "was cancelled");
+	p[1] = SKED_TEXTV(err);
+	rc = sked__q(h, SKED_SQL_DEP_CANCEL, p, 2, NULL);
+	if (rc != SKED_OK || sked__affected(h) == 0)
+		return rc;
+	sked_res r = {0};
+	rc = sked__q(h, SKED_SQL_DEP_CANCELLED, p, 1, &r);
+	if (rc != SKED_OK)
+		return rc;
+	int64_t *kids = calloc((size_t)r.nrows + 1, sizeof *kids);
+	if (!kids) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	int n = r.nrows;
+	for (int i = 0; i < n; i++)
+		kids[i] = sked__res_int(&r, i, 0);
+	sked__res_clear(&r);
+	/* the cancelled children end here too: moved, and their own
+	 * children told, in this transaction */
+	rc = n > 0 ? sked__move_done(h, kids, n) : SKED_OK;
+	free(kids);
+	return rc;
+}
+
+int
+sked__deps_ended(sked *h, const int64_t *ids, int n)
+{
+	if (n <= 0)
+		return SKED_OK;
+	sked_res r = {0};
+	int rc = ids_q(h, SKED_SQL_DEP_ENDED, ids, n, &r);
+	if (rc != SKED_OK || r.nrows == 0) {
+		sked__res_clear(&r);
+		return rc;
+	}
+	int k = r.nrows;
+	int64_t *pid = malloc(sizeof *pid * (size_t)k);
+	int *pst = malloc(sizeof *pst * (size_t)k);
+	if (!pid || !pst) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		k = 0;
+	}
+	for (int i = 0; i < k; i++) {
+		pid[i] = sked__res_int(&r, i, 0);
+		pst[i] = (int)sked__res_int(&r, i, 1);
+	}
+	sked__res_clear(&r);
+	for (int i = 0; i < k && rc == SKED_OK; i++)
+		rc = parent_ended(h, pid[i], pst[i]);
+	free(pid);
+	free(pst);
+	return rc;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int
+sked__deps_check(sked *h, const sked_enqueue_opts *o)
+{
+	if (!o || o->n_after == 0)
+		return SKED_OK;
+	if (!o->after)
+		return sked__fail(h, SKED_EINVAL, "after: no parent ids given");
+	if (o->on_parent_failure != SKED_PARENT_CANCEL &&
+	    o->on_parent_failure != SKED_PARENT_IGNORE)
+		return sked__fail(h, SKED_EINVAL,
+		                  "on-parent-failure: give cancel or ignore");
+	if (o->unique_key)
+		return sked__fail(
+		        h, SKED_EINVAL,
+		        "a task with parents cannot have a unique key");
+	for (size_t i = 0; i < o->n_after; i++)
+		if (o->after[i] <= 0)
+			return sked__fail(h, SKED_EINVAL,
+			                  "after: %lld is not a task id",
+			                  (long long)o->after[i]);
+	return SKED_OK;
+}
+
+/* Inside the enqueue's transaction, before the children are inserted:
+ * count nchild more dependents on each parent (locking a live parent's
+ * row, so that a parent ending at the same moment either ended before,
+ * and is read here as ended, or ends after this commit and finds the
+ * edges), and say how many are still open and which one, if any, ended
+ * dead or cancelled (*bad, its status *bad_st). Parents are locked in
+ * id order. */
+int
+sked__deps_parents(sked *h, const sked_enqueue_opts *o, size_t nchild,
+                   int64_t **uniq, int *nuniq, int *open, int64_t *bad,
+                   int *bad_st)
+{
+	size_t n = o->n_after;
+	int64_t *u = malloc(sizeof *u * n);
+	if (!u)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	memcpy(u, o->after, sizeof *u * n);
+	qsort(u, n, sizeof *u, cmp_i64);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (m == 0 || u[m - 1] != u[i])
+			u[m++] = u[i];
+	*open = 0;
+	*bad = 0;
+	*bad_st = 0;
+	int rc = SKED_OK;
+	for (size_t i = 0; i < m && rc == SKED_OK; i++) {
+		sked_val p[2] = {SKED_INTV(u[i]), SKED_INTV((int64_t)nchild)};
+		rc = sked__q(h, SKED_SQL_DEP_LIVE, p, 2, NULL);
+		if (rc != SKED_OK)
+			break;
+		if (sked__affected(h) == 1) {
+			(*open)++;
+			continue;
+		}
+		rc = sked__q(h, SKED_SQL_DEP_DONE, p, 2, NULL);
+		if (rc != SKED_OK)
+			break;
+		if (sked__affected(h) != 1) {
+			rc = sked__fail(h, SKED_EINVAL,
+			                "after: no task %lld (never enqueued "
+			                "here, or ended and pruned)",
+			                (long long)u[i]);
+			break;
+		}
+		sked_res r = {0};
+		rc = sked__q(h, SKED_SQL_DEP_DONE_STATUS, p, 1, &r);
+		int st = rc == SKED_OK && r.nrows == 1
+		                 ? (int)sked__res_int(&r, 0, 0)
+		                 : SKED_SUCCEEDED;
+		sked__res_clear(&r);
+		if (st != SKED_SUCCEEDED && !*bad &&
+		    o->on_parent_failure == SKED_PARENT_CANCEL) {
+			*bad = u[i];
+			*bad_st = st;
+		}
+	}
+	if (rc != SKED_OK) {
+		free(u);
+		return rc;
+	}
+	*uniq = u;
+	*nuniq = (int)m;
+	return SKED_OK;
+}
+
+/* The child id, just inserted (pending): its edges, then blocked while
+ * open parents remain, or cancelled at once when a parent it waits for
+ * ended dead or cancelled under "cancel". *pending: it may run now. */
+int
+sked__deps_link(sked *h, int64_t child, const int64_t *parents, int n, int open,
+                int policy, int64_t bad, int bad_st, int *pending)
+{
+	int rc = SKED_OK;
+	for (int i = 0; i < n && rc == SKED_OK; i++) {
+		sked_val p[2] = {SKED_INTV(parents[i]), SKED_INTV(child)};
+		rc = sked__q(h, SKED_SQL_DEP_EDGE, p, 2, NULL);
+	}
+	if (rc != SKED_OK)
+		return rc;
+	*pending = 0;
+	if (bad) {
+		char err[128];
+		snprintf(err, sizeof err, "parent %lld %s", (long long)bad,
+		         bad_st == SKED_DEAD ? "ended dead" : "was cancelled");
+		sked_val p[2] = {SKED_INTV(child), SKED_TEXTV(err)};
+		rc = sked__q(h, SKED_SQL_DEP_PRECANCEL, p, 2, NULL);
+		return rc != SKED_OK ? rc : sked__move_done(h, &child, 1);
+	}
+	*pending = open == 0;
+	sked_val p[4] = {SKED_INTV(child),
+	                 SKED_INTV(open > 0 ? SKED_BLOCKED : SKED_PENDING),
+	                 SKED_INTV(open), SKED_INTV(policy)};
+	return sked__q(h, SKED_SQL_DEP_BLOCK, p, 4, NULL);
+}
