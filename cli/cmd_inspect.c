@@ -101,7 +101,7 @@ status_arg(const char *s, int *out)
 	*out = sked_status_parse(s);
 	if (*out >= 0)
 		return 0;
-	for (i = 0; i <= SKED_CANCELLED; i++) {
+	for (i = 0; i <= SKED_BLOCKED; i++) {
 		strcat(names, i ? ", " : "");
 		strncat(names, sked_status_name(i), 20);
 	}
@@ -291,6 +291,55 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 	}
 }
 
+/* A related task's state ("?" when it cannot be read: pruned since). */
+static const char *
+dep_state(struct cli *c, int64_t id, char **kind)
+{
+	sked_task *t = NULL;
+	*kind = NULL;
+	if (sked_task_get(c->h, id, &t) != SKED_OK)
+		return "pruned";
+	int st = t->status;
+	*kind = strdup(t->kind);
+	sked_tasks_free(t, 1);
+	return sked_status_name(st);
+}
+
+/* parents or children, with their states, as JSON */
+static json_t *
+deps_json(struct cli *c, const int64_t *ids, size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char *kind;
+		const char *st = dep_state(c, ids[i], &kind);
+		json_array_append_new(arr,
+		                      json_pack("{s:I, s:s, s:s?}", "id",
+		                                (json_int_t)ids[i], "status",
+		                                st, "kind", kind));
+		free(kind);
+	}
+	return arr;
+}
+
+/* the first 50 of them in text, then how many more */
+static void
+deps_text(struct cli *c, const char *what, const int64_t *ids, size_t n)
+{
+	if (n == 0)
+		return;
+	printf("%s:\n", what);
+	for (size_t i = 0; i < n && i < 50; i++) {
+		char *kind;
+		const char *st = dep_state(c, ids[i], &kind);
+		printf("  %" PRId64 "  %s  %s\n", ids[i], kind ? kind : "-",
+		       st);
+		free(kind);
+	}
+	if (n > 50)
+		printf("  … and %zu more\n", n - 50);
+}
+
 int
 cmd_show(struct cli *c, int argc, char **argv)
 {
@@ -313,16 +362,32 @@ cmd_show(struct cli *c, int argc, char **argv)
 		sked_tasks_free(t, 1);
 		return cli_fail(c->h, rc, "runs of task %" PRId64, id);
 	}
+	int64_t *dep[2] = {NULL, NULL};
+	size_t ndep[2] = {0, 0};
+	if ((rc = sked_task_deps(c->h, id, &dep[0], &ndep[0], &dep[1],
+	                         &ndep[1])) != SKED_OK) {
+		sked_runs_free(runs, n);
+		sked_tasks_free(t, 1);
+		return cli_fail(c->h, rc, "dependencies of task %" PRId64, id);
+	}
 	if (c->json) {
 		json_t *o = cli_task_json(t), *arr = json_array();
 		size_t i;
 		for (i = 0; i < n; i++)
 			json_array_append_new(arr, cli_run_json(&runs[i]));
 		json_object_set_new(o, "runs", arr);
+		json_object_set_new(o, "parents",
+		                    deps_json(c, dep[0], ndep[0]));
+		json_object_set_new(o, "children",
+		                    deps_json(c, dep[1], ndep[1]));
 		ex = cli_json_print(o);
 	} else {
 		show_text(t, runs, n);
+		deps_text(c, "parents", dep[0], ndep[0]);
+		deps_text(c, "children", dep[1], ndep[1]);
 	}
+	free(dep[0]);
+	free(dep[1]);
 	sked_runs_free(runs, n);
 	sked_tasks_free(t, 1);
 	return ex;
@@ -411,7 +476,7 @@ static const struct {
         {"pending", SKED_PENDING},     {"running", SKED_RUNNING},
         {"retry", SKED_RETRY},         {"due", -1},
         {"succeeded", SKED_SUCCEEDED}, {"dead", SKED_DEAD},
-        {"cancelled", SKED_CANCELLED},
+        {"cancelled", SKED_CANCELLED}, {"blocked", SKED_BLOCKED},
 };
 #define NSTAT (sizeof stat_cols / sizeof stat_cols[0])
 
@@ -445,7 +510,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 	memset(&total, 0, sizeof total);
 	snprintf(total.queue, sizeof total.queue, "(total)");
 	for (i = 0; i < n; i++) {
-		for (k = 0; k < 6; k++)
+		for (k = 0; k < 7; k++)
 			total.count[k] += qs[i].count[k];
 		total.due += qs[i].due;
 	}

@@ -122,8 +122,9 @@ cli_metrics_cluster(sked *h, pthread_mutex_t *mu, struct cli_sbuf *b)
 			int64_t v;
 		} rows[] = {{"pending", q->pending},
 		            {"retry", q->retrying},
-		            {"running", q->running}};
-		for (size_t k = 0; k < 3; k++) {
+		            {"running", q->running},
+		            {"blocked", q->blocked}};
+		for (size_t k = 0; k < 4; k++) {
 			cli_sbuf_puts(b, "sked_tasks{queue=\"");
 			cli_prom_label(b, q->queue);
 			cli_sbuf_printf(b, "\",status=\"%s\"} %lld\n",

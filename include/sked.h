@@ -372,7 +372,7 @@ SKED_API void sked_runs_free(sked_run *runs, size_t n);
 
 typedef struct sked_queue_stats {
 	char queue[SKED_MAX_NAME + 1];
-	int64_t count[6]; /* indexed by sked_task_status */
+	int64_t count[7]; /* indexed by sked_task_status */
 	int64_t due;      /* pending or retrying and due now */
 } sked_queue_stats;
 
@@ -382,6 +382,13 @@ typedef struct sked_queue_stats {
  * docs/design.md, "Ended tasks"). A queue appears while it has a task in
  * either table. Free *out with free(). */
 SKED_API int sked_stats(sked *h, sked_queue_stats **out, size_t *n);
+
+/* A task's parents and children (docs/workflows.md), ids in ascending
+ * order; each array (NULL when empty) is freed with free(). An edge
+ * goes when retention removes either end. */
+SKED_API int sked_task_deps(sked *h, int64_t id, int64_t **parents,
+                            size_t *nparents, int64_t **children,
+                            size_t *nchildren);
 
 typedef struct sked_node {
 	char *id;
@@ -839,6 +846,7 @@ typedef struct sked_queue_gauge {
 	int64_t due;               /* pending or retrying with run_at <= now */
 	int64_t oldest_due_age_ms; /* now - run_at of the oldest due task;
 	                              0 when none is due */
+	int64_t blocked;           /* waiting for parents (docs/workflows.md) */
 } sked_queue_gauge;
 
 typedef struct sked_cluster_gauges {

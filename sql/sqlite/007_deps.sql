@@ -16,3 +16,6 @@ CREATE TABLE IF NOT EXISTS {p}task_dep (
 	PRIMARY KEY (parent_id, child_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS {p}task_dep_child ON {p}task_dep (child_id);
+-- blocked tasks per queue (sked stats, /metrics) without reading the
+-- rest of the hot table
+CREATE INDEX IF NOT EXISTS {p}task_blocked ON {p}task (queue) WHERE status = 6;

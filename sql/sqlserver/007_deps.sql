@@ -24,3 +24,5 @@ IF OBJECT_ID(N'{p}task_dep', N'U') IS NULL
 	);
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{p}task_dep_child')
 	CREATE INDEX {p}task_dep_child ON {p}task_dep (child_id);
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE name = N'{p}task_blocked')
+	CREATE INDEX {p}task_blocked ON {p}task (queue) WHERE status = 6;

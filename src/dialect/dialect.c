@@ -97,6 +97,8 @@
 	"GROUP BY queue, status "                                              \
 	"UNION ALL SELECT queue, 1, COUNT(*), 0, NULL, {nowms} FROM {p}task "  \
 	"WHERE status = 1 GROUP BY queue "                                     \
+	"UNION ALL SELECT queue, 6, COUNT(*), 0, NULL, {nowms} FROM {p}task "  \
+	"WHERE status = 6 GROUP BY queue "                                     \
 	"UNION ALL SELECT NULL, -1, COUNT(*), SUM(CASE WHEN {nowms} - "        \
 	"{ms:heartbeat} < lease_ms THEN 1 ELSE 0 END), NULL, {nowms} "         \
 	"FROM {p}node "                                                        \

@@ -108,6 +108,10 @@ sked_cluster_gauges_get(sked *h, sked_cluster_gauges *out)
 			qg->running += cnt;
 			continue;
 		}
+		if (st == SKED_BLOCKED) {
+			qg->blocked += cnt;
+			continue;
+		}
 		if (st == SKED_PENDING)
 			qg->pending += cnt;
 		else

@@ -236,3 +236,41 @@ sked__deps_link(sked *h, int64_t child, const int64_t *parents, int n, int open,
 	                 SKED_INTV(open), SKED_INTV(policy)};
 	return sked__q(h, SKED_SQL_DEP_BLOCK, p, 4, NULL);
 }
+
+static int
+id_list(sked *h, sked_sql stmt, int64_t id, int64_t **out, size_t *n)
+{
+	sked_val p = SKED_INTV(id);
+	sked_res r = {0};
+	*out = NULL;
+	*n = 0;
+	int rc = sked__q(h, stmt, &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc,
+		                     "cannot read a task's dependencies");
+	if (r.nrows > 0 && !(*out = malloc(sizeof **out * (size_t)r.nrows)))
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int i = 0; i < r.nrows && *out; i++)
+		(*out)[(*n)++] = sked__res_int(&r, i, 0);
+	sked__res_clear(&r);
+	return rc;
+}
+
+SKED_API int
+sked_task_deps(sked *h, int64_t id, int64_t **parents, size_t *nparents,
+               int64_t **children, size_t *nchildren)
+{
+	if (!h || !h->db || !parents || !nparents || !children || !nchildren)
+		return SKED_EINVAL;
+	*children = NULL;
+	*nchildren = 0;
+	int rc = id_list(h, SKED_SQL_DEP_PARENTS, id, parents, nparents);
+	if (rc == SKED_OK)
+		rc = id_list(h, SKED_SQL_DEP_CHILDREN, id, children, nchildren);
+	if (rc != SKED_OK) {
+		free(*parents);
+		*parents = NULL;
+		*nparents = 0;
+	}
+	return rc;
+}

@@ -1057,7 +1057,7 @@ sked_stats(sked *h, sked_queue_stats **out, size_t *n)
 	for (int i = 0; i < r.nrows; i++) {
 		int st = (int)sked__res_int(&r, i, 1);
 		int64_t cnt = sked__res_int(&r, i, 2);
-		if (st < 0 || st > 5)
+		if (st < 0 || st > SKED_BLOCKED)
 			continue;
 		const char *q = sked__res_text(&r, i, 0);
 		if (k == 0 || strcmp(s[k - 1].queue, q) != 0)

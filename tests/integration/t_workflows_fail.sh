@@ -40,6 +40,12 @@ i=$(sk enqueue w --after "$p" --on-parent-failure ignore)  # runs
 j=$(sk enqueue w --after "$a" --on-parent-failure ignore)  # runs once a is cancelled
 expect_eq "$(st "$a") $(st "$b") $(st "$c") $(st "$i")" "blocked blocked blocked blocked" "before the worker"
 expect_eq "$(sk list --status blocked | tail -n +2 | wc -l | tr -d ' ')" 5 "list --status blocked"
+expect_eq "$(sk --json show "$c" | json_get '[(p["id"], p["status"]) for p in d["parents"]]')" \
+	"[($ok, 'pending'), ($b, 'blocked')]" "show --json: c's parents"
+expect_eq "$(sk --json show "$a" | json_get '[p["id"] for p in d["children"]]')" "[$b, $j]" "show --json: a's children"
+sk show "$c" >"$T/show.txt"
+grep -q "^  $b  w  blocked\$" "$T/show.txt" || fail "show lists no parent $b: $(cat "$T/show.txt")"
+expect_eq "$(sk --json stats | json_get '[q for q in d["queues"] if q["queue"] == "default"][0]["blocked"]')" 5 "stats: blocked"
 
 # cancel of a blocked task, and of a parent
 x=$(sk enqueue never)
