@@ -49,10 +49,15 @@ static int
 parent_ended(sked *h, int64_t id, int st)
 {
 	sked_val p[2] = {SKED_INTV(id), SKED_NULLV};
-	if (st == SKED_SUCCEEDED)
-		return sked__q(h, SKED_SQL_DEP_RELEASE, p, 1, NULL);
-	int rc = sked__q(h, SKED_SQL_DEP_RELEASE_IGN, p, 1, NULL);
-	if (rc != SKED_OK)
+	int rc = sked__q(h,
+	                 st == SKED_SUCCEEDED ? SKED_SQL_DEP_RELEASE
+	                                      : SKED_SQL_DEP_RELEASE_IGN,
+	                 p, 1, NULL);
+	/* children changed (some may be pending now): wake the workers
+	 * where the product can (PostgreSQL: delivered at commit) */
+	if (rc == SKED_OK && sked__affected(h) > 0 && h->notify_sql)
+		rc = sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+	if (rc != SKED_OK || st == SKED_SUCCEEDED)
 		return rc;
 	char err[128];
 	snprintf(err, sizeof err, "parent %lld %s", (long long)id,
