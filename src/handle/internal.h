@@ -23,9 +23,9 @@ void sked__filter_fill(sked *h, const sked_list_filter *f, sked_buf *sql,
  * left alone. */
 int sked__move_done(sked *h, const int64_t *ids, int n);
 
-/* deps.c (docs/workflows.md): the ended tasks among ids tell their
+/* done.c (docs/workflows.md): the ended tasks among ids tell their
  * dependents, inside the ending transaction, before the rows leave
- * {p}task; an enqueue's parents checked, counted and locked
+ * {p}task. deps.c: an enqueue's parents checked, counted and locked
  * (sked__deps_parents, *uniq to free), and each child linked to them. */
 int sked__deps_ended(sked *h, const int64_t *ids, int n);
 int sked__deps_check(sked *h, const sked_enqueue_opts *o);

@@ -11,12 +11,109 @@
  * PostgreSQL's array finish moves in its own statement (dialect/
  * postgresql.c). Reads that show ended tasks read both tables (queue.c,
  * admin.c); retention deletes from {p}task_done only (retention.c).
+ * Before the rows leave {p}task, sked__deps_ended tells the children of
+ * those that are parents (docs/workflows.md; the enqueue side is
+ * deps.c).
  */
 #include "handle/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "util/buf.h"
+
+/* one statement over ids (?1…) */
+static int
+ids_q(sked *h, sked_sql stmt, const int64_t *ids, int n, sked_res *r)
+{
+	sked_val *p = calloc((size_t)n, sizeof *p);
+	sked_buf sql = {0};
+	int rc = SKED_OK;
+	if (!p)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++)
+		p[i] = SKED_INTV(ids[i]);
+	sked__sql_fill(&sql, h->sql[stmt], 1, n);
+	if (sql.oom)
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+	else
+		rc = sked__qdyn(h, sql.p, p, n, r);
+	free(sql.p);
+	free(p);
+	return rc;
+}
+
+/* Parent id ended with status st: its children learn it. */
+static int
+parent_ended(sked *h, int64_t id, int st)
+{
+	sked_val p[2] = {SKED_INTV(id), SKED_NULLV};
+	int rc = sked__q(h,
+	                 st == SKED_SUCCEEDED ? SKED_SQL_DEP_RELEASE
+	                                      : SKED_SQL_DEP_RELEASE_IGN,
+	                 p, 1, NULL);
+	/* children changed (some may be pending now): wake the workers
+	 * where the product can (PostgreSQL: delivered at commit) */
+	if (rc == SKED_OK && sked__affected(h) > 0 && h->notify_sql)
+		rc = sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+	if (rc != SKED_OK || st == SKED_SUCCEEDED)
+		return rc;
+	char err[128];
+	snprintf(err, sizeof err, "parent %lld %s", (long long)id,
+	         st == SKED_DEAD ? "ended dead" : "was cancelled");
+	p[1] = SKED_TEXTV(err);
+	rc = sked__q(h, SKED_SQL_DEP_CANCEL, p, 2, NULL);
+	if (rc != SKED_OK || sked__affected(h) == 0)
+		return rc;
+	sked_res r = {0};
+	rc = sked__q(h, SKED_SQL_DEP_CANCELLED, p, 1, &r);
+	if (rc != SKED_OK)
+		return rc;
+	int64_t *kids = calloc((size_t)r.nrows + 1, sizeof *kids);
+	if (!kids) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	int n = r.nrows;
+	for (int i = 0; i < n; i++)
+		kids[i] = sked__res_int(&r, i, 0);
+	sked__res_clear(&r);
+	/* the cancelled children end here too: moved, and their own
+	 * children told, in this transaction */
+	rc = n > 0 ? sked__move_done(h, kids, n) : SKED_OK;
+	free(kids);
+	return rc;
+}
+
+int
+sked__deps_ended(sked *h, const int64_t *ids, int n)
+{
+	if (n <= 0)
+		return SKED_OK;
+	sked_res r = {0};
+	int rc = ids_q(h, SKED_SQL_DEP_ENDED, ids, n, &r);
+	if (rc != SKED_OK || r.nrows == 0) {
+		sked__res_clear(&r);
+		return rc;
+	}
+	int k = r.nrows;
+	int64_t *pid = malloc(sizeof *pid * (size_t)k);
+	int *pst = malloc(sizeof *pst * (size_t)k);
+	if (!pid || !pst) {
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+		k = 0;
+	}
+	for (int i = 0; i < k; i++) {
+		pid[i] = sked__res_int(&r, i, 0);
+		pst[i] = (int)sked__res_int(&r, i, 1);
+	}
+	sked__res_clear(&r);
+	for (int i = 0; i < k && rc == SKED_OK; i++)
+		rc = parent_ended(h, pid[i], pst[i]);
+	free(pid);
+	free(pst);
+	return rc;
+}
 
 /* Copy then drop: both statements select the rows of ids that have ended,
  * so a live id in the list is left where it is. */

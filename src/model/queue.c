@@ -4,7 +4,7 @@
  * Folder src/model/ (floor 6, docs/design.md): what a task, a lease, a
  * limit, a schedule and a lock are, as statements of the registry:
  * queue.c, lease.c, limits.c, sched.c, lock.c, lock_run.c, admin.c,
- * retention.c, done.c, schema.c. Calls claim/ and below.
+ * retention.c, done.c, deps.c, schema.c. Calls claim/ and below.
  *
  * Layer: the model. Every value is a bound parameter; every name is
  * checked against the strict pattern before it reaches SQL. Writes that
@@ -24,8 +24,11 @@
  *                                                      (the attempt given back)
  *             (1) --lease expired (any live node)----> retry
  *                                                      (or dead, when spent)
- *   pending, retry, running --cancel (user)----------> cancelled
+ *   pending, retry, running, blocked --cancel (user)-> cancelled
  *   dead, cancelled, pending, retry --retry (user)---> pending
+ *   blocked   (6) --its last open parent ends--------> pending
+ *             (6) --a parent ends dead or cancelled--> cancelled
+ *                   (policy cancel; docs/workflows.md, model/deps.c)
  *
  * Where they are (schema 4): live tasks (pending, running, retry) in
  * {p}task, ended ones (succeeded, dead, cancelled) in {p}task_done, same
