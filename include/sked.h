@@ -1088,6 +1088,12 @@ SKED_API int sked_enqueue_opts_set_delay_ms(sked_enqueue_opts *o, int64_t v);
 SKED_API int sked_enqueue_opts_set_max_attempts(sked_enqueue_opts *o, int v);
 SKED_API int sked_enqueue_opts_set_concurrency_key(sked_enqueue_opts *o,
                                                    const char *v);
+/* the parents (a copy of the n ids is kept) and what their failure does
+ * (SKED_PARENT_CANCEL, SKED_PARENT_IGNORE): docs/workflows.md */
+SKED_API int sked_enqueue_opts_set_after(sked_enqueue_opts *o,
+                                         const int64_t *ids, size_t n);
+SKED_API int sked_enqueue_opts_set_on_parent_failure(sked_enqueue_opts *o,
+                                                     int v);
 
 SKED_API sked_list_filter *sked_list_filter_new(void);
 SKED_API void sked_list_filter_free(sked_list_filter *o);

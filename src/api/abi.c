@@ -96,7 +96,7 @@ sked_struct_size(const char *name)
 
 /* Each object is its public struct first (so a pointer to the box is a
  * pointer to the struct) and the copies of the strings it points to. */
-#define NSTR 3
+#define NSTR 4 /* sked_enqueue_opts keeps its parents' ids in slot 3 */
 
 #define BOX(type)                                                              \
 	typedef struct type##_box {                                            \
@@ -161,6 +161,25 @@ set_str(char **slot, const char **field, const char *s)
 		return SKED_OK;                                                \
 	}
 
+/* a copy of the n parent ids, owned by the box (freed with it) */
+SKED_API int
+sked_enqueue_opts_set_after(sked_enqueue_opts *o, const int64_t *ids, size_t n)
+{
+	if (!o || (n && !ids))
+		return SKED_EINVAL;
+	sked_enqueue_opts_box *b = (sked_enqueue_opts_box *)o;
+	int64_t *copy = NULL;
+	if (n && !(copy = malloc(sizeof *copy * n)))
+		return SKED_ENOMEM;
+	if (n)
+		memcpy(copy, ids, sizeof *copy * n);
+	free(b->str[3]);
+	b->str[3] = (char *)copy;
+	o->after = copy;
+	o->n_after = n;
+	return SKED_OK;
+}
+
 /* clang-format off */
 LIFECYCLE(sked_options, (void)b)
 SET_STR(sked_options, strategy, 0)
@@ -175,6 +194,7 @@ SET_NUM(sked_enqueue_opts, run_at_ms, int64_t)
 SET_NUM(sked_enqueue_opts, delay_ms, int64_t)
 SET_NUM(sked_enqueue_opts, max_attempts, int)
 SET_STR(sked_enqueue_opts, concurrency_key, 2)
+SET_NUM(sked_enqueue_opts, on_parent_failure, int)
 
 LIFECYCLE(sked_list_filter, b->o.status = -1)
 SET_STR(sked_list_filter, queue, 0)

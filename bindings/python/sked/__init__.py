@@ -273,6 +273,7 @@ _fn("sked_job_attempt", c_int, _P)
 _fn("sked_job_max_attempts", c_int, _P)
 _fn("sked_job_cancelled", c_int, _P)
 _fn("sked_job_set_error_msg", None, _P, c_char_p)
+_fn("sked_enqueue_opts_set_after", c_int, _P, _POINTER(c_int64), c_size_t)
 
 # The option objects: name -> {field: setter}; strings and integers.
 _OPTION_FIELDS: Dict[str, Dict[str, Any]] = {
@@ -281,7 +282,8 @@ _OPTION_FIELDS: Dict[str, Dict[str, Any]] = {
     "sked_enqueue_opts": {"queue": c_char_p, "unique_key": c_char_p,
                           "priority": c_int, "run_at_ms": c_int64,
                           "delay_ms": c_int64, "max_attempts": c_int,
-                          "concurrency_key": c_char_p},
+                          "concurrency_key": c_char_p,
+                          "on_parent_failure": c_int},
     "sked_list_filter": {"queue": c_char_p, "kind": c_char_p,
                          "node_id": c_char_p, "status": c_int,
                          "limit": c_int, "before_id": c_int64,
@@ -886,7 +888,9 @@ class Sked:
                       run_at: Optional[_dt.datetime],
                       delay: Optional[Duration], max_attempts: Optional[int],
                       unique_key: Optional[str],
-                      concurrency_key: Optional[str]) -> _Options:
+                      concurrency_key: Optional[str],
+                      after: Optional[Sequence[int]] = None,
+                      on_parent_failure: str = "cancel") -> _Options:
         if run_at is not None and delay is not None:
             raise InvalidArgument(_EINVAL,
                                   "sked: give run_at or delay, not both")
@@ -896,12 +900,26 @@ class Sked:
             if max_attempts < 1:
                 raise InvalidArgument(_EINVAL, "sked: max_attempts must be "
                                       "at least 1, not %d" % max_attempts)
-        return _Options(
+        policies = {"cancel": 0, "ignore": 1}
+        if on_parent_failure not in policies:
+            raise InvalidArgument(_EINVAL, "sked: on_parent_failure: give "
+                                  "'cancel' or 'ignore', not %r"
+                                  % (on_parent_failure,))
+        ids = [_int(x, "after") for x in (after or [])]
+        o = _Options(
             "sked_enqueue_opts", queue=queue, unique_key=unique_key,
             priority=priority,
             run_at_ms=None if run_at is None else _epoch_ms(run_at, "run_at"),
             delay_ms=None if delay is None else _ms(delay, "delay"),
-            max_attempts=max_attempts, concurrency_key=concurrency_key)
+            max_attempts=max_attempts, concurrency_key=concurrency_key,
+            on_parent_failure=policies[on_parent_failure])
+        if ids:
+            arr = (c_int64 * len(ids))(*ids)
+            rc = _lib.sked_enqueue_opts_set_after(o.ptr, arr, len(ids))
+            if rc != 0:
+                o.close()
+                raise _error(rc, _lib.sked_strerror(rc).decode())
+        return o
 
     def enqueue(self, kind: str, payload: Optional[Payload] = b"", *,
                 queue: Optional[str] = None, priority: int = 0,
@@ -909,17 +927,23 @@ class Sked:
                 delay: Optional[Duration] = None,
                 max_attempts: Optional[int] = None,
                 unique_key: Optional[str] = None,
-                concurrency_key: Optional[str] = None) -> int:
+                concurrency_key: Optional[str] = None,
+                after: Optional[Sequence[int]] = None,
+                on_parent_failure: str = "cancel") -> int:
         """Enqueue one task and return its id. payload is str or bytes;
         run_at a datetime (naive = UTC) or delay seconds/timedelta from
         the database's now; an existing unique_key returns its task's id;
         concurrency_key is what the queue's per-key limit counts it under
-        (set_queue_limits(per_key=…))."""
+        (set_queue_limits(per_key=…)); after: parent task ids, the task
+        is blocked until each has ended, on_parent_failure "cancel" or
+        "ignore" (docs/workflows.md)."""
         return self.enqueue_ex(kind, payload, queue=queue, priority=priority,
                                run_at=run_at, delay=delay,
                                max_attempts=max_attempts,
                                unique_key=unique_key,
-                               concurrency_key=concurrency_key)[0]
+                               concurrency_key=concurrency_key,
+                               after=after,
+                               on_parent_failure=on_parent_failure)[0]
 
     def enqueue_ex(self, kind: str, payload: Optional[Payload] = b"", *,
                    queue: Optional[str] = None, priority: int = 0,
@@ -927,14 +951,17 @@ class Sked:
                    delay: Optional[Duration] = None,
                    max_attempts: Optional[int] = None,
                    unique_key: Optional[str] = None,
-                   concurrency_key: Optional[str] = None) -> Tuple[int, bool]:
+                   concurrency_key: Optional[str] = None,
+                   after: Optional[Sequence[int]] = None,
+                   on_parent_failure: str = "cancel") -> Tuple[int, bool]:
         """As enqueue, returning (id, existed): existed is True when
         unique_key matched a task that was there already."""
         kind_b = _name(kind, "kind")
         data = _bytes(b"" if payload is None else payload, "payload")
         tid, existed = c_int64(), c_int()
         with self._enqueue_opts(queue, priority, run_at, delay, max_attempts,
-                                unique_key, concurrency_key) as o:
+                                unique_key, concurrency_key, after,
+                                on_parent_failure) as o:
             self._check(_lib.sked_enqueue(self._handle(), kind_b, data,
                                           len(data), o.ptr,
                                           ctypes.byref(tid),
@@ -946,7 +973,9 @@ class Sked:
                      run_at: Optional[_dt.datetime] = None,
                      delay: Optional[Duration] = None,
                      max_attempts: Optional[int] = None,
-                     concurrency_key: Optional[str] = None) -> List[int]:
+                     concurrency_key: Optional[str] = None,
+                     after: Optional[Sequence[int]] = None,
+                     on_parent_failure: str = "cancel") -> List[int]:
         """Enqueue one task per payload, all in one transaction (all or
         none). Returns the ids, in order. (unique keys are per task:
         enqueue them one by one.)"""
@@ -959,7 +988,8 @@ class Sked:
         lens = (c_size_t * n)(*[len(d) for d in data])
         ids = (c_int64 * n)()
         with self._enqueue_opts(queue, priority, run_at, delay, max_attempts,
-                                None, concurrency_key) as o:
+                                None, concurrency_key, after,
+                                on_parent_failure) as o:
             self._check(_lib.sked_enqueue_many(self._handle(), kind_b, n, arr,
                                                lens, o.ptr, ids))
         return list(ids)

@@ -112,6 +112,23 @@ class TestTasks(DbCase):
         self.assertEqual(self.db.get(ids[-2]).payload, "caf\u00e9")
         self.assertEqual(self.db.enqueue_many("bulk", []), [])
 
+    def test_after(self):
+        a = self.db.enqueue("pa")
+        kids = self.db.enqueue_many("kid", ["1", "2"], after=[a])
+        last = self.db.enqueue("end", after=kids, on_parent_failure="ignore")
+        self.assertEqual([self.db.get(t).status for t in kids + [last]],
+                         ["blocked"] * 3)
+        self.db.cancel(a)  # cancels the kids; "end" ignores them: pending
+        self.assertEqual([self.db.get(t).status for t in kids],
+                         ["cancelled"] * 2)
+        self.assertEqual(self.db.get(last).status, "pending")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("x", after=[10 ** 9])
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("x", after=[a], on_parent_failure="maybe")
+        self.assertEqual(self.sql("SELECT count(*) FROM {p}task WHERE "
+                                  "kind = 'x'"), [("0",)])
+
     def test_enqueue_many_all_or_none(self):
         with self.assertRaises(sked.TooBig):
             self.db.enqueue_many("bulk", ["ok", "x" * (1024 * 1024 + 1)])
