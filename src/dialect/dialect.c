@@ -451,6 +451,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "t.attempts = v.c2 WHERE t.status + 0 IN (2, 3)",
         [SKED_SQL_DONE_DROP] = "DELETE FROM {p}task WHERE id IN ({ids}) "
                                "AND status + 0 IN (2, 3, 5)",
+        [SKED_SQL_DONE_DROP_RET] =
+                "DELETE FROM {p}task WHERE id IN ({ids}) AND status + 0 IN "
+                "(2, 3, 5) RETURNING id, status, dependents",
         [SKED_SQL_DONE_UNIQUE] =
                 "SELECT id FROM {p}task_done WHERE unique_key = ?1",
         [SKED_SQL_DONE_FIRE] = "SELECT id FROM {p}task_done WHERE "

@@ -193,6 +193,10 @@ typedef enum sked_sql {
 	 * deleted from {p}task, in the transaction that ended them */
 	SKED_SQL_DONE_COPY,
 	SKED_SQL_DONE_DROP,
+	/* the same, answering (id, status, dependents) of the rows it
+	 * removes, where the product can (SKED_CAP_RETURNING): a parent's
+	 * end is then found without a read of its own (done.c) */
+	SKED_SQL_DONE_DROP_RET,
 	/* the same copy for tasks that a finish ended (schema 5): {rows7}
 	 * from ?1, (id, attempt, started ms, outcome, exit code, error,
 	 * output) each, so that the ended row is the record of the attempt

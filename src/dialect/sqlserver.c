@@ -101,6 +101,10 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
         /* a retried task goes back with its own id: IDENTITY_INSERT is a
          * session setting, so it is switched off again whatever the
          * insert does (THROW passes the error on) */
+        [SKED_SQL_DONE_DROP_RET] =
+                "DELETE FROM {p}task OUTPUT deleted.id, deleted.status, "
+                "deleted.dependents WHERE id IN ({ids}) AND status + 0 IN "
+                "(2, 3, 5)",
         [SKED_SQL_RETRY_BACK] =
                 "SET IDENTITY_INSERT {p}task ON; BEGIN TRY " SKED__RETRY_BACK
                 "; END TRY BEGIN CATCH SET IDENTITY_INSERT {p}task OFF; "

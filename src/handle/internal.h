@@ -28,6 +28,9 @@ int sked__move_done(sked *h, const int64_t *ids, int n);
  * {p}task. deps.c: an enqueue's parents checked, counted and locked
  * (sked__deps_parents, *uniq to free), and each child linked to them. */
 int sked__deps_ended(sked *h, const int64_t *ids, int n);
+/* done.c: the ended rows among ids (values p, n of them) leave {p}task,
+ * their dependents told, in the caller's transaction */
+int sked__drop_ended(sked *h, const int64_t *ids, const sked_val *p, int n);
 int sked__deps_check(sked *h, const sked_enqueue_opts *o);
 int sked__deps_parents(sked *h, const sked_enqueue_opts *o, size_t nchild,
                        int64_t **uniq, int *nuniq, int *open, int64_t *bad,

@@ -115,31 +115,55 @@ sked__deps_ended(sked *h, const int64_t *ids, int n)
 	return rc;
 }
 
+/* Drop the ended rows among ids (p: their values, n) from {p}task, their
+ * dependents told first (or, where the delete answers its rows, from
+ * what it answers: no read of its own for a batch without parents). */
+int
+sked__drop_ended(sked *h, const int64_t *ids, const sked_val *p, int n)
+{
+	int ret = (h->dialect->caps & SKED_CAP_RETURNING) != 0;
+	sked_buf drop = {0};
+	sked_res r = {0};
+	int rc = ret ? SKED_OK : sked__deps_ended(h, ids, n);
+	if (rc != SKED_OK)
+		return rc;
+	sked__sql_fill(
+	        &drop,
+	        h->sql[ret ? SKED_SQL_DONE_DROP_RET : SKED_SQL_DONE_DROP], 1,
+	        n);
+	if (drop.oom)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	rc = sked__qdyn(h, drop.p, p, n, ret ? &r : NULL);
+	free(drop.p);
+	for (int i = 0; rc == SKED_OK && i < r.nrows; i++)
+		if (sked__res_int(&r, i, 2) != 0)
+			rc = parent_ended(h, sked__res_int(&r, i, 0),
+			                  (int)sked__res_int(&r, i, 1));
+	sked__res_clear(&r);
+	return rc;
+}
+
 /* Copy then drop: both statements select the rows of ids that have ended,
  * so a live id in the list is left where it is. */
 static int
 move_chunk(sked *h, const int64_t *ids, int n)
 {
 	sked_val *p = calloc((size_t)n, sizeof *p);
-	sked_buf copy = {0}, drop = {0};
+	sked_buf copy = {0};
 	int rc = SKED_OK;
 	if (!p)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++)
 		p[i] = SKED_INTV(ids[i]);
 	sked__sql_fill(&copy, h->sql[SKED_SQL_DONE_COPY], 1, n);
-	sked__sql_fill(&drop, h->sql[SKED_SQL_DONE_DROP], 1, n);
-	if (copy.oom || drop.oom)
+	if (copy.oom)
 		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 	if (rc == SKED_OK)
 		rc = sked__qdyn(h, copy.p, p, n, NULL);
-	/* their dependents learn it before the rows leave (deps.c) */
+	/* the rows leave, their dependents told */
 	if (rc == SKED_OK)
-		rc = sked__deps_ended(h, ids, n);
-	if (rc == SKED_OK)
-		rc = sked__qdyn(h, drop.p, p, n, NULL);
+		rc = sked__drop_ended(h, ids, p, n);
 	free(copy.p);
-	free(drop.p);
 	free(p);
 	return rc;
 }

@@ -424,7 +424,7 @@ move_done_runs(sked *h, const sked_outcome **x, int n)
 	if (per > 400)
 		per = 400;
 	sked_val *p = calloc((size_t)(7 * (n < per ? n : per)), sizeof *p);
-	sked_buf copy = {0}, drop = {0};
+	sked_buf copy = {0};
 	int rc = p ? SKED_OK : sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (int at = 0; at < n && rc == SKED_OK; at += per) {
 		int k = n - at < per ? n - at : per;
@@ -435,10 +435,9 @@ move_done_runs(sked *h, const sked_outcome **x, int n)
 			                                : SKED_OUTCOME_FAILED,
 			         o->error);
 		}
-		copy.n = drop.n = 0;
+		copy.n = 0;
 		sked__sql_fill(&copy, h->sql[SKED_SQL_DONE_COPY_RUN], 1, k);
-		sked__sql_fill(&drop, h->sql[SKED_SQL_DONE_DROP], 1, k);
-		if (copy.oom || drop.oom) {
+		if (copy.oom) {
 			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 			break;
 		}
@@ -452,17 +451,13 @@ move_done_runs(sked *h, const sked_outcome **x, int n)
 		}
 		for (int i = 0; i < k; i++)
 			ids[i] = x[at + i]->id;
-		/* their dependents learn it before the rows leave (deps.c) */
-		rc = sked__deps_ended(h, ids, k);
-		free(ids);
-		if (rc != SKED_OK)
-			break;
 		for (int i = 0; i < k; i++)
 			p[i] = SKED_INTV(x[at + i]->id);
-		rc = sked__qdyn(h, drop.p, p, k, NULL);
+		/* the rows leave, their dependents told (done.c) */
+		rc = sked__drop_ended(h, ids, p, k);
+		free(ids);
 	}
 	free(copy.p);
-	free(drop.p);
 	free(p);
 	return rc;
 }
