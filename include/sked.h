@@ -58,7 +58,7 @@ extern "C" {
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
-#define SKED_ABI_VERSION 3
+#define SKED_ABI_VERSION 4
 
 #if defined(SKED_BUILDING) && defined(__GNUC__)
 #define SKED_API __attribute__((visibility("default")))

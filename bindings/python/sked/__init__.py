@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 #: The SKED_ABI_VERSION this module was written against.
-ABI_VERSION = 3
+ABI_VERSION = 4
 #: Worker(prefetch=PREFETCH_OFF): claim only for free threads
 PREFETCH_OFF = -1
 
