@@ -206,7 +206,8 @@ static const struct {
         {"task", "queue", 1},        {"task_done", "queue", 1},
         {"run", "task_id", 1},       {"node", "id", 1},
         {"schedule", "name", 1},     {"lock", "name", 1},
-        {"queue_limit", "queue", 1}, {"meta", "name", 0},
+        {"queue_limit", "queue", 1}, {"task_dep", "child_id", 1},
+        {"meta", "name", 0},
 };
 
 static const char *const right_names[] = {"SELECT", "INSERT", "UPDATE",

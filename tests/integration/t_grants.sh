@@ -61,10 +61,15 @@ CONF
 as_role() { SKED_CONFIG="$T/role.conf" "$SKED" "$@"; }
 
 # everything a worker and the everyday commands do, with those rights only
-for i in $(seq 1 20); do
+for i in $(seq 1 19); do
 	as_role enqueue ok --queue mail --payload "$i" >/dev/null ||
 		fail "enqueue as the role failed"
 done
+# a child waiting on the first task: task_dep is written, then read as the
+# parent ends
+parent=$(sql "SELECT MIN(id) FROM {p}task")
+as_role enqueue ok --queue mail --after "$parent" >/dev/null ||
+	fail "enqueue --after as the role failed"
 ok=$(handler ok <<'EOF'
 #!/bin/sh
 exit 0
@@ -78,6 +83,7 @@ expect_rc 0 as_role stats
 expect_rc 0 as_role list --status succeeded
 id=$(sql "SELECT MIN(id) FROM {p}task_done")
 expect_rc 0 as_role show "$id"
+expect_rc 0 as_role show "$parent"
 
 # one right fewer: the worker says which, once, and stops with 77
 case "$(family)" in
