@@ -654,26 +654,13 @@ get_tasks(struct cli_api *a, const struct cli_http_request *rq,
 static void
 get_task(struct cli_api *a, int64_t id, struct cli_http_reply *rp)
 {
-	sked_task *t = NULL;
-	sked_run *runs = NULL;
-	size_t n = 0;
-	json_t *o, *arr;
+	json_t *o;
+	const char *what;
 	int rc;
 
-	if ((rc = sked_task_get(a->h, id, &t)) != SKED_OK)
+	if ((rc = cli_show_json(a->h, id, &o, &what)) != SKED_OK)
 		return fail_rc(a, rp, rc, "show");
-	if ((rc = sked_runs_get(a->h, id, &runs, &n)) != SKED_OK) {
-		sked_tasks_free(t, 1);
-		return fail_rc(a, rp, rc, "show");
-	}
-	o = cli_task_json(t);
-	arr = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, cli_run_json(&runs[i]));
-	json_object_set_new(o, "runs", arr);
 	reply(rp, 200, o);
-	sked_runs_free(runs, n);
-	sked_tasks_free(t, 1);
 }
 
 /* ---- cancel, retry ---- */
@@ -791,16 +778,6 @@ post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
 
 /* ---- stats, queues, schedules ---- */
 
-static const struct {
-	const char *name;
-	int status; /* -1: the due count */
-} stat_names[] = {
-        {"pending", SKED_PENDING},     {"running", SKED_RUNNING},
-        {"retry", SKED_RETRY},         {"due", -1},
-        {"succeeded", SKED_SUCCEEDED}, {"dead", SKED_DEAD},
-        {"cancelled", SKED_CANCELLED},
-};
-
 static json_t *
 counts_json(const char *queue, const sked_queue_stats *q, int64_t oldest)
 {
@@ -809,12 +786,9 @@ counts_json(const char *queue, const sked_queue_stats *q, int64_t oldest)
 	if (queue)
 		json_object_set_new(o, "queue", cli_json_cstr(queue));
 
-	for (size_t k = 0; k < sizeof stat_names / sizeof stat_names[0]; k++)
-		json_object_set_new(
-		        o, stat_names[k].name,
-		        json_integer(stat_names[k].status < 0
-		                             ? q->due
-		                             : q->count[stat_names[k].status]));
+	for (size_t k = 0; k < cli_nstat; k++)
+		json_object_set_new(o, cli_stat_cols[k].name,
+		                    json_integer(cli_stat_of(q, k)));
 	json_object_set_new(o, "oldest_due_ms", json_integer(oldest));
 	return o;
 }
@@ -839,7 +813,7 @@ get_stats(struct cli_api *a, struct cli_http_reply *rp)
 	arr = json_array();
 	for (i = 0; i < n; i++) {
 		int64_t age = 0;
-		for (k = 0; k < 6; k++)
+		for (k = 0; k < sizeof total.count / sizeof total.count[0]; k++)
 			total.count[k] += qs[i].count[k];
 		total.due += qs[i].due;
 		for (k = 0; k < g.nqueues; k++)

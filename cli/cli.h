@@ -280,6 +280,15 @@ int cmd_list(struct cli *c, int argc, char **argv);
  * answers the same objects). New references. */
 json_t *cli_task_json(const sked_task *t);
 json_t *cli_run_json(const sked_run *r);
+int cli_show_json(sked *h, int64_t id, json_t **out, const char **what);
+/* the columns of `stats`: a status, or -1 for the due count */
+struct cli_stat_col {
+	const char *name;
+	int status;
+};
+extern const struct cli_stat_col cli_stat_cols[];
+extern const size_t cli_nstat;
+int64_t cli_stat_of(const sked_queue_stats *q, size_t col);
 json_t *cli_queue_json(const sked_queue_info *q);
 json_t *cli_schedule_json(const sked_schedule *s);
 int cmd_show(struct cli *c, int argc, char **argv);

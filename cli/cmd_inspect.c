@@ -293,11 +293,11 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 
 /* A related task's state ("?" when it cannot be read: pruned since). */
 static const char *
-dep_state(struct cli *c, int64_t id, char **kind)
+dep_state(sked *h, int64_t id, char **kind)
 {
 	sked_task *t = NULL;
 	*kind = NULL;
-	if (sked_task_get(c->h, id, &t) != SKED_OK)
+	if (sked_task_get(h, id, &t) != SKED_OK)
 		return "pruned";
 	int st = t->status;
 	*kind = strdup(t->kind);
@@ -307,12 +307,12 @@ dep_state(struct cli *c, int64_t id, char **kind)
 
 /* parents or children, with their states, as JSON */
 static json_t *
-deps_json(struct cli *c, const int64_t *ids, size_t n)
+deps_json(sked *h, const int64_t *ids, size_t n)
 {
 	json_t *arr = json_array();
 	for (size_t i = 0; i < n; i++) {
 		char *kind;
-		const char *st = dep_state(c, ids[i], &kind);
+		const char *st = dep_state(h, ids[i], &kind);
 		json_array_append_new(arr,
 		                      json_pack("{s:I, s:s, s:s?}", "id",
 		                                (json_int_t)ids[i], "status",
@@ -331,13 +331,55 @@ deps_text(struct cli *c, const char *what, const int64_t *ids, size_t n)
 	printf("%s:\n", what);
 	for (size_t i = 0; i < n && i < 50; i++) {
 		char *kind;
-		const char *st = dep_state(c, ids[i], &kind);
+		const char *st = dep_state(c->h, ids[i], &kind);
 		printf("  %" PRId64 "  %s  %s\n", ids[i], kind ? kind : "-",
 		       st);
 		free(kind);
 	}
 	if (n > 50)
 		printf("  … and %zu more\n", n - 50);
+}
+
+/* A task, its attempts, parents and children as `show --json` prints
+ * them (and the JSON API answers). SKED_OK and *out, or a code and
+ * *what, the part that could not be read. */
+int
+cli_show_json(sked *h, int64_t id, json_t **out, const char **what)
+{
+	sked_task *t = NULL;
+	sked_run *runs = NULL;
+	size_t n = 0;
+	int64_t *dep[2] = {NULL, NULL};
+	size_t ndep[2] = {0, 0};
+	int rc;
+
+	*what = "task";
+	if ((rc = sked_task_get(h, id, &t)) != SKED_OK)
+		return rc;
+	*what = "runs of task";
+	if ((rc = sked_runs_get(h, id, &runs, &n)) != SKED_OK) {
+		sked_tasks_free(t, 1);
+		return rc;
+	}
+	*what = "dependencies of task";
+	if ((rc = sked_task_deps(h, id, &dep[0], &ndep[0], &dep[1],
+	                         &ndep[1])) != SKED_OK) {
+		sked_runs_free(runs, n);
+		sked_tasks_free(t, 1);
+		return rc;
+	}
+	json_t *o = cli_task_json(t), *arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, cli_run_json(&runs[i]));
+	json_object_set_new(o, "runs", arr);
+	json_object_set_new(o, "parents", deps_json(h, dep[0], ndep[0]));
+	json_object_set_new(o, "children", deps_json(h, dep[1], ndep[1]));
+	free(dep[0]);
+	free(dep[1]);
+	sked_runs_free(runs, n);
+	sked_tasks_free(t, 1);
+	*out = o;
+	return SKED_OK;
 }
 
 int
@@ -356,6 +398,13 @@ cmd_show(struct cli *c, int argc, char **argv)
 		return ex;
 	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
+	if (c->json) {
+		json_t *o;
+		const char *what;
+		if ((rc = cli_show_json(c->h, id, &o, &what)) != SKED_OK)
+			return cli_fail(c->h, rc, "%s %" PRId64, what, id);
+		return cli_json_print(o);
+	}
 	if ((rc = sked_task_get(c->h, id, &t)) != SKED_OK)
 		return cli_fail(c->h, rc, "task %" PRId64, id);
 	if ((rc = sked_runs_get(c->h, id, &runs, &n)) != SKED_OK) {
@@ -370,27 +419,14 @@ cmd_show(struct cli *c, int argc, char **argv)
 		sked_tasks_free(t, 1);
 		return cli_fail(c->h, rc, "dependencies of task %" PRId64, id);
 	}
-	if (c->json) {
-		json_t *o = cli_task_json(t), *arr = json_array();
-		size_t i;
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, cli_run_json(&runs[i]));
-		json_object_set_new(o, "runs", arr);
-		json_object_set_new(o, "parents",
-		                    deps_json(c, dep[0], ndep[0]));
-		json_object_set_new(o, "children",
-		                    deps_json(c, dep[1], ndep[1]));
-		ex = cli_json_print(o);
-	} else {
-		show_text(t, runs, n);
-		deps_text(c, "parents", dep[0], ndep[0]);
-		deps_text(c, "children", dep[1], ndep[1]);
-	}
+	show_text(t, runs, n);
+	deps_text(c, "parents", dep[0], ndep[0]);
+	deps_text(c, "children", dep[1], ndep[1]);
 	free(dep[0]);
 	free(dep[1]);
 	sked_runs_free(runs, n);
 	sked_tasks_free(t, 1);
-	return ex;
+	return 0;
 }
 
 /* ---- nodes, stats ---- */
@@ -468,23 +504,23 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 	return ex;
 }
 
-/* The columns of `stats`, in order, and where each count lives. */
-static const struct {
-	const char *name;
-	int status; /* -1: the due count */
-} stat_cols[] = {
+/* The columns of `stats` (and the JSON API's), in order, and where each
+ * count lives. */
+const struct cli_stat_col cli_stat_cols[] = {
         {"pending", SKED_PENDING},     {"running", SKED_RUNNING},
         {"retry", SKED_RETRY},         {"due", -1},
         {"succeeded", SKED_SUCCEEDED}, {"dead", SKED_DEAD},
         {"cancelled", SKED_CANCELLED}, {"blocked", SKED_BLOCKED},
 };
-#define NSTAT (sizeof stat_cols / sizeof stat_cols[0])
+const size_t cli_nstat = sizeof cli_stat_cols / sizeof cli_stat_cols[0];
+#define NSTAT cli_nstat
 
-static int64_t
-stat_of(const sked_queue_stats *q, size_t col)
+int64_t
+cli_stat_of(const sked_queue_stats *q, size_t col)
 {
-	return stat_cols[col].status < 0 ? q->due
-	                                 : q->count[stat_cols[col].status];
+	return cli_stat_cols[col].status < 0
+	               ? q->due
+	               : q->count[cli_stat_cols[col].status];
 }
 
 int
@@ -510,7 +546,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 	memset(&total, 0, sizeof total);
 	snprintf(total.queue, sizeof total.queue, "(total)");
 	for (i = 0; i < n; i++) {
-		for (k = 0; k < 7; k++)
+		for (k = 0; k < sizeof total.count / sizeof total.count[0]; k++)
 			total.count[k] += qs[i].count[k];
 		total.due += qs[i].due;
 	}
@@ -522,16 +558,17 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			                    cli_json_cstr(qs[i].queue));
 			for (k = 0; k < NSTAT; k++)
 				json_object_set_new(
-				        o, stat_cols[k].name,
-				        json_integer(stat_of(&qs[i], k)));
+				        o, cli_stat_cols[k].name,
+				        json_integer(cli_stat_of(&qs[i], k)));
 			json_object_set_new(o, "oldest_due_ms",
 			                    json_integer(cli_oldest_due_ms(
 			                            &g, qs[i].queue)));
 			json_array_append_new(arr, o);
 		}
 		for (k = 0; k < NSTAT; k++)
-			json_object_set_new(tot, stat_cols[k].name,
-			                    json_integer(stat_of(&total, k)));
+			json_object_set_new(
+			        tot, cli_stat_cols[k].name,
+			        json_integer(cli_stat_of(&total, k)));
 		json_object_set_new(tot, "oldest_due_ms",
 		                    json_integer(cli_oldest_due_ms(&g, NULL)));
 		ex = cli_json_print(
@@ -541,7 +578,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 		struct cli_table *t;
 		head[0] = "QUEUE";
 		for (k = 0; k < NSTAT; k++)
-			head[k + 1] = stat_cols[k].name;
+			head[k + 1] = cli_stat_cols[k].name;
 		head[NSTAT + 1] = "oldest_due";
 		t = cli_table_new(NSTAT + 2, head);
 		for (i = 0; i <= n; i++) {
@@ -555,7 +592,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			row[0] = q->queue;
 			for (k = 0; k < NSTAT; k++) {
 				snprintf(cells[k], sizeof cells[k], "%" PRId64,
-				         stat_of(q, k));
+				         cli_stat_of(q, k));
 				row[k + 1] = cells[k];
 			}
 			age = cli_oldest_due_ms(&g, i < n ? q->queue : NULL);

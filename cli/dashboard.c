@@ -380,10 +380,12 @@ page_overview(struct dash *d, const struct cli_http_request *rq,
 	} else {
 		static const int cols[] = {SKED_PENDING, SKED_RUNNING,
 		                           SKED_RETRY,   SKED_SUCCEEDED,
-		                           SKED_DEAD,    SKED_CANCELLED};
+		                           SKED_DEAD,    SKED_CANCELLED,
+		                           SKED_BLOCKED};
+		const size_t ncols = sizeof cols / sizeof cols[0];
 		cli_sbuf_puts(b, "<div class=\"scroll\"><table><thead><tr>"
 		                 "<th>Queue</th><th class=\"num\">Due</th>");
-		for (size_t k = 0; k < 6; k++)
+		for (size_t k = 0; k < ncols; k++)
 			cli_sbuf_printf(b, "<th class=\"num\">%s</th>",
 			                sked_status_name(cols[k]));
 		cli_sbuf_puts(b, "<th class=\"num\">Oldest due</th></tr>"
@@ -400,7 +402,7 @@ page_overview(struct dash *d, const struct cli_http_request *rq,
 			cli_sbuf_printf(b,
 			                "</a></td><td class=\"num\">%lld</td>",
 			                (long long)(qg ? qg->due : 0));
-			for (size_t k = 0; k < 6; k++) {
+			for (size_t k = 0; k < ncols; k++) {
 				cli_sbuf_puts(b, "<td class=\"num\"><a "
 				                 "href=\"/tasks?queue=");
 				cli_sbuf_url(b, st[i].queue);

@@ -44,6 +44,16 @@ for l in 2 3 4 5; do
 done
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 6")" \
 	$((11 + 30 + 1 + 32)) "blocked tasks before any worker"
+# what an operator reads agrees: stats --json and the dashboard's Queues row
+expect_eq "$("$SKED" stats --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["total"]["blocked"])')" \
+	$((11 + 30 + 1 + 32)) "blocked tasks in stats --json"
+if command -v curl >/dev/null; then
+	start_dashboard dash
+	curl -s -m 10 -o "$T/overview.html" "$base/"
+	expect_eq "$(sed -n 's/.*status=blocked">\([0-9]*\)<.*/\1/p' "$T/overview.html")" \
+		$((11 + 30 + 1 + 32)) "blocked tasks in the dashboard's Queues table"
+	kill_child 15 "$dpid"
+fi
 
 for w in 1 2 3; do
 	start_worker w$w --concurrency 4 --lease 2s --poll 100ms --handler "w=$h $T"
