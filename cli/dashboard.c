@@ -38,9 +38,9 @@
 #define AUTH_MIN     8 /* the least length of a password or a token */
 
 /* A browser's session: a cookie names it, and its CSRF token is good for
- * POSTs carrying that cookie only. The token changes every
- * CSRF_ROTATE_MS; the one before stays good until the next change, so a
- * page loaded just before still works. */
+ * POSTs carrying that cookie only. The token changes every --csrf-rotate
+ * (CSRF_ROTATE_MS by default); the one before stays good until the next
+ * change, so a page loaded just before still works. */
 struct session {
 	char id[33], tok[33], prev[33];
 	int64_t rotated, used; /* monotonic ms; used 0: a free slot */
@@ -56,6 +56,7 @@ struct dash {
 	int read_only;
 	pthread_mutex_t sess_mu; /* guards sess */
 	struct session sess[SESSIONS];
+	int64_t rotate_ms;     /* --csrf-rotate */
 	char *user, *secret;   /* --auth: user may be NULL (a token) */
 	char url[512];         /* redacted */
 	char listen_host[256]; /* as given in --listen, without the port */
@@ -1421,7 +1422,7 @@ session_of(struct dash *d, const struct cli_http_request *rq,
 			         se->id);
 		}
 	}
-	if (se && now - se->rotated >= CSRF_ROTATE_MS) {
+	if (se && now - se->rotated >= d->rotate_ms) {
 		char fresh[33];
 		if (random_token(fresh, sizeof fresh) == 0) {
 			memcpy(se->prev, se->tok, sizeof se->prev);
@@ -1658,9 +1659,10 @@ random_token(char *out, size_t len)
 int
 cmd_dashboard(struct cli *c, int argc, char **argv)
 {
-	enum { O_LISTEN = 1, O_AUTH, O_RO, O_API };
+	enum { O_LISTEN = 1, O_AUTH, O_RO, O_API, O_ROTATE };
 	static const struct option opts[] = {
 	        {"listen", required_argument, NULL, O_LISTEN},
+	        {"csrf-rotate", required_argument, NULL, O_ROTATE},
 	        {"auth", required_argument, NULL, O_AUTH},
 	        {"api-token", required_argument, NULL, O_API},
 	        {"read-only", no_argument, NULL, O_RO},
@@ -1677,6 +1679,7 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 	sigset_t set;
 
 	memset(&d, 0, sizeof d);
+	d.rotate_ms = CSRF_ROTATE_MS;
 	pthread_mutex_init(&d.db_mu, NULL);
 	pthread_mutex_init(&d.sess_mu, NULL);
 	optind = 0;
@@ -1693,6 +1696,16 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 			break;
 		case O_API:
 			api = optarg;
+			break;
+		case O_ROTATE:
+			if ((ex = cli_parse_duration("--csrf-rotate", optarg,
+			                             &d.rotate_ms)) != 0)
+				goto out;
+			if (d.rotate_ms < 1000) {
+				ex = cli_usage("dashboard",
+				               "--csrf-rotate: at least 1s");
+				goto out;
+			}
 			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "dashboard");

@@ -270,7 +270,7 @@ static const struct cli_cmd commands[] = {
          0},
         {"dashboard", cmd_dashboard, NULL,
          "dashboard [--listen ADDR:PORT] [--auth file:PATH|env:NAME] "
-         "[--api-token file:PATH|env:NAME] [--read-only]",
+         "[--api-token file:PATH|env:NAME] [--read-only] [--csrf-rotate D]",
          "the web dashboard (127.0.0.1:8420 by default)",
          "  --listen ADDR:PORT  where to listen (default 127.0.0.1:8420); "
          "an address\n"
@@ -290,6 +290,10 @@ static const struct cli_cmd commands[] = {
          "                      See docs/api.md\n"
          "  --read-only         show, never change: no forms, POST "
          "refused\n"
+         "  --csrf-rotate D     how often a session's form token changes "
+         "(default\n"
+         "                      1h; the one before stays good until the "
+         "next change)\n"
          "  GET /metrics serves the cluster-wide gauges for Prometheus, "
          "also while\n"
          "  no worker runs.\n",

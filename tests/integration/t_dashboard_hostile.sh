@@ -5,8 +5,9 @@
 # address beyond loopback needs --auth. Redirects after a POST go to a
 # path of this dashboard only: `back=/%09/evil.example` once answered
 # `Location: /<TAB>/evil.example`, which a browser follows to the other
-# host. CSRF tokens belong to a browser's session (a cookie), and bad form
-# input is answered 400 with the reason, not 503.
+# host. CSRF tokens belong to a browser's session (a cookie) and rotate
+# (--csrf-rotate), and bad form input is answered 400 with the reason,
+# not 503.
 # The dashboard's code does not depend on the backend: sqlite only.
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the dashboard's checks do not depend on the backend" ;; esac
@@ -94,4 +95,30 @@ expect_eq "$(get -d "csrf=$csrf&scope=filter&status=zombie" "$base/tasks/retry")
 kill_child TERM "$dpid"
 wait_exit "$dpid" 10
 expect_eq "$wrc" 0 "the dashboard's exit status"
+
+# tokens rotate: with --csrf-rotate 2s a session's token changes after 2 s;
+# the one before still posts (a page loaded just before the change), the
+# one before that is refused
+expect_rc 64 timeout 20 "$SKED" dashboard --csrf-rotate 100ms
+expect_rc 64 timeout 20 "$SKED" dashboard --csrf-rotate soon
+port=$(free_port)
+"$SKED" dashboard --listen "127.0.0.1:$port" --auth "file:$T/auth" --csrf-rotate 2s >"$T/d2.log" 2>&1 &
+dpid=$!
+base="http://127.0.0.1:$port"
+wait_for 10 up || { cat "$T/d2.log" >&2; fail "the dashboard did not start"; }
+rm -f "$jar"
+token() { get "$base/schedules" >/dev/null; sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/page" | head -1; }
+t1=$(token)
+expect_eq "$(token)" "$t1" "the token within its period"
+sleep 2.5
+t2=$(token)
+[ -n "$t2" ] && [ "$t2" != "$t1" ] || fail "the token did not change after --csrf-rotate ($t1, $t2)"
+expect_eq "$(get -d "name=nightly&csrf=$t1" "$base/schedules/resume")" 303 "POST with the previous token"
+sleep 2.5
+t3=$(token)
+[ -n "$t3" ] && [ "$t3" != "$t2" ] || fail "the token did not change a second time ($t2, $t3)"
+expect_eq "$(get -d "name=nightly&csrf=$t1" "$base/schedules/resume")" 403 "POST with a token two changes old"
+expect_eq "$(get -d "name=nightly&csrf=$t3" "$base/schedules/resume")" 303 "POST with the current token"
+kill_child TERM "$dpid"
+wait_exit "$dpid" 10
 echo "ok: $SKED_BACKEND: hostile dashboard input"
