@@ -34,7 +34,9 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-static volatile sig_atomic_t g_hup, g_stopping;
+/* set by signal handlers on the main thread, read by the ops thread:
+ * lock-free atomics, safe in a handler and between threads alike */
+static atomic_int g_hup, g_stopping;
 
 struct cli_ops {
 	struct cli *c;
@@ -53,13 +55,13 @@ struct cli_ops {
 void
 cli_ops_hup(void)
 {
-	g_hup = 1;
+	atomic_store(&g_hup, 1);
 }
 
 void
 cli_ops_stopping(void)
 {
-	g_stopping = 1;
+	atomic_store(&g_stopping, 1);
 }
 
 /* ---- health ---- */
@@ -462,11 +464,9 @@ ops_main(void *arg)
 		struct timespec ts = {0, 100 * 1000000};
 		int64_t now = cli_mono_ms();
 		nanosleep(&ts, NULL);
-		if (g_hup) {
-			g_hup = 0;
+		if (atomic_exchange(&g_hup, 0))
 			reload(o);
-		}
-		if (g_stopping && !stopping) {
+		if (atomic_load(&g_stopping) && !stopping) {
 			stopping = 1;
 			notify("STOPPING=1\nSTATUS=stopping: running tasks "
 			       "finish within the grace period");
