@@ -435,7 +435,7 @@ int
 cmd_nodes(struct cli *c, int argc, char **argv)
 {
 	static const char *const head[] = {
-	        "NODE",  "HOST",    "PID",       "ALIVE",    "RUNNING",
+	        "NODE",  "HOST",    "PID",       "ALIVE",    "RUNNING", "HELD",
 	        "SLOTS", "STARTED", "HEARTBEAT", "STRATEGY", "VERSION"};
 	sked_node *ns = NULL;
 	size_t n = 0, i;
@@ -460,8 +460,13 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 			json_object_set_new(o, "pid", json_integer(ns[i].pid));
 			json_object_set_new(o, "alive",
 			                    json_boolean(ns[i].alive));
+			/* in a handler, and held ahead of a free thread
+			 * (docs/design.md, "Prefetch") */
 			json_object_set_new(o, "running",
-			                    json_integer(ns[i].running));
+			                    json_integer(ns[i].busy));
+			json_object_set_new(
+			        o, "held",
+			        json_integer(ns[i].running - ns[i].busy));
 			json_object_set_new(o, "slots",
 			                    json_integer(ns[i].slots));
 			json_object_set_new(o, "started_at",
@@ -478,23 +483,26 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 	} else if (n == 0) {
 		fprintf(stderr, "no nodes have registered yet\n");
 	} else {
-		struct cli_table *t = cli_table_new(10, head);
+		struct cli_table *t = cli_table_new(11, head);
 		for (i = 0; i < n; i++) {
-			char pid[16], run[24], sl[16], st[32], hb[32];
-			const char *row[10];
+			char pid[16], run[24], held[24], sl[16], st[32], hb[32];
+			const char *row[11];
 			snprintf(pid, sizeof pid, "%d", ns[i].pid);
-			snprintf(run, sizeof run, "%" PRId64, ns[i].running);
+			snprintf(run, sizeof run, "%" PRId64, ns[i].busy);
+			snprintf(held, sizeof held, "%" PRId64,
+			         ns[i].running - ns[i].busy);
 			snprintf(sl, sizeof sl, "%d", ns[i].slots);
 			row[0] = ns[i].id;
 			row[1] = ns[i].host;
 			row[2] = pid;
 			row[3] = ns[i].alive ? "yes" : "no";
 			row[4] = run;
-			row[5] = sl;
-			row[6] = cli_time(ns[i].started_ms, st, sizeof st);
-			row[7] = cli_time(ns[i].heartbeat_ms, hb, sizeof hb);
-			row[8] = ns[i].strategy;
-			row[9] = ns[i].version;
+			row[5] = held;
+			row[6] = sl;
+			row[7] = cli_time(ns[i].started_ms, st, sizeof st);
+			row[8] = cli_time(ns[i].heartbeat_ms, hb, sizeof hb);
+			row[9] = ns[i].strategy;
+			row[10] = ns[i].version;
 			cli_table_add(t, row);
 		}
 		cli_table_print(t, stdout);

@@ -957,13 +957,16 @@ page_nodes(struct dash *d, const struct cli_http_request *rq,
 		cli_sbuf_puts(b, "<div class=\"empty\">No worker is registered."
 		                 "</div>");
 	} else {
-		cli_sbuf_puts(b, "<div class=\"scroll\"><table><thead><tr><th>"
-		                 "Node</th><th>Alive</th><th class=\"num\">"
-		                 "Running</th><th class=\"num\">Slots</th>"
-		                 "<th>Heartbeat</th><th>Started"
-		                 "</th><th>Host</th><th class=\"num\">Pid</th>"
-		                 "<th>Strategy</th><th>Version</th></tr>"
-		                 "</thead><tbody>");
+		cli_sbuf_puts(b,
+		              "<div class=\"scroll\"><table><thead><tr><th>"
+		              "Node</th><th>Alive</th><th class=\"num\">"
+		              "Running</th><th class=\"num\" title=\"claimed,"
+		              " waiting for a free thread\">Held ahead</th>"
+		              "<th class=\"num\">Slots</th>"
+		              "<th>Heartbeat</th><th>Started"
+		              "</th><th>Host</th><th class=\"num\">Pid</th>"
+		              "<th>Strategy</th><th>Version</th></tr>"
+		              "</thead><tbody>");
 		for (size_t i = 0; i < n; i++) {
 			cli_sbuf_puts(b, "<tr><td class=\"mono\">");
 			esc(b, nd[i].id);
@@ -975,9 +978,11 @@ page_nodes(struct dash *d, const struct cli_http_request *rq,
 			              "href=\"/tasks?status=running&amp;node=");
 			cli_sbuf_url(b, nd[i].id);
 			cli_sbuf_printf(b,
-			                "\">%lld</a></td><td class=\"num\">%d"
-			                "</td>",
-			                (long long)nd[i].running, nd[i].slots);
+			                "\">%lld</a></td><td class=\"num\">%lld"
+			                "</td><td class=\"num\">%d</td>",
+			                (long long)nd[i].busy,
+			                (long long)(nd[i].running - nd[i].busy),
+			                nd[i].slots);
 			time_cell(b, now, nd[i].heartbeat_ms);
 			time_cell(b, now, nd[i].started_ms);
 			cli_sbuf_puts(b, "<td>");

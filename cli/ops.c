@@ -176,14 +176,17 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	                (double)m->loop_age_ms / 1000,
 	                (double)m->beat_age_ms / 1000,
 	                (double)m->finish_age_ms / 1000);
-	cli_prom_family(
-	        b, "sked_worker_slots", "gauge",
-	        "Handler slots of this worker, busy (queued or running) and "
-	        "free.");
+	cli_prom_family(b, "sked_worker_slots", "gauge",
+	                "Handler slots of this worker, busy (a handler runs) "
+	                "and free.");
 	cli_sbuf_printf(b,
 	                "sked_worker_slots{state=\"busy\"} %d\n"
 	                "sked_worker_slots{state=\"free\"} %d\n",
 	                m->busy, m->slots > m->busy ? m->slots - m->busy : 0);
+	cli_prom_family(b, "sked_worker_tasks_held_ahead", "gauge",
+	                "Tasks claimed and waiting for a free thread "
+	                "(prefetch).");
+	cli_sbuf_printf(b, "sked_worker_tasks_held_ahead %d\n", m->held);
 	cli_prom_family(b, "sked_worker_results_unrecorded", "gauge",
 	                "Results waiting for the finisher to record them.");
 	cli_sbuf_printf(b, "sked_worker_results_unrecorded %d\n",

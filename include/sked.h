@@ -54,7 +54,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 7
+#define SKED_SCHEMA_VERSION 8
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -398,8 +398,11 @@ typedef struct sked_node {
 	char *strategy;
 	char *version;
 	int alive;       /* heartbeat younger than 3 × its interval */
-	int64_t running; /* tasks it holds now */
+	int64_t running; /* tasks it holds now: leased to it (running) */
 	int slots;       /* its handler slots (concurrency); 0: not recorded */
+	int64_t busy;    /* of those, in a handler at its last heartbeat; the
+	                    rest (running - busy) are held ahead of its free
+	                    threads (docs/design.md, "Prefetch") */
 } sked_node;
 
 /* Every node row, live or not (alive tells). Free with sked_nodes_free;
@@ -995,7 +998,9 @@ typedef struct sked_worker_kind_metrics {
 typedef struct sked_worker_metrics {
 	sked_worker_counters c;
 	int slots;       /* concurrency */
-	int busy;        /* jobs queued or running */
+	int busy;        /* handlers running */
+	int held;        /* tasks claimed and waiting for a free thread:
+	                    held ahead (docs/design.md, "Prefetch") */
 	int unrecorded;  /* results waiting to be recorded */
 	sked_hist claim; /* claim statements (each batch) */
 	int64_t claim_errors, renewals, renewal_errors, finish_errors;

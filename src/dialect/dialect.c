@@ -165,7 +165,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "SELECT n.id, n.host, n.pid, {ms:n.started_at}, "
                 "{ms:n.heartbeat}, n.lease_ms, n.strategy, n.version, {nowms}, "
                 "(SELECT COUNT(*) FROM {p}task t WHERE t.node_id = n.id "
-                "AND t.status = 1), n.slots FROM {p}node n "
+                "AND t.status = 1), n.slots, n.busy FROM {p}node n "
                 "ORDER BY n.started_at, n.id",
         [SKED_SQL_NODE_INSERT] =
                 "INSERT INTO {p}node (id, host, pid, started_at, heartbeat, "
@@ -176,7 +176,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "FROM {p}node WHERE id = ?1",
         [SKED_SQL_NODE_DELETE] = "DELETE FROM {p}node WHERE id = ?1",
         [SKED_SQL_NODE_BEAT] =
-                "UPDATE {p}node SET heartbeat = {now} WHERE id = ?1",
+                "UPDATE {p}node SET heartbeat = {now}, busy = ?2 WHERE id = ?1",
         [SKED_SQL_RENEW] =
                 "UPDATE {p}task SET lease_until = {now+?2} WHERE node_id = ?1 "
                 "AND status = 1 AND lease_until >= {now}",

@@ -973,10 +973,10 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms, int slots)
 }
 
 int
-sked__node_beat(sked *h, const char *node_id)
+sked__node_beat(sked *h, const char *node_id, int busy)
 {
-	sked_val p = SKED_TEXTV(node_id);
-	int rc = sked__q(h, SKED_SQL_NODE_BEAT, &p, 1, NULL);
+	sked_val p[2] = {SKED_TEXTV(node_id), SKED_INTV(busy)};
+	int rc = sked__q(h, SKED_SQL_NODE_BEAT, p, 2, NULL);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot heartbeat");
 	return SKED_OK;
@@ -1040,6 +1040,10 @@ sked_nodes(sked *h, sked_node **out, size_t *n)
 		v[i].alive = now - v[i].heartbeat_ms < lease;
 		v[i].running = sked__res_int(&r, i, 9);
 		v[i].slots = (int)sked__res_int(&r, i, 10);
+		/* written a heartbeat ago: never more than it holds now */
+		v[i].busy = sked__res_int(&r, i, 11);
+		if (v[i].busy > v[i].running)
+			v[i].busy = v[i].running;
 	}
 	*n = (size_t)r.nrows;
 	sked__res_clear(&r);

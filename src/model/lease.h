@@ -96,7 +96,7 @@ int sked__reap(sked *h, int *taken) __attribute__((warn_unused_result));
  * live one with SKED_ESTATE), heartbeat it, remove it. */
 int sked__node_register(sked *h, const char *node_id, int64_t lease_ms,
                         int slots) __attribute__((warn_unused_result));
-int sked__node_beat(sked *h, const char *node_id)
+int sked__node_beat(sked *h, const char *node_id, int busy)
         __attribute__((warn_unused_result));
 int sked__node_unregister(sked *h, const char *node_id);
 

@@ -53,6 +53,17 @@ sked__wk_free_slots_locked(const sked_worker *w)
 	return room - w->reserved;
 }
 
+/* Jobs a pool thread has started: handlers running now. The others
+ * taking a slot (w->held) are held ahead of a free thread. */
+int
+sked__wk_busy_locked(const sked_worker *w)
+{
+	int n = 0;
+	for (const sked_job *j = w->held; j; j = j->hnext)
+		n += atomic_load(&j->started) != 0;
+	return n;
+}
+
 unsigned long long
 sked__wk_claim_begin_locked(sked_worker *w, int reserve)
 {

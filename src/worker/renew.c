@@ -386,6 +386,17 @@ vacuum_hot_table(sked_worker *w, int64_t now)
 		          sked_errmsg(w->hb));
 }
 
+/* Handlers running now, written on the node row by each heartbeat
+ * (`sked nodes` tells them from tasks held ahead). */
+static int
+busy_now(sked_worker *w)
+{
+	pthread_mutex_lock(&w->mu);
+	int n = sked__wk_busy_locked(w);
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
 void *
 sked__wk_heartbeat_main(void *arg)
 {
@@ -414,7 +425,7 @@ sked__wk_heartbeat_main(void *arg)
 		int64_t *ids = NULL;
 		int *att = NULL;
 		int n = 0;
-		int rc = sked__node_beat(w->hb, w->node_id);
+		int rc = sked__node_beat(w->hb, w->node_id, busy_now(w));
 		if (rc == SKED_OK)
 			rc = sked__renew(w->hb, w->node_id, w->o.lease_ms, &ids,
 			                 &att, &n);

@@ -1022,7 +1022,8 @@ sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
 	pthread_mutex_lock(&w->mu);
 	out->c = w->counters;
 	out->slots = w->o.concurrency;
-	out->busy = w->nheld;
+	out->busy = sked__wk_busy_locked(w);
+	out->held = w->nheld - out->busy;
 	out->unrecorded = w->nunrecorded;
 	out->claim = w->claim_hist;
 	out->claim_errors = w->claim_errors;

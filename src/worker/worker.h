@@ -318,6 +318,7 @@ void sked__wk_unrecorded(sked_worker *w, sked_job *list, sked_outcome *o,
  * queue, less what results waiting to be recorded and claims in flight
  * hold. */
 int sked__wk_free_slots_locked(const sked_worker *w);
+int sked__wk_busy_locked(const sked_worker *w);
 /* Prefetch after a claim that asked for asked and got got (w->mu held). */
 void sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now);
 /* A claim of up to reserve tasks is about to be sent (w->mu held): its

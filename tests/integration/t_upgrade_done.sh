@@ -21,6 +21,8 @@ sql "DROP TABLE {p}task_dep" >/dev/null
 for c in dependents open_parents on_parent_failure result; do
 	sql "ALTER TABLE {p}task DROP COLUMN $c" >/dev/null
 done
+# and what schema 8 added (the node's handler count)
+sql "ALTER TABLE {p}node DROP COLUMN busy" >/dev/null
 sql "CREATE INDEX {p}task_ended ON {p}task (status, finished_at)" >/dev/null
 sql "UPDATE {p}task SET status = 2, attempts = 1, finished_at = updated_at WHERE id = $ok" >/dev/null
 sql "UPDATE {p}task SET status = 3, attempts = 5, last_error = 'exit 3', finished_at = updated_at WHERE id = $dead" >/dev/null
