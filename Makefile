@@ -72,16 +72,12 @@ tsan:
 install: build
 	cmake --install $(BUILD)
 
-# The packages need the prefix /usr (the multiarch library folder, the
-# paths in the units and in sked.pc), so they are built from a build of
-# their own; scripts/mkdeb.sh splits its install into the three packages
+# The packages need the prefix /usr and Debian's hardening flags, so they
+# are built from a build of their own (scripts/deb-build.sh); scripts/mkdeb.sh splits its install into the three packages
 # (docs/packaging.md), which land in $(DEB_BUILD)/.
 DEB_BUILD ?= build-deb
 deb:
-	cmake -S . -B $(DEB_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-		-DCMAKE_INSTALL_PREFIX=/usr
-	cmake --build $(DEB_BUILD) -j $(JOBS) --target sked sked_shared \
-		sked_static sked_man
+	sh scripts/deb-build.sh $(DEB_BUILD) $(JOBS)
 	sh scripts/mkdeb.sh $(DEB_BUILD) $(DEB_BUILD)
 
 FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] \

@@ -1,11 +1,10 @@
 #!/bin/sh
 # tests/build/t_deb.sh — the Debian packages (CTest: package/deb).
 #
-# Builds libskedN, libsked-dev and sked with scripts/mkdeb.sh (what `make
-# deb` does) from a build configured for the prefix /usr (this build
-# folder if it is, else deb-build/ inside it, configured and built here),
-# checks their contents and dependencies, runs lintian (no error, no
-# warning), installs the three with `dpkg -i` into a scratch root with
+# Builds libskedN, libsked-dev and sked as `make deb` does
+# (scripts/deb-build.sh into deb-build/ inside this build folder, then
+# scripts/mkdeb.sh), checks their contents and dependencies, runs lintian
+# (no error, no warning, no missing hardening), installs the three with `dpkg -i` into a scratch root with
 # its own dpkg database (maintainer scripts run without chroot, with
 # DPKG_ROOT set, so the machine's is untouched), checks what postinst did
 # (the user sked), runs the installed program and library, runs
@@ -21,17 +20,10 @@ done
 mkdir -p "$SKED_BUILD/testtmp"
 W=$(mktemp -d "$SKED_BUILD/testtmp/deb.XXXXXX")
 
-# a build for the prefix /usr
-B=$SKED_BUILD
-if ! grep -qx 'CMAKE_INSTALL_PREFIX:PATH=/usr' "$B/CMakeCache.txt"; then
-	B=$SKED_BUILD/deb-build
-	echo "configuring $B for the prefix /usr"
-	{
-		cmake -S "$SKED_SRC" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-			-DCMAKE_INSTALL_PREFIX=/usr &&
-			cmake --build "$B" -j 2 --target sked sked_shared sked_static sked_man
-	} >"$W/build.log" 2>&1 || { tail -n 40 "$W/build.log" >&2; fail "the /usr build failed"; }
-fi
+# a build for the prefix /usr with Debian's hardening flags, as `make deb`
+B=$SKED_BUILD/deb-build
+sh "$SKED_SRC/scripts/deb-build.sh" "$B" 2 >"$W/build.log" 2>&1 ||
+	{ tail -n 40 "$W/build.log" >&2; fail "the /usr build failed"; }
 sh "$SKED_SRC/scripts/mkdeb.sh" "$B" "$W/out" >"$W/mkdeb.log" 2>&1 ||
 	{ cat "$W/mkdeb.log" >&2; fail "mkdeb.sh exited $?"; }
 abi=$(sed -n 's/^#define SKED_ABI_VERSION \([0-9]*\).*/\1/p' "$SKED_SRC/include/sked.h")
@@ -78,9 +70,11 @@ dpkg-deb -f "$dev" Depends | grep -q "libsked$abi (= " ||
 	fail "libsked-dev does not depend on libsked$abi of its own version"
 
 # lintian: no error and no warning (overrides say why in scripts/deb/)
-lintian --tag-display-limit 0 "$lib" "$dev" "$prog" >"$W/lintian" 2>&1 || true
+lintian -I --tag-display-limit 0 "$lib" "$dev" "$prog" >"$W/lintian" 2>&1 || true
 sed 's/^/lintian: /' "$W/lintian"
 grep -q '^[EW]: ' "$W/lintian" && fail "lintian reports errors or warnings"
+# and the binaries are hardened as Debian's own (fortify, bindnow)
+grep -q ': hardening-' "$W/lintian" && fail "lintian reports missing hardening"
 
 # install into a scratch root with a dpkg database of its own
 R=$W/root
