@@ -767,6 +767,79 @@ field_time(struct cli_sbuf *b, const char *name, int64_t ms, int64_t now)
 	field(b, name, both);
 }
 
+/* A task's parents and children, each linked with its state, and for a
+ * blocked task which parents it still waits for (docs/workflows.md). */
+#define DEPS_SHOWN 100
+static void
+deps_panel(struct dash *d, struct cli_sbuf *b, const sked_task *t)
+{
+	static const char *const title[2] = {"Parents", "Children"};
+	int64_t *dep[2] = {NULL, NULL};
+	size_t nd[2] = {0, 0};
+
+	if (sked_task_deps(d->h, t->id, &dep[0], &nd[0], &dep[1], &nd[1]) !=
+	    SKED_OK) {
+		cli_sbuf_puts(b, "<div class=\"panel\"><h2>Dependencies</h2>"
+		                 "<div class=\"flash err\">Cannot read this "
+		                 "task's parents and children.</div></div>");
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		size_t open = 0;
+		if (nd[k] == 0)
+			continue;
+		cli_sbuf_printf(b,
+		                "<div class=\"panel\" id=\"%s\"><h2>%s "
+		                "<span class=\"muted\">(%zu)</span></h2>",
+		                k ? "children" : "parents", title[k], nd[k]);
+		cli_sbuf_puts(b, "<div class=\"scroll\"><table><thead><tr><th "
+		                 "class=\"num\">Task</th><th>Kind</th><th>"
+		                 "Status</th></tr></thead><tbody>");
+		for (size_t i = 0; i < nd[k]; i++) {
+			sked_task *o = NULL;
+			int got = sked_task_get(d->h, dep[k][i], &o) == SKED_OK;
+			int st = got ? o->status : -1;
+			if (k == 0 && got && st != SKED_SUCCEEDED &&
+			    st != SKED_DEAD && st != SKED_CANCELLED)
+				open++;
+			if (i < DEPS_SHOWN) {
+				cli_sbuf_printf(b,
+				                "<tr><td class=\"num\"><a "
+				                "href=\"/task/%" PRId64
+				                "\">%" PRId64 "</a></td><td>",
+				                dep[k][i], dep[k][i]);
+				esc(b, got ? o->kind : NULL);
+				cli_sbuf_puts(b, "</td><td>");
+				if (got)
+					status_pill(b, st);
+				else
+					cli_sbuf_puts(b,
+					              "<span class=\"muted\">"
+					              "pruned</span>");
+				cli_sbuf_puts(b, "</td></tr>");
+			}
+			if (got)
+				sked_tasks_free(o, 1);
+		}
+		cli_sbuf_puts(b, "</tbody></table></div>");
+		if (nd[k] > DEPS_SHOWN)
+			cli_sbuf_printf(b,
+			                "<div class=\"muted\">… and %zu more "
+			                "(sked show %" PRId64 ")</div>",
+			                nd[k] - DEPS_SHOWN, t->id);
+		if (k == 0 && t->status == SKED_BLOCKED)
+			cli_sbuf_printf(b,
+			                "<div class=\"flash\" id=\"waits\">"
+			                "Waits for %zu of its %zu parents to "
+			                "end; it becomes pending when the last "
+			                "one does.</div>",
+			                open, nd[k]);
+		cli_sbuf_puts(b, "</div>");
+	}
+	free(dep[0]);
+	free(dep[1]);
+}
+
 static void
 page_task(struct dash *d, const struct cli_http_request *rq,
           struct cli_http_reply *rp, int64_t id)
@@ -822,7 +895,7 @@ page_task(struct dash *d, const struct cli_http_request *rq,
 			        id, id);
 		}
 		if (st == SKED_PENDING || st == SKED_RETRY ||
-		    st == SKED_RUNNING) {
+		    st == SKED_RUNNING || st == SKED_BLOCKED) {
 			cli_sbuf_puts(b,
 			              "<form class=\"inline\" method=\"post\" "
 			              "action=\"/tasks/cancel\">");
@@ -916,6 +989,7 @@ page_task(struct dash *d, const struct cli_http_request *rq,
 		cli_sbuf_puts(b, "</tbody></table></div>");
 	}
 	cli_sbuf_puts(b, "</div>");
+	deps_panel(d, b, t);
 	page_end(b);
 	sked_runs_free(r, nr);
 	sked_tasks_free(t, 1);

@@ -52,6 +52,20 @@ if command -v curl >/dev/null; then
 	curl -s -m 10 -o "$T/overview.html" "$base/"
 	expect_eq "$(sed -n 's/.*status=blocked">\([0-9]*\)<.*/\1/p' "$T/overview.html")" \
 		$((11 + 30 + 1 + 32)) "blocked tasks in the dashboard's Queues table"
+	# a blocked task's page links its parents and says what it waits for;
+	# a parent's page links it among its children
+	child=$(count "SELECT MIN(child_id) FROM {p}task_dep")
+	np=$(count "SELECT COUNT(*) FROM {p}task_dep WHERE child_id = $child")
+	curl -s -m 10 -o "$T/child.html" "$base/task/$child"
+	grep -q "Waits for $np of its $np parents" "$T/child.html" ||
+		fail "the blocked task's page does not say it waits for its $np parents"
+	for pid in $(sql "SELECT parent_id FROM {p}task_dep WHERE child_id = $child"); do
+		grep -q "href=\"/task/$pid\"" "$T/child.html" ||
+			fail "the blocked task's page does not link its parent $pid"
+		curl -s -m 10 -o "$T/parent.html" "$base/task/$pid"
+		sed -n '/id="children"/,$p' "$T/parent.html" | grep -q "href=\"/task/$child\"" ||
+			fail "parent $pid's page does not link its child $child"
+	done
 	kill_child 15 "$dpid"
 fi
 
