@@ -206,6 +206,58 @@ schema_step(void **state)
 	free(s);
 }
 
+/* The DDL at "at" is guarded when its line or the one before holds an IF
+ * (IF OBJECT_ID, IF COL_LENGTH, IF NOT EXISTS (SELECT …)). */
+static void
+guarded(const char *s, const char *at, int version)
+{
+	const char *line = at;
+	int lines = 0;
+	while (line > s && lines < 2) {
+		line--;
+		if (*line == '\n')
+			lines++;
+	}
+	const char *g = strstr(line, "IF ");
+	if (!g || g > at)
+		fail_msg("step %d: unguarded DDL at: %.60s", version, at);
+}
+
+/* Every step, the later ones too: numbered 1 to SKED_SCHEMA_VERSION with
+ * no gap, every CREATE and ALTER guarded so a step can run twice, and
+ * what the workflow (7) and node load (8) steps must create. */
+static void
+all_steps(void **state)
+{
+	int v = 0;
+	int seen_deps = 0, seen_busy = 0;
+	for (const struct sked_schema_step *st = d->schema; st->version; st++) {
+		assert_int_equal(st->version, ++v);
+		char *s = sked__dialect_expand(d, "sk_", st->sql);
+		assert_non_null(s);
+		for (const char *k = s; (k = strstr(k, "CREATE ")) != NULL; k++)
+			guarded(s, k, v);
+		for (const char *k = s; (k = strstr(k, "ALTER TABLE ")) != NULL;
+		     k++)
+			guarded(s, k, v);
+		assert_false(has(s, "ADD COLUMN"));
+		assert_false(has(s, "IF NOT EXISTS sk_"));
+		if (has(s, "CREATE TABLE sk_task_dep")) {
+			seen_deps = v;
+			assert_true(
+			        has(s, "PRIMARY KEY (parent_id, child_id)"));
+			assert_true(has(s, "CREATE INDEX sk_task_blocked ON "
+			                   "sk_task (queue) WHERE status = 6"));
+		}
+		if (has(s, "ALTER TABLE sk_node ADD busy INT"))
+			seen_busy = v;
+		free(s);
+	}
+	assert_int_equal(v, SKED_SCHEMA_VERSION);
+	assert_int_equal(seen_deps, 7);
+	assert_int_equal(seen_busy, 8);
+}
+
 static void
 chunks(void **state)
 {
@@ -277,6 +329,7 @@ main(void)
 	        cmocka_unit_test(claims),
 	        cmocka_unit_test(limits_and_inserts),
 	        cmocka_unit_test(schema_step),
+	        cmocka_unit_test(all_steps),
 	        cmocka_unit_test(chunks),
 	        cmocka_unit_test(decisions),
 	};
