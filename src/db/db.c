@@ -257,12 +257,36 @@ sked__db_last_id(const sked_db *db)
 	return db->last_id;
 }
 
+int
+sked__db_tx(sked_db *db, int op, const char *sql)
+{
+	if (!db->drv->tx)
+		return sked__db_exec(db, -1, sql, NULL, 0, NULL);
+	memset(&db->err, 0, sizeof db->err);
+	db->affected = -1;
+	db->last_id = 0;
+	if (db->trace)
+		sked__log(SKED_LOG_DEBUG, "tx %d: %s", op, sql);
+	if (fault_fires()) {
+		db->err.kind = (sked_dbe_kind)atomic_load(&fault_kind);
+		snprintf(db->err.msg, sizeof db->err.msg,
+		         "injected fault (test)");
+		return sked__db_status(db);
+	}
+	if (db->drv->tx(db->conn, op, sql, &db->err) != SKED_OK) {
+		if (db->err.kind == SKED_DBE_NONE)
+			db->err.kind = SKED_DBE_OTHER;
+		return sked__db_status(db);
+	}
+	return SKED_OK;
+}
+
 void
-sked__db_exec_keep_err(sked_db *db, const char *sql)
+sked__db_rollback_keep_err(sked_db *db, const char *sql)
 {
 	sked_dberr keep = db->err;
 	int64_t affected = db->affected, last_id = db->last_id;
-	int rc = sked__db_exec(db, -1, sql, NULL, 0, NULL);
+	int rc = sked__db_tx(db, SKED_TX_ROLLBACK, sql);
 	(void)rc; /* the earlier error is the one to report */
 	db->err = keep;
 	db->affected = affected;

@@ -67,9 +67,14 @@ const sked_dberr *sked__db_err(const sked_db *db);
 int64_t sked__db_affected(const sked_db *db);
 int64_t sked__db_last_id(const sked_db *db);
 
-/* Run sql (no parameters, no cache) and keep the error of the statement
- * before it: for rollbacks on a failure path. */
-void sked__db_exec_keep_err(sked_db *db, const char *sql);
+/* Begin, commit or roll back (SKED_TX_*, db/driver/driver.h); sql is the
+ * dialect's text for it. */
+int sked__db_tx(sked_db *db, int op, const char *sql)
+        __attribute__((warn_unused_result));
+
+/* Roll back and keep the error of the statement before: for the failure
+ * path. */
+void sked__db_rollback_keep_err(sked_db *db, const char *sql);
 
 /* The driver's name ("sqlite", "libpq", "mariadb", "odbc"). */
 const char *sked__db_driver(const sked_db *db);

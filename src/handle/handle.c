@@ -88,7 +88,7 @@ sked__begin(sked *h, int claim)
 	if (h->borrowed) /* the application's transaction decides */
 		return SKED_OK;
 	const char *sql = claim ? h->dialect->begin_claim : h->dialect->begin;
-	int rc = sked__db_exec(h->db, -1, sql, NULL, 0, NULL);
+	int rc = sked__db_tx(h->db, SKED_TX_BEGIN, sql);
 	if (rc == SKED_OK)
 		h->in_tx = 1;
 	return rc;
@@ -99,7 +99,7 @@ sked__commit(sked *h)
 {
 	if (h->borrowed)
 		return SKED_OK;
-	int rc = sked__db_exec(h->db, -1, h->dialect->commit, NULL, 0, NULL);
+	int rc = sked__db_tx(h->db, SKED_TX_COMMIT, h->dialect->commit);
 	if (rc == SKED_OK)
 		h->in_tx = 0;
 	else
@@ -113,7 +113,7 @@ sked__rollback(sked *h)
 	if (!h->in_tx)
 		return;
 	/* the first error is the one to report, not the rollback's */
-	sked__db_exec_keep_err(h->db, h->dialect->rollback);
+	sked__db_rollback_keep_err(h->db, h->dialect->rollback);
 	h->in_tx = 0;
 }
 

@@ -34,6 +34,12 @@ typedef struct sked_driver {
 	int (*exec)(void *conn, int slot, const char *sql, const sked_val *p,
 	            int np, sked_res *res, int64_t *affected, int64_t *last_id,
 	            sked_dberr *e);
+	/* optional: begin, commit or roll back a transaction (SKED_TX_*).
+	 * sql is the dialect's text for it, which a driver without this verb
+	 * runs with exec; a driver whose client library ends transactions
+	 * with calls of its own (ODBC's autocommit attribute and SQLEndTran)
+	 * uses them, so that no driver recognises SQL text. */
+	int (*tx)(void *conn, int op, const char *sql, sked_dberr *e);
 	/* optional: an fd to poll for wake-ups (a socket that carries
 	 * notifications, or a watch on a file that changes on every commit),
 	 * or -1 */

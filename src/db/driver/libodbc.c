@@ -22,7 +22,7 @@
  * it sends a COMMIT of its own after every INSERT, UPDATE or DELETE,
  * inside a BEGIN it was given or not, so a transaction ended at its
  * first write (a limited claim's row lock with it). On PostgreSQL the
- * BEGIN, COMMIT and ROLLBACK texts are therefore ODBC's own calls:
+ * transactions are therefore ODBC's own calls (the seam's tx verb):
  * autocommit off (psqlODBC then begins at the next statement),
  * SQLEndTran, autocommit on again.
  *
@@ -701,32 +701,37 @@ exec_each(odbc *o, const char *sql, const char *end, sked_res *res,
 	return odbc_exec(o, -1, end + 1, NULL, 0, res, affected, last_id, e);
 }
 
-/* psqlODBC: a transaction through the ODBC calls (see the top). Returns
- * 1 when sql was BEGIN, COMMIT or ROLLBACK and has been done (*rc set). */
+static int odbc_exec(void *conn, int slot, const char *sql, const sked_val *p,
+                     int np, sked_res *res, int64_t *affected, int64_t *last_id,
+                     sked_dberr *e);
+
+/* A transaction (the seam's tx verb): the dialect's text as a statement,
+ * but on psqlODBC through the ODBC calls (see the top). */
 static int
-pg_transaction(odbc *o, const char *sql, int *rc, sked_dberr *e)
+odbc_tx(void *conn, int op, const char *sql, sked_dberr *e)
 {
-	int begin = strcmp(sql, "BEGIN") == 0;
-	int commit = strcmp(sql, "COMMIT") == 0;
-	int rollback = strcmp(sql, "ROLLBACK") == 0;
-	if (!begin && !commit && !rollback)
-		return 0;
-	*rc = SKED_OK;
-	if (begin) {
+	odbc *o = conn;
+	int rc = SKED_OK;
+	int64_t affected, last_id;
+	if (o->fam != FAM_PG)
+		return odbc_exec(conn, -1, sql, NULL, 0, NULL, &affected,
+		                 &last_id, e);
+	if (op == SKED_TX_BEGIN) {
 		if (!SQL_SUCCEEDED(SQLSetConnectAttr(
 		            o->dbc, SQL_ATTR_AUTOCOMMIT,
 		            (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0))) {
 			set_err(e, o, SQL_HANDLE_DBC, o->dbc, "begin");
-			*rc = SKED_EDB;
+			rc = SKED_EDB;
 		}
-		return 1;
+		return rc;
 	}
+	int commit = op == SKED_TX_COMMIT;
 	SQLRETURN r = SQLEndTran(SQL_HANDLE_DBC, o->dbc,
 	                         commit ? SQL_COMMIT : SQL_ROLLBACK);
 	if (!SQL_SUCCEEDED(r)) {
 		set_err(e, o, SQL_HANDLE_DBC, o->dbc,
 		        commit ? "commit" : "rollback");
-		*rc = SKED_EDB;
+		rc = SKED_EDB;
 	}
 	/* back to autocommit even when the end failed: a rollback is the
 	 * cleanup path, and the next statement must not run in a
@@ -734,11 +739,11 @@ pg_transaction(odbc *o, const char *sql, int *rc, sked_dberr *e)
 	if (!SQL_SUCCEEDED(SQLSetConnectAttr(o->dbc, SQL_ATTR_AUTOCOMMIT,
 	                                     (SQLPOINTER)SQL_AUTOCOMMIT_ON,
 	                                     0)) &&
-	    *rc == SKED_OK) {
+	    rc == SKED_OK) {
 		set_err(e, o, SQL_HANDLE_DBC, o->dbc, "autocommit");
-		*rc = SKED_EDB;
+		rc = SKED_EDB;
 	}
-	return 1;
+	return rc;
 }
 
 static int
@@ -747,13 +752,6 @@ odbc_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 {
 	odbc *o = conn;
 	const char *end;
-	int trc;
-	if (o->fam == FAM_PG && slot < 0 && np == 0 &&
-	    pg_transaction(o, sql, &trc, e)) {
-		if (affected)
-			*affected = 0;
-		return trc;
-	}
 	if (o->fam == FAM_MYSQL && np == 0 && slot < 0 &&
 	    (end = next_statement(sql)) != NULL)
 		return exec_each(o, sql, end, res, affected, last_id, e);
@@ -925,6 +923,7 @@ const sked_driver sked__driver_odbc = {
         .close = odbc_close,
         .server = odbc_server,
         .exec = odbc_exec,
+        .tx = odbc_tx,
         .socket = NULL,
         .drain_notify = NULL,
         .wrap = odbc_wrap,

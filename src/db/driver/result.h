@@ -86,4 +86,7 @@ typedef struct sked_dberr {
 	char msg[512];    /* one line, password-free */
 } sked_dberr;
 
+/* What the seam's transaction verb does (driver.h tx, db.h sked__db_tx). */
+enum { SKED_TX_BEGIN, SKED_TX_COMMIT, SKED_TX_ROLLBACK };
+
 #endif /* SKED_DB_RESULT_H */
