@@ -80,7 +80,7 @@ deb:
 	sh scripts/deb-build.sh $(DEB_BUILD) $(JOBS)
 	sh scripts/mkdeb.sh $(DEB_BUILD) $(DEB_BUILD)
 
-FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] \
+FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] tools/*.c \
 	examples/*.c
 
 format:

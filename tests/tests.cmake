@@ -107,6 +107,12 @@ add_test(NAME build/layers COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/build/t_lay
 set_tests_properties(build/layers PROPERTIES
   REQUIRED_FILES "$<TARGET_FILE:sked_static>;$<TARGET_FILE:sked>" LABELS build TIMEOUT 60)
 
+# build/sql: tools/sked_sql.c, every statement as each dialect renders it.
+add_test(NAME build/sql COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_sql.sh
+         $<TARGET_FILE:sked-sql> ${CMAKE_SOURCE_DIR}
+         WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(build/sql PROPERTIES LABELS build TIMEOUT 60)
+
 # install/*: install into a scratch prefix and build programs against it;
 # package/deb: build the Debian package and look inside it.
 add_test(NAME install/consumer COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_install.sh)
