@@ -21,7 +21,7 @@ FUZZ_SHORT ?= 10
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all build demo test test-only asan tsan deps-demo deps-test format \
+.PHONY: all build demo test test-only asan tsan deps-demo deps-test format test-index \
 	format-check install clean bench fuzz deb
 
 all: build
@@ -79,6 +79,10 @@ DEB_BUILD ?= build-deb
 deb:
 	sh scripts/deb-build.sh $(DEB_BUILD) $(JOBS)
 	sh scripts/mkdeb.sh $(DEB_BUILD) $(DEB_BUILD)
+
+# docs/test-index.md, one row per test file from its header comment
+test-index:
+	python3 tests/build/test_index.py .
 
 FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] tools/*.c \
 	examples/*.c

@@ -107,6 +107,12 @@ add_test(NAME build/layers COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/build/t_lay
 set_tests_properties(build/layers PROPERTIES
   REQUIRED_FILES "$<TARGET_FILE:sked_static>;$<TARGET_FILE:sked>" LABELS build TIMEOUT 60)
 
+# build/test_index: docs/test-index.md lists every test file, from its own
+# header comment (tests/build/test_index.py; `make test-index` rewrites it).
+add_test(NAME build/test_index COMMAND python3
+         ${CMAKE_SOURCE_DIR}/tests/build/test_index.py ${CMAKE_SOURCE_DIR} --check)
+set_tests_properties(build/test_index PROPERTIES LABELS build TIMEOUT 60)
+
 # build/sql: tools/sked_sql.c, every statement as each dialect renders it.
 add_test(NAME build/sql COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_sql.sh
          $<TARGET_FILE:sked-sql> ${CMAKE_SOURCE_DIR}
