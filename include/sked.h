@@ -317,6 +317,10 @@ typedef struct sked_task {
 	int64_t fire_time_ms;                        /* 0: none */
 	char *last_error;                            /* or NULL */
 	int64_t created_ms, updated_ms, finished_ms; /* finished: 0 if not */
+	/* what the handler of the attempt that ended it left (at most
+	 * SKED_RESULT_MAX bytes of UTF-8), or NULL; filled by
+	 * sked_task_get only (sked_task_list leaves it NULL) */
+	char *result;
 } sked_task;
 
 /* Fetch one task. SKED_ENOTFOUND when there is none. Free with
@@ -445,6 +449,28 @@ SKED_API void sked_job_set_error(sked_job *job, const char *fmt, ...)
 /* The same with a plain message, no format: for bindings, which cannot
  * call a variadic function safely. NULL clears the error. */
 SKED_API void sked_job_set_error_msg(sked_job *job, const char *msg);
+
+/* The most a result may hold: 64 KiB. */
+#define SKED_RESULT_MAX 65536
+/* Leave a result: len bytes of text (copied; invalid UTF-8 is replaced
+ * when it is recorded), kept on the task's record when this attempt
+ * ends the task (sked show, sked_task.result) and handed to the
+ * handlers of its dependents. A later call replaces it; NULL clears it.
+ * More than SKED_RESULT_MAX bytes fails the attempt with an error
+ * naming the size. SKED_OK, SKED_EINVAL (no job), SKED_ENOMEM. */
+SKED_API int sked_job_set_result(sked_job *job, const char *text, size_t len);
+
+/* The parents of a task that waited for others (sked_enqueue_opts's
+ * after), as the handler of each attempt sees them: their number, then
+ * parent i's id, kind and result (NULL: it left none, or it was pruned)
+ * in id order; *kind and *result may be NULL to skip them. A task
+ * without parents has 0. SKED_EINVAL for i out of range. */
+SKED_API size_t sked_job_parent_count(const sked_job *job);
+SKED_API int sked_job_parent(const sked_job *job, size_t i, int64_t *id,
+                             const char **kind, const char **result);
+/* The same as one JSON array [{"id", "kind", "result"}, …] ("[]" for a
+ * task without parents): what pipe: and program handlers get. */
+SKED_API const char *sked_job_parents_json(const sked_job *job);
 
 typedef struct sked_worker_options {
 	const char *node_id;   /* NULL: HOST-PID-RANDOM */

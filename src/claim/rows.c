@@ -38,6 +38,10 @@ sked__claimed_from_row(const sked_res *r, int i, sked_claimed *t)
 	t->attempt = (int)sked__res_int(r, i, 4);
 	t->max_attempts = (int)sked__res_int(r, i, 5);
 	t->started_ms = sked__res_int(r, i, 6);
+	/* open_parents, the claim's last column: below 0 for a task that
+	 * had parents (the fused claim's rows have three more before it) */
+	int pc = r->ncols == 11 ? 10 : 7;
+	t->has_parents = pc < r->ncols && sked__res_int(r, i, pc) < 0;
 	return oom ? SKED_ENOMEM : SKED_OK;
 }
 

@@ -39,8 +39,11 @@
 	"max_attempts, node_id, lease_until, unique_key, schedule_name, "      \
 	"fire_time, last_error, created_at, updated_at, finished_at"
 
+/* the last column: open_parents, below 0 for a task that had parents
+ * (the worker reads their results for it; docs/workflows.md) */
 #define CLAIMED_COLS                                                           \
-	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}"
+	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}, "  \
+	"open_parents"
 
 #define CLAIM_SET                                                              \
 	"status = 1, node_id = ?1, lease_until = {now+?2}, "                   \
@@ -50,11 +53,13 @@
 #define DUE "status IN (0, 4) AND run_at <= {now}"
 
 /* a parent ?1's blocked children count it ended; the one whose last open
- * parent this was becomes pending */
+ * parent this was becomes pending, with open_parents -1: it had parents,
+ * which its claim tells the worker */
 #define DEP_RELEASE(and)                                                       \
 	"UPDATE {p}task SET status = CASE WHEN open_parents <= 1 THEN 0 "      \
 	"ELSE 6 END, updated_at = {now}, version = version + 1, "              \
-	"open_parents = open_parents - 1 WHERE status = 6" and                 \
+	"open_parents = CASE WHEN open_parents <= 1 THEN -1 ELSE "             \
+	"open_parents - 1 END WHERE status = 6" and                            \
 	        " AND id IN "                                                  \
 	        "(SELECT child_id FROM {p}task_dep WHERE parent_id = ?1)"
 /* an ended task whose children have not all ended is kept */
@@ -128,9 +133,11 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_UNIQUE_GET] =
                 "SELECT id FROM {p}task WHERE unique_key = ?1 UNION ALL "
                 "SELECT id FROM {p}task_done WHERE unique_key = ?1",
+        /* with the result (lists leave it out: up to 64 KiB a task) */
         [SKED_SQL_TASK_GET] =
-                "SELECT " TASK_COLS " FROM {p}task WHERE id = ?1 UNION ALL "
-                "SELECT " TASK_COLS " FROM {p}task_done WHERE id = ?1",
+                "SELECT " TASK_COLS ", result FROM {p}task WHERE id = ?1 "
+                "UNION ALL SELECT " TASK_COLS ", result FROM {p}task_done "
+                "WHERE id = ?1",
         [SKED_SQL_TASK_STATUS] =
                 "SELECT status FROM {p}task WHERE id = ?1 UNION ALL "
                 "SELECT status FROM {p}task_done WHERE id = ?1",
@@ -446,8 +453,8 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "5)",
         [SKED_SQL_DONE_COPY_RUN] =
                 "INSERT INTO {p}task_done (" DONE_COLS ", outcome, exit_code, "
-                "error, output) SELECT " DONE_T_COLS ", v.c4, v.c5, v.c6, "
-                "v.c7 FROM ({rows7}) v JOIN {p}task t ON t.id = v.c1 AND "
+                "error, output) SELECT " DONE_T_COLS ", v.c8, v.c4, v.c5, "
+                "v.c6, v.c7 FROM ({rows8}) v JOIN {p}task t ON t.id = v.c1 AND "
                 "t.attempts = v.c2 WHERE t.status + 0 IN (2, 3)",
         [SKED_SQL_DONE_DROP] = "DELETE FROM {p}task WHERE id IN ({ids}) "
                                "AND status + 0 IN (2, 3, 5)",
@@ -515,8 +522,10 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "SELECT status FROM {p}task_done WHERE id = ?1",
         [SKED_SQL_DEP_EDGE] = "INSERT INTO {p}task_dep (parent_id, child_id) "
                               "VALUES (?1, ?2)",
+        /* open_parents -1: pending at once, and it had parents */
         [SKED_SQL_DEP_BLOCK] = "UPDATE {p}task SET status = ?2, open_parents "
-                               "= ?3, on_parent_failure = ?4 WHERE id = ?1",
+                               "= CASE WHEN ?3 = 0 THEN -1 ELSE ?3 END, "
+                               "on_parent_failure = ?4 WHERE id = ?1",
         [SKED_SQL_DEP_PRECANCEL] =
                 "UPDATE {p}task SET status = 5, finished_at = {now}, "
                 "last_error = ?2, updated_at = {now} WHERE id = ?1",
@@ -524,6 +533,12 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                  "child_id = ?1 ORDER BY parent_id",
         [SKED_SQL_DEP_CHILDREN] = "SELECT child_id FROM {p}task_dep WHERE "
                                   "parent_id = ?1 ORDER BY child_id",
+        [SKED_SQL_DEP_RESULTS] =
+                "SELECT e.child_id, e.parent_id, COALESCE(d.kind, t.kind), "
+                "d.result FROM {p}task_dep e LEFT JOIN {p}task_done d ON "
+                "d.id = e.parent_id LEFT JOIN {p}task t ON t.id = "
+                "e.parent_id WHERE e.child_id IN ({ids}) ORDER BY "
+                "e.child_id, e.parent_id",
         [SKED_SQL_PRUNE_DEPS_C] =
                 "DELETE FROM {p}task_dep WHERE child_id IN ({ids}) AND NOT "
                 "EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "
@@ -633,7 +648,7 @@ static int
 per_call(const char *in, size_t n)
 {
 	return is(in, n, "arg") || is(in, n, "ids") || is(in, n, "rows") ||
-	       is(in, n, "rows7");
+	       is(in, n, "rows7") || is(in, n, "rows8");
 }
 
 /* An argument of {now+X}, {ts:X}, {ms:X} or {lim:X}: text without
@@ -854,9 +869,11 @@ sked__sql_fill(sked_buf *b, const char *s, int first, int n)
 				sked__buf_puts(b, num);
 			}
 			s = open + 5;
-		} else if (strncmp(open, "{rows7}", 7) == 0) {
+		} else if (strncmp(open, "{rows7}", 7) == 0 ||
+		           strncmp(open, "{rows8}", 7) == 0) {
+			int w = open[5] - '0';
 			for (int i = 0; i < n; i++) {
-				int a = first + 7 * i;
+				int a = first + w * i;
 				if (i == 0)
 					snprintf(num, sizeof num,
 					         "SELECT ?%d AS c1, ?%d AS c2",
@@ -866,7 +883,7 @@ sked__sql_fill(sked_buf *b, const char *s, int first, int n)
 					         " UNION ALL SELECT ?%d, ?%d",
 					         a, a + 1);
 				sked__buf_puts(b, num);
-				for (int k = 2; k < 7; k++) {
+				for (int k = 2; k < w; k++) {
 					if (i == 0)
 						snprintf(num, sizeof num,
 						         ", ?%d AS c%d", a + k,

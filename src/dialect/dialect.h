@@ -58,6 +58,7 @@
  *   {rows7}    n rows of seven values as a derived table: "SELECT ?k AS
  *              c1, …, ?k+6 AS c7 UNION ALL SELECT ?k+7, …" (a batch of
  *              run rows where there are no array parameters)
+ *   {rows8}    the same with eight values (c8: an ended task's result)
  *
  * Parameters are written '?N' (1-based, SQLite's own form); drivers whose
  * server wants something else rewrite the markers (db.h).
@@ -197,9 +198,9 @@ typedef enum sked_sql {
 	 * removes, where the product can (SKED_CAP_RETURNING): a parent's
 	 * end is then found without a read of its own (done.c) */
 	SKED_SQL_DONE_DROP_RET,
-	/* the same copy for tasks that a finish ended (schema 5): {rows7}
+	/* the same copy for tasks that a finish ended (schema 5): {rows8}
 	 * from ?1, (id, attempt, started ms, outcome, exit code, error,
-	 * output) each, so that the ended row is the record of the attempt
+	 * output, result) each, so that the ended row is the record of the attempt
 	 * that ended it and no run row is written for it */
 	SKED_SQL_DONE_COPY_RUN,
 	/* reading and steering across the move (queue.c, admin.c, sched.c):
@@ -256,6 +257,10 @@ typedef enum sked_sql {
 	SKED_SQL_DEP_PRECANCEL,
 	SKED_SQL_DEP_PARENTS,
 	SKED_SQL_DEP_CHILDREN,
+	/* the parents of the claimed children {ids} (from ?1): (child id,
+	 * parent id, parent kind, parent result) by child then parent;
+	 * only for tasks that had parents (worker/parents.c) */
+	SKED_SQL_DEP_RESULTS,
 	SKED_SQL_PRUNE_DEPS_C,
 	SKED_SQL_PRUNE_DEPS_P,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
@@ -362,26 +367,29 @@ typedef enum sked_sql {
 	"updated_at, finished_at, concurrency_key, dependents, "               \
 	"on_parent_failure, result"
 
-/* DONE_COLS read from task t, with the attempt's start from v (the
- * {rows7} of SKED_SQL_DONE_COPY_RUN) */
+/* DONE_COLS but the result read from task t, with the attempt's start
+ * from v (the {rows8} of SKED_SQL_DONE_COPY_RUN, whose c8 is the
+ * result) */
 #define SKED__DONE_T_COLS                                                      \
 	"t.id, t.queue, t.kind, t.payload, t.status, t.priority, t.run_at, "   \
 	"t.attempts, t.max_attempts, t.node_id, t.lease_until, {ts:v.c3}, "    \
 	"t.version, t.unique_key, t.schedule_name, t.fire_time, "              \
 	"t.last_error, t.created_at, t.updated_at, t.finished_at, "            \
-	"t.concurrency_key, t.dependents, t.on_parent_failure, t.result"
+	"t.concurrency_key, t.dependents, t.on_parent_failure"
 
 #define SKED__RETRY_BACK                                                       \
 	"INSERT INTO {p}task (id, queue, kind, payload, status, priority, "    \
 	"run_at, attempts, max_attempts, node_id, lease_until, started_at, "   \
 	"version, unique_key, schedule_name, fire_time, last_error, "          \
 	"created_at, updated_at, finished_at, concurrency_key, dependents, "   \
-	"on_parent_failure, result) SELECT id, "                               \
+	"on_parent_failure, open_parents) SELECT id, "                         \
 	"queue, kind, payload, 0, priority, {now}, attempts, CASE WHEN "       \
 	"attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END, "   \
 	"node_id, NULL, started_at, version + 1, unique_key, schedule_name, "  \
 	"fire_time, last_error, created_at, {now}, NULL, concurrency_key, "    \
-	"dependents, on_parent_failure, result "                               \
+	"dependents, on_parent_failure, CASE WHEN EXISTS (SELECT 1 FROM "      \
+	"{p}task_dep e WHERE e.child_id = {p}task_done.id) THEN -1 ELSE 0 "    \
+	"END "                                                                 \
 	"FROM {p}task_done "                                                   \
 	"WHERE id IN ({ids}) AND status IN (3, 5)"
 

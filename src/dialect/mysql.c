@@ -65,7 +65,7 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 "INSERT INTO {p}task_done (" SKED__DONE_COLS ", outcome, "
                 "exit_code, error, output) SELECT "
                 "STRAIGHT_JOIN " SKED__DONE_T_COLS
-                ", v.c4, v.c5, v.c6, v.c7 FROM ({rows7}) v "
+                ", v.c8, v.c4, v.c5, v.c6, v.c7 FROM ({rows8}) v "
                 "JOIN " BY_ID " ON t.id = v.c1 AND t.attempts = v.c2 "
                 "WHERE t.status IN (2, 3)",
         [SKED_SQL_DONE_DROP] = "DELETE t FROM " BY_ID " WHERE t.id IN ({ids}) "

@@ -58,9 +58,11 @@
 	"attempts = t.attempts + 1, version = t.version + 1, "                 \
 	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
 	"RETURNING t.id, t.queue, t.kind, t.payload, t.attempts, "             \
-	"t.max_attempts, t.started_at, t.priority, t.run_at) "                 \
+	"t.max_attempts, t.started_at, t.priority, t.run_at, "                 \
+	"t.open_parents) "                                                     \
 	"SELECT id, queue, kind, payload, attempts, max_attempts, "            \
-	"{ms:started_at} FROM u ORDER BY priority DESC, run_at, id"
+	"{ms:started_at}, open_parents FROM u ORDER BY priority DESC, "        \
+	"run_at, id"
 
 /* Outstanding work counted through the partial indexes (running rows,
  * claimable rows) rather than the generic OR, which scans every finished
@@ -113,13 +115,15 @@
 /* An ended task's row for {p}task_done, from the rows a CTE (x) took
  * out of {p}task and the outcome (o) that ended it: the attempt's start,
  * outcome, exit code, error and output ride on the row (schema 5), so
- * no run row is written for it. */
+ * no run row is written for it; and its result, from ?13 (NULL, not an
+ * array, when no outcome of the batch has one). */
 #define ENDED(st, err, x)                                                      \
 	"SELECT x.id, x.queue, x.kind, x.payload, " st ", x.priority, "        \
 	"x.run_at, x.attempts, x.max_attempts, x.node_id, "                    \
 	"NULL::timestamptz, {ts:o.started_ms}, x.version + 1, x.unique_key, "  \
 	"x.schedule_name, x.fire_time, " err ", x.created_at, now(), now(), "  \
-	"x.concurrency_key, x.dependents, x.on_parent_failure, x.result, "     \
+	"x.concurrency_key, x.dependents, x.on_parent_failure, "               \
+	"(?13::text[])[o.ord::int], "                                          \
 	"o.outcome, o.exit_code, o.error, o.output FROM " x                    \
 	" x JOIN o ON o.id = x.id"
 #define FINISH_CTES                                                            \
@@ -206,29 +210,29 @@ static const char finish_arrays[] =
         "ON a.id = o.id ORDER BY o.ord";
 
 /* The steady state of a busy worker in one round trip and one commit:
- * FINISH_CTES record the last batch's outcomes (?1-?12) while c and cl
- * claim the next batch (lease ?13 ms, limit ?14, kinds ?15, queue ?16).
+ * FINISH_CTES record the last batch's outcomes (?1-?13) while c and cl
+ * claim the next batch (lease ?14 ms, limit ?15, kinds ?16, queue ?17).
  * The claim reads the statement's snapshot, in which every task being
  * finished is still running, so no row is touched by two CTEs. A limit
  * of 0 only finishes. Claimed rows come first, in claim order (the
  * worker starts them in the order it reads them). */
 #define FINISH_CLAIM(q)                                                        \
 	"WITH " FINISH_CTES ", c AS MATERIALIZED (SELECT id FROM {p}task "     \
-	"WHERE status IN (0, 4) AND run_at <= now()" q " AND {kinds:?15} "     \
-	"ORDER BY priority DESC, run_at, id LIMIT ?14 FOR UPDATE SKIP "        \
+	"WHERE status IN (0, 4) AND run_at <= now()" q " AND {kinds:?16} "     \
+	"ORDER BY priority DESC, run_at, id LIMIT ?15 FOR UPDATE SKIP "        \
 	"LOCKED), "                                                            \
 	"cl AS (UPDATE {p}task t SET status = 1, node_id = ?10, "              \
-	"lease_until = {now+?13}, started_at = now(), "                        \
+	"lease_until = {now+?14}, started_at = now(), "                        \
 	"attempts = t.attempts + 1, version = t.version + 1, "                 \
 	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
 	"RETURNING t.id, "                                                     \
 	"t.queue, t.kind, t.payload, t.attempts, t.max_attempts, "             \
-	"t.started_at, t.priority, t.run_at) "                                 \
+	"t.started_at, t.priority, t.run_at, t.open_parents) "                 \
 	"SELECT cl.id, cl.queue, cl.kind, cl.payload, cl.attempts, "           \
 	"cl.max_attempts, {ms:cl.started_at}, 1, cl.priority, "                \
-	"{ms:cl.run_at} FROM cl UNION ALL "                                    \
+	"{ms:cl.run_at}, cl.open_parents FROM cl UNION ALL "                   \
 	"SELECT o.ord, NULL, NULL, NULL, " APPLIED ", NULL, NULL, 0, NULL, "   \
-	"NULL FROM o LEFT JOIN a "                                             \
+	"NULL, 0 FROM o LEFT JOIN a "                                          \
 	"ON a.id = o.id ORDER BY 8 DESC, 9 DESC, 10, 1"
 
 /* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),
@@ -260,17 +264,17 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                            "{p}queue_limit) " CLAIM_TAIL,
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
         /* the generic path (a parent's end, deferred by the array
-         * statement): {rows7}'s values reach PostgreSQL untyped (text) */
+         * statement): {rows8}'s values reach PostgreSQL untyped (text) */
         [SKED_SQL_DONE_COPY_RUN] =
                 "INSERT INTO {p}task_done (" SKED__DONE_COLS ", outcome, "
                 "exit_code, error, output) SELECT " SKED__DONE_T_COLS
-                ", v.c4, v.c5::int, v.c6, v.c7 FROM ({rows7}) v JOIN "
+                ", v.c8, v.c4, v.c5::int, v.c6, v.c7 FROM ({rows8}) v JOIN "
                 "{p}task t ON t.id = v.c1::bigint AND t.attempts = "
                 "v.c2::int WHERE t.status + 0 IN (2, 3)",
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
         [SKED_SQL_HOT_VACUUM] = "VACUUM (SKIP_LOCKED) {p}task",
         [SKED_SQL_FINISH_CLAIM_ANY] = FINISH_CLAIM(""),
-        [SKED_SQL_FINISH_CLAIM_Q] = FINISH_CLAIM(" AND queue = ?16"),
+        [SKED_SQL_FINISH_CLAIM_Q] = FINISH_CLAIM(" AND queue = ?17"),
         [SKED_SQL_BACKEND_ID] = "SELECT pg_backend_pid()",
         /* pg_blocking_pids: the sessions holding (or queued ahead for)
          * the lock the waiting one wants */

@@ -48,13 +48,14 @@
 #define CLAIM_HEAD                                                             \
 	"WITH c AS (SELECT TOP (?3) id, queue, kind, payload, status, "        \
 	"node_id, lease_until, started_at, attempts, max_attempts, version, "  \
-	"updated_at FROM {p}task WITH (UPDLOCK, READPAST, ROWLOCK) "           \
+	"updated_at, open_parents FROM {p}task WITH (UPDLOCK, READPAST, "      \
+	"ROWLOCK) "                                                            \
 	"WHERE status IN (0, 4) AND run_at <= {now} "
 #define CLAIM_TAIL                                                             \
 	"ORDER BY priority DESC, run_at, id) UPDATE c SET " CLAIM_SET          \
 	" OUTPUT inserted.id, inserted.queue, inserted.kind, "                 \
 	"inserted.payload, inserted.attempts, inserted.max_attempts, "         \
-	"{ms:inserted.started_at}"
+	"{ms:inserted.started_at}, inserted.open_parents"
 
 #define LOCK_HEAD                                                              \
 	"SELECT TOP (?3) id FROM {p}task WITH (UPDLOCK, READPAST, ROWLOCK) "   \

@@ -107,12 +107,26 @@ finish_one(sked *h, const char *node, sked_outcome *o)
  * (input position, applied) row per outcome. */
 /* the arrays, in parameter order (?1 … ?9), then (after the node, ?10)
  * the successes' 'id:attempt' keys (?11) and the others' ids (?12) */
-enum { IDS, ATT, ST, STARTED, DELAY, EXIT, ERR, OUT, OUTCOME, KEYS, OTHER, NA };
+enum {
+	IDS,
+	ATT,
+	ST,
+	STARTED,
+	DELAY,
+	EXIT,
+	ERR,
+	OUT,
+	OUTCOME,
+	KEYS,
+	OTHER,
+	RES,
+	NA
+};
 
 static int
 build_arrays(sked *h, const sked_outcome *o, int n, sked_buf a[NA])
 {
-	size_t nkeys = 0, nother = 0;
+	size_t nkeys = 0, nother = 0, nres = 0;
 	memset(a, 0, sizeof *a * NA);
 	for (int i = 0; i < n; i++) {
 		size_t k = (size_t)i;
@@ -144,6 +158,8 @@ build_arrays(sked *h, const sked_outcome *o, int n, sked_buf a[NA])
 		sked__pgarray_text(&a[OUT], k, o[i].output,
 		                   o[i].output ? strlen(o[i].output) : 0);
 		sked__pgarray_text(&a[OUTCOME], k, outcome, strlen(outcome));
+		if (o[i].result)
+			nres++;
 		if (o[i].what == SKED_FIN_OK) {
 			char key[48];
 			int kl = snprintf(key, sizeof key, "%lld:%d",
@@ -153,8 +169,15 @@ build_arrays(sked *h, const sked_outcome *o, int n, sked_buf a[NA])
 			sked__pgarray_int(&a[OTHER], nother++, o[i].id, 0);
 		}
 	}
+	/* the results only when one of them has one: a batch without
+	 * passes NULL (sked pays nothing for them) */
+	for (int i = 0; nres > 0 && i < n; i++)
+		sked__pgarray_text(&a[RES], (size_t)i, o[i].result,
+		                   o[i].result ? strlen(o[i].result) : 0);
 	int oom = 0;
 	for (int j = 0; j < NA; j++) {
+		if (j == RES && nres == 0)
+			continue;
 		sked__pgarray_end(&a[j], j == KEYS    ? nkeys
 		                         : j == OTHER ? nother
 		                                      : (size_t)n);
@@ -163,15 +186,17 @@ build_arrays(sked *h, const sked_outcome *o, int n, sked_buf a[NA])
 	return oom ? sked__fail(h, SKED_ENOMEM, "out of memory") : SKED_OK;
 }
 
-/* ?1-?9 the arrays, ?10 the node, ?11 and ?12 the split by outcome */
+/* ?1-?9 the arrays, ?10 the node, ?11 and ?12 the split by outcome,
+ * ?13 the results (NULL: none) */
 static void
-set_array_params(sked_val p[12], sked_buf a[NA], const char *node_id)
+set_array_params(sked_val p[13], sked_buf a[NA], const char *node_id)
 {
 	for (int j = 0; j < OUTCOME + 1; j++)
 		p[j] = SKED_TEXTV(a[j].p);
 	p[9] = SKED_TEXTV(node_id);
 	p[10] = SKED_TEXTV(a[KEYS].p);
 	p[11] = SKED_TEXTV(a[OTHER].p);
+	p[12] = SKED_TEXTV(a[RES].p);
 }
 
 static void
@@ -202,9 +227,9 @@ finish_arrays(sked *h, const char *node_id, sked_outcome *o, int n)
 	int rc = build_arrays(h, o, n, a);
 	if (rc != SKED_OK)
 		goto out;
-	sked_val p[12];
+	sked_val p[13];
 	set_array_params(p, a, node_id);
-	rc = sked__q(h, SKED_SQL_FINISH_ARRAYS, p, 12, &r);
+	rc = sked__q(h, SKED_SQL_FINISH_ARRAYS, p, 13, &r);
 	if (rc != SKED_OK) {
 		sked__fail_db(h, rc, "cannot finish tasks");
 		goto out;
@@ -237,16 +262,16 @@ finish_claim_once(sked *h, const char *node_id, sked_outcome *o, int n,
 	int rc = build_arrays(h, o, n, a);
 	if (rc != SKED_OK)
 		goto out;
-	sked_val p[16];
+	sked_val p[17];
 	set_array_params(p, a, node_id);
-	p[12] = SKED_INTV(req->lease_ms);
-	p[13] = SKED_INTV(req->limit);
-	p[14] = SKED_TEXTV(req->kinds);
-	p[15] = SKED_TEXTV(req->queue);
+	p[13] = SKED_INTV(req->lease_ms);
+	p[14] = SKED_INTV(req->limit);
+	p[15] = SKED_TEXTV(req->kinds);
+	p[16] = SKED_TEXTV(req->queue);
 	rc = sked__q(h,
 	             req->queue ? SKED_SQL_FINISH_CLAIM_Q
 	                        : SKED_SQL_FINISH_CLAIM_ANY,
-	             p, req->queue ? 16 : 15, &r);
+	             p, req->queue ? 17 : 16, &r);
 	if (rc != SKED_OK) {
 		sked__fail_db(h, rc, "cannot finish and claim tasks");
 		goto out;
@@ -414,26 +439,28 @@ out:
 
 /* The tasks that outcomes x ended leave the hot table inside the
  * caller's transaction, each ended row carrying the attempt that ended
- * it (schema 5): SKED_SQL_DONE_COPY_RUN then SKED_SQL_DONE_DROP, in
+ * it (schema 5) and its result: SKED_SQL_DONE_COPY_RUN then
+ * SKED_SQL_DONE_DROP, in
  * chunks under the product's parameter limit and SQLite's 500 terms of
  * a compound SELECT. */
 static int
 move_done_runs(sked *h, const sked_outcome **x, int n)
 {
-	int per = h->dialect->max_params / 7;
+	int per = h->dialect->max_params / 8;
 	if (per > 400)
 		per = 400;
-	sked_val *p = calloc((size_t)(7 * (n < per ? n : per)), sizeof *p);
+	sked_val *p = calloc((size_t)(8 * (n < per ? n : per)), sizeof *p);
 	sked_buf copy = {0};
 	int rc = p ? SKED_OK : sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (int at = 0; at < n && rc == SKED_OK; at += per) {
 		int k = n - at < per ? n - at : per;
 		for (int i = 0; i < k; i++) {
 			const sked_outcome *o = x[at + i];
-			run_vals(&p[7 * i], o,
+			run_vals(&p[8 * i], o,
 			         o->what == SKED_FIN_OK ? SKED_OUTCOME_SUCCEEDED
 			                                : SKED_OUTCOME_FAILED,
 			         o->error);
+			p[8 * i + 7] = SKED_TEXTV(o->result);
 		}
 		copy.n = 0;
 		sked__sql_fill(&copy, h->sql[SKED_SQL_DONE_COPY_RUN], 1, k);
@@ -441,7 +468,7 @@ move_done_runs(sked *h, const sked_outcome **x, int n)
 			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 			break;
 		}
-		rc = sked__qdyn(h, copy.p, p, 7 * k, NULL);
+		rc = sked__qdyn(h, copy.p, p, 8 * k, NULL);
 		if (rc != SKED_OK)
 			break;
 		int64_t *ids = malloc(sizeof *ids * (size_t)k);
@@ -726,6 +753,7 @@ finish_split(sked *h, const char *node_id, sked_outcome *o, int n)
 		o->retry_delay_ms = 1000;
 	o->error = SKED_REFUSED_ERROR;
 	o->output = NULL;
+	o->result = NULL;
 	return finish_tries(h, node_id, o, 1);
 }
 

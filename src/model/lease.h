@@ -36,6 +36,8 @@ typedef struct sked_outcome {
 	int exit_code;          /* -1: none */
 	const char *error;      /* or NULL */
 	const char *output;     /* or NULL */
+	const char *result;     /* what the handler left (or NULL): kept on the
+	                       ended row when this attempt ends the task */
 	/* set by sked__finish: */
 	int applied;  /* 0: the lease was lost; recorded as late */
 	int dead;     /* the task is dead now */
@@ -52,8 +54,8 @@ typedef struct sked_outcome {
 /* The error recorded for an attempt whose own values the database
  * refused even after sked__text_clean (see sked__finish). */
 #define SKED_REFUSED_ERROR                                                     \
-	"the database refused this attempt's result; recorded as failed "      \
-	"without its error and output (see the worker's log)"
+	"the database refused this attempt's values; recorded as failed "      \
+	"without its error, output and result (see the worker's log)"
 
 /* Record n outcomes in one transaction (task updates and run rows), or,
  * when the database refuses a value in the batch (SKED_DBE_DATA), in

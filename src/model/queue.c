@@ -598,6 +598,8 @@ task_from_row(const sked_res *r, int i, sked_task *t)
 	t->created_ms = sked__res_int(r, i, 15);
 	t->updated_ms = sked__res_int(r, i, 16);
 	t->finished_ms = sked__res_int(r, i, 17);
+	if (r->ncols > 18) /* SKED_SQL_TASK_GET's */
+		t->result = sked__res_dup(r, i, 18, &oom);
 	return oom ? SKED_ENOMEM : SKED_OK;
 }
 
@@ -766,6 +768,7 @@ sked_tasks_free(sked_task *tasks, size_t n)
 		free(t->unique_key);
 		free(t->schedule_name);
 		free(t->last_error);
+		free(t->result);
 	}
 	free(tasks);
 }

@@ -14,7 +14,11 @@
  *                            Error" in the run record
  *   timeout, refused, TLS…   a failed attempt with curl's own words
  *
- * The run's output is the first 4 KiB of the response body. Credentials
+ * The run's output is the first 4 KiB of the response body; a 2xx
+ * body (at most 64 KiB) is the task's result. A task that waited for
+ * others names them in Sked-Task-Parents (ids), and when its payload is
+ * a JSON object without "parents", the body gets a "parents" member:
+ * [{"id", "kind", "result"}, …]. Credentials
  * come from the worker's environment, never from the task:
  * SKED_HTTP_AUTHORIZATION_<KIND> (the kind in upper case, '-' and '.' as
  * '_'), else SKED_HTTP_AUTHORIZATION, sent as the Authorization header.
@@ -22,6 +26,7 @@
 #include "worker/worker.h"
 
 #include <ctype.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +43,12 @@ struct sked_http {
 	CURL *curl;
 };
 
+/* the body: its first SKED_RESULT_MAX + 1 bytes kept (a 2xx body is
+ * the task's result; the run's output is its first BODY_MAX bytes),
+ * the rest counted */
 struct body {
-	char buf[BODY_MAX + 1];
-	size_t len;
+	char *buf; /* SKED_RESULT_MAX + 2 bytes */
+	size_t len, total;
 };
 
 struct reply {
@@ -52,9 +60,10 @@ static size_t
 on_body(char *p, size_t size, size_t n, void *ud)
 {
 	struct body *b = ud;
-	size_t len = size * n, room = BODY_MAX - b->len;
+	size_t len = size * n, room = SKED_RESULT_MAX + 1 - b->len;
 	memcpy(b->buf + b->len, p, len < room ? len : room);
 	b->len += len < room ? len : room;
+	b->total += len;
 	return len; /* the rest is read and dropped */
 }
 
@@ -126,6 +135,18 @@ headers_for(const sked_job *j)
 	ADD("Sked-Task-Attempt: %d", j->t.attempt);
 	ADD("Sked-Task-Max-Attempts: %d", j->t.max_attempts);
 	ADD("Sked-Task-Fencing: %d", j->t.attempt);
+	if (j->parents && j->parents->ids) {
+		/* the ids may be long: a header of their own size */
+		char *a = malloc(strlen(j->parents->ids) + 32);
+		if (!a)
+			goto oom;
+		sprintf(a, "Sked-Task-Parents: %s", j->parents->ids);
+		t = curl_slist_append(l, a);
+		free(a);
+		if (!t)
+			goto oom;
+		l = t;
+	}
 	const char *p = j->t.payload ? j->t.payload : "";
 	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
 		p++;
@@ -162,6 +183,26 @@ oom:
 	return NULL;
 }
 
+/* The body a task with parents sends when its payload is a JSON
+ * object without a "parents" member: the payload with one added,
+ * [{"id", "kind", "result"}, …] (docs/handlers.md); else NULL (the
+ * payload as it is). */
+static char *
+body_with_parents(const sked_job *j)
+{
+	if (!j->parents || !j->parents->json || !j->t.payload)
+		return NULL;
+	json_t *o = json_loadb(j->t.payload, j->t.payload_len, 0, NULL);
+	json_t *par = json_loads(j->parents->json, 0, NULL);
+	char *s = NULL;
+	if (json_is_object(o) && par && !json_object_get(o, "parents") &&
+	    json_object_set(o, "parents", par) == 0)
+		s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	json_decref(par);
+	return s;
+}
+
 void
 sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 {
@@ -186,16 +227,27 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 		return;
 	}
 	int64_t timeout = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms;
-	struct body b = {.len = 0};
+	struct body b = {.buf = malloc(SKED_RESULT_MAX + 2)};
+	char *post = body_with_parents(j);
+	if (!b.buf) {
+		curl_slist_free_all(hdr);
+		free(post);
+		j->error = strdup("out of memory");
+		return;
+	}
 	struct reply r = {.retry_after_s = -1};
 	char cerr[CURL_ERROR_SIZE] = "";
 	curl_easy_reset(c); /* keeps the connection cache */
 	curl_easy_setopt(c, CURLOPT_URL, x->url);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS,
-	                 j->t.payload ? j->t.payload : "");
+	                 post           ? post
+	                 : j->t.payload ? j->t.payload
+	                                : "");
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE,
-	                 (curl_off_t)(j->t.payload ? j->t.payload_len : 0));
+	                 (curl_off_t)(post           ? strlen(post)
+	                              : j->t.payload ? j->t.payload_len
+	                                             : 0));
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "sked/" SKED_VERSION);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
@@ -213,10 +265,18 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout);
 	CURLcode rc = curl_easy_perform(c);
 	curl_slist_free_all(hdr);
+	free(post);
+	long code = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	/* a 2xx body is the task's result */
+	if (rc == CURLE_OK && code >= 200 && code < 300 && b.total > 0)
+		sked__ignore(sked__wk_set_result(j, b.buf, b.total));
 	if (b.len) {
-		b.buf[b.len] = '\0';
+		size_t k = b.len < BODY_MAX ? b.len : BODY_MAX;
+		b.buf[k] = '\0';
 		j->output = strdup(b.buf);
 	}
+	free(b.buf);
 	char msg[600];
 	if (rc == CURLE_ABORTED_BY_CALLBACK) {
 		j->error = strdup("cancelled");
@@ -234,8 +294,6 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 		j->error = strdup(msg);
 		return;
 	}
-	long code = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (code >= 200 && code < 300) {
 		j->ok = 1;
 		return;
@@ -268,6 +326,26 @@ sked__wk_http_init(void)
 }
 
 #else /* no libcurl in this build */
+
+/* The body a task with parents sends when its payload is a JSON
+ * object without a "parents" member: the payload with one added,
+ * [{"id", "kind", "result"}, …] (docs/handlers.md); else NULL (the
+ * payload as it is). */
+static char *
+body_with_parents(const sked_job *j)
+{
+	if (!j->parents || !j->parents->json || !j->t.payload)
+		return NULL;
+	json_t *o = json_loadb(j->t.payload, j->t.payload_len, 0, NULL);
+	json_t *par = json_loads(j->parents->json, 0, NULL);
+	char *s = NULL;
+	if (json_is_object(o) && par && !json_object_get(o, "parents") &&
+	    json_object_set(o, "parents", par) == 0)
+		s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	json_decref(par);
+	return s;
+}
 
 void
 sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)

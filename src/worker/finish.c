@@ -101,6 +101,25 @@ clean(char **s, size_t max, enum sked_text_cut cut)
 	}
 }
 
+/* A result as text every engine takes: its bytes (NUL bytes too) made
+ * strict UTF-8, never cut (at most SKED_RESULT_MAX bytes came in; a
+ * replaced byte takes three). */
+static void
+clean_result(sked_job *j)
+{
+	if (!j->result)
+		return;
+	int oom;
+	char *c =
+	        sked__text_clean(j->result, j->result_len,
+	                         3 * SKED_RESULT_MAX + 3, SKED_TEXT_HEAD, &oom);
+	if (c || oom) {
+		free(j->result);
+		j->result = c;
+		j->result_len = c ? strlen(c) : 0;
+	}
+}
+
 /* A delay the handler asked for (Retry-After, retry_in_ms), within
  * --retry-max; none: the backoff. */
 static int64_t
@@ -134,6 +153,8 @@ sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 		clean(&j->error, ERROR_MAX, SKED_TEXT_HEAD);
 		clean(&j->output, OUTPUT_MAX, SKED_TEXT_TAIL);
 		o[i].output = j->output;
+		clean_result(j);
+		o[i].result = j->result;
 		if (why == CANCEL_HELD) {
 			o[i].what = SKED_FIN_UNSTARTED;
 			o[i].error = "held ahead too long: given back";

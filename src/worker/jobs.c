@@ -50,6 +50,8 @@ sked__wk_job_free(sked_job *j)
 	free(j->t.payload);
 	free(j->error);
 	free(j->output);
+	free(j->result);
+	sked__wk_parents_free(j->parents);
 	if (j->cancel_fd >= 0)
 		close(j->cancel_fd);
 	free(j);

@@ -148,6 +148,9 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
          int64_t leased)
 {
 	int rc = SKED_OK;
+	/* the parents of those that had some, before any of them runs */
+	sked_parents **par = NULL;
+	sked__wk_parents_read(h, c, n, &par);
 	for (int i = 0; i < n; i++) {
 		sked_job *j = calloc(1, sizeof *j);
 		int fd = j ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
@@ -166,9 +169,12 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
 			free(c[i].queue);
 			free(c[i].kind);
 			free(c[i].payload);
+			if (par)
+				sked__wk_parents_free(par[i]);
 			continue;
 		}
 		j->w = w;
+		j->parents = par ? par[i] : NULL;
 		j->t = c[i];
 		j->qi = qi;
 		j->cancel_fd = fd;
@@ -180,6 +186,7 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
 		pthread_cond_signal(&w->cv);
 		pthread_mutex_unlock(&w->mu);
 	}
+	free(par);
 	free(c);
 	return rc;
 }

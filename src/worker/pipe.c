@@ -11,9 +11,13 @@
  *   sked -> handler  a hello line without "id" when the process starts,
  *                    {"sked": "pipe", "version": 1}, then one task per line:
  *                    {"id", "kind", "queue", "attempt", "max_attempts",
- *                     "payload" (a string), "fencing", "deadline_ms"}
+ *                     "payload" (a string), "fencing", "deadline_ms"},
+ *                    and "parents" [{"id", "kind", "result"}, …] for a
+ *                    task that waited for others
  *   handler -> sked  per task one line {"id": N, "ok": true} or
- *                    {"id": N, "ok": false, "error": "…", "retry_in_ms": M};
+ *                    {"id": N, "ok": false, "error": "…", "retry_in_ms": M},
+ *                    either with an optional "result" (a string, or any
+ *                    other value, kept as its JSON);
  *                    lines without "id" are ignored (a hello of its own,
  *                    {"hello": …, "version": 1}, may say which version it
  *                    speaks: another version is refused)
@@ -232,6 +236,14 @@ task_line(const sked_job *j, int64_t deadline_ms, size_t *len)
 	        "deadline_ms", (json_int_t)deadline_ms);
 	if (!o)
 		return NULL;
+	/* a task that waited for others: its parents and their results */
+	json_t *par = j->parents && j->parents->json
+	                      ? json_loads(j->parents->json, 0, NULL)
+	                      : NULL;
+	if (par && json_object_set_new(o, "parents", par) != 0) {
+		json_decref(o);
+		return NULL;
+	}
 	char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
 	if (!s)
@@ -253,7 +265,7 @@ static int
 answer(sked_job *j, const char *s, char *err, size_t errlen)
 {
 	json_error_t je;
-	json_t *o = json_loads(s, JSON_REJECT_DUPLICATES, &je);
+	json_t *o = json_loads(s, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
 	if (!o || !json_is_object(o)) {
 		snprintf(err, errlen,
 		         "pipe handler wrote a line that is not a JSON object: "
@@ -309,6 +321,17 @@ answer(sked_job *j, const char *s, char *err, size_t errlen)
 		return -1;
 	}
 	j->ok = json_is_true(ok);
+	/* its result: a string as it is, any other value as its JSON */
+	json_t *res = json_object_get(o, "result");
+	if (json_is_string(res)) {
+		sked__ignore(sked__wk_set_result(j, json_string_value(res),
+		                                 json_string_length(res)));
+	} else if (res && !json_is_null(res)) {
+		char *txt = json_dumps(res, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (txt)
+			sked__ignore(sked__wk_set_result(j, txt, strlen(txt)));
+		free(txt);
+	}
 	if (!j->ok) {
 		const char *e = json_string_value(json_object_get(o, "error"));
 		j->error = strdup(e && *e ? e : "pipe handler said ok: false");

@@ -8,6 +8,8 @@
 #include "worker/worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,18 +89,90 @@ sked_job_set_error_msg(sked_job *j, const char *msg)
 	j->error = msg ? strndup(msg, 1023) : NULL;
 }
 
+/* A private file for one attempt (mode 0600, in $TMPDIR or /tmp):
+ * its name into path, its descriptor returned (-1: none). */
+static int
+temp_file(char *path, size_t size, const char *what)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(path, size, "%s/sked-%s-XXXXXX", dir, what);
+	int fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		path[0] = '\0';
+	return fd;
+}
+
+/* What the program wrote to its result file: at most SKED_RESULT_MAX
+ * bytes kept, a larger file's size named (the attempt then fails). */
+static void
+read_result_file(sked_job *j, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0 && st.st_size > SKED_RESULT_MAX) {
+		j->result_over = (size_t)st.st_size;
+		return;
+	}
+	char *buf = malloc(SKED_RESULT_MAX + 1);
+	size_t len = 0;
+	ssize_t r;
+	while (buf && len < SKED_RESULT_MAX + 1 &&
+	       (r = pread(fd, buf + len, SKED_RESULT_MAX + 1 - len,
+	                  (off_t)len)) > 0)
+		len += (size_t)r;
+	if (buf && len > 0)
+		sked__ignore(sked__wk_set_result(j, buf, len));
+	free(buf);
+}
+
 static void
 run_program(sked_job *j, const handler *x)
 {
 	sked_worker *w = j->w;
 	char id[48], attempt[32], kind[SKED_MAX_NAME + 32],
 	        queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32];
+	char rpath[PATH_MAX], ppath[PATH_MAX];
+	char renv[PATH_MAX + 32], penv[PATH_MAX + 32];
 	snprintf(id, sizeof id, "SKED_TASK_ID=%lld", (long long)j->t.id);
 	snprintf(attempt, sizeof attempt, "SKED_TASK_ATTEMPT=%d", j->t.attempt);
 	snprintf(kind, sizeof kind, "SKED_TASK_KIND=%s", j->t.kind);
 	snprintf(queue, sizeof queue, "SKED_TASK_QUEUE=%s", j->t.queue);
 	snprintf(node, sizeof node, "SKED_NODE_ID=%s", w->node_id);
-	const char *env[] = {id, attempt, kind, queue, node, NULL};
+	const char *env[9] = {id, attempt, kind, queue, node, NULL};
+	int ne = 5;
+	/* the result file: the program writes its result there */
+	int rfd = temp_file(rpath, sizeof rpath, "result");
+	if (rfd < 0) {
+		j->ok = 0;
+		j->error = strdup("cannot make the result file (SKED_TASK_"
+		                  "RESULT_FILE) in $TMPDIR or /tmp");
+		return;
+	}
+	snprintf(renv, sizeof renv, "SKED_TASK_RESULT_FILE=%s", rpath);
+	env[ne++] = renv;
+	/* its parents: their ids, and a file of their results */
+	char *pids = NULL;
+	int pfd = -1;
+	if (j->parents) {
+		pfd = temp_file(ppath, sizeof ppath, "parents");
+		const char *js = sked_job_parents_json(j);
+		size_t jl = strlen(js);
+		pids = malloc(strlen(j->parents->ids) + 32);
+		if (pfd < 0 || !pids || write(pfd, js, jl) != (ssize_t)jl) {
+			j->ok = 0;
+			j->error = strdup("cannot write its parents' results "
+			                  "(SKED_TASK_PARENT_RESULTS) in "
+			                  "$TMPDIR or /tmp");
+			goto out;
+		}
+		sprintf(pids, "SKED_TASK_PARENTS=%s", j->parents->ids);
+		snprintf(penv, sizeof penv, "SKED_TASK_PARENT_RESULTS=%s",
+		         ppath);
+		env[ne++] = pids;
+		env[ne++] = penv;
+	}
+	env[ne] = NULL;
 	sked_exec_spec spec = {
 	        .argv = (const char *const *)x->argv,
 	        .env_extra = env,
@@ -147,6 +222,15 @@ run_program(sked_job *j, const handler *x)
 	j->output = res.output;
 	res.output = NULL;
 	sked__exec_result_free(&res);
+	read_result_file(j, rfd);
+out:
+	close(rfd);
+	unlink(rpath);
+	if (pfd >= 0) {
+		close(pfd);
+		unlink(ppath);
+	}
+	free(pids);
 }
 static void
 run_job(sked_job *j, sked_pipe **pipes, sked_http **http)
@@ -161,23 +245,35 @@ run_job(sked_job *j, sked_pipe **pipes, sked_http **http)
 		j->error = strdup(buf);
 		return;
 	}
+	if (j->parents && j->parents->error) {
+		j->ok = 0;
+		j->error = strdup(j->parents->error);
+		return;
+	}
 	if (x->type == H_PROGRAM) {
 		run_program(j, x);
-		return;
-	}
-	if (x->type == H_PIPE) {
+	} else if (x->type == H_PIPE) {
 		sked__wk_run_pipe(j, x, pipes);
-		return;
-	}
-	if (x->type == H_HTTP) {
+	} else if (x->type == H_HTTP) {
 		sked__wk_run_http(j, x, http);
-		return;
+	} else {
+		int rc = x->fn(j, x->ud);
+		j->ok = rc == 0;
+		if (!j->ok && !j->error) {
+			char buf[64];
+			snprintf(buf, sizeof buf, "handler returned %d", rc);
+			j->error = strdup(buf);
+		}
 	}
-	int rc = x->fn(j, x->ud);
-	j->ok = rc == 0;
-	if (!j->ok && !j->error) {
-		char buf[64];
-		snprintf(buf, sizeof buf, "handler returned %d", rc);
+	/* a result past the bound fails a success (docs/workflows.md) */
+	if (j->result_over && j->ok) {
+		char buf[160];
+		snprintf(buf, sizeof buf,
+		         "result of %zu bytes is over the limit of %d bytes "
+		         "(64 KiB); nothing kept",
+		         j->result_over, SKED_RESULT_MAX);
+		j->ok = 0;
+		free(j->error);
 		j->error = strdup(buf);
 	}
 }

@@ -77,13 +77,19 @@ struct sked_job {
 	atomic_int cancel;
 	atomic_int started; /* a pool thread began running its handler */
 	int slot; /* w->mu: its pool thread's lease guard slot, or -1 */
-	/* the result, set by the pool thread */
+	/* the outcome, set by the pool thread */
 	int ok;
 	int exit_code;
 	char *error;
 	char *output;
-	struct sked_job *next; /* in the job queue, done queue */
-	int state;             /* w->mu: JOB_* */
+	char *result;       /* what the handler left (result_len bytes), */
+	size_t result_len;  /* or NULL */
+	size_t result_over; /* > 0: it left this many bytes, past
+	                       SKED_RESULT_MAX (the attempt fails) */
+	struct sked_parents *parents; /* a task that had parents: theirs,
+	                                 read at its claim (parents.c) */
+	struct sked_job *next;        /* in the job queue, done queue */
+	int state;                    /* w->mu: JOB_* */
 	int64_t retry_ms; /* the handler's own retry delay, or 0: backoff */
 	int64_t done_ms;  /* w->mu: monotonic ms when its handler returned */
 	int64_t ran_ms;   /* w->mu: how long its handler ran (log lines) */
@@ -338,6 +344,27 @@ int sked__wk_lanes_start(sked_worker *w);
 void sked__wk_lanes_stop(sked_worker *w);
 
 /* ---- worker/pipe.c: a pool thread's pipe: processes ---- */
+/* The parents of a claimed task and their results (parents.c): read
+ * by the claiming thread, in one statement per claim batch over the
+ * tasks that had parents only, before the pool sees the jobs. */
+typedef struct sked_parents {
+	size_t n;
+	int64_t *id;
+	char **kind, **result; /* NULL: unknown kind (pruned), no result */
+	char *json;            /* [{"id","kind","result"},…] */
+	char *ids;             /* "1,2" */
+	char *error;           /* they could not be read: the attempt fails */
+} sked_parents;
+/* For each of the n claimed tasks, its parents (NULL for a task without:
+ * no statement at all when none of them had parents). *out is an array
+ * of n pointers, or NULL. A failed read marks those that had parents
+ * with an error instead. */
+void sked__wk_parents_read(sked *h, const sked_claimed *c, int n,
+                           sked_parents ***out);
+void sked__wk_parents_free(sked_parents *p);
+/* j's result: len bytes copied, or over the bound (result_over). */
+int sked__wk_set_result(sked_job *j, const char *s, size_t len);
+
 typedef struct sked_pipe sked_pipe;
 void sked__wk_run_pipe(sked_job *j, const handler *x, sked_pipe **pipes);
 void sked__wk_pipes_free(sked_pipe *pipes);

@@ -55,7 +55,8 @@ no_token_left(const char *dname, int id, const char *s)
 		if (strncmp(t, "{arg}", 5) != 0 &&
 		    strncmp(t, "{ids}", 5) != 0 &&
 		    strncmp(t, "{rows}", 6) != 0 &&
-		    strncmp(t, "{rows7}", 7) != 0)
+		    strncmp(t, "{rows7}", 7) != 0 &&
+		    strncmp(t, "{rows8}", 7) != 0)
 			fail_msg("%s statement %d has a token left at '%.20s': "
 			         "%s",
 			         dname, id, t, s);
@@ -190,6 +191,12 @@ per_call_tokens(void **state)
 	                         "?5 AS c4, ?6 AS c5, ?7 AS c6, ?8 AS c7 "
 	                         "UNION ALL SELECT ?9, ?10, ?11, ?12, ?13, "
 	                         "?14, ?15) v");
+	sked__buf_free(&b);
+	sked__sql_fill(&b, "FROM ({rows8}) v", 1, 2);
+	assert_string_equal(b.p, "FROM (SELECT ?1 AS c1, ?2 AS c2, ?3 AS c3, "
+	                         "?4 AS c4, ?5 AS c5, ?6 AS c6, ?7 AS c7, ?8 "
+	                         "AS c8 UNION ALL SELECT ?9, ?10, ?11, ?12, "
+	                         "?13, ?14, ?15, ?16) v");
 	sked__buf_free(&b);
 	sked__sql_fill(&b, "SELECT 1 WHERE 1 = 1", 0, 0);
 	sked__sql_fill(&b, " AND q = {arg}", 2, 1);

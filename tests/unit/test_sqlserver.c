@@ -84,6 +84,7 @@ every_statement(void **state)
 			if (strncmp(tl, "{ids}", 5) != 0 &&
 			    strncmp(tl, "{rows}", 6) != 0 &&
 			    strncmp(tl, "{rows7}", 7) != 0 &&
+			    strncmp(tl, "{rows8}", 7) != 0 &&
 			    strncmp(tl, "{arg}", 5) != 0)
 				fail_msg("statement %d has a template left: %s",
 				         i, s);

@@ -1,0 +1,222 @@
+/*
+ * worker/parents.c — results: what a handler leaves, and what a task that
+ * waited for others is told of its parents (docs/workflows.md).
+ *
+ * Layer: the worker (worker.h). The claiming thread reads the parents of
+ * the tasks of a claim batch that had parents (the claim's open_parents
+ * below 0), in one statement over those tasks only, before their jobs
+ * reach the pool; a batch without such tasks costs nothing. The pool's
+ * handlers read them through the sked_job_parent* calls, the pipe and
+ * program handlers' JSON, or HTTP's header and body.
+ */
+#include "worker/worker.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "util/log.h"
+
+void
+sked__wk_parents_free(sked_parents *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->kind[i]);
+		free(p->result[i]);
+	}
+	free(p->id);
+	free(p->kind);
+	free(p->result);
+	free(p->json);
+	free(p->ids);
+	free(p->error);
+	free(p);
+}
+
+/* The JSON and the id list of p, from its arrays. */
+static int
+parents_text(sked_parents *p)
+{
+	json_t *a = json_array();
+	sked_buf ids = {0};
+	for (size_t i = 0; a && i < p->n; i++) {
+		json_t *r = p->result[i] ? json_string(p->result[i]) : NULL;
+		json_t *o = json_pack("{s:I, s:s?, s:o?}", "id",
+		                      (json_int_t)p->id[i], "kind", p->kind[i],
+		                      "result", r);
+		if (!o || json_array_append_new(a, o) != 0) {
+			json_decref(a);
+			a = NULL;
+		}
+		char num[32];
+		snprintf(num, sizeof num, "%s%lld", i ? "," : "",
+		         (long long)p->id[i]);
+		sked__buf_puts(&ids, num);
+	}
+	p->json = a ? json_dumps(a, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(a);
+	p->ids = ids.oom ? NULL : ids.p;
+	if (ids.oom)
+		free(ids.p);
+	if (!p->ids)
+		p->ids = strdup("");
+	return p->json && p->ids ? SKED_OK : SKED_ENOMEM;
+}
+
+static sked_parents *
+parents_error(const char *msg)
+{
+	sked_parents *p = calloc(1, sizeof *p);
+	if (p)
+		p->error = strdup(msg);
+	return p;
+}
+
+/* One chunk of children (ids k of them): add their rows to out. */
+static int
+read_chunk(sked *h, const int64_t *ids, const int *at, int k,
+           sked_parents **out)
+{
+	sked_val *v = calloc((size_t)k, sizeof *v);
+	sked_buf sql = {0};
+	sked_res r = {0};
+	if (!v)
+		return SKED_ENOMEM;
+	for (int i = 0; i < k; i++)
+		v[i] = SKED_INTV(ids[i]);
+	sked__sql_fill(&sql, h->sql[SKED_SQL_DEP_RESULTS], 1, k);
+	int rc = sql.oom ? SKED_ENOMEM : sked__qdyn(h, sql.p, v, k, &r);
+	free(sql.p);
+	free(v);
+	for (int i = 0; rc == SKED_OK && i < k; i++) {
+		sked_parents *p = calloc(1, sizeof *p);
+		if (!p) {
+			rc = SKED_ENOMEM;
+			break;
+		}
+		out[at[i]] = p;
+		size_t m = 0;
+		for (int row = 0; row < r.nrows; row++)
+			m += sked__res_int(&r, row, 0) == ids[i];
+		p->id = calloc(m + 1, sizeof *p->id);
+		p->kind = calloc(m + 1, sizeof *p->kind);
+		p->result = calloc(m + 1, sizeof *p->result);
+		if (!p->id || !p->kind || !p->result) {
+			rc = SKED_ENOMEM;
+			break;
+		}
+		int oom = 0;
+		for (int row = 0; row < r.nrows; row++) {
+			if (sked__res_int(&r, row, 0) != ids[i])
+				continue;
+			p->id[p->n] = sked__res_int(&r, row, 1);
+			p->kind[p->n] = sked__res_dup(&r, row, 2, &oom);
+			p->result[p->n] = sked__res_dup(&r, row, 3, &oom);
+			p->n++;
+		}
+		if (oom || parents_text(p) != SKED_OK)
+			rc = SKED_ENOMEM;
+	}
+	sked__res_clear(&r);
+	return rc;
+}
+
+void
+sked__wk_parents_read(sked *h, const sked_claimed *c, int n,
+                      sked_parents ***out)
+{
+	*out = NULL;
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		k += c[i].has_parents;
+	if (k == 0)
+		return;
+	sked_parents **p = calloc((size_t)n, sizeof *p);
+	int64_t *ids = malloc(sizeof *ids * (size_t)k);
+	int *at = malloc(sizeof *at * (size_t)k);
+	int rc = p && ids && at ? SKED_OK : SKED_ENOMEM;
+	k = 0;
+	for (int i = 0; rc == SKED_OK && i < n; i++)
+		if (c[i].has_parents) {
+			ids[k] = c[i].id;
+			at[k++] = i;
+		}
+	int per = h->dialect->max_params < 500 ? h->dialect->max_params : 500;
+	for (int from = 0; rc == SKED_OK && from < k; from += per)
+		rc = read_chunk(h, ids + from, at + from,
+		                k - from < per ? k - from : per, p);
+	if (rc != SKED_OK && p) {
+		char msg[600];
+		snprintf(msg, sizeof msg,
+		         "cannot read the results of its parents: %s",
+		         rc == SKED_ENOMEM ? "out of memory" : sked_errmsg(h));
+		sked__log(SKED_LOG_WARN, "%s (%d claimed task(s))", msg, k);
+		for (int i = 0; i < n; i++) {
+			sked__wk_parents_free(p[i]);
+			p[i] = c[i].has_parents ? parents_error(msg) : NULL;
+		}
+	}
+	free(ids);
+	free(at);
+	*out = p;
+}
+
+int
+sked__wk_set_result(sked_job *j, const char *s, size_t len)
+{
+	free(j->result);
+	j->result = NULL;
+	j->result_len = 0;
+	j->result_over = 0;
+	if (!s)
+		return SKED_OK;
+	if (len > SKED_RESULT_MAX) {
+		j->result_over = len;
+		return SKED_OK;
+	}
+	if (!(j->result = malloc(len + 1)))
+		return SKED_ENOMEM;
+	memcpy(j->result, s, len);
+	j->result[len] = '\0';
+	j->result_len = len;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_job_set_result(sked_job *j, const char *text, size_t len)
+{
+	if (!j)
+		return SKED_EINVAL;
+	return sked__wk_set_result(j, text, len);
+}
+
+SKED_API size_t
+sked_job_parent_count(const sked_job *j)
+{
+	return j && j->parents ? j->parents->n : 0;
+}
+
+SKED_API int
+sked_job_parent(const sked_job *j, size_t i, int64_t *id, const char **kind,
+                const char **result)
+{
+	if (!j || !j->parents || i >= j->parents->n)
+		return SKED_EINVAL;
+	if (id)
+		*id = j->parents->id[i];
+	if (kind)
+		*kind = j->parents->kind[i];
+	if (result)
+		*result = j->parents->result[i];
+	return SKED_OK;
+}
+
+SKED_API const char *
+sked_job_parents_json(const sked_job *j)
+{
+	return j && j->parents && j->parents->json ? j->parents->json : "[]";
+}
