@@ -261,6 +261,10 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 	printf("  payload      (%zu bytes) ", t->payload_len);
 	print_text(stdout, t->payload ? t->payload : "",
 	           t->payload_len > 400 ? 400 : t->payload_len, "", 0);
+	if (t->result != NULL) {
+		printf("  result       (%zu bytes)\n    ", strlen(t->result));
+		print_text(stdout, t->result, strlen(t->result), "    ", 1);
+	}
 	if (n == 0) {
 		printf("runs: none yet\n");
 		return;
@@ -369,6 +373,7 @@ cli_show_json(sked *h, int64_t id, json_t **out, const char **what)
 		return rc;
 	}
 	json_t *o = cli_task_json(t), *arr = json_array();
+	json_object_set_new(o, "result", cli_json_cstr(t->result));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, cli_run_json(&runs[i]));
 	json_object_set_new(o, "runs", arr);

@@ -941,7 +941,18 @@ page_task(struct dash *d, const struct cli_http_request *rq,
 	                "class=\"payload\" id=\"payload\">",
 	                t->payload_len);
 	cli_sbuf_htmln(b, t->payload ? t->payload : "", t->payload_len);
-	cli_sbuf_puts(b, "</pre></div></div><div class=\"panel\"><h2>"
+	cli_sbuf_puts(b, "</pre></div>");
+	if (t->result) {
+		size_t rl = strlen(t->result);
+		cli_sbuf_printf(b,
+		                "<div class=\"panel\"><h2>Result <span "
+		                "class=\"muted\">(%zu bytes)</span></h2><pre "
+		                "class=\"payload\" id=\"result\">",
+		                rl);
+		cli_sbuf_htmln(b, t->result, rl);
+		cli_sbuf_puts(b, "</pre></div>");
+	}
+	cli_sbuf_puts(b, "</div><div class=\"panel\"><h2>"
 	                 "Attempts</h2>");
 	if (nr == 0) {
 		cli_sbuf_puts(b, "<div class=\"empty\">No attempt recorded "
