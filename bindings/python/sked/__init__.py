@@ -28,12 +28,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import datetime as _dt
+import json
 import os
 import re
 import signal as _signal
 import socket
 import threading
-import warnings
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional,
                     Sequence, Tuple, Type, TypeVar, Union)
 
@@ -116,7 +116,7 @@ class _Task(ctypes.Structure):
         ("unique_key", c_char_p), ("schedule_name", c_char_p),
         ("fire_time_ms", c_int64), ("last_error", c_char_p),
         ("created_ms", c_int64), ("updated_ms", c_int64),
-        ("finished_ms", c_int64),
+        ("finished_ms", c_int64), ("result", c_char_p),
     ]
 
 
@@ -273,6 +273,9 @@ _fn("sked_job_attempt", c_int, _P)
 _fn("sked_job_max_attempts", c_int, _P)
 _fn("sked_job_cancelled", c_int, _P)
 _fn("sked_job_set_error_msg", None, _P, c_char_p)
+_fn("sked_job_set_result", c_int, _P, c_char_p, c_size_t)
+_fn("sked_job_parent_count", c_size_t, _P)
+_fn("sked_job_parents_json", c_char_p, _P)
 _fn("sked_enqueue_opts_set_after", c_int, _P, _POINTER(c_int64), c_size_t)
 
 # The option objects: name -> {field: setter}; strings and integers.
@@ -375,8 +378,8 @@ class LockLost(SkedError):
 
 
 class ResultNotStored(RuntimeWarning):
-    """A handler returned a value, and libsked has no call yet to store a
-    task's result: the value was not kept (see the README)."""
+    """No longer raised: a handler's return value is the task's result
+    (kept for code that filters it)."""
 
 
 def _code(name: str) -> int:
@@ -557,7 +560,7 @@ class Task:
                  "priority", "run_at_ms", "attempts", "max_attempts",
                  "node_id", "lease_until_ms", "unique_key", "schedule_name",
                  "fire_time_ms", "last_error", "created_ms", "updated_ms",
-                 "finished_ms")
+                 "finished_ms", "result")
 
     id: int
     queue: str
@@ -577,6 +580,7 @@ class Task:
     created_ms: int
     updated_ms: int
     finished_ms: int
+    result: Optional[str]
 
     def __init__(self, t: _Task) -> None:
         self.id = t.id
@@ -589,7 +593,8 @@ class Task:
                   "lease_until_ms", "fire_time_ms", "created_ms",
                   "updated_ms", "finished_ms"):
             setattr(self, f, getattr(t, f))
-        for f in ("node_id", "unique_key", "schedule_name", "last_error"):
+        for f in ("node_id", "unique_key", "schedule_name", "last_error",
+                  "result"):
             setattr(self, f, _text(getattr(t, f)))
 
     @property
@@ -1407,7 +1412,7 @@ class Job:
     """A claimed task as a handler sees it; valid during the call only."""
 
     __slots__ = ("_j", "id", "kind", "queue", "attempt", "max_attempts",
-                 "payload_bytes")
+                 "payload_bytes", "parents")
 
     def __init__(self, j: int) -> None:
         self._j: Optional[int] = j
@@ -1420,6 +1425,10 @@ class Job:
         p = _lib.sked_job_payload(j, ctypes.byref(n))
         self.payload_bytes: bytes = (ctypes.string_at(p, n.value) if n.value
                                      else b"")
+        # a task that waited for others: [{"id", "kind", "result"}, ...]
+        self.parents: List[Dict[str, Any]] = (
+            json.loads(_lib.sked_job_parents_json(j).decode())
+            if _lib.sked_job_parent_count(j) else [])
 
     @property
     def payload(self) -> str:
@@ -1495,14 +1504,15 @@ def _call_handler(fn: Handler, j: int, warned: Dict[str, bool]) -> int:
     try:
         job = Job(j)
         result = fn(job)
-        if result is not None and not warned.get(job.kind):
-            # libsked has no result setter yet (README, "Return values")
-            warned[job.kind] = True
-            warnings.warn(
-                "sked: the handler of %r returned %s; sked does not store "
-                "results yet, so it was not kept (return None to silence "
-                "this)" % (job.kind, type(result).__name__),
-                ResultNotStored, stacklevel=1)
+        if result is not None:
+            # the task's result: text as it is, anything else as JSON
+            if isinstance(result, bytes):
+                raw = result
+            elif isinstance(result, str):
+                raw = result.encode("utf-8", "surrogateescape")
+            else:
+                raw = json.dumps(result).encode()
+            _lib.sked_job_set_result(j, raw, len(raw))
         return 0
     except BaseException as e:  # a failed attempt, whatever it is
         try:
@@ -1529,8 +1539,9 @@ class Worker:
     at once (each holds the GIL while it runs Python). Returning normally
     is success; an exception fails the attempt with "Type: message" in
     the run record; it is retried with backoff until max_attempts. A
-    value returned is not stored (no result store yet): the first one
-    per kind raises a ResultNotStored warning.
+    value returned is the task's result (a str as it is, bytes as UTF-8,
+    anything else as its JSON; at most 64 KiB); job.parents has the
+    parents' ids, kinds and results of a task that waited for others.
     """
 
     _DURATIONS = ("lease", "poll", "grace", "retry_base", "retry_max",

@@ -541,6 +541,12 @@ class TestReach(DbCase):
         def value(job):
             return {"answer": 42}
 
+        @handlers("py.text")
+        def text(job):
+            return "parents " + ",".join(
+                "%d:%s:%s" % (p["id"], p["kind"], p["result"])
+                for p in job.parents)
+
         self.assertIn("py.plain", handlers)
         with self.assertRaises(sked.InvalidArgument):
             handlers.add("py.plain", plain)
@@ -548,19 +554,25 @@ class TestReach(DbCase):
             handlers.add("py.other", "not callable")
         a = self.db.enqueue("py.plain", "hi")
         b = self.db.enqueue_many("py.value", ["1", "2"])
+        c = self.db.enqueue("py.text", "", after=[a, b[0]])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with self.db.worker(until_empty=True, poll=0.05,
                                 handlers=handlers) as w:
                 w.run()
         self.assertEqual(seen, ["hi"])
-        # the value is not kept (no result store yet), and says so once
-        self.assertEqual({self.db.get(i).status for i in [a] + b},
+        self.assertEqual({self.db.get(i).status for i in [a, c] + b},
                          {"succeeded"})
-        notes = [w for w in caught
-                 if issubclass(w.category, sked.ResultNotStored)]
-        self.assertEqual(len(notes), 1, [str(w.message) for w in caught])
-        self.assertIn("py.value", str(notes[0].message))
+        # a returned value is the task's result (JSON unless text), and
+        # a child's handler sees its parents' results
+        self.assertIsNone(self.db.get(a).result)
+        self.assertEqual(self.db.get(b[0]).result, '{"answer": 42}')
+        self.assertEqual(self.db.get(c).result,
+                         'parents %d:py.plain:None,%d:py.value:'
+                         '{"answer": 42}' % (a, b[0]))
+        self.assertEqual([w for w in caught
+                          if issubclass(w.category, sked.ResultNotStored)],
+                         [])
 
 
 if __name__ == "__main__":
