@@ -13,6 +13,8 @@ by path:
            character (the worker keeps 4096 bytes of a body)
   /huge    429 with Retry-After: 10000000000000 (seconds)
   /max     429 with Retry-After: 9223372036854775807 (INT64_MAX seconds)
+  /result  200 with the body "http result ID" (the task's result)
+  /big     200 with a body of 65537 bytes (over a result's 64 KiB)
 Every request is logged to LOG as one JSON line: path, the Sked-Task-*
 headers, Authorization, Content-Type and the body. Stops by itself after
 10 minutes.
@@ -69,6 +71,10 @@ class H(BaseHTTPRequestHandler):
             status, extra = 429, {"Retry-After": "10000000000000"}
         elif self.path == "/max":
             status, extra = 429, {"Retry-After": "9223372036854775807"}
+        elif self.path == "/result":
+            out = ("http result %s" % tid).encode()
+        elif self.path == "/big":
+            out = b"b" * 65537
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)
