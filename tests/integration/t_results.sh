@@ -9,6 +9,7 @@
 # text, as stored in JSON; only the attempt that ends a task keeps its
 # result; the result file is private and removed after the attempt.
 . "$(dirname "$0")/lib.sh"
+command -v curl >/dev/null || skip "curl is not installed"
 init_db
 
 prog=$(handler prog.sh <<'H'
@@ -40,6 +41,8 @@ for line in sys.stdin:
         r["result"] = {"parents": m.get("parents")}
     elif p == "big":
         r["result"] = "p" * 65537
+    elif p == "html":
+        r["result"] = "<b>bold</b> & co"
     elif p == "ctl":
         r["result"] = "a\u0000b\u0007c\u001b[0m"
     elif p in ("retry", "retry-none") and m["attempt"] == 1:
@@ -169,5 +172,27 @@ assert b["parents"] == [
 assert not [r for r in recs if r.get("sked-task-id") != c and
             "sked-task-parents" in r], "a task without parents named some"
 ' "$T/req" "$pa" "$pb" "$chttp" || fail "the HTTP child did not get its parents (Sked-Task-Parents, \"parents\")"
+
+# the dashboard's task page (HTML-escaped) and the JSON API's show
+html=$(sk enqueue pipe --payload html)
+"$SKED" worker --until-empty --poll 100ms \
+	--handler "pipe=pipe:$pipe" >"$T/w2.log" 2>&1 || fail "the second worker failed"
+hb=$base
+tok=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
+printf '%s\n' "$tok" >"$T/tok"
+chmod 600 "$T/tok"
+start_dashboard d --api-token "file:$T/tok"
+curl -s -m 10 "$base/task/$html" >"$T/page" || fail "the task page did not load"
+grep -q '&lt;b&gt;bold&lt;/b&gt; &amp; co' "$T/page" ||
+	fail "the task page does not show the result HTML-escaped: $(grep -i result "$T/page" | head -3)"
+grep -q '<b>bold' "$T/page" && fail "the task page shows the result's HTML as markup"
+curl -s -m 10 -H "Authorization: Bearer $tok" "$base/api/tasks/$bin" >"$T/api" ||
+	fail "the API's show did not answer"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["result"]
+assert r == "x\ufffdy\x01z\x1b[31m\n", repr(r)
+' "$T/api" || fail "the API's show does not carry the result: $(cat "$T/api")"
+base=$hb
 
 echo "ok: $SKED_BACKEND: results"
