@@ -107,3 +107,10 @@ sked__text_clean(const char *s, size_t n, size_t max, enum sked_text_cut cut,
 	free(at);
 	return out;
 }
+
+char *
+sked__result_clean(const char *s, size_t n, int *oom)
+{
+	/* each byte is kept or becomes three: 3 n bytes never cut */
+	return sked__text_clean(s, n, 3 * n + 3, SKED_TEXT_HEAD, oom);
+}

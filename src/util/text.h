@@ -39,4 +39,11 @@ char *sked__text_clean(const char *s, size_t n, size_t max,
                        enum sked_text_cut cut, int *oom)
         __attribute__((warn_unused_result));
 
+/* A task's result (at most 64 KiB came in): sked__text_clean's
+ * replacement without its cut, so that every byte of it is kept or
+ * replaced and none dropped (a replaced byte takes three). NULL when s
+ * already is strict UTF-8 without NUL. */
+char *sked__result_clean(const char *s, size_t n, int *oom)
+        __attribute__((warn_unused_result));
+
 #endif /* SKED_UTIL_TEXT_H */

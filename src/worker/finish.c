@@ -110,9 +110,7 @@ clean_result(sked_job *j)
 	if (!j->result)
 		return;
 	int oom;
-	char *c =
-	        sked__text_clean(j->result, j->result_len,
-	                         3 * SKED_RESULT_MAX + 3, SKED_TEXT_HEAD, &oom);
+	char *c = sked__result_clean(j->result, j->result_len, &oom);
 	if (c || oom) {
 		free(j->result);
 		j->result = c;

@@ -1,7 +1,8 @@
 /*
  * fuzz_outcome.c — a fuzz target for the values a worker records from a
  * handler: its error message and its output tail (sked__text_clean,
- * util/text.h), which must reach every engine as text it accepts.
+ * util/text.h), and its result (sked__result_clean), which must reach
+ * every engine as text it accepts.
  *
  * Oracles, beyond the sanitizers: what comes out is strict UTF-8 as a
  * decoder written here independently of text.c judges it (code points
@@ -9,6 +10,8 @@
  * no NUL byte, at most max bytes; cleaning it again changes nothing; an
  * input that was already valid and short enough is kept as it is (NULL);
  * a valid input that was too long comes out as its own head or tail.
+ * The same input as a result: strict UTF-8 too, never cut (each byte
+ * kept or replaced by three), kept as it is when it was valid.
  *
  * Input: the first byte picks the cut (bit 0: head or tail) and the bound
  * (bits 1-7: 3 to 257 bytes); the rest is the value, NUL bytes and all.
@@ -59,6 +62,32 @@ decodes(const unsigned char *s, size_t n)
 	return 1;
 }
 
+/* The value as a task's result: cleaned, never cut. */
+static void
+result(const char *in, size_t n, int valid)
+{
+	int oom = 0;
+	char *out = sked__result_clean(in, n, &oom);
+	if (!out) {
+		if (!oom && !valid)
+			finding("an invalid result was kept as it is");
+		return;
+	}
+	size_t m = strlen(out);
+	if (valid)
+		finding("a valid result was changed");
+	if (m < n || m > 3 * n)
+		finding("a result was cut, or grew past three bytes a byte");
+	if (!decodes((const unsigned char *)out, m))
+		finding("the cleaned result is not UTF-8");
+	char *again = sked__result_clean(out, m, &oom);
+	if (again) {
+		free(again);
+		finding("cleaning a cleaned result changed it");
+	}
+	free(out);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -73,6 +102,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int valid = decodes(data + 1, n);
 	if (valid != sked__utf8_valid(in, n))
 		finding("sked__utf8_valid disagrees with the decoder");
+	result(in, n, valid);
 	if (!out) {
 		if (oom)
 			return 0;

@@ -9,7 +9,9 @@
  *   even  the rest is what a handler wrote on stdout: lines are taken
  *         as the worker takes them, for task 7. Oracles: an answer (1)
  *         is a JSON object with "id": 7 and a boolean "ok", and a failed
- *         one carries an error text; a protocol error (-1) says why;
+ *         one carries an error text; a "result" is kept (at most
+ *         SKED_RESULT_MAX bytes) or counted as over the bound, never
+ *         both; a protocol error (-1) says why;
  *         bytes after an answer are dropped, a partial line is kept.
  *   odd   the rest is a task's payload: the task line written for it is
  *         one line ending in '\n' (no raw newline inside), parses as a
@@ -57,6 +59,10 @@ reader(const uint8_t *data, size_t size)
 			bad("a successful answer with an error text");
 		if (p.len != 0)
 			bad("bytes after an answer were kept");
+		if (j.result && (j.result_over || j.result_len > SKED_RESULT_MAX))
+			bad("a result over the bound was kept");
+		if (j.result && j.result[j.result_len] != '\0')
+			bad("a result is not NUL-terminated");
 	} else if (r == -1) {
 		if (!err[0])
 			bad("a protocol error without a reason");
@@ -67,6 +73,7 @@ reader(const uint8_t *data, size_t size)
 		bad("take_lines returned something else");
 	}
 	free(j.error);
+	free(j.result);
 	free(p.line);
 }
 
