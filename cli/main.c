@@ -187,8 +187,10 @@ static const struct cli_cmd commands[] = {
          "  --status S  pending, running, succeeded, dead, retry or cancelled\n"
          "  --limit N   at most N tasks (default 100)\n",
          0},
-        {"show", cmd_show, NULL, "show ID", "a task and all its attempts", NULL,
-         0},
+        {"show", cmd_show, NULL, "show ID",
+         "a task, its result, its parents and children, and all its "
+         "attempts",
+         NULL, 0},
         {"cancel", cmd_cancel, NULL,
          "cancel ID\n"
          "       sked cancel [--status S] [--kind K] [--queue Q] "
@@ -228,7 +230,8 @@ static const struct cli_cmd commands[] = {
          "  --concurrency N       handler slots (default 4)\n"
          "  --handler KIND=PROG   run PROG for tasks of KIND: split on "
          "blanks,\n"
-         "                        no shell; payload on stdin (repeatable);\n"
+         "                        no shell; payload on stdin, a result\n"
+         "                        to $SKED_TASK_RESULT_FILE (repeatable);\n"
          "                        KIND '*': every kind no other names\n"
          "  --node-id ID          this node's name (default HOST-PID-RANDOM)\n"
          "  --lease D             lease length (default 30s)\n"
