@@ -405,6 +405,112 @@ noop(sked_job *job, void *ud)
 	return 0;
 }
 
+/* C handlers: a result set on the job is kept on the ended task; a
+ * child reads its parents' ids, kinds and results; one over 64 KiB
+ * fails the attempt. */
+static int
+leave_result(sked_job *job, void *ud)
+{
+	(void)ud;
+	char buf[64];
+	int n = snprintf(buf, sizeof buf, "r%lld", (long long)sked_job_id(job));
+	return sked_job_set_result(job, buf, (size_t)n) == SKED_OK ? 0 : 1;
+}
+
+static int
+read_parents(sked_job *job, void *ud)
+{
+	(void)ud;
+	char buf[256] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < sked_job_parent_count(job); i++) {
+		int64_t id;
+		const char *kind, *res;
+		if (sked_job_parent(job, i, &id, &kind, &res) != SKED_OK)
+			return 1;
+		len += (size_t)snprintf(buf + len, sizeof buf - len,
+		                        "%lld:%s:%s;", (long long)id, kind,
+		                        res ? res : "-");
+	}
+	if (sked_job_parent(job, 99, NULL, NULL, NULL) != SKED_EINVAL)
+		return 1;
+	len += (size_t)snprintf(buf + len, sizeof buf - len, "%s",
+	                        sked_job_parents_json(job));
+	return sked_job_set_result(job, buf, len) == SKED_OK ? 0 : 1;
+}
+
+static int
+too_big(sked_job *job, void *ud)
+{
+	(void)ud;
+	static char big[SKED_RESULT_MAX + 1];
+	memset(big, 'b', sizeof big);
+	return sked_job_set_result(job, big, sizeof big) == SKED_OK ? 0 : 1;
+}
+
+static void
+results_of_c_handlers(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t a, b, c, big;
+	sked_enqueue_opts eo = {.max_attempts = 1};
+	assert_int_equal(sked_enqueue(h, "leave", "", 0, &eo, &a, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_enqueue(h, "plain", "", 0, &eo, &b, NULL),
+	                 SKED_OK);
+	int64_t after[2] = {a, b};
+	sked_enqueue_opts ec = {
+	        .max_attempts = 1, .after = after, .n_after = 2};
+	assert_int_equal(sked_enqueue(h, "child", "", 0, &ec, &c, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_enqueue(h, "big", "", 0, &eo, &big, NULL),
+	                 SKED_OK);
+	sked_worker_options wo = {.node_id = "res", .until_empty = 1};
+	sked_worker *w = NULL;
+	assert_int_equal(sked_worker_new(h, &wo, &w), SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "leave", leave_result, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "plain", noop, NULL), SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "child", read_parents, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "big", too_big, NULL), SKED_OK);
+	assert_int_equal(sked_worker_run(w), SKED_OK);
+	sked_worker_free(w);
+	sked_task *t = NULL;
+	char want[256];
+	snprintf(want, sizeof want, "r%lld", (long long)a);
+	assert_int_equal(sked_task_get(h, a, &t), SKED_OK);
+	assert_string_equal(t->result, want);
+	sked_tasks_free(t, 1);
+	assert_int_equal(sked_task_get(h, b, &t), SKED_OK);
+	assert_null(t->result);
+	sked_tasks_free(t, 1);
+	snprintf(want, sizeof want,
+	         "%lld:leave:r%lld;%lld:plain:-;[{\"id\":%lld,\"kind\":"
+	         "\"leave\",\"result\":\"r%lld\"},{\"id\":%lld,\"kind\":"
+	         "\"plain\",\"result\":null}]",
+	         (long long)a, (long long)a, (long long)b, (long long)a,
+	         (long long)a, (long long)b);
+	assert_int_equal(sked_task_get(h, c, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_SUCCEEDED);
+	assert_string_equal(t->result, want);
+	sked_tasks_free(t, 1);
+	assert_int_equal(sked_task_get(h, big, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_DEAD);
+	assert_null(t->result);
+	assert_non_null(strstr(t->last_error, "result of 65537 bytes"));
+	sked_tasks_free(t, 1);
+	/* lists leave the result out */
+	sked_list_filter f = {.status = -1};
+	size_t n = 0;
+	assert_int_equal(sked_task_list(h, &f, &t, &n), SKED_OK);
+	for (size_t i = 0; i < n; i++)
+		assert_null(t[i].result);
+	sked_tasks_free(t, n);
+	sked_close(h);
+}
+
 static void
 nodes_prune_keeps_the_live(void **state)
 {
@@ -482,6 +588,7 @@ main(void)
 	        cmocka_unit_test(throughput_counts_recent_runs),
 	        cmocka_unit_test(throughput_counts_ended_rows),
 	        cmocka_unit_test(nodes_prune_keeps_the_live),
+	        cmocka_unit_test(results_of_c_handlers),
 	        cmocka_unit_test(locks_listed),
 	        cmocka_unit_test(histogram_bounds_grow),
 	};
