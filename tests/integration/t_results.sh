@@ -175,8 +175,19 @@ assert not [r for r in recs if r.get("sked-task-id") != c and
 
 # the dashboard's task page (HTML-escaped) and the JSON API's show
 html=$(sk enqueue pipe --payload html)
+# a child whose parents had ended before it was enqueued: pending at
+# once, and its handler still gets them
+late=$(sk enqueue pipe --payload parents --after "$pb,$pa")
+expect_eq "$(status_of "$late")" 0 "a child of ended parents is pending at once"
 "$SKED" worker --until-empty --poll 100ms \
 	--handler "pipe=pipe:$pipe" >"$T/w2.log" 2>&1 || fail "the second worker failed"
+sk --json show "$late" | python3 -c '
+import json, sys
+pa, pb = int(sys.argv[1]), int(sys.argv[2])
+par = json.loads(json.load(sys.stdin)["result"])["parents"]
+assert [p["id"] for p in par] == [pa, pb], par
+assert par[1]["result"] == "pipe result %d" % pb, par
+' "$pa" "$pb" || fail "a child of ended parents did not get them"
 hb=$base
 tok=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
 printf '%s\n' "$tok" >"$T/tok"
