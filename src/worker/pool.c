@@ -104,23 +104,34 @@ temp_file(char *path, size_t size, const char *what)
 	return fd;
 }
 
-/* What the program wrote to its result file: at most SKED_RESULT_MAX
- * bytes kept, a larger file's size named (the attempt then fails). */
+/* What the program left at its result file's name (a file it wrote,
+ * or one it renamed there): at most SKED_RESULT_MAX bytes kept, a
+ * larger file's size named (the attempt then fails). Opened without
+ * following a link or waiting on a FIFO; anything but a regular file
+ * is no result. */
 static void
-read_result_file(sked_job *j, int fd)
+read_result_file(sked_job *j, const char *path)
 {
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	if (fstat(fd, &st) == 0 && st.st_size > SKED_RESULT_MAX) {
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	if (st.st_size > SKED_RESULT_MAX) {
 		j->result_over = (size_t)st.st_size;
+		close(fd);
 		return;
 	}
 	char *buf = malloc(SKED_RESULT_MAX + 1);
 	size_t len = 0;
 	ssize_t r;
 	while (buf && len < SKED_RESULT_MAX + 1 &&
-	       (r = pread(fd, buf + len, SKED_RESULT_MAX + 1 - len,
-	                  (off_t)len)) > 0)
+	       (r = read(fd, buf + len, SKED_RESULT_MAX + 1 - len)) > 0)
 		len += (size_t)r;
+	close(fd);
 	if (buf && len > 0)
 		sked__ignore(sked__wk_set_result(j, buf, len));
 	free(buf);
@@ -222,7 +233,7 @@ run_program(sked_job *j, const handler *x)
 	j->output = res.output;
 	res.output = NULL;
 	sked__exec_result_free(&res);
-	read_result_file(j, rfd);
+	read_result_file(j, rpath);
 out:
 	close(rfd);
 	unlink(rpath);

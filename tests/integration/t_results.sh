@@ -24,6 +24,8 @@ parents)
 	echo "$SKED_TASK_PARENT_RESULTS" >"$1/ppath.$SKED_TASK_ID"
 	{ echo "P=$SKED_TASK_PARENTS"; cat "$SKED_TASK_PARENT_RESULTS"; } >"$r" ;;
 none) ;;
+rename) printf renamed >"$r.new" && mv "$r.new" "$r" ;;
+fifo) rm -f "$r" && mkfifo "$r" ;;
 *) printf 'prog result %s' "$SKED_TASK_ID" >"$r" ;;
 esac
 H
@@ -71,6 +73,8 @@ bigh=$(sk enqueue webbig --payload x --max-attempts 1)
 bin=$(sk enqueue prog --payload bin)
 ctl=$(sk enqueue pipe --payload ctl)
 none=$(sk enqueue prog --payload none)
+renamed=$(sk enqueue prog --payload rename)
+fifo=$(sk enqueue prog --payload fifo)
 retry=$(sk enqueue pipe --payload retry --max-attempts 2)
 retry2=$(sk enqueue pipe --payload retry-none --max-attempts 2)
 plain=$(sk enqueue plainkind --payload x)
@@ -84,12 +88,14 @@ wait_exit "$wk" 120
 expect_eq "$wrc" 0 "the worker's exit status (--until-empty)"
 
 result_of() { sk --json show "$1" | json_get 'd["result"]'; }
-for id in $pa $pb $cprog $cpipe $bin $ctl $none $retry $retry2 $plain; do
+for id in $pa $pb $cprog $cpipe $bin $ctl $none $renamed $fifo $retry $retry2 $plain; do
 	expect_eq "$(status_of "$id")" 2 "task $id succeeded"
 done
 expect_eq "$(result_of "$pa")" "prog result $pa" "the program's result"
 expect_eq "$(result_of "$pb")" "pipe result $pb" "the pipe: handler's result"
 expect_eq "$(result_of "$none")" null "a program that wrote no result"
+expect_eq "$(result_of "$renamed")" renamed "a result file renamed into place"
+expect_eq "$(result_of "$fifo")" null "a FIFO at the result file's name (no result, no wait)"
 expect_eq "$(result_of "$plain")" null "a handler that knows nothing of results"
 expect_eq "$(result_of "$retry")" second "the result of the attempt that ended the task"
 expect_eq "$(result_of "$retry2")" null "a failed attempt's result is not kept"
