@@ -179,6 +179,20 @@ assert not [r for r in recs if r.get("sked-task-id") != c and
             "sked-task-parents" in r], "a task without parents named some"
 ' "$T/req" "$pa" "$pb" "$chttp" || fail "the HTTP child did not get its parents (Sked-Task-Parents, \"parents\")"
 
+# tasks without parents pay no statement for them; a child's batch one
+sk enqueue plainkind --payload a >/dev/null
+sk enqueue plainkind --payload b >/dev/null
+SKED_LOG=debug SKED_TRACE_SQL=1 "$SKED" worker --until-empty --poll 100ms \
+	--handler "plainkind=true" >"$T/trace.log" 2>&1 || fail "the traced worker failed"
+expect_eq "$(grep -c 'task_dep e' "$T/trace.log" || true)" 0 \
+	"statements on parents for tasks without parents"
+p1=$(sk enqueue plainkind --payload c)
+sk enqueue plainkind --payload d --after "$p1" >/dev/null
+SKED_LOG=debug SKED_TRACE_SQL=1 "$SKED" worker --until-empty --poll 100ms \
+	--handler "plainkind=true" >"$T/trace2.log" 2>&1 || fail "the traced worker failed"
+expect_eq "$(grep -c 'task_dep e' "$T/trace2.log" || true)" 1 \
+	"statements on parents for one child"
+
 # the dashboard's task page (HTML-escaped) and the JSON API's show
 html=$(sk enqueue pipe --payload html)
 # a child whose parents had ended before it was enqueued: pending at
