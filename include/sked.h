@@ -449,6 +449,16 @@ SKED_API void sked_job_set_error(sked_job *job, const char *fmt, ...)
 /* The same with a plain message, no format: for bindings, which cannot
  * call a variadic function safely. NULL clears the error. */
 SKED_API void sked_job_set_error_msg(sked_job *job, const char *msg);
+/* This attempt's failure is final: no retry, whatever max_attempts says;
+ * the task is dead when the handler returns non-zero (its error starts
+ * "no retry (the handler said so)"). For input that can never work. */
+SKED_API void sked_job_give_up(sked_job *job);
+/* Retry this failed attempt after ms instead of the backoff (at most the
+ * worker's retry_max_ms). The attempt still counts. */
+SKED_API void sked_job_set_retry_in(sked_job *job, int64_t ms);
+/* A program handler that exits with this status (EX_DATAERR: its input is
+ * wrong) gives up the same way: no retry. */
+#define SKED_EXIT_NO_RETRY 65
 
 /* The most a result may hold: 64 KiB. */
 #define SKED_RESULT_MAX 65536

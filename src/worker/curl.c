@@ -53,6 +53,7 @@ struct body {
 
 struct reply {
 	long retry_after_s; /* -1: none */
+	int no_retry;       /* Sked-Retry: no */
 	char status[128];   /* the status line's reason, if any */
 };
 
@@ -83,6 +84,13 @@ on_header(char *p, size_t size, size_t n, void *ud)
 		sp = sp ? strchr(sp + 1, ' ') : NULL;
 		snprintf(r->status, sizeof r->status, "%s", sp ? sp + 1 : "");
 		r->retry_after_s = -1;
+		r->no_retry = 0;
+	} else if (strncasecmp(line, "Sked-Retry:", 11) == 0) {
+		const char *v = line + 11;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		r->no_retry = strncasecmp(v, "no", 2) == 0 &&
+		              (v[2] == '\0' || v[2] == ' ' || v[2] == '\t');
 	} else if (strncasecmp(line, "Retry-After:", 12) == 0) {
 		const char *v = line + 12;
 		while (*v == ' ' || *v == '\t')
@@ -298,6 +306,7 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 		j->ok = 1;
 		return;
 	}
+	j->give_up = r.no_retry;
 	if ((code == 429 || code == 503) && r.retry_after_s >= 0)
 		j->retry_ms = r.retry_after_s > 0
 		                      ? (int64_t)r.retry_after_s * 1000

@@ -129,6 +129,28 @@ retry_delay_ms(sked_worker *w, const sked_job *j)
 	                                       : w->o.retry_max_ms;
 }
 
+/* The error of an attempt the handler ended for good says so. */
+static void
+no_retry_error(sked_job *j)
+{
+	static const char tag[] = "no retry (the handler said so)";
+	size_t n = j->error ? strlen(j->error) : 0;
+	if (n >= sizeof tag - 1 && strncmp(j->error, tag, sizeof tag - 1) == 0)
+		return; /* recorded once already (a retried batch) */
+	char *e = malloc(sizeof tag + 2 + n);
+	if (!e)
+		return;
+	memcpy(e, tag, sizeof tag - 1);
+	if (n) {
+		memcpy(e + sizeof tag - 1, ": ", 2);
+		memcpy(e + sizeof tag + 1, j->error, n + 1);
+	} else {
+		e[sizeof tag - 1] = '\0';
+	}
+	free(j->error);
+	j->error = e;
+}
+
 sked_outcome *
 sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 {
@@ -148,6 +170,8 @@ sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 		if (j->ran_at > j->since)
 			o[i].started_ms += j->ran_at - j->since;
 		o[i].exit_code = j->exit_code;
+		if (j->give_up && !j->ok && why == CANCEL_NONE)
+			no_retry_error(j);
 		clean(&j->error, ERROR_MAX, SKED_TEXT_HEAD);
 		clean(&j->output, OUTPUT_MAX, SKED_TEXT_TAIL);
 		o[i].output = j->output;
@@ -168,6 +192,10 @@ sked__wk_outcomes(sked_worker *w, sked_job *list, int n)
 		} else {
 			o[i].what = SKED_FIN_FAIL;
 			o[i].retry_delay_ms = retry_delay_ms(w, j);
+			/* the handler said no retry: this attempt is the
+			 * last one, whatever max_attempts says */
+			if (j->give_up && why == CANCEL_NONE)
+				o[i].max_attempts = o[i].attempt;
 			o[i].error =
 			        why == CANCEL_NOLEASE
 			                ? "stopped: lease could not be "

@@ -338,6 +338,8 @@ answer(sked_job *j, const char *s, char *err, size_t errlen)
 		json_t *r = json_object_get(o, "retry_in_ms");
 		if (json_is_integer(r) && json_integer_value(r) >= 0)
 			j->retry_ms = (int64_t)json_integer_value(r);
+		/* "retry": false: this failure is final */
+		j->give_up = json_is_false(json_object_get(o, "retry"));
 	}
 	json_decref(o);
 	return 1;

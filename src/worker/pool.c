@@ -83,6 +83,20 @@ sked_job_set_error(sked_job *j, const char *fmt, ...)
 }
 
 SKED_API void
+sked_job_give_up(sked_job *j)
+{
+	if (j)
+		j->give_up = 1;
+}
+
+SKED_API void
+sked_job_set_retry_in(sked_job *j, int64_t ms)
+{
+	if (j && ms >= 0)
+		j->retry_ms = ms;
+}
+
+SKED_API void
 sked_job_set_error_msg(sked_job *j, const char *msg)
 {
 	free(j->error);
@@ -207,6 +221,11 @@ run_program(sked_job *j, const handler *x)
 	j->exit_code = res.exited ? res.exit_code : -1;
 	j->ok = rc == SKED_OK && res.exited && res.exit_code == 0 &&
 	        !res.timed_out && !res.cancelled;
+	/* EX_DATAERR: the program says its input is wrong, so trying again
+	 * cannot help (docs/handlers.md, "No retry") */
+	j->give_up = !j->ok && res.exited &&
+	             res.exit_code == SKED_EXIT_NO_RETRY && !res.timed_out &&
+	             !res.cancelled;
 	if (spec.guard && sked__guard_fired(spec.guard, spec.guard_slot)) {
 		sked__log_facts f = {
 		        .task_id = (long long)j->t.id,

@@ -91,6 +91,8 @@ struct sked_job {
 	struct sked_job *next;        /* in the job queue, done queue */
 	int state;                    /* w->mu: JOB_* */
 	int64_t retry_ms; /* the handler's own retry delay, or 0: backoff */
+	int give_up;      /* the handler said its failure is final: no retry
+	                     (docs/handlers.md, "No retry") */
 	int64_t done_ms;  /* w->mu: monotonic ms when its handler returned */
 	int64_t ran_ms;   /* w->mu: how long its handler ran (log lines) */
 	struct sked_job *hnext, *hprev; /* in w->held while it takes a slot */

@@ -75,6 +75,8 @@ class H(BaseHTTPRequestHandler):
             out = ("http result %s" % tid).encode()
         elif self.path == "/big":
             out = b"b" * 65537
+        elif self.path == "/gone":
+            status, out, extra = 422, b"no such account", {"Sked-Retry": "no"}
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)

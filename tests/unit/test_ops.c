@@ -448,6 +448,66 @@ too_big(sked_job *job, void *ud)
 	return sked_job_set_result(job, big, sizeof big) == SKED_OK ? 0 : 1;
 }
 
+static int
+give_up(sked_job *j, void *ud)
+{
+	(void)ud;
+	sked_job_set_error_msg(j, "unknown account");
+	sked_job_give_up(j);
+	return 1;
+}
+
+/* the last task: asks for an hour's delay, then stops the worker (a
+ * task waiting to retry would keep --until-empty waiting) */
+static int
+retry_later(sked_job *j, void *ud)
+{
+	sked_job_set_retry_in(j, 3600 * 1000);
+	sked_worker_stop(ud, 0);
+	return 1;
+}
+
+/* A C handler says "no retry" (the task is dead after its first of five
+ * attempts, its error saying why) or sets its own retry delay. */
+static void
+no_retry_from_c(void **state)
+{
+	(void)state;
+	sked *h = fresh();
+	int64_t a, b, now;
+	sked_enqueue_opts eo = {.max_attempts = 5, .priority = 1};
+	assert_int_equal(sked_enqueue(h, "final", "", 0, &eo, &a, NULL),
+	                 SKED_OK);
+	eo.priority = 0;
+	assert_int_equal(sked_enqueue(h, "later", "", 0, &eo, &b, NULL),
+	                 SKED_OK);
+	sked_worker_options wo = {
+	        .node_id = "nr", .until_empty = 1, .concurrency = 1};
+	sked_worker *w = NULL;
+	assert_int_equal(sked_worker_new(h, &wo, &w), SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "final", give_up, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "later", retry_later, w),
+	                 SKED_OK);
+	assert_int_equal(sked_worker_run(w), SKED_OK);
+	sked_worker_free(w);
+	sked_task *t = NULL;
+	assert_int_equal(sked_task_get(h, a, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_DEAD);
+	assert_int_equal(t->attempts, 1);
+	assert_string_equal(t->last_error,
+	                    "no retry (the handler said so): unknown account");
+	sked_tasks_free(t, 1);
+	assert_int_equal(sked_task_get(h, b, &t), SKED_OK);
+	assert_int_equal(t->status, SKED_RETRY);
+	assert_int_equal(sked_now(h, &now), SKED_OK);
+	/* an hour, not the backoff's second */
+	assert_true(t->run_at_ms - now > 3500 * 1000);
+	assert_true(t->run_at_ms - now <= 3600 * 1000);
+	sked_tasks_free(t, 1);
+	sked_close(h);
+}
+
 static void
 results_of_c_handlers(void **state)
 {
@@ -589,6 +649,7 @@ main(void)
 	        cmocka_unit_test(throughput_counts_ended_rows),
 	        cmocka_unit_test(nodes_prune_keeps_the_live),
 	        cmocka_unit_test(results_of_c_handlers),
+	        cmocka_unit_test(no_retry_from_c),
 	        cmocka_unit_test(locks_listed),
 	        cmocka_unit_test(histogram_bounds_grow),
 	};

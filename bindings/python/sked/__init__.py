@@ -42,7 +42,8 @@ __all__ = [
     "Job", "Worker", "Handlers", "Schedule", "Lock", "LockState", "LockRow",
     "QueueInfo", "SkedError", "InvalidArgument", "TooBig", "NotFound",
     "StateError", "Unavailable", "DatabaseError", "Busy", "SchemaError",
-    "Unsupported", "Locked", "LockLost", "ResultNotStored", "library",
+    "Unsupported", "Locked", "LockLost", "ResultNotStored", "GiveUp",
+    "RetryIn", "library",
     "version", "set_log",
 ]
 
@@ -273,6 +274,8 @@ _fn("sked_job_attempt", c_int, _P)
 _fn("sked_job_max_attempts", c_int, _P)
 _fn("sked_job_cancelled", c_int, _P)
 _fn("sked_job_set_error_msg", None, _P, c_char_p)
+_fn("sked_job_give_up", None, _P)
+_fn("sked_job_set_retry_in", None, _P, c_int64)
 _fn("sked_job_set_result", c_int, _P, c_char_p, c_size_t)
 _fn("sked_job_parent_count", c_size_t, _P)
 _fn("sked_job_parents_json", c_char_p, _P)
@@ -375,6 +378,23 @@ class Locked(SkedError):
 class LockLost(SkedError):
     """The lock is no longer ours: it expired, or another owner took it
     (a newer fencing token holds it)."""
+
+
+class GiveUp(Exception):
+    """Raise from a handler to fail the attempt for good: no retry,
+    whatever max_attempts says, so the task ends dead now (its error
+    starts "no retry (the handler said so)"). For input that can never
+    work; docs/handlers.md, "No retry"."""
+
+
+class RetryIn(Exception):
+    """Raise from a handler to fail the attempt and have it retried after
+    `seconds` instead of the backoff (at most the worker's retry_max).
+    The attempt still counts against max_attempts."""
+
+    def __init__(self, seconds: float, message: str = "") -> None:
+        super().__init__(message or "retry in %gs" % seconds)
+        self.seconds = seconds
 
 
 class ResultNotStored(RuntimeWarning):
@@ -1520,6 +1540,10 @@ def _call_handler(fn: Handler, j: int, warned: Dict[str, bool]) -> int:
         except BaseException:
             msg = type(e).__name__
         _lib.sked_job_set_error_msg(j, msg.encode("utf-8", "replace"))
+        if isinstance(e, GiveUp):
+            _lib.sked_job_give_up(j)
+        elif isinstance(e, RetryIn) and e.seconds >= 0:
+            _lib.sked_job_set_retry_in(j, int(e.seconds * 1000))
         return 1
     finally:
         if job is not None:

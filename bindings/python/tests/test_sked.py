@@ -574,6 +574,36 @@ class TestReach(DbCase):
                           if issubclass(w.category, sked.ResultNotStored)],
                          [])
 
+    def test_give_up_and_retry_in(self):
+        handlers = sked.Handlers()
+        box = {}
+
+        @handlers("py.final")
+        def final(job):
+            raise sked.GiveUp("unknown account")
+
+        @handlers("py.later")
+        def later(job):
+            # the last task (lower priority): stop, since a task waiting
+            # to retry would keep until_empty waiting
+            box["w"].stop()
+            raise sked.RetryIn(3600, "mail server said later")
+
+        a = self.db.enqueue("py.final", max_attempts=5, priority=1)
+        b = self.db.enqueue("py.later", max_attempts=5)
+        with self.db.worker(until_empty=True, poll=0.05, concurrency=1,
+                            handlers=handlers) as w:
+            box["w"] = w
+            w.run()
+        t = self.db.get(a)
+        self.assertEqual((t.status, t.attempts), ("dead", 1))
+        self.assertEqual(t.last_error, "no retry (the handler said so): "
+                         "GiveUp: unknown account")
+        t = self.db.get(b)
+        self.assertEqual((t.status, t.attempts), ("retry", 1))
+        wait_ms = t.run_at_ms - self.db.now()
+        self.assertTrue(3500 * 1000 < wait_ms <= 3600 * 1000, wait_ms)
+
 
 if __name__ == "__main__":
     main()
