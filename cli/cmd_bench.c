@@ -66,8 +66,21 @@ struct bench_shm {
 	atomic_llong handled;        /* handler calls, any bench task */
 	atomic_llong lat_handled;    /* latency tasks started (first call) */
 	int64_t nlat;                /* slots in lat_start_ns */
-	atomic_llong lat_start_ns[]; /* CLOCK_MONOTONIC ns; 0: not yet */
+	int64_t ndep;                /* jobs of a --pattern graph */
+	atomic_llong lat_start_ns[]; /* CLOCK_MONOTONIC ns; 0: not yet;
+	                                then the graph's three arrays of
+	                                ndep slots (dep_slots) */
 };
+
+/* A graph job's stamps, after the latency slots: the first start and the
+ * last end of its handler (CLOCK_MONOTONIC ns) and how often it ran. */
+enum { DEP_START, DEP_END, DEP_CALLS };
+
+static atomic_llong *
+dep_slots(struct bench_shm *s, int which)
+{
+	return &s->lat_start_ns[s->nlat + (int64_t)which * s->ndep];
+}
 
 /* Machine CPU from /proc/stat: busy and total jiffies over all cores.
  * 0 and 0 where there is no /proc. */
@@ -182,12 +195,30 @@ cli_bench_noop(sked_job *job, void *userdata)
 		    atomic_compare_exchange_strong(&s->lat_start_ns[i], &zero,
 		                                   t))
 			atomic_fetch_add(&s->lat_handled, 1);
+	} else if (len > 1 && p[0] == 'D') {
+		/* a graph job: its start, its end, how often it ran; the end
+		 * is stamped last, as the handler returns */
+		char *end;
+		long long i = strtoll(p + 1, &end, 10);
+		long long zero = 0;
+		if (i >= 0 && i < s->ndep) {
+			atomic_compare_exchange_strong(
+			        &dep_slots(s, DEP_START)[i], &zero, t);
+			atomic_fetch_add(&dep_slots(s, DEP_CALLS)[i], 1);
+			atomic_store(&dep_slots(s, DEP_END)[i], cli_mono_ns());
+		}
 	}
 	atomic_fetch_add(&s->handled, 1);
 	return 0;
 }
 
 /* ---- the parent ---- */
+
+/* --pattern: the dependency graphs of the peers harness's deps test. */
+enum { PAT_NONE, PAT_BASELINE, PAT_FANOUT, PAT_FANIN, PAT_CHAIN, PAT_LAYERED };
+static const char *const pat_names[] = {"",      "baseline", "fanout",
+                                        "fanin", "chain",    "layered"};
+#define LAYERS 20 /* layered: the number of layers */
 
 struct bench {
 	struct cli *c;
@@ -216,6 +247,19 @@ struct bench {
 	long long handled;
 	int64_t *lat_ns;
 	long long lat_n, lat_negative;
+	/* --pattern: the graph and its check (DEPS below) */
+	int pattern;          /* PAT_NONE: the plain bench */
+	long long chain_len;  /* --chain-length */
+	long long width;      /* layered: jobs per layer */
+	long long enq_calls;  /* library enqueue calls that built the graph */
+	long long edges;      /* dependency edges of the graph */
+	double graph_s;       /* the graph's enqueue, seconds */
+	long long completed;  /* jobs whose handler ran at least once */
+	long long missing;    /* ... never */
+	long long duplicates; /* ... more than once */
+	long long violations; /* edges whose child started too early */
+	int64_t *waits;       /* dep_wait of each job with parents, sorted */
+	long long nwaits;
 };
 
 static void progress(struct bench *b, const char *fmt, ...)
@@ -245,7 +289,7 @@ progress_end(struct bench *b)
 /* Counts of the bench queue (per status), and the rows in the whole task
  * table. */
 static int
-counts(struct bench *b, int64_t st[6], int64_t *rows)
+counts(struct bench *b, int64_t st[7], int64_t *rows)
 {
 	sked_queue_stats *qs = NULL;
 	size_t n = 0, i;
@@ -253,11 +297,11 @@ counts(struct bench *b, int64_t st[6], int64_t *rows)
 
 	if ((rc = sked_stats(b->c->h, &qs, &n)) != SKED_OK)
 		return cli_fail(b->c->h, rc, "bench: stats");
-	memset(st, 0, 6 * sizeof st[0]);
+	memset(st, 0, 7 * sizeof st[0]);
 	if (rows != NULL)
 		*rows = 0;
 	for (i = 0; i < n; i++) {
-		for (k = 0; k < 6; k++) {
+		for (k = 0; k < 7; k++) {
 			if (strcmp(qs[i].queue, BENCH_QUEUE) == 0)
 				st[k] += qs[i].count[k];
 			if (rows != NULL)
@@ -269,12 +313,14 @@ counts(struct bench *b, int64_t st[6], int64_t *rows)
 }
 
 static int64_t
-unfinished(const int64_t st[6])
+unfinished(const int64_t st[7])
 {
-	return st[SKED_PENDING] + st[SKED_RUNNING] + st[SKED_RETRY];
+	return st[SKED_PENDING] + st[SKED_RUNNING] + st[SKED_RETRY] +
+	       st[SKED_BLOCKED];
 }
 
-/* The bench queue's live tasks (pending, waiting to retry or running),
+/* The bench queue's live tasks (pending, waiting to retry, running or
+ * blocked),
  * from the gauges: one statement over live rows only, whatever number of
  * ended tasks the table has seen. */
 static int
@@ -290,7 +336,7 @@ live(struct bench *b, int64_t *n)
 	for (i = 0; i < g.nqueues; i++)
 		if (strcmp(g.queues[i].queue, BENCH_QUEUE) == 0)
 			*n += g.queues[i].pending + g.queues[i].retrying +
-			      g.queues[i].running;
+			      g.queues[i].running + g.queues[i].blocked;
 	sked_cluster_gauges_free(&g);
 	return 0;
 }
@@ -317,7 +363,8 @@ setup(struct bench *b)
 	snprintf(b->shm_path, sizeof b->shm_path, "%s/shm", b->dir);
 	snprintf(b->conf_path, sizeof b->conf_path, "%s/sked.conf", b->dir);
 	b->shm_size = sizeof(struct bench_shm) +
-	              (size_t)b->lat_tasks * sizeof(atomic_llong);
+	              (size_t)(b->lat_tasks + (b->pattern ? 3 * b->tasks : 0)) *
+	                      sizeof(atomic_llong);
 	fd = open(b->shm_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0 || ftruncate(fd, (off_t)b->shm_size) != 0) {
 		cli_err("bench: %s: %s", b->shm_path, strerror(errno));
@@ -334,6 +381,7 @@ setup(struct bench *b)
 		return EX_OSERR;
 	}
 	b->shm->nlat = b->lat_tasks;
+	b->shm->ndep = b->pattern ? b->tasks : 0;
 
 	f = fopen(b->conf_path, "w");
 	if (f == NULL || fprintf(f, "[sked]\nprefix = %s\n", b->prefix) < 0 ||
@@ -384,6 +432,7 @@ teardown(struct bench *b)
 	free(b->env);
 	cli_fleet_free(&b->fleet);
 	free(b->lat_ns);
+	free(b->waits);
 }
 
 /* Start one `sked worker --builtin-noop` from this binary; its stdout
@@ -498,19 +547,241 @@ out:
 }
 
 static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest rank: the smallest sample with at least p % of the samples at
+ * or below it. */
+static double
+pct_ms(const int64_t *sorted, long long n, double p)
+{
+	long long r = (long long)((p / 100.0) * (double)n + 0.999999);
+
+	if (r < 1)
+		r = 1;
+	if (r > n)
+		r = n;
+	return (double)sorted[r - 1] / 1e6;
+}
+
+/* ---- --pattern: a dependency graph of b->tasks jobs ----
+ *
+ * Job i's payload is "D<i>"; its parents are jobs, by index:
+ *   baseline  none
+ *   fanout    job 0, for every other job
+ *   fanin     every other job, for the last one
+ *   chain     job i-1
+ *   layered   LAYERS layers of width w; job x of layer l > 0 waits for
+ *             jobs x, x+1 and x+2 (mod w) of layer l-1 */
+
+static long long
+dep_nparents(const struct bench *b, long long i)
+{
+	switch (b->pattern) {
+	case PAT_FANOUT:
+	case PAT_CHAIN:
+		return i > 0;
+	case PAT_FANIN:
+		return i == b->tasks - 1 ? b->tasks - 1 : 0;
+	case PAT_LAYERED:
+		return i >= b->width ? 3 : 0;
+	default:
+		return 0;
+	}
+}
+
+/* Parent k (0 ≤ k < dep_nparents) of job i. */
+static long long
+dep_parent(const struct bench *b, long long i, long long k)
+{
+	switch (b->pattern) {
+	case PAT_FANOUT:
+		return 0;
+	case PAT_FANIN:
+		return k;
+	case PAT_CHAIN:
+		return i - 1;
+	default:
+		return (i / b->width - 1) * b->width +
+		       (i % b->width + k) % b->width;
+	}
+}
+
+/* The graph's depth in jobs: how many handlers run one after another. */
+static long long
+dep_depth(const struct bench *b)
+{
+	switch (b->pattern) {
+	case PAT_FANOUT:
+	case PAT_FANIN:
+		return 2;
+	case PAT_CHAIN:
+		return b->tasks;
+	case PAT_LAYERED:
+		return LAYERS;
+	default:
+		return 1;
+	}
+}
+
+/* Enqueue jobs from .. from+n-1, all with the same parents (the task ids
+ * after[0..n_after)), in sked_enqueue_many calls of at most --batch. */
+static int
+graph_add(struct bench *b, long long from, long long n, const int64_t *after,
+          size_t n_after, int64_t *ids)
+{
+	long long m = n < b->batch ? n : b->batch, done = 0, i;
+	sked_enqueue_opts o;
+	char *buf = malloc((size_t)m * 24);
+	const char **pl = malloc((size_t)m * sizeof *pl);
+	size_t *lens = malloc((size_t)m * sizeof *lens);
+	int rc, ex = 0;
+
+	memset(&o, 0, sizeof o);
+	o.queue = BENCH_QUEUE;
+	o.after = after;
+	o.n_after = n_after;
+	if (!buf || !pl || !lens) {
+		cli_err("bench: out of memory");
+		ex = EX_OSERR;
+		goto out;
+	}
+	while (done < n) {
+		long long k = n - done < m ? n - done : m;
+		for (i = 0; i < k; i++) {
+			pl[i] = buf + i * 24;
+			lens[i] = (size_t)snprintf(buf + i * 24, 24, "D%lld",
+			                           from + done + i);
+		}
+		rc = sked_enqueue_many(b->c->h, BENCH_KIND, (size_t)k, pl, lens,
+		                       &o, ids + done);
+		if (rc != SKED_OK) {
+			progress_end(b);
+			ex = cli_fail(b->c->h, rc, "bench: enqueue");
+			goto out;
+		}
+		b->enq_calls++;
+		done += k;
+	}
+out:
+	free(buf);
+	free(pl);
+	free(lens);
+	return ex;
+}
+
+/* The whole graph, in as few library calls as sked_enqueue_many allows:
+ * one call per run of jobs that share their parents (and per --batch).
+ * A chain and the layers after the first are one call per job. */
+static int
+phase_graph(struct bench *b)
+{
+	long long n = b->tasks, i, k;
+	int64_t *ids = calloc((size_t)n, sizeof *ids), t0, last = 0, par[3];
+	int ex = 0;
+
+	if (ids == NULL) {
+		cli_err("bench: out of memory");
+		return EX_OSERR;
+	}
+	for (i = 0; i < n; i++)
+		b->edges += dep_nparents(b, i);
+	t0 = cli_mono_ns();
+	switch (b->pattern) {
+	case PAT_BASELINE:
+		ex = graph_add(b, 0, n, NULL, 0, ids);
+		break;
+	case PAT_FANOUT:
+		if ((ex = graph_add(b, 0, 1, NULL, 0, ids)) == 0)
+			ex = graph_add(b, 1, n - 1, ids, 1, ids + 1);
+		break;
+	case PAT_FANIN:
+		if ((ex = graph_add(b, 0, n - 1, NULL, 0, ids)) == 0)
+			ex = graph_add(b, n - 1, 1, ids, (size_t)(n - 1),
+			               ids + n - 1);
+		break;
+	default: /* chain, layered: the first job or layer, then each job */
+		i = b->pattern == PAT_CHAIN ? 1 : b->width;
+		ex = graph_add(b, 0, i, NULL, 0, ids);
+		for (; ex == 0 && i < n; i++) {
+			for (k = 0; k < dep_nparents(b, i); k++)
+				par[k] = ids[dep_parent(b, i, k)];
+			ex = graph_add(b, i, 1, par, (size_t)k, ids + i);
+			if (cli_mono_ns() - last > 200000000) {
+				last = cli_mono_ns();
+				progress(b, "graph: enqueued %lld/%lld", i + 1,
+				         n);
+			}
+		}
+		progress_end(b);
+	}
+	b->graph_s = (double)(cli_mono_ns() - t0) / 1e9;
+	free(ids);
+	return ex;
+}
+
+/* The check, from the handlers' own stamps only: each job ran once, and
+ * none started before each of its parents' handlers had ended (or
+ * although a parent never ran). dep_wait: a job's start − the latest
+ * end among its parents. */
+static int
+verify(struct bench *b)
+{
+	atomic_llong *st = dep_slots(b->shm, DEP_START),
+	             *en = dep_slots(b->shm, DEP_END),
+	             *calls = dep_slots(b->shm, DEP_CALLS);
+	long long i, k;
+
+	b->waits = malloc((size_t)b->tasks * sizeof *b->waits);
+	if (b->waits == NULL) {
+		cli_err("bench: out of memory");
+		return EX_OSERR;
+	}
+	for (i = 0; i < b->tasks; i++) {
+		long long ran = atomic_load(&calls[i]), np = dep_nparents(b, i);
+		int64_t start = atomic_load(&st[i]), latest = INT64_MIN;
+		int broken = 0;
+		if (ran == 0) {
+			b->missing++;
+			continue;
+		}
+		b->completed++;
+		if (ran > 1)
+			b->duplicates++;
+		for (k = 0; k < np; k++) {
+			long long p = dep_parent(b, i, k);
+			int64_t end = atomic_load(&en[p]);
+			if (atomic_load(&calls[p]) == 0 || start < end) {
+				b->violations++;
+				broken = 1;
+			} else if (end > latest)
+				latest = end;
+		}
+		if (np > 0 && !broken)
+			b->waits[b->nwaits++] = start - latest;
+	}
+	qsort(b->waits, (size_t)b->nwaits, sizeof *b->waits, cmp_i64);
+	return 0;
+}
+
+static int
 phase_drain(struct bench *b)
 {
-	int64_t st[6] = {0}, t0, t1 = 0, deadline, last = 0, stop_at, left = 0;
+	int64_t st[7] = {0}, t0, t1 = 0, deadline, last = 0, stop_at, left = 0;
 	struct rusage ru;
 	long long i, busy0, total0, busy1, total1;
 	int ex, alive;
 
 	if ((ex = counts(b, st, NULL)) != 0)
 		return ex;
-	if (st[SKED_PENDING] != b->tasks) {
-		cli_err("bench: expected %lld pending tasks, the database "
-		        "has %" PRId64,
-		        b->tasks, st[SKED_PENDING]);
+	if (st[SKED_PENDING] + st[SKED_BLOCKED] != b->tasks) {
+		cli_err("bench: expected %lld pending or blocked tasks, the "
+		        "database has %" PRId64,
+		        b->tasks, st[SKED_PENDING] + st[SKED_BLOCKED]);
 		return EX_SOFTWARE;
 	}
 	atomic_store(&b->shm->handled, 0);
@@ -622,28 +893,6 @@ phase_drain(struct bench *b)
 }
 
 static int
-cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest rank: the smallest sample with at least p % of the samples at
- * or below it. */
-static double
-pct_ms(const int64_t *sorted, long long n, double p)
-{
-	long long r = (long long)((p / 100.0) * (double)n + 0.999999);
-
-	if (r < 1)
-		r = 1;
-	if (r > n)
-		r = n;
-	return (double)sorted[r - 1] / 1e6;
-}
-
-static int
 phase_latency(struct bench *b)
 {
 	sked_enqueue_opts o;
@@ -731,6 +980,42 @@ per_s(long long n, double s)
 	return s > 0 ? (double)n / s : 0;
 }
 
+/* The drain's figures, as --json gives them with or without --pattern. */
+static json_t *
+thr_json(struct bench *b)
+{
+	json_t *thr;
+
+	thr = json_pack(
+	        "{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, "
+	        "s:I, "
+	        "s:I, s:I}",
+	        "tasks", (json_int_t)b->tasks, "workers",
+	        (json_int_t)b->workers, "threads", (json_int_t)b->threads,
+	        "concurrency", (json_int_t)(b->workers * b->threads), "seconds",
+	        b->drain_s, "tasks_per_s", per_s(b->tasks, b->drain_s),
+	        "workers_exited_s", b->exit_s, "worker_cpu_s", b->worker_cpu_s,
+	        "machine_cpu_pct", b->machine_pct, "worker_cpu_pct",
+	        b->worker_pct, "handler_calls", (json_int_t)b->handled,
+	        "finished_rows_before", (json_int_t)b->finished_before,
+	        "worker_max_rss_kb", (json_int_t)b->worker_rss_kb);
+	if (b->server_pct >= 0)
+		json_object_set_new(thr, "server_cpu_pct",
+		                    json_real(b->server_pct));
+	return thr;
+}
+
+static json_t *
+db_json(const sked_info *info)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "url",
+	                 cli_json_cstr(info->url), "driver",
+	                 cli_json_cstr(info->driver), "product",
+	                 cli_json_cstr(info->product), "version",
+	                 cli_json_cstr(info->version), "strategy",
+	                 cli_json_cstr(info->strategy));
+}
+
 static int
 report(struct bench *b, const sked_info *info)
 {
@@ -744,12 +1029,7 @@ report(struct bench *b, const sked_info *info)
 		lmax = (double)b->lat_ns[b->lat_n - 1] / 1e6;
 	}
 	if (b->c->json) {
-		json_t *db = json_pack("{s:o, s:o, s:o, s:o, s:o}", "url",
-		                       cli_json_cstr(info->url), "driver",
-		                       cli_json_cstr(info->driver), "product",
-		                       cli_json_cstr(info->product), "version",
-		                       cli_json_cstr(info->version), "strategy",
-		                       cli_json_cstr(info->strategy));
+		json_t *db = db_json(info);
 		json_t *set = json_pack(
 		        "{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, "
 		        "s:b}",
@@ -765,24 +1045,7 @@ report(struct bench *b, const sked_info *info)
 		        "{s:I, s:I, s:f, s:f}", "tasks", (json_int_t)b->tasks,
 		        "batch", (json_int_t)b->batch, "seconds", b->enq_s,
 		        "tasks_per_s", per_s(b->tasks, b->enq_s));
-		json_t *thr = json_pack(
-		        "{s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, "
-		        "s:I, "
-		        "s:I, s:I}",
-		        "tasks", (json_int_t)b->tasks, "workers",
-		        (json_int_t)b->workers, "threads",
-		        (json_int_t)b->threads, "concurrency",
-		        (json_int_t)(b->workers * b->threads), "seconds",
-		        b->drain_s, "tasks_per_s", per_s(b->tasks, b->drain_s),
-		        "workers_exited_s", b->exit_s, "worker_cpu_s",
-		        b->worker_cpu_s, "machine_cpu_pct", b->machine_pct,
-		        "worker_cpu_pct", b->worker_pct, "handler_calls",
-		        (json_int_t)b->handled, "finished_rows_before",
-		        (json_int_t)b->finished_before, "worker_max_rss_kb",
-		        (json_int_t)b->worker_rss_kb);
-		if (b->server_pct >= 0)
-			json_object_set_new(thr, "server_cpu_pct",
-			                    json_real(b->server_pct));
+		json_t *thr = thr_json(b);
 		json_t *lat = b->lat_tasks == 0
 		                      ? json_null()
 		                      : json_pack("{s:I, s:f, s:I, s:f, s:f, "
@@ -828,6 +1091,109 @@ report(struct bench *b, const sked_info *info)
 	return 0;
 }
 
+/* --pattern's report: the graph, the drain timed as the peers harness
+ * times it, dep_wait, the check and the CPU split. A failed check is one
+ * line on stderr and EX_SOFTWARE, after the figures. */
+static int
+report_deps(struct bench *b, const sked_info *info)
+{
+	const char *pat = pat_names[b->pattern];
+	double jps = per_s(b->tasks, b->drain_s),
+	       mpl = b->drain_s * 1000.0 / (double)dep_depth(b),
+	       p50 = b->nwaits ? pct_ms(b->waits, b->nwaits, 50) : 0,
+	       p99 = b->nwaits ? pct_ms(b->waits, b->nwaits, 99) : 0,
+	       wmax = b->nwaits ? (double)b->waits[b->nwaits - 1] / 1e6 : 0,
+	       own = b->worker_pct + (b->server_pct >= 0 ? b->server_pct : 0);
+	int ok = b->missing == 0 && b->duplicates == 0 && b->violations == 0 &&
+	         b->completed == b->tasks;
+
+	if (b->c->json) {
+		json_t *set = json_pack(
+		        "{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "prefix",
+		        b->prefix, "pattern", pat, "tasks",
+		        (json_int_t)b->tasks, "chain_length",
+		        (json_int_t)b->chain_len, "workers",
+		        (json_int_t)b->workers, "threads",
+		        (json_int_t)b->threads, "batch", (json_int_t)b->batch,
+		        "poll_ms", (json_int_t)b->poll_ms);
+		json_t *d = json_pack(
+		        "{s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I, s:I, "
+		        "s:I, s:I, s:b}",
+		        "pattern", pat, "n", (json_int_t)b->tasks, "edges",
+		        (json_int_t)b->edges, "depth", (json_int_t)dep_depth(b),
+		        "enqueue_calls", (json_int_t)b->enq_calls,
+		        "graph_enqueue_ms", b->graph_s * 1000.0, "jobs_per_s",
+		        jps, "ms_per_level", mpl, "completed",
+		        (json_int_t)b->completed, "missing",
+		        (json_int_t)b->missing, "duplicates",
+		        (json_int_t)b->duplicates, "violations",
+		        (json_int_t)b->violations, "verified", ok);
+		json_object_set_new(d, "dep_wait_p50_ms",
+		                    b->nwaits ? json_real(p50) : json_null());
+		json_object_set_new(d, "dep_wait_p99_ms",
+		                    b->nwaits ? json_real(p99) : json_null());
+		json_object_set_new(d, "dep_wait_max_ms",
+		                    b->nwaits ? json_real(wmax) : json_null());
+		if (cli_json_print(json_pack(
+		            "{s:s, s:o, s:o, s:o, s:o}", "sked_version",
+		            SKED_VERSION, "database", db_json(info), "settings",
+		            set, "deps", d, "throughput", thr_json(b))) != 0)
+			return EX_IOERR;
+	} else {
+		printf("sked bench --pattern %s on %s %s (%s, %s), prefix %s\n",
+		       pat, info->product, info->version, info->driver,
+		       info->strategy, b->prefix);
+		printf("graph       %lld tasks, %lld edges, depth %lld: "
+		       "enqueued in %.1f ms (%lld calls)\n",
+		       b->tasks, b->edges, dep_depth(b), b->graph_s * 1000.0,
+		       b->enq_calls);
+		printf("drain       %lld worker(s) x %lld threads: %.3f s, "
+		       "%.0f jobs/s, %.1f ms per level\n",
+		       b->workers, b->threads, b->drain_s, jps, mpl);
+		if (b->nwaits)
+			printf("dep_wait    p50 %.2f ms, p99 %.2f ms, max %.2f "
+			       "ms (handler start - latest parent end)\n",
+			       p50, p99, wmax);
+		if (b->server_pct >= 0)
+			printf("cpu         machine %.0f%% busy: own %.0f%% "
+			       "(workers %.0f%%, database server %.0f%%), "
+			       "other %.0f%%\n",
+			       b->machine_pct, own, b->worker_pct,
+			       b->server_pct, b->machine_pct - own);
+		else if (strcmp(info->driver, "sqlite") == 0)
+			printf("cpu         machine %.0f%% busy: own %.0f%% "
+			       "(the "
+			       "workers, SQLite inside them), other %.0f%%\n",
+			       b->machine_pct, b->worker_pct,
+			       b->machine_pct - b->worker_pct);
+		else
+			printf("cpu         machine %.0f%% busy: workers "
+			       "%.0f%% "
+			       "(the database server's share is not measured: "
+			       "SKED_BENCH_SERVER_PID)\n",
+			       b->machine_pct, b->worker_pct);
+		printf("result pattern=%s n=%lld completed=%lld missing=%lld "
+		       "duplicates=%lld violations=%lld jobs_per_s=%.0f "
+		       "ms_per_level=%.1f graph_enqueue_ms=%.0f",
+		       pat, b->tasks, b->completed, b->missing, b->duplicates,
+		       b->violations, jps, mpl, b->graph_s * 1000.0);
+		if (b->nwaits)
+			printf(" dep_wait_p50_ms=%.2f dep_wait_p99_ms=%.2f",
+			       p50, p99);
+		putchar('\n');
+	}
+	if (!ok) {
+		cli_err("bench: pattern %s failed its check: %lld of %lld "
+		        "completed, %lld missing, %lld run more than once, "
+		        "%lld "
+		        "ordering violations",
+		        pat, b->completed, b->tasks, b->missing, b->duplicates,
+		        b->violations);
+		return EX_SOFTWARE;
+	}
+	return 0;
+}
+
 int
 cmd_bench(struct cli *c, int argc, char **argv)
 {
@@ -843,7 +1209,9 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		O_PREFETCH,
 		O_LANES,
 		O_PREFIX,
-		O_TIMEOUT
+		O_TIMEOUT,
+		O_PATTERN,
+		O_CHAIN
 	};
 	static const struct option opts[] = {
 	        {"tasks", required_argument, NULL, O_TASKS},
@@ -858,14 +1226,16 @@ cmd_bench(struct cli *c, int argc, char **argv)
 	        {"lanes", required_argument, NULL, O_LANES},
 	        {"prefix", required_argument, NULL, O_PREFIX},
 	        {"timeout", required_argument, NULL, O_TIMEOUT},
+	        {"pattern", required_argument, NULL, O_PATTERN},
+	        {"chain-length", required_argument, NULL, O_CHAIN},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
 	struct bench b;
 	sked_info info;
-	int64_t st[6] = {0};
+	int64_t st[7] = {0};
 	long long v;
-	int ch, ex = 0, rc;
+	int ch, ex = 0, rc, tasks_given = 0, lat_given = 0;
 
 	memset(&b, 0, sizeof b);
 	b.c = c;
@@ -881,12 +1251,14 @@ cmd_bench(struct cli *c, int argc, char **argv)
 	b.lat_threads = 10;
 	b.rate = 100;
 	b.timeout_ms = 300000;
+	b.chain_len = 1000;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (ch) {
 		case O_TASKS:
 			ex = cli_parse_int("--tasks", optarg, 1, 100000000,
 			                   &b.tasks);
+			tasks_given = 1;
 			break;
 		case O_WORKERS:
 			ex = cli_parse_int("--workers", optarg, 1, 256,
@@ -903,6 +1275,7 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		case O_LTASKS:
 			ex = cli_parse_int("--latency-tasks", optarg, 0,
 			                   1000000, &b.lat_tasks);
+			lat_given = b.lat_tasks > 0;
 			break;
 		case O_LTHREADS:
 			ex = cli_parse_int("--latency-threads", optarg, 1, 1024,
@@ -933,6 +1306,21 @@ cmd_bench(struct cli *c, int argc, char **argv)
 			ex = cli_parse_duration("--timeout", optarg,
 			                        &b.timeout_ms);
 			break;
+		case O_PATTERN:
+			for (b.pattern = PAT_LAYERED; b.pattern > PAT_NONE;
+			     b.pattern--)
+				if (strcmp(optarg, pat_names[b.pattern]) == 0)
+					break;
+			if (b.pattern == PAT_NONE)
+				ex = cli_usage(
+				        "bench",
+				        "--pattern: give baseline, "
+				        "fanout, fanin, chain or layered");
+			break;
+		case O_CHAIN:
+			ex = cli_parse_int("--chain-length", optarg, 2,
+			                   10000000, &b.chain_len);
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "bench");
 			return 0;
@@ -948,6 +1336,32 @@ cmd_bench(struct cli *c, int argc, char **argv)
 	if (optind < argc)
 		return cli_usage("bench", "unexpected argument '%s'",
 		                 argv[optind]);
+	if (b.pattern != PAT_NONE) {
+		/* the graph is the whole run: no latency phase */
+		if (lat_given)
+			return cli_usage("bench", "--latency-tasks does not go "
+			                          "with --pattern");
+		b.lat_tasks = 0;
+		if (!tasks_given)
+			b.tasks = 10000;
+		if (b.pattern == PAT_CHAIN)
+			b.tasks = b.chain_len;
+		if (b.pattern == PAT_LAYERED) {
+			if (b.tasks < LAYERS)
+				return cli_usage("bench",
+				                 "--pattern layered needs "
+				                 "--tasks %d or more",
+				                 LAYERS);
+			b.width = b.tasks / LAYERS;
+			b.tasks = b.width * LAYERS;
+		}
+		if ((b.pattern == PAT_FANOUT || b.pattern == PAT_FANIN) &&
+		    b.tasks < 2)
+			return cli_usage("bench",
+			                 "--pattern %s needs --tasks 2 "
+			                 "or more",
+			                 pat_names[b.pattern]);
+	}
 	if (b.prefix[0] == '\0') {
 		unsigned r = (unsigned)getpid() * 2654435761u ^
 		             (unsigned)cli_mono_ns();
@@ -973,9 +1387,13 @@ cmd_bench(struct cli *c, int argc, char **argv)
 		return EX_OSERR;
 	}
 	b.fleet.report = 1;
-	if ((ex = setup(&b)) == 0 && (ex = phase_enqueue(&b)) == 0 &&
-	    (ex = phase_drain(&b)) == 0 &&
-	    (b.lat_tasks == 0 || (ex = phase_latency(&b)) == 0))
+	if (b.pattern != PAT_NONE) {
+		if ((ex = setup(&b)) == 0 && (ex = phase_graph(&b)) == 0 &&
+		    (ex = phase_drain(&b)) == 0 && (ex = verify(&b)) == 0)
+			ex = report_deps(&b, &info);
+	} else if ((ex = setup(&b)) == 0 && (ex = phase_enqueue(&b)) == 0 &&
+	           (ex = phase_drain(&b)) == 0 &&
+	           (b.lat_tasks == 0 || (ex = phase_latency(&b)) == 0))
 		ex = report(&b, &info);
 	teardown(&b);
 	return ex;
