@@ -12,6 +12,7 @@
 #   QUICK=1 bench/compare.sh         # try it out: N=2000, 1 run (3-4 min)
 #   RUN_PEERS=0 bench/compare.sh     # reuse the newest peers results
 #   PEERS="graphile-worker pg-boss bullmq bullmq-pg" bench/compare.sh
+#   DEPS=1 bench/compare.sh          # dependencies only (below)
 #
 # What it measures, in one session:
 #   - the peers (PEERS, passed through to the harness as its peer list);
@@ -42,6 +43,15 @@
 # data). Each sked run writes one JSON document to $OUT/sked-<stamp>.jsonl,
 # and its summary line gives the CPU split of the drain: the worker, the
 # database server (when it runs on this machine) and the rest.
+#
+# DEPS=1: the dependency patterns instead of everything above. The peers
+# harness runs TESTS=deps (PEERS defaults to "pg-boss bullmq" here), then
+# `sked bench --pattern P` for each pattern on the same PostgreSQL (a
+# fresh database per run), on SQLite and on MariaDB (MY_URL), and one
+# table prints pattern x system: jobs/s and dep_wait p50 / p99. Variables:
+# PATTERNS ("baseline fanout fanin chain layered"), DEPS_N (10000 / 2000),
+# CHAIN_L (1000 / 200), DEPS_C (10: threads of the one worker process),
+# RUNS, RUN_PEERS, SQLITE, MY_URL as above.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -159,6 +169,116 @@ ratio() {
 		awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f\n", a / b}'
 	fi
 }
+
+# ---- DEPS=1: the dependency patterns, then exit ----
+if [ "${DEPS:-0}" = 1 ]; then
+	PATTERNS=${PATTERNS:-baseline fanout fanin chain layered}
+	[ "$QUICK" = 1 ] && d_dn=2000 d_cl=200 || d_dn=10000 d_cl=1000
+	DEPS_N=${DEPS_N:-$d_dn} CHAIN_L=${CHAIN_L:-$d_cl} DEPS_C=${DEPS_C:-10}
+	DPEERS=${DEPS_PEERS:-pg-boss bullmq}
+	if [ "$RUN_PEERS" = 1 ]; then
+		say "peers ($DPEERS) TESTS=deps: $SKED_PEERS_DIR/run.sh"
+		PEERS="$DPEERS" TESTS=deps PATTERNS="$PATTERNS" DEPS_N=$DEPS_N \
+			CHAIN_L=$CHAIN_L DEPS_C=$DEPS_C RUNS=$RUNS \
+			"$SKED_PEERS_DIR/run.sh" >&2
+	fi
+	"$SKED_PEERS_DIR/run.sh" start >/dev/null
+	PR=$(grep -l ' test=deps ' "${PEERS_WORKDIR:-/tmp/sked-peers}"/results/*.txt 2>/dev/null | xargs -r ls -t | head -1 || true)
+	# run_deps LABEL URL PATTERN [SKED-ARGS]: one JSON document to $JL
+	run_deps() {
+		local label=$1 url=$2 pat=$3 doc
+		shift 3
+		quiet
+		if ! doc=$(SKED_BENCH_SERVER_PID=$(server_pid "$url") "$SKED" --json --db "$url" \
+			bench --pattern "$pat" --tasks "$DEPS_N" --chain-length "$CHAIN_L" \
+			--batch "$DEPS_N" --workers 1 --threads "$DEPS_C" "$@"); then
+			say "$label $pat: FAILED"
+			return 0
+		fi
+		echo "$doc" | jq -c --arg l "$label-$pat" '. + {label: $l}' >>"$JL"
+		tail -1 "$JL" | jq -r '.deps as $d | .throughput as $t | "[compare] \(.label): \($d.jobs_per_s|floor) jobs/s, \($d.ms_per_level*10|floor/10) ms/level, dep_wait p50 \($d.dep_wait_p50_ms // "-") p99 \($d.dep_wait_p99_ms // "-") ms, graph enqueue \($d.graph_enqueue_ms|floor) ms, violations \($d.violations); CPU: machine \($t.machine_cpu_pct|floor)%, worker \($t.worker_cpu_pct|floor)%, server \(if $t.server_cpu_pct then ($t.server_cpu_pct|floor|tostring) + "%" else "-" end)"' >&2
+	}
+	for pat in $PATTERNS; do
+		for r in $(seq 1 "$RUNS"); do
+			fresh_pg
+			say "sked pg --pattern $pat run $r/$RUNS"
+			run_deps pg "$PG/$DB" "$pat"
+		done
+	done
+	psql -X -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null || true
+	if [ "$SQLITE" = 1 ]; then
+		T=$(mktemp -d)
+		for pat in $PATTERNS; do
+			for r in $(seq 1 "$RUNS"); do
+				rm -f "$T"/b.db*
+				say "sked sqlite --pattern $pat run $r/$RUNS"
+				run_deps sqlite "sqlite:$T/b.db" "$pat"
+			done
+		done
+		rm -rf "$T"
+	fi
+	MY_OK=0
+	if [ -n "$MY_URL" ]; then
+		for pat in $PATTERNS; do
+			for r in $(seq 1 "$RUNS"); do
+				say "sked mariadb --pattern $pat run $r/$RUNS"
+				run_deps mariadb "$MY_URL" "$pat" --poll "$MY_POLL"
+			done
+		done
+		[ -n "$(jq -r 'select(.label|startswith("mariadb-")) | .label' "$JL")" ] && MY_OK=1
+	fi
+	pd() { # peer PATTERN FIELD, from the harness's median lines
+		[ -n "$PR" ] || { echo "-"; return; }
+		local l
+		l=$(grep "^peer=$1 test=deps pattern=$2 " "$PR" | head -1)
+		case "$l" in *status=unsupported*) echo "n/a"; return ;; *status=*) echo "$l" | grep -o 'status=[a-z]*' | cut -d= -f2; return ;; esac
+		echo "$l" | tr ' ' '\n' | sed -n "s/^$3=//p" | head -1 | grep . || echo "-"
+	}
+	cell_peer() { # PEER PATTERN
+		local j
+		j=$(pd "$1" "$2" jobs_per_s)
+		case "$j" in n/a | timeout | failed | -) echo "$j"; return ;; esac
+		[ "$2" = baseline ] && { echo "$j"; return; }
+		echo "$j ($(pd "$1" "$2" dep_wait_p50_ms) / $(pd "$1" "$2" dep_wait_p99_ms))"
+	}
+	cell_sked() { # LABEL PATTERN
+		local j
+		j=$(fig "$1-$2" .deps.jobs_per_s | r0)
+		[ "$j" = - ] || [ "$2" = baseline ] && { echo "$j"; return; }
+		echo "$j ($(fig "$1-$2" .deps.dep_wait_p50_ms | r2) / $(fig "$1-$2" .deps.dep_wait_p99_ms | r2))"
+	}
+	echo
+	echo "sked $("$SKED" --version | awk '{print $2}') dependency patterns vs peers, PostgreSQL at $PG, N=$DEPS_N, chain L=$CHAIN_L, c=$DEPS_C (one worker process), medians of $RUNS run(s)$([ "$QUICK" = 1 ] && echo ", QUICK mode: a try-out"), $(date -u +%FT%TZ), $(((SECONDS - T0) / 60)) min"
+	echo "peers results: ${PR:-none}; sked results: $JL"
+	echo "cells: jobs/s (dep_wait p50 / p99 ms); n/a: the library cannot express the pattern"
+	echo
+	hdr="| pattern | **sked** (PostgreSQL)"
+	sep="| --- | ---"
+	for p in $DPEERS; do hdr="$hdr | $p$(grep -m1 -o "$p[@ ][0-9][0-9.]*" "$PR" 2>/dev/null | sed 's/.*[@ ]/ /')"; sep="$sep | ---"; done
+	[ "$SQLITE" = 1 ] && hdr="$hdr | sked SQLite" && sep="$sep | ---"
+	[ "$MY_OK" = 1 ] && hdr="$hdr | sked MariaDB" && sep="$sep | ---"
+	echo "$hdr |"
+	echo "$sep |"
+	for pat in $PATTERNS; do
+		row="| $pat | $(cell_sked pg "$pat")"
+		for p in $DPEERS; do row="$row | $(cell_peer "$p" "$pat")"; done
+		[ "$SQLITE" = 1 ] && row="$row | $(cell_sked sqlite "$pat")"
+		[ "$MY_OK" = 1 ] && row="$row | $(cell_sked mariadb "$pat")"
+		echo "$row |"
+	done
+	echo
+	base=$(fig pg-baseline .deps.jobs_per_s | r0)
+	for pat in fanout fanin layered; do
+		case " $PATTERNS " in *" $pat "*) echo "sked pg $pat / sked pg baseline: $(ratio "$(fig "pg-$pat" .deps.jobs_per_s | r0)" "$base") (target >= 0.8)" ;; esac
+	done
+	case " $PATTERNS " in *" chain "*) echo "sked pg chain: $(fig pg-chain .deps.jobs_per_s | r0) links/s (target >= 2500)" ;; esac
+	viol=$(jq -s '[.[] | .deps.violations] | add // 0' "$JL")
+	echo "sked violations over all runs: $viol"
+	for l in $(jq -r .label "$JL" | awk '!seen[$0]++'); do
+		echo "CPU during the drain, $l (medians): machine $(fig "$l" .throughput.machine_cpu_pct | r0)%, worker $(fig "$l" .throughput.worker_cpu_pct | r0)%, server $(fig "$l" '(.throughput.server_cpu_pct // "-")' | r0)%"
+	done
+	exit 0
+fi
 
 # ---- the peers ----
 if [ "$RUN_PEERS" = 1 ]; then

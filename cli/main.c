@@ -336,8 +336,13 @@ static const struct cli_cmd commands[] = {
          "            [--latency-tasks M] [--latency-threads L] [--rate R]\n"
          "            [--poll D] [--prefetch N] [--lanes N] [--prefix P] "
          "[--timeout D] "
-         "[--json]",
-         "measure enqueue rate, throughput and pick-up latency",
+         "[--json]\n"
+         "       bench --pattern baseline|fanout|fanin|chain|layered "
+         "[--tasks N]\n"
+         "            [--chain-length L] [--workers W] [--threads T] "
+         "[--batch B] [--json]",
+         "measure enqueue rate, throughput and pick-up latency, or a "
+         "dependency graph",
          "  --tasks N            no-op tasks to enqueue and drain (20000)\n"
          "  --workers W          worker processes for the drain (1)\n"
          "  --threads T          handler threads per worker (10)\n"
@@ -352,6 +357,17 @@ static const struct cli_cmd commands[] = {
          "  --lanes N            the workers' --lanes (their default: 2)\n"
          "  --prefix P           table prefix (default: a fresh one)\n"
          "  --timeout D          give up on a phase after D (5m)\n"
+         "  --pattern P          instead: enqueue a dependency graph "
+         "(baseline,\n"
+         "                       fanout 1->N-1, fanin N-1->1, chain, "
+         "layered 20 x N/20\n"
+         "                       with 3 parents each), drain it, check it "
+         "from the\n"
+         "                       handlers' stamps (exit 70 if a task ran "
+         "twice, never,\n"
+         "                       or before a parent ended); --tasks "
+         "defaults to 10000\n"
+         "  --chain-length L     jobs of --pattern chain (1000)\n"
          "  See docs/performance.md for what each figure means.\n",
          0},
         {"demo", cmd_demo, NULL, "demo",
