@@ -234,6 +234,10 @@ if [ "${DEPS:-0}" = 1 ]; then
 		case "$l" in *status=unsupported*) echo "n/a"; return ;; *status=*) echo "$l" | grep -o 'status=[a-z]*' | cut -d= -f2; return ;; esac
 		echo "$l" | tr ' ' '\n' | sed -n "s/^$3=//p" | head -1 | grep . || echo "-"
 	}
+	peer_ver() { # the version the harness's header names, if any
+		[ -n "$PR" ] || return 0
+		grep -m1 -o "$1[@ ][0-9][0-9.]*" "$PR" 2>/dev/null | head -1 | sed 's/.*[@ ]/ /' || true
+	}
 	cell_peer() { # PEER PATTERN
 		local j
 		j=$(pd "$1" "$2" jobs_per_s)
@@ -254,7 +258,7 @@ if [ "${DEPS:-0}" = 1 ]; then
 	echo
 	hdr="| pattern | **sked** (PostgreSQL)"
 	sep="| --- | ---"
-	for p in $DPEERS; do hdr="$hdr | $p$(grep -m1 -o "$p[@ ][0-9][0-9.]*" "$PR" 2>/dev/null | sed 's/.*[@ ]/ /')"; sep="$sep | ---"; done
+	for p in $DPEERS; do hdr="$hdr | $p$(peer_ver "$p")"; sep="$sep | ---"; done
 	[ "$SQLITE" = 1 ] && hdr="$hdr | sked SQLite" && sep="$sep | ---"
 	[ "$MY_OK" = 1 ] && hdr="$hdr | sked MariaDB" && sep="$sep | ---"
 	echo "$hdr |"
