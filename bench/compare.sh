@@ -45,7 +45,7 @@
 # database server (when it runs on this machine) and the rest.
 #
 # DEPS=1: the dependency patterns instead of everything above. The peers
-# harness runs TESTS=deps (PEERS defaults to "pg-boss bullmq" here), then
+# harness runs TESTS=deps for DEPS_PEERS ("pg-boss bullmq"), then
 # `sked bench --pattern P` for each pattern on the same PostgreSQL (a
 # fresh database per run), on SQLite and on MariaDB (MY_URL), and one
 # table prints pattern x system: jobs/s and dep_wait p50 / p99. Variables:
