@@ -31,6 +31,13 @@
  *               enqueued one at a time with sked_enqueue at R per second
  *               on a fixed schedule; p50/p95/p99 by nearest rank.
  *
+ * --pattern P replaces the three phases with one dependency graph of the
+ * peers harness's deps test (baseline, fanout, fanin, chain, layered):
+ * enqueued with sked_enqueue_opts.after and timed apart, drained as in
+ * "throughput" (blocked tasks count as live), then checked from the
+ * handlers' own stamps in the shared file (each job's first start, last
+ * end and number of runs): each ran once, none before its parents ended.
+ *
  * Every run uses a fresh table prefix (or the one given with --prefix, to
  * measure on a table that already holds finished tasks). The CLI has no
  * call that drops tables: the prefix is printed so a script can.
