@@ -306,7 +306,9 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 		j->ok = 1;
 		return;
 	}
-	j->give_up = r.no_retry;
+	/* 422: the request is understood and wrong; or any status with
+	 * Sked-Retry: no (docs/handlers.md, "No retry") */
+	j->give_up = r.no_retry || code == 422;
 	if ((code == 429 || code == 503) && r.retry_after_s >= 0)
 		j->retry_ms = r.retry_after_s > 0
 		                      ? (int64_t)r.retry_after_s * 1000

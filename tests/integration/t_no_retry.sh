@@ -1,10 +1,10 @@
 #!/bin/sh
 # A handler can say "do not retry this" (docs/handlers.md, "No retry"):
 # a program that exits 65 (EX_DATAERR), a pipe: answer with
-# "retry": false, an HTTP answer with `Sked-Retry: no`. Each such task
+# "retry": false, an HTTP 422 or any failure with `Sked-Retry: no`. Each such task
 # ends dead after its first attempt although it had five, its error
 # saying so; the same failures without the signal are retried as before
-# (exit 1, "retry": true, a 422 without the header); retry_in_ms still
+# (exit 1, "retry": true, a 500 without the header); retry_in_ms still
 # sets the delay of an ordinary retry.
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -45,12 +45,14 @@ p_again=$(en prog again)
 q_final=$(en pipekind final)
 q_soon=$(en pipekind soon)
 h_final=$(en gone x)
+h_invalid=$(en invalid x)
 h_again=$(en broken x)
 start_worker w --concurrency 2 --poll 100ms --retry-base 1h \
 	--handler "prog=$prog" --handler "pipekind=pipe:$pipe" \
-	--handler "gone=$base/gone" --handler "broken=$base/fail"
+	--handler "gone=$base/gone" --handler "invalid=$base/invalid" \
+	--handler "broken=$base/fail"
 settled() {
-	for id in $p_final $q_final $h_final; do [ "$(status_of "$id")" = 3 ] || return 1; done
+	for id in $p_final $q_final $h_final $h_invalid; do [ "$(status_of "$id")" = 3 ] || return 1; done
 	for id in $p_again $q_soon $h_again; do [ "$(status_of "$id")" = 4 ] || return 1; done
 }
 wait_for 40 settled || {
@@ -60,7 +62,7 @@ wait_for 40 settled || {
 kill -TERM "$wpid"
 wait_exit "$wpid" 20
 expect_eq "$wrc" 0 "the worker's exit status"
-for id in $p_final $q_final $h_final; do
+for id in $p_final $q_final $h_final $h_invalid; do
 	expect_eq "$(sql "SELECT attempts FROM $ALL_TASKS a WHERE id = $id")" 1 "attempts of task $id that said no retry"
 	case "$(sk --json show "$id" | json_get 'd["last_error"]')" in
 	"no retry (the handler said so): "*) ;;
@@ -71,7 +73,7 @@ case "$(sk --json show "$q_final" | json_get 'd["last_error"]')" in
 *"cannot parse final") ;; *) fail "the pipe handler's own error is lost" ;;
 esac
 case "$(sk --json show "$h_final" | json_get 'd["last_error"]')" in
-*"HTTP 422"*) ;; *) fail "the HTTP status is lost" ;;
+*"HTTP 410"*) ;; *) fail "the HTTP status is lost" ;;
 esac
 expect_eq "$(sk --json show "$p_final" | json_get 'd["runs"][0]["exit_code"]')" 65 "the program's exit code"
 # ordinary failures retry, as before; retry_in_ms sets the delay

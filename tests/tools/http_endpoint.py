@@ -76,7 +76,9 @@ class H(BaseHTTPRequestHandler):
         elif self.path == "/big":
             out = b"b" * 65537
         elif self.path == "/gone":
-            status, out, extra = 422, b"no such account", {"Sked-Retry": "no"}
+            status, out, extra = 410, b"no such account", {"Sked-Retry": "no"}
+        elif self.path == "/invalid":
+            status, out = 422, b"amount must be positive"
         self.send_response(status)
         for k, v in extra.items():
             self.send_header(k, v)
