@@ -338,6 +338,8 @@ int cmd_cron_run(struct cli *c, int argc, char **argv);
 int cmd_lock_run(struct cli *c, int argc, char **argv);
 int cmd_queue_set(struct cli *c, int argc, char **argv);
 int cmd_queue_ls(struct cli *c, int argc, char **argv);
+int cmd_queue_pause(struct cli *c, int argc, char **argv);
+int cmd_queue_resume(struct cli *c, int argc, char **argv);
 /* The config file's [queue.NAME] sections: set each queue's limits
  * (a worker does this when it starts, as for schedules). Returns 0 or a
  * sysexits code after one line. */

@@ -1,8 +1,9 @@
 /*
  * cmd_queue.c — `sked queue set QUEUE [--concurrency N|none]
- * [--per-key N|none] [--rate N/DURATION|none]` and `sked queue ls`: the
- * cluster-wide limits of a queue, and the config file's [queue.NAME]
- * sections, which a worker applies when it starts.
+ * [--per-key N|none] [--rate N/DURATION|none]`, `sked queue pause|resume
+ * QUEUE` and `sked queue ls`: the cluster-wide limits and pause of a
+ * queue, and the config file's [queue.NAME] sections, which a worker
+ * applies when it starts.
  *
  * Layer: the command-line program, a client of sked.h only. Enforcing the
  * limits is the library's (src/model/limits.c, docs/limits.md); this file
@@ -72,8 +73,9 @@ cli_queue_json(const sked_queue_info *q)
 	                            "used", q->rate_used)
 	                : json_null();
 	return json_pack(
-	        "{s:o, s:b, s:o, s:o, s:o, s:i, s:i, s:i}", "queue",
-	        cli_json_cstr(q->queue), "limited", q->limited, "concurrency",
+	        "{s:o, s:b, s:b, s:o, s:o, s:o, s:i, s:i, s:i}", "queue",
+	        cli_json_cstr(q->queue), "paused", q->paused, "limited",
+	        q->limited, "concurrency",
 	        q->concurrency > 0 ? json_integer(q->concurrency) : json_null(),
 	        "per_key",
 	        q->per_key > 0 ? json_integer(q->per_key) : json_null(), "rate",
@@ -155,6 +157,37 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 	return cli_json_print(v);
 }
 
+/* queue pause|resume QUEUE */
+static int
+pause_cmd(struct cli *c, int argc, char **argv, const char *cmd, int paused)
+{
+	int ex, rc;
+	if ((ex = cli_simple_args(c, cmd, argc, argv, 1, "QUEUE")) >= 0)
+		return ex;
+	const char *queue = argv[optind];
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_queue_pause(c->h, queue, paused)) != SKED_OK)
+		return cli_fail(c->h, rc, "%s", cmd);
+	if (c->json)
+		return cli_json_print(json_pack("{s:s, s:b}", "queue", queue,
+		                                "paused", paused));
+	printf("%s queue %s\n", paused ? "paused" : "resumed", queue);
+	return EX_OK;
+}
+
+int
+cmd_queue_pause(struct cli *c, int argc, char **argv)
+{
+	return pause_cmd(c, argc, argv, "queue pause", 1);
+}
+
+int
+cmd_queue_resume(struct cli *c, int argc, char **argv)
+{
+	return pause_cmd(c, argc, argv, "queue resume", 0);
+}
+
 static const char *
 num_or_dash(int v, char *buf, size_t len)
 {
@@ -170,8 +203,9 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 	static const struct option opts[] = {CLI_COMMON_OPTIONS,
 	                                     {NULL, 0, NULL, 0}};
 	static const char *const headers[] = {
-	        "QUEUE",        "RUNNING",   "CONCURRENCY", "PER KEY",
-	        "KEYS RUNNING", "KEYS FULL", "RATE",        "STARTS IN WINDOW"};
+	        "QUEUE",       "STATE",   "RUNNING",
+	        "CONCURRENCY", "PER KEY", "KEYS RUNNING",
+	        "KEYS FULL",   "RATE",    "STARTS IN WINDOW"};
 	sked_queue_info *q = NULL;
 	size_t n = 0, i;
 	int ch, ex, rc;
@@ -201,10 +235,10 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 		return cli_json_print(arr);
 	}
 	if (n == 0) {
-		printf("no limited queues and no running tasks\n");
+		printf("no limited or paused queues and no running tasks\n");
 		return EX_OK;
 	}
-	struct cli_table *t = cli_table_new(8, headers);
+	struct cli_table *t = cli_table_new(9, headers);
 	for (i = 0; t != NULL && i < n; i++) {
 		char run[16], conc[16], pk[16], kr[16], kf[16], rate[64],
 		        used[16], d[32];
@@ -220,8 +254,9 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 			snprintf(rate, sizeof rate, "-");
 			snprintf(used, sizeof used, "-");
 		}
-		const char *row[8] = {
+		const char *row[9] = {
 		        q[i].queue,
+		        q[i].paused ? "paused" : "active",
 		        run,
 		        num_or_dash(q[i].concurrency, conc, sizeof conc),
 		        num_or_dash(q[i].per_key, pk, sizeof pk),

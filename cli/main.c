@@ -127,7 +127,21 @@ static const struct cli_cmd queue_cmds[] = {
          "  See docs/limits.md for what each limit guarantees.\n",
          0},
         {"ls", cmd_queue_ls, NULL, "queue ls",
-         "each queue's limits and how much of each is in use", NULL, 0},
+         "each queue's limits, how much of each is in use, and whether "
+         "it is paused",
+         NULL, 0},
+        {"pause", cmd_queue_pause, NULL, "queue pause QUEUE",
+         "stop every worker of the cluster claiming the queue's tasks",
+         "  Tasks already running finish normally; enqueueing goes on. "
+         "Workers stop\n"
+         "  claiming within 2 s (tasks a worker had claimed ahead still "
+         "run);\n"
+         "  --until-empty counts no paused task as outstanding. See "
+         "docs/limits.md.\n",
+         0},
+        {"resume", cmd_queue_resume, NULL, "queue resume QUEUE",
+         "let workers claim a paused queue's tasks again (within 2 s)", NULL,
+         0},
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
 
@@ -330,7 +344,7 @@ static const struct cli_cmd commands[] = {
         {"lock", NULL, lock_cmds, "lock SUBCOMMAND …", "cluster locks", NULL,
          0},
         {"queue", NULL, queue_cmds, "queue SUBCOMMAND …",
-         "cluster-wide limits of queues", NULL, 0},
+         "cluster-wide limits and pause of queues", NULL, 0},
         {"bench", cmd_bench, NULL,
          "bench [--tasks N] [--workers W] [--threads T] [--batch B]\n"
          "            [--latency-tasks M] [--latency-threads L] [--rate R]\n"

@@ -37,7 +37,7 @@ cli_prom_label(struct cli_sbuf *b, const char *s)
 
 /* Queue limits: each limit that is set, and how much of it is in use
  * (running tasks; keys at their per-key limit; starts in the rate's
- * window). */
+ * window); and which queues are paused. */
 static void
 render_limits(struct cli_sbuf *b, const sked_queue_info *q, size_t n)
 {
@@ -73,6 +73,14 @@ render_limits(struct cli_sbuf *b, const sked_queue_info *q, size_t n)
 			cli_sbuf_printf(b, "\",limit=\"%s\"} %d\n", kinds[k],
 			                u[k]);
 		}
+	}
+	cli_prom_family(b, "sked_queue_paused", "gauge",
+	                "1 while a queue is paused (sked queue pause), 0 for "
+	                "the other queues with limits or running tasks.");
+	for (size_t i = 0; i < n; i++) {
+		cli_sbuf_puts(b, "sked_queue_paused{queue=\"");
+		cli_prom_label(b, q[i].queue);
+		cli_sbuf_printf(b, "\"} %d\n", q[i].paused ? 1 : 0);
 	}
 	cli_prom_family(b, "sked_queue_limit_window_seconds", "gauge",
 	                "The window of a queue's rate limit.");

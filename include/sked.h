@@ -733,7 +733,8 @@ SKED_API int sked_queue_set(sked *h, const char *queue, int concurrency,
 
 typedef struct sked_queue_info {
 	char *queue;
-	int limited;     /* 1: the queue has a limit row */
+	int limited;     /* 1: the queue has a limit (concurrency, per key or
+	                    rate) */
 	int concurrency; /* 0: no such limit */
 	int per_key;     /* 0: no such limit */
 	int rate_n;      /* 0: no such limit */
@@ -742,12 +743,26 @@ typedef struct sked_queue_info {
 	int keys_running; /* distinct concurrency keys among them */
 	int keys_full;    /* keys with per_key of them running */
 	int rate_used;    /* starts in the last rate_window_ms */
+	int paused;       /* 1: paused (sked_queue_pause) */
 } sked_queue_info;
 
-/* The limited queues and the queues with running tasks, by name. *out
- * is an array of *n (NULL when 0); free with sked_queue_info_free. */
+/* The limited queues, the paused ones and the queues with running tasks,
+ * by name. *out is an array of *n (NULL when 0); free with
+ * sked_queue_info_free. */
 SKED_API int sked_queue_list(sked *h, sked_queue_info **out, size_t *n);
 SKED_API void sked_queue_info_free(sked_queue_info *q, size_t n);
+
+/* Pause queue across the cluster (paused 1), or resume it (0): while it
+ * is paused no worker claims its tasks; tasks running when it is paused
+ * finish normally, and enqueueing into it goes on. Workers see a pause
+ * within SKED_QUEUE_PAUSE_BOUND_MS (the interval at which they read the
+ * queues' limits again; at once where they claim the queue through its
+ * limit row), and a resume within the same bound. Tasks a worker had
+ * claimed ahead (prefetch) before it saw the pause still run. Pausing a
+ * paused queue, or resuming one that is not, changes nothing. SKED_EINVAL
+ * for a bad queue name. */
+#define SKED_QUEUE_PAUSE_BOUND_MS 2000
+SKED_API int sked_queue_pause(sked *h, const char *queue, int paused);
 
 /* "N/DURATION" (a rate limit: "100/1m", "20/1s"): N from 1 to 100000,
  * DURATION as sked_parse_duration reads it, 1 ms to 1 day. SKED_EINVAL

@@ -71,7 +71,8 @@
 
 /* a limit row: the limits (NULL: off), the rate window's record, and
  * the database clock */
-#define LIM_COLS "concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}"
+#define LIM_COLS                                                               \
+	"concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}, paused"
 /* a task whose concurrency key (if any) has fewer than ?6 running */
 #define KEY_NOT_FULL                                                           \
 	"(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT "          \
@@ -80,6 +81,9 @@
 	"r.concurrency_key HAVING COUNT(*) >= ?6))"
 /* any queue but the limited ones, as the limit table says at claim time */
 #define NOT_LIMITED " AND queue NOT IN (SELECT queue FROM {p}queue_limit)"
+/* a task of a queue that is not paused (sked queue pause) */
+#define NOT_PAUSED                                                             \
+	"queue NOT IN (SELECT queue FROM {p}queue_limit WHERE paused = 1)"
 
 #define DEF_COLS                                                               \
 	"cron, tz, kind, payload, queue, priority, max_attempts, misfire, "    \
@@ -242,14 +246,17 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "INSERT INTO {p}run (task_id, attempt, node_id, started_at, "
                 "finished_at, outcome, exit_code, error, output) VALUES "
                 "(?1, ?2, ?3, {ts:?4}, {now}, ?5, ?6, ?7, ?8)",
-        /* ?1 queue (the _Q form), ?2 the kinds the worker runs */
+        /* ?1 queue (the _Q form), ?2 the kinds the worker runs; what
+         * waits in a paused queue is not outstanding */
         [SKED_SQL_EMPTY_ANY] =
                 "SELECT COUNT(*) FROM {p}task WHERE {kinds:?2} AND "
-                "(status IN (1, 4) OR (status = 0 AND run_at <= {now}))",
+                "(status = 1 OR ((status = 4 OR (status = 0 AND run_at <= "
+                "{now})) AND " NOT_PAUSED "))",
         [SKED_SQL_EMPTY_Q] =
                 "SELECT COUNT(*) FROM {p}task WHERE queue = ?1 AND "
                 "{kinds:?2} AND "
-                "(status IN (1, 4) OR (status = 0 AND run_at <= {now}))",
+                "(status = 1 OR ((status = 4 OR (status = 0 AND run_at <= "
+                "{now})) AND " NOT_PAUSED "))",
         /* SQLite's own claim: one writer at a time, so the IN (subquery
          * LIMIT n) cannot take more than n rows here. Other products
          * override these two. */
@@ -556,7 +563,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
 
         /* ---- cluster-wide limits of a queue (limits.c) ---- */
         [SKED_SQL_LIM_QUEUES] =
-                "SELECT queue FROM {p}queue_limit ORDER BY queue",
+                "SELECT queue, paused FROM {p}queue_limit ORDER BY queue",
         /* the row every limited claim of the queue serialises on */
         [SKED_SQL_LIM_LOCK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
                               "WHERE queue = ?1 FOR UPDATE",
@@ -594,6 +601,11 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_LIM_USE] = "SELECT queue, concurrency_key, COUNT(*) FROM "
                              "{p}task WHERE status = 1 GROUP BY queue, "
                              "concurrency_key",
+        [SKED_SQL_LIM_PAUSE] = "UPDATE {p}queue_limit SET paused = ?2, "
+                               "updated_at = {now} WHERE queue = ?1",
+        [SKED_SQL_LIM_INSERT_PAUSED] =
+                "INSERT INTO {p}queue_limit (queue, paused, updated_at) "
+                "VALUES (?1, 1, {now})",
         [SKED_SQL_CLAIM_XQ] =
                 "UPDATE {p}task SET " CLAIM_SET
                 " WHERE id IN (SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE

@@ -305,7 +305,7 @@ typedef enum sked_sql {
 	 * server's own views (PostgreSQL's application_name) */
 	SKED_SQL_APP_NAME,
 	/* cluster-wide limits of a queue (limits.c, docs/limits.md) */
-	SKED_SQL_LIM_QUEUES, /* the limited queues' names */
+	SKED_SQL_LIM_QUEUES, /* the limited queues' names, and paused */
 	/* a limited claim, in one transaction: lock the queue's limit row
 	 * (queue ?1), count its running tasks by concurrency key (queue ?1),
 	 * read candidates (claim params: node ?1, lease ?2, limit ?3, queue
@@ -328,6 +328,10 @@ typedef enum sked_sql {
 	SKED_SQL_LIM_DELETE,
 	SKED_SQL_LIM_LIST,
 	SKED_SQL_LIM_USE,
+	/* sked_queue_pause: queue ?1's paused flag to ?2 (its row exists),
+	 * or a row for it, paused, with no limit */
+	SKED_SQL_LIM_PAUSE,
+	SKED_SQL_LIM_INSERT_PAUSED,
 	/* a claim of any queue but the limited ones (a worker serving every
 	 * queue while some are limited): the _ANY forms plus "queue NOT IN
 	 * the limit table", read at claim time */

@@ -66,12 +66,14 @@
 
 /* Outstanding work counted through the partial indexes (running rows,
  * claimable rows) rather than the generic OR, which scans every finished
- * row: --until-empty asks this after each batch. */
+ * row: --until-empty asks this after each batch. What waits in a paused
+ * queue is not outstanding. */
 #define EMPTY(q)                                                               \
 	"SELECT (SELECT COUNT(*) FROM {p}task WHERE status = 1" q              \
 	" AND {kinds:?2}) + (SELECT COUNT(*) FROM {p}task WHERE "              \
 	"status IN (0, 4)" q " AND {kinds:?2} AND (status = 4 OR "             \
-	"run_at <= now()))"
+	"run_at <= now()) AND queue NOT IN (SELECT queue FROM "                \
+	"{p}queue_limit WHERE paused = 1))"
 
 /* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
  * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node,

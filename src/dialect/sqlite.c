@@ -18,7 +18,7 @@
  * BEGIN IMMEDIATE holds SQLite's one write lock already (limits.c). */
 static const char *const sqlite_sql[SKED_SQL__COUNT] = {
         [SKED_SQL_LIM_LOCK] = "SELECT concurrency, per_key, rate_n, rate_ms, "
-                              "rate_log, {nowms} FROM {p}queue_limit "
+                              "rate_log, {nowms}, paused FROM {p}queue_limit "
                               "WHERE queue = ?1",
 };
 

@@ -113,9 +113,10 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
         /* limits (limits.c): the limit row under an update lock, which
          * every limited claim of the queue takes first and holds to its
          * commit; plain readers (S locks) are not kept out by it */
-        [SKED_SQL_LIM_LOCK] = "SELECT concurrency, per_key, rate_n, rate_ms, "
-                              "rate_log, {nowms} FROM {p}queue_limit WITH "
-                              "(UPDLOCK, ROWLOCK) WHERE queue = ?1",
+        [SKED_SQL_LIM_LOCK] =
+                "SELECT concurrency, per_key, rate_n, rate_ms, "
+                "rate_log, {nowms}, paused FROM {p}queue_limit WITH "
+                "(UPDLOCK, ROWLOCK) WHERE queue = ?1",
         [SKED_SQL_CLAIM_XQ] =
                 CLAIM_HEAD "AND {kinds:?5} " NOT_LIMITED_MS CLAIM_TAIL,
         [SKED_SQL_LOCK_XQ] =

@@ -47,10 +47,15 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+/* how soon a pause reaches a worker: its next read of the list */
+_Static_assert(SKED_LIMITS_REFRESH_MS <= SKED_QUEUE_PAUSE_BOUND_MS,
+               "the limits are read again less often than sked.h promises");
+
 struct sked_limits {
 	int64_t next_ms; /* monotonic ms of the next read of the list */
 	int n;
-	char **queues; /* the limited queues, by name */
+	char **queues; /* the queues with a limit row, by name */
+	char *paused;  /* paused[i]: queues[i] is paused (sked queue pause) */
 	int turn;      /* which limited queue an all-queue claim starts at */
 };
 
@@ -62,6 +67,7 @@ sked__limits_free(struct sked_limits *l)
 	for (int i = 0; i < l->n; i++)
 		free(l->queues[i]);
 	free(l->queues);
+	free(l->paused);
 	free(l);
 }
 
@@ -202,9 +208,11 @@ refresh(sked *h)
 	int oom = !l;
 	if (l && r.nrows > 0) {
 		l->queues = calloc((size_t)r.nrows, sizeof *l->queues);
-		oom = !l->queues;
+		l->paused = calloc((size_t)r.nrows, 1);
+		oom = !l->queues || !l->paused;
 		for (int i = 0; !oom && i < r.nrows; i++) {
 			l->queues[i] = sked__res_dup(&r, i, 0, &oom);
+			l->paused[i] = sked__res_int(&r, i, 1) != 0;
 			l->n += l->queues[i] != NULL;
 		}
 	}
@@ -221,12 +229,14 @@ refresh(sked *h)
 	return SKED_OK;
 }
 
+/* 0: queue has no limit row, as far as h knows; 1: it has one; 2: it
+ * is paused. */
 static int
 is_limited(const sked *h, const char *queue)
 {
 	for (int i = 0; h->limits && i < h->limits->n; i++)
 		if (strcmp(h->limits->queues[i], queue) == 0)
-			return 1;
+			return 1 + h->limits->paused[i];
 	return 0;
 }
 
@@ -244,7 +254,7 @@ sked__limits_plain(sked *h, const sked_claim_req *req)
 
 /* What the locked limit row and the running rows say. */
 typedef struct limit_row {
-	int concurrency, per_key, rate_n;
+	int concurrency, per_key, rate_n, paused;
 	int64_t rate_ms, now_ms;
 	char *log;
 	int running;
@@ -355,6 +365,8 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	lr.rate_ms = sked__res_int(&row, 0, 3);
 	lr.log = (char *)sked__res_text(&row, 0, 4);
 	lr.now_ms = sked__res_int(&row, 0, 5);
+	/* paused since this handle last read the list: nothing, at once */
+	lr.paused = sked__res_int(&row, 0, 6) != 0;
 	/* The instant this claim starts its tasks at, judges the window at
 	 * and records: the database's now, or the window's last start if
 	 * that is later. Claims of the queue take turns on the row, so these
@@ -364,15 +376,15 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	int64_t last = sked__rate_last(lr.log);
 	if (last > lr.now_ms)
 		lr.now_ms = last;
-	int want = req->limit;
-	if (lr.concurrency > 0 || lr.per_key > 0) {
+	int want = lr.paused ? 0 : req->limit;
+	if (want > 0 && (lr.concurrency > 0 || lr.per_key > 0)) {
 		rc = read_running(h, req->queue, &lr, &run);
 		if (rc != SKED_OK)
 			goto db_failed;
 		if (lr.concurrency > 0 && lr.concurrency - lr.running < want)
 			want = lr.concurrency - lr.running;
 	}
-	if (lr.rate_n > 0 && lr.rate_ms > 0) {
+	if (want > 0 && lr.rate_n > 0 && lr.rate_ms > 0) {
 		int left = lr.rate_n - sked__rate_used(lr.log, lr.now_ms,
 		                                       lr.rate_ms, lr.rate_n);
 		if (left < want)
@@ -519,8 +531,11 @@ sked__limits_claim(sked *h, const sked_claim_req *req, sked_claimed **out,
 	if (rc != SKED_OK)
 		return rc;
 	struct sked_limits *l = h->limits;
-	if (l->n == 0 || (req->queue && !is_limited(h, req->queue)))
+	int lim = req->queue ? is_limited(h, req->queue) : 1;
+	if (l->n == 0 || lim == 0)
 		return sked__claim(h, req, out, n);
+	if (lim == 2) /* paused */
+		return SKED_OK;
 	if (req->queue)
 		rc = limited(h, req, out, n);
 	else {
@@ -532,6 +547,8 @@ sked__limits_claim(sked *h, const sked_claim_req *req, sked_claimed **out,
 		int start = l->turn++ % nq;
 		for (int i = 0; rc == SKED_OK && i < nq && *n < req->limit;
 		     i++) {
+			if (l->paused[(start + i) % nq])
+				continue;
 			sked_claim_req sub = *req;
 			sub.queue = l->queues[(start + i) % nq];
 			sub.limit = req->limit - *n;
@@ -587,6 +604,7 @@ set_once(sked *h, const char *queue, int conc, int per_key, int rate_n,
 		return sked__fail_db(h, rc, "cannot read the queue's limits");
 	}
 	int exists = r.nrows == 1;
+	int paused = exists && sked__res_int(&r, 0, 6) != 0;
 	if (exists) {
 		if (conc == SKED_LIMIT_KEEP)
 			conc = (int)sked__res_int(&r, 0, 0);
@@ -605,7 +623,8 @@ set_once(sked *h, const char *queue, int conc, int per_key, int rate_n,
 	sked_val p[5] = {q, limit_val(conc), limit_val(per_key),
 	                 limit_val(rate_n),
 	                 rate_n > 0 ? SKED_INTV(rate_ms) : SKED_NULLV};
-	if (!conc && !per_key && !rate_n)
+	/* a paused queue keeps its row, without limits */
+	if (!conc && !per_key && !rate_n && !paused)
 		rc = exists ? sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL)
 		            : SKED_OK;
 	else
@@ -649,6 +668,72 @@ sked_queue_set(sked *h, const char *queue, int concurrency, int per_key,
 		    sked__err_kind(h) == SKED_DBE_UNIQUE)
 			continue;
 		if (!sked__retry_pause(h, rc, attempt, 3, "setting limits"))
+			break;
+	}
+	if (rc == SKED_OK && h->limits)
+		h->limits->next_ms = 0; /* this handle sees it at once */
+	return rc;
+}
+
+/* ---- pausing ---- */
+
+static int
+pause_once(sked *h, const char *queue, int paused)
+{
+	sked_res r = {0};
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin");
+	sked_val q = SKED_TEXTV(queue);
+	rc = sked__q(h, SKED_SQL_LIM_LOCK, &q, 1, &r);
+	if (rc != SKED_OK) {
+		sked__rollback(h);
+		return sked__fail_db(h, rc, "cannot read the queue's row");
+	}
+	int exists = r.nrows == 1;
+	int limits = exists && (sked__res_int(&r, 0, 0) > 0 ||
+	                        sked__res_int(&r, 0, 1) > 0 ||
+	                        sked__res_int(&r, 0, 2) > 0);
+	sked__res_clear(&r);
+	sked_val p[2] = {q, SKED_INTV(paused)};
+	if (paused)
+		rc = exists ? sked__q(h, SKED_SQL_LIM_PAUSE, p, 2, NULL)
+		            : sked__q(h, SKED_SQL_LIM_INSERT_PAUSED, &q, 1,
+		                      NULL);
+	else if (exists)
+		/* resumed and without limits: no row, as if never paused */
+		rc = limits ? sked__q(h, SKED_SQL_LIM_PAUSE, p, 2, NULL)
+		            : sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL);
+	if (rc == SKED_OK)
+		rc = sked__commit(h);
+	if (rc != SKED_OK) {
+		rc = sked__fail_db(h, rc,
+		                   paused ? "cannot pause the queue"
+		                          : "cannot resume the queue");
+		sked__rollback(h);
+	}
+	return rc;
+}
+
+SKED_API int
+sked_queue_pause(sked *h, const char *queue, int paused)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	int rc = sked__check_name(h, "queue", queue);
+	if (rc != SKED_OK)
+		return rc;
+	paused = paused != 0;
+	for (int attempt = 1;; attempt++) {
+		rc = pause_once(h, queue, paused);
+		/* two first pauses at once: one insert wins, the other
+		 * finds its row */
+		if (rc != SKED_OK && attempt == 1 &&
+		    sked__err_kind(h) == SKED_DBE_UNIQUE)
+			continue;
+		if (!sked__retry_pause(h, rc, attempt, 3,
+		                       paused ? "pausing a queue"
+		                              : "resuming a queue"))
 			break;
 	}
 	if (rc == SKED_OK && h->limits)
@@ -713,7 +798,6 @@ sked_queue_list(sked *h, sked_queue_info **out, size_t *n)
 		                              sked__res_text(&lim, i, 0), &oom);
 		if (!q)
 			break;
-		q->limited = 1;
 		q->concurrency = (int)sked__res_int(&lim, i, 1);
 		q->per_key = (int)sked__res_int(&lim, i, 2);
 		q->rate_n = (int)sked__res_int(&lim, i, 3);
@@ -723,6 +807,8 @@ sked_queue_list(sked *h, sked_queue_info **out, size_t *n)
 			        sked__rate_used(sked__res_text(&lim, i, 5),
 			                        sked__res_int(&lim, i, 6),
 			                        q->rate_window_ms, q->rate_n);
+		q->limited = q->concurrency > 0 || q->per_key > 0 || q->rate_n;
+		q->paused = sked__res_int(&lim, i, 7) != 0;
 	}
 	for (int i = 0; !oom && i < use.nrows; i++) {
 		sked_queue_info *q = info_for(&arr, &cnt, &cap,

@@ -177,7 +177,7 @@ class _QueueInfo(ctypes.Structure):
         ("queue", c_char_p), ("limited", c_int), ("concurrency", c_int),
         ("per_key", c_int), ("rate_n", c_int), ("rate_window_ms", c_int64),
         ("running", c_int), ("keys_running", c_int), ("keys_full", c_int),
-        ("rate_used", c_int),
+        ("rate_used", c_int), ("paused", c_int),
     ]
 
 
@@ -244,6 +244,7 @@ _fn("sked_overlap_parse", c_int, c_char_p)
 _fn("sked_overlap_name", c_char_p, c_int)
 
 _fn("sked_queue_set", c_int, _P, c_char_p, c_int, c_int, c_int, c_int64)
+_fn("sked_queue_pause", c_int, _P, c_char_p, c_int)
 _fn("sked_queue_list", c_int, _P, _POINTER(_POINTER(_QueueInfo)),
     _POINTER(c_size_t))
 _fn("sked_queue_info_free", None, _POINTER(_QueueInfo), c_size_t)
@@ -773,7 +774,7 @@ class QueueInfo:
 
     __slots__ = ("queue", "limited", "concurrency", "per_key", "rate_n",
                  "rate_window_ms", "running", "keys_running", "keys_full",
-                 "rate_used")
+                 "rate_used", "paused")
 
     def __init__(self, q: _QueueInfo) -> None:
         self.queue: str = _str(q.queue)
@@ -786,6 +787,7 @@ class QueueInfo:
         self.keys_running: int = q.keys_running
         self.keys_full: int = q.keys_full
         self.rate_used: int = q.rate_used
+        self.paused: bool = bool(q.paused)
 
     @property
     def rate(self) -> Optional[Tuple[int, _dt.timedelta]]:
@@ -796,8 +798,9 @@ class QueueInfo:
                 _dt.timedelta(milliseconds=self.rate_window_ms))
 
     def __repr__(self) -> str:
-        return "<sked.QueueInfo %s concurrency=%d per_key=%d rate=%s>" % (
-            self.queue, self.concurrency, self.per_key, self.rate)
+        return ("<sked.QueueInfo %s%s concurrency=%d per_key=%d rate=%s>"
+                % (self.queue, " paused" if self.paused else "",
+                   self.concurrency, self.per_key, self.rate))
 
 
 class _Keep:
@@ -1306,8 +1309,21 @@ class Sked:
         self._check(_lib.sked_queue_set(self._handle(), _name(queue, "queue"),
                                         c, k, rn, rms))
 
+    def pause_queue(self, queue: str) -> None:
+        """Stop every worker of the cluster claiming queue's tasks (within
+        2 s) until resume_queue; running tasks finish, enqueueing goes
+        on."""
+        self._check(_lib.sked_queue_pause(self._handle(),
+                                          _name(queue, "queue"), 1))
+
+    def resume_queue(self, queue: str) -> None:
+        """Let workers claim a paused queue's tasks again."""
+        self._check(_lib.sked_queue_pause(self._handle(),
+                                          _name(queue, "queue"), 0))
+
     def queues(self) -> List[QueueInfo]:
-        """The limited queues and those with running tasks, by name."""
+        """The limited queues, the paused ones and those with running
+        tasks, by name."""
         out, n = _POINTER(_QueueInfo)(), c_size_t()
         self._check(_lib.sked_queue_list(self._handle(), ctypes.byref(out),
                                          ctypes.byref(n)))

@@ -529,6 +529,28 @@ class TestReach(DbCase):
         with self.assertRaises(sked.InvalidArgument):
             self.db.set_queue_limits("bad queue", concurrency=1)
 
+    def test_queue_pause(self):
+        self.db.set_queue_limits("slow", concurrency=2)
+        self.db.pause_queue("slow")
+        self.db.pause_queue("idle")  # no limits: a row of its own
+        qs = {q.queue: q for q in self.db.queues()}
+        self.assertEqual((qs["slow"].paused, qs["slow"].limited,
+                          qs["slow"].concurrency), (True, True, 2))
+        self.assertEqual((qs["idle"].paused, qs["idle"].limited),
+                         (True, False))
+        # removing a paused queue's limits keeps it paused
+        self.db.set_queue_limits("slow", concurrency=None)
+        qs = {q.queue: q for q in self.db.queues()}
+        self.assertEqual((qs["slow"].paused, qs["slow"].limited),
+                         (True, False))
+        self.db.resume_queue("slow")
+        self.db.resume_queue("idle")
+        self.db.resume_queue("never-paused")
+        self.assertEqual([q.queue for q in self.db.queues() if q.paused],
+                         [])
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.pause_queue("bad queue")
+
     def test_handlers_decorator_and_return_values(self):
         handlers = sked.Handlers()
         seen = []

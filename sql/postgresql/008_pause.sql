@@ -1,0 +1,8 @@
+-- sked schema, version 8, PostgreSQL: a queue paused cluster-wide
+-- (sked queue pause, docs/limits.md). paused = 1: no claim takes the
+-- queue's tasks until it is resumed. A paused queue always has a row
+-- here (its limits may all be NULL), so the claim of every queue, which
+-- already leaves out the queues this table names, leaves it out too,
+-- and the limited claim of the queue reads the flag from the row it
+-- locks.
+ALTER TABLE {p}queue_limit ADD COLUMN IF NOT EXISTS paused integer NOT NULL DEFAULT 0;

@@ -1,0 +1,3 @@
+-- sked schema, version 8, SQLite: a queue paused cluster-wide. See
+-- sql/postgresql/008_pause.sql and docs/limits.md.
+ALTER TABLE {p}queue_limit ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
