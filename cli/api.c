@@ -894,16 +894,34 @@ post_schedule(struct cli_api *a, const char *done, const char *name,
 	reply(rp, 200, json_pack("{s:s, s:s}", "name", name, "done", done));
 }
 
+/* pause or resume the queue name, as `sked queue pause|resume` */
+static void
+post_queue(struct cli_api *a, int paused, const char *name, json_t *body,
+           struct cli_http_reply *rp)
+{
+	static const char *const none[] = {NULL};
+	char err[128];
+	int rc;
+
+	if (known_fields(body, none, err, sizeof err))
+		return fail(rp, 400, EX_DATAERR, "%s", err);
+	if ((rc = sked_queue_pause(a->h, name, paused)) != SKED_OK)
+		return fail_rc(a, rp, rc, paused ? "pause" : "resume");
+	reply(rp, 200,
+	      json_pack("{s:s, s:b}", "queue", name, "paused", paused));
+}
+
 /* ---- the router ---- */
 
-/* "/api/schedules/NAME/ACTION": NAME into name, and ACTION; NULL when p
- * is not of that form or NAME is not a name */
+/* "PREFIX/NAME/ACTION" (PREFIX "/api/schedules/", "/api/queues/"): NAME
+ * into name, and ACTION; NULL when p is not of that form or NAME is not
+ * a name */
 static const char *
-schedule_path(const char *p, char *name, size_t len)
+name_path(const char *p, const char *prefix, char *name, size_t len)
 {
-	const char *n = p + strlen("/api/schedules/"), *slash;
+	const char *n = p + strlen(prefix), *slash;
 
-	if (strncmp(p, "/api/schedules/", 15) != 0 ||
+	if (strncmp(p, prefix, strlen(prefix)) != 0 ||
 	    !(slash = strchr(n, '/')) || (size_t)(slash - n) >= len)
 		return NULL;
 	memcpy(name, n, (size_t)(slash - n));
@@ -958,10 +976,13 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		SCHED,
 		SCHED_RUN,
 		SCHED_PAUSE,
-		SCHED_RESUME
+		SCHED_RESUME,
+		QUEUE_PAUSE,
+		QUEUE_RESUME
 	} what = NONE;
-	char name[SKED_MAX_NAME + 1];
-	const char *act = schedule_path(p, name, sizeof name);
+	char name[SKED_MAX_NAME + 1], qname[SKED_MAX_NAME + 1];
+	const char *act = name_path(p, "/api/schedules/", name, sizeof name);
+	const char *qact = name_path(p, "/api/queues/", qname, sizeof qname);
 	int want_post = 0;
 	if (strcmp(p, "/api/tasks") == 0) {
 		what = post ? ENQ : LIST;
@@ -990,6 +1011,10 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		what = SCHED_PAUSE;
 	else if (act && strcmp(act, "resume") == 0)
 		what = SCHED_RESUME;
+	else if (qact && strcmp(qact, "pause") == 0)
+		what = QUEUE_PAUSE;
+	else if (qact && strcmp(qact, "resume") == 0)
+		what = QUEUE_RESUME;
 	if (what != NONE && what != LIST && what != ENQ && what != SHOW &&
 	    what != STATS && what != QUEUES && what != SCHED)
 		want_post = 1;
@@ -1049,6 +1074,10 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		              : what == SCHED_PAUSE ? "paused"
 		                                    : "resumed",
 		              name, body, rp);
+		break;
+	case QUEUE_PAUSE:
+	case QUEUE_RESUME:
+		post_queue(a, what == QUEUE_PAUSE, qname, body, rp);
 		break;
 	case NONE:
 		break;

@@ -358,6 +358,29 @@ call GET /api/queues
 expect_eq "$code" 200 "queues"
 expect_eq "$(field '.queues[] | select(.queue == "q1") | "\(.concurrency) \(.per_key) \(.rate.n)"')" \
 	"2 1 10" "the limits of q1"
+call POST /api/queues/q1/pause
+expect_eq "$code" 200 "pause a queue"
+expect_eq "$(field '"\(.queue) \(.paused)"')" "q1 true" "the pause's answer"
+call POST /api/queues/qfree/pause
+expect_eq "$code" 200 "pause a queue without limits"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}queue_limit WHERE paused = 1")" 2 "paused in the database"
+call GET /api/queues
+expect_eq "$(field '[.queues[] | select(.paused) | "\(.queue) \(.limited)"] | join(",")')" \
+	"q1 true,qfree false" "the paused queues, as /api/queues shows them"
+call POST /api/queues/q1/resume
+expect_eq "$(field '"\(.queue) \(.paused)"')" "q1 false" "resume a queue"
+call POST /api/queues/qfree/resume
+expect_eq "$(count "SELECT COUNT(*) FROM {p}queue_limit WHERE paused = 1")" 0 "resumed in the database"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}queue_limit WHERE queue = 'q1' AND concurrency = 2")" 1 \
+	"q1 keeps its limit"
+post /api/queues/q1/pause '{"now":true}'
+refused 400 65 "a field pause does not take"
+call POST /api/queues/bad%20queue/pause
+refused 404 64 "pause of a queue that is not a name"
+call POST /api/queues/q1/stop
+refused 404 64 "an action queues do not have"
+call GET /api/queues/q1/pause
+refused 405 64 "GET on a queue's pause"
 sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
 call GET /api/schedules
 expect_eq "$code" 200 "schedules"
@@ -423,6 +446,9 @@ post /api/tasks/retry '{"confirm":true}'
 refused 403 77 "retry by filter on a read-only dashboard"
 call POST /api/schedules/nightly/run
 refused 403 77 "run a schedule on a read-only dashboard"
+call POST /api/queues/q1/pause
+refused 403 77 "pause a queue on a read-only dashboard"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}queue_limit WHERE paused = 1")" 0 "a read-only API paused nothing"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" "$before" "a read-only API changed nothing"
 expect_eq "$(status_of "$t1")" 0 "still pending"
 stop_api
