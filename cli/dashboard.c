@@ -219,6 +219,11 @@ flash(struct cli_sbuf *b, const struct cli_http_request *rq)
 	        {"pruned", "Removed ", " dead node(s)."},
 	        {"paused", "Schedule paused.", NULL},
 	        {"resumed", "Schedule resumed.", NULL},
+	        {"qpaused",
+	         "Queue paused: workers stop claiming its tasks "
+	         "within 2 s.",
+	         NULL},
+	        {"qresumed", "Queue resumed.", NULL},
 	        {"none", "Nothing selected.", NULL}};
 	const char *done = cli_http_arg(rq, "done");
 	const char *n = cli_http_arg(rq, "n");
@@ -1216,8 +1221,9 @@ page_locks(struct dash *d, const struct cli_http_request *rq,
 	sked_lock_rows_free(l, n);
 }
 
-/* Queue limits (docs/limits.md): each limited queue, and each with
- * running tasks, with its limits and how much of each is in use. */
+/* Queue limits (docs/limits.md): each limited or paused queue, and each
+ * with running tasks, with its state, its limits and how much of each is
+ * in use, and a button to pause or resume it. */
 static void
 page_queues(struct dash *d, const struct cli_http_request *rq,
             struct cli_http_reply *rp)
@@ -1231,25 +1237,31 @@ page_queues(struct dash *d, const struct cli_http_request *rq,
 		return db_error(d, rp, "cannot list the queues' limits");
 	html_reply(rp);
 	page_begin(d, b, "Queues", "/queues");
-	cli_sbuf_puts(b, "<h1>Queue limits</h1><div class=\"panel\">");
+	cli_sbuf_puts(b, "<h1>Queues</h1><div class=\"panel\">");
 	if (n == 0) {
-		cli_sbuf_puts(b, "<div class=\"empty\">No queue is limited and "
-		                 "none has running tasks. <span class=\"mono\">"
-		                 "sked queue set</span> sets a limit.</div>");
+		cli_sbuf_puts(b, "<div class=\"empty\">No queue is limited or "
+		                 "paused and none has running tasks. <span "
+		                 "class=\"mono\">sked queue set</span> sets a "
+		                 "limit, <span class=\"mono\">sked queue "
+		                 "pause</span> pauses a queue.</div>");
 	} else {
 		cli_sbuf_puts(b,
 		              "<div class=\"scroll\"><table><thead><tr><th>"
-		              "Queue</th><th class=\"num\">Running</th><th "
+		              "Queue</th><th>State</th><th class=\"num\">"
+		              "Running</th><th "
 		              "class=\"num\">Concurrency</th><th class=\"num\">"
 		              "Per key</th><th class=\"num\">Keys running</th>"
 		              "<th class=\"num\">Keys full</th><th>Rate</th>"
-		              "<th class=\"num\">Starts in window</th></tr>"
-		              "</thead><tbody>");
+		              "<th class=\"num\">Starts in window</th><th></th>"
+		              "</tr></thead><tbody>");
 		for (size_t i = 0; i < n; i++) {
 			char w[32];
 			cli_sbuf_puts(b, "<tr><td class=\"mono\">");
 			esc(b, q[i].queue);
-			cli_sbuf_printf(b, "</td><td class=\"num\">%d</td>",
+			cli_sbuf_printf(b,
+			                "</td><td>%s</td><td class=\"num\">%d"
+			                "</td>",
+			                q[i].paused ? "paused" : "active",
 			                q[i].running);
 			if (q[i].concurrency > 0)
 				cli_sbuf_printf(b, "<td class=\"num\">%d</td>",
@@ -1282,7 +1294,26 @@ page_queues(struct dash *d, const struct cli_http_request *rq,
 			else
 				cli_sbuf_puts(b, "<td>-</td><td class=\"num\">-"
 				                 "</td>");
-			cli_sbuf_puts(b, "</tr>");
+			cli_sbuf_puts(b, "<td>");
+			if (!d->read_only) {
+				cli_sbuf_printf(b,
+				                "<form class=\"inline\" "
+				                "method=\"post\" "
+				                "action=\"/queues/%s\">",
+				                q[i].paused ? "resume"
+				                            : "pause");
+				csrf_field(d, b);
+				cli_sbuf_puts(b, "<input type=\"hidden\" "
+				                 "name=\"queue\" value=\"");
+				esc(b, q[i].queue);
+				cli_sbuf_printf(b,
+				                "\"><button type=\"submit\" "
+				                "class=\"ghost\">%s</button>"
+				                "</form>",
+				                q[i].paused ? "Resume"
+				                            : "Pause");
+			}
+			cli_sbuf_puts(b, "</td></tr>");
 		}
 		cli_sbuf_puts(b, "</tbody></table></div>");
 	}
@@ -1399,6 +1430,23 @@ post_schedule(struct dash *d, const struct cli_http_request *rq,
 	if (rc != SKED_OK && rc != SKED_ENOTFOUND)
 		return input_error(d, rp, rc, "cannot change the schedule");
 	redirect(rp, "/schedules", pause ? "paused" : "resumed", 1);
+}
+
+/* pause or resume a queue, as `sked queue pause|resume` */
+static void
+post_queue(struct dash *d, const struct cli_http_request *rq,
+           struct cli_http_reply *rp, int pause)
+{
+	char queue[160];
+	int rc;
+
+	if (!cli_http_form(rq, "queue", 0, queue, sizeof queue))
+		return redirect(rp, "/queues", "none", 0);
+	if ((rc = sked_queue_pause(d->h, queue, pause)) != SKED_OK)
+		return input_error(d, rp, rc, "cannot change the queue");
+	sked_log(SKED_LOG_INFO, "dashboard: %s queue %s",
+	         pause ? "paused" : "resumed", queue);
+	redirect(rp, "/queues", pause ? "qpaused" : "qresumed", 1);
 }
 
 /* ---- the router ---- */
@@ -1638,6 +1686,10 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		post_schedule(d, rq, rp, 1);
 	else if (post && strcmp(p, "/schedules/resume") == 0)
 		post_schedule(d, rq, rp, 0);
+	else if (post && strcmp(p, "/queues/pause") == 0)
+		post_queue(d, rq, rp, 1);
+	else if (post && strcmp(p, "/queues/resume") == 0)
+		post_queue(d, rq, rp, 0);
 	else {
 		html_reply(rp);
 		rp->status = 404;

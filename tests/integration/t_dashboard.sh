@@ -91,6 +91,17 @@ get "$base/schedules" >/dev/null
 grep -q 'paused' "$T/page" || fail "the schedules page does not show the pause"
 expect_eq "$(get -d "name=nightly&csrf=$csrf" "$base/schedules/resume")" 303 "resume a schedule"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}schedule WHERE name = 'nightly' AND enabled = 1")" 1 "resumed in the database"
+# queues: pause and resume, with the token only
+expect_eq "$(get -d "queue=mailq" "$base/queues/pause")" 403 "pause a queue without a CSRF token"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}queue_limit")" 0 "a refused pause changed nothing"
+expect_eq "$(get -d "queue=mailq&csrf=$csrf" "$base/queues/pause")" 303 "pause a queue"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}queue_limit WHERE queue = 'mailq' AND paused = 1")" 1 "queue paused in the database"
+get "$base/queues" >/dev/null
+grep -q '<td class="mono">mailq</td><td>paused</td>' "$T/page" || fail "the queues page does not show the pause"
+grep -q 'action="/queues/resume"' "$T/page" || fail "the queues page has no resume button"
+expect_eq "$(get -d "queue=bad%20queue!&csrf=$csrf" "$base/queues/pause")" 400 "pause a queue with a bad name"
+expect_eq "$(get -d "queue=mailq&csrf=$csrf" "$base/queues/resume")" 303 "resume a queue"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}queue_limit WHERE queue = 'mailq'")" 0 "queue resumed in the database"
 expect_eq "$(get -d "older_than=1m&csrf=$csrf" "$base/nodes/prune")" 303 "prune dead nodes"
 kill -TERM "$dpid"
 wait_exit "$dpid" 10
