@@ -357,9 +357,9 @@ read_body(const struct cli_http_request *rq, struct cli_http_reply *rp)
 /* ---- enqueue ---- */
 
 static const char *const enqueue_fields[] = {
-        "kind",       "payload",         "payloads", "queue",
-        "priority",   "run_at",          "in",       "max_attempts",
-        "unique_key", "concurrency_key", NULL};
+        "kind",       "payload",         "payloads",    "queue",
+        "priority",   "run_at",          "in",          "max_attempts",
+        "unique_key", "concurrency_key", "traceparent", NULL};
 
 /* The options every enqueue shares, from body, into eo. */
 static int
@@ -374,6 +374,7 @@ enqueue_opts(json_t *body, sked_enqueue_opts *eo, char *err, size_t len)
 	    str_field(body, "unique_key", &eo->unique_key, err, len) ||
 	    str_field(body, "concurrency_key", &eo->concurrency_key, err,
 	              len) ||
+	    str_field(body, "traceparent", &eo->traceparent, err, len) ||
 	    str_field(body, "run_at", &at, err, len) ||
 	    str_field(body, "in", &in, err, len))
 		return -1;
@@ -1030,6 +1031,12 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		            "refused");
 	if (post && !(body = read_body(rq, rp)))
 		return;
+	/* an enqueue made while serving a traced request: the request's
+	 * own W3C trace context, unless the body names one */
+	const char *tph = cli_http_header(rq, "traceparent");
+	if ((what == ENQ || what == BULK) && tph && json_is_object(body) &&
+	    !json_object_get(body, "traceparent"))
+		json_object_set_new(body, "traceparent", json_string(tph));
 
 	pthread_mutex_lock(a->mu);
 	switch (what) {

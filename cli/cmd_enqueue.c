@@ -178,7 +178,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_UNIQUE,
 		O_CKEY,
 		O_AFTER,
-		O_ONFAIL
+		O_ONFAIL,
+		O_TRACE
 	};
 	static const struct option opts[] = {
 	        {"payload", required_argument, NULL, O_PAYLOAD},
@@ -192,6 +193,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"concurrency-key", required_argument, NULL, O_CKEY},
 	        {"after", required_argument, NULL, O_AFTER},
 	        {"on-parent-failure", required_argument, NULL, O_ONFAIL},
+	        {"traceparent", required_argument, NULL, O_TRACE},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -205,6 +207,11 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0;
 
 	memset(&eo, 0, sizeof eo);
+	/* the caller's trace context, as a tracing-aware parent passes it;
+	 * --traceparent wins; the library checks either (exit 65) */
+	eo.traceparent = getenv("TRACEPARENT");
+	if (eo.traceparent && !eo.traceparent[0])
+		eo.traceparent = NULL;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -246,6 +253,9 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 			break;
 		case O_CKEY: /* the library checks it (docs/limits.md) */
 			eo.concurrency_key = optarg;
+			break;
+		case O_TRACE:
+			eo.traceparent = optarg;
 			break;
 		case O_AFTER:
 			if ((ex = parse_after(optarg, &after, &eo.n_after)) !=

@@ -89,6 +89,7 @@ cli_task_json(const sked_task *t)
 	json_object_set_new(o, "created_at", cli_json_time(t->created_ms));
 	json_object_set_new(o, "updated_at", cli_json_time(t->updated_ms));
 	json_object_set_new(o, "finished_at", cli_json_time(t->finished_ms));
+	json_object_set_new(o, "traceparent", cli_json_cstr(t->traceparent));
 	return o;
 }
 
@@ -249,6 +250,8 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 		printf("               (fire time %s)\n",
 		       cli_time(t->fire_time_ms, a, sizeof a));
 	}
+	if (t->traceparent != NULL)
+		printf("  traceparent  %s\n", t->traceparent);
 	printf("  created      %s\n", cli_time(t->created_ms, a, sizeof a));
 	printf("  updated      %s\n", cli_time(t->updated_ms, a, sizeof a));
 	if (t->finished_ms != 0)

@@ -169,7 +169,7 @@ static const struct cli_cmd commands[] = {
          "             [--at TIME|--in DURATION] [--max-attempts N] "
          "[--unique KEY]\n"
          "             [--concurrency-key KEY] [--after ID[,ID…]]\n"
-         "             [--on-parent-failure cancel|ignore]\n"
+         "             [--on-parent-failure cancel|ignore] [--traceparent TP]\n"
          "       sked enqueue KIND --lines FILE|- [--queue Q] [--priority N] "
          "[…]",
          "add a task (or one per input line); prints the id(s)",
@@ -193,7 +193,12 @@ static const struct cli_cmd commands[] = {
          "                    repeatable (docs/workflows.md)\n"
          "  --on-parent-failure P  cancel (default): a parent that ends dead\n"
          "                    or cancelled cancels this task and what waits\n"
-         "                    on it; ignore: it counts as ended\n",
+         "                    on it; ignore: it counts as ended\n"
+         "  --traceparent TP  a W3C trace context (00-<32 hex>-<16 hex>-<2 "
+         "hex>) the\n"
+         "                    task keeps and its handler receives as "
+         "TRACEPARENT;\n"
+         "                    default: TRACEPARENT from the environment\n",
          0},
         {"list", cmd_list, NULL,
          "list [--status S] [--queue Q] [--kind K] [--limit N]",

@@ -273,6 +273,12 @@ typedef struct sked_enqueue_opts {
 	const int64_t *after;
 	size_t n_after;
 	int on_parent_failure; /* SKED_PARENT_CANCEL (0) or _IGNORE */
+	/* NULL: none; else a W3C trace context, "VV-TRACEID-PARENTID-FF"
+	 * (55 characters of lowercase hex: version 2, trace id 32, parent
+	 * id 16, flags 2; version ff and all-zero ids are invalid) that the
+	 * task keeps and its handler receives (TRACEPARENT, docs/handlers.md).
+	 * Anything else is SKED_EINVAL. */
+	const char *traceparent;
 } sked_enqueue_opts;
 
 #define SKED_PARENT_CANCEL 0 /* cancel this task and what waits on it */
@@ -321,6 +327,7 @@ typedef struct sked_task {
 	 * SKED_RESULT_MAX bytes of UTF-8), or NULL; filled by
 	 * sked_task_get only (sked_task_list leaves it NULL) */
 	char *result;
+	char *traceparent; /* its W3C trace context, or NULL */
 } sked_task;
 
 /* Fetch one task. SKED_ENOTFOUND when there is none. Free with
@@ -442,6 +449,8 @@ SKED_API const char *sked_job_payload(const sked_job *job, size_t *len);
 SKED_API int sked_job_attempt(const sked_job *job);
 SKED_API int sked_job_max_attempts(const sked_job *job);
 SKED_API int sked_job_cancelled(const sked_job *job);
+/* The task's W3C trace context (enqueued with one), or NULL. */
+SKED_API const char *sked_job_traceparent(const sked_job *job);
 /* Record why the attempt failed (kept in the run record; copied, at most
  * 1 KiB). */
 SKED_API void sked_job_set_error(sked_job *job, const char *fmt, ...)
@@ -1150,6 +1159,8 @@ SKED_API int sked_enqueue_opts_set_after(sked_enqueue_opts *o,
                                          const int64_t *ids, size_t n);
 SKED_API int sked_enqueue_opts_set_on_parent_failure(sked_enqueue_opts *o,
                                                      int v);
+SKED_API int sked_enqueue_opts_set_traceparent(sked_enqueue_opts *o,
+                                               const char *v);
 
 SKED_API sked_list_filter *sked_list_filter_new(void);
 SKED_API void sked_list_filter_free(sked_list_filter *o);

@@ -6,3 +6,8 @@
 -- and the limited claim of the queue reads the flag from the row it
 -- locks.
 ALTER TABLE {p}queue_limit ADD COLUMN IF NOT EXISTS paused integer NOT NULL DEFAULT 0;
+-- A task's W3C trace context (enqueue --traceparent, docs/handlers.md):
+-- "00-<32 hex>-<16 hex>-<2 hex>", NULL for none; the claim reads it
+-- with the row and hands it to the handler as TRACEPARENT.
+ALTER TABLE {p}task ADD COLUMN IF NOT EXISTS traceparent text;
+ALTER TABLE {p}task_done ADD COLUMN IF NOT EXISTS traceparent text;

@@ -96,7 +96,7 @@ sked_struct_size(const char *name)
 
 /* Each object is its public struct first (so a pointer to the box is a
  * pointer to the struct) and the copies of the strings it points to. */
-#define NSTR 4 /* sked_enqueue_opts keeps its parents' ids in slot 3 */
+#define NSTR 5 /* sked_enqueue_opts keeps its parents' ids in slot 3 */
 
 #define BOX(type)                                                              \
 	typedef struct type##_box {                                            \
@@ -195,6 +195,7 @@ SET_NUM(sked_enqueue_opts, delay_ms, int64_t)
 SET_NUM(sked_enqueue_opts, max_attempts, int)
 SET_STR(sked_enqueue_opts, concurrency_key, 2)
 SET_NUM(sked_enqueue_opts, on_parent_failure, int)
+SET_STR(sked_enqueue_opts, traceparent, 4)
 
 LIFECYCLE(sked_list_filter, b->o.status = -1)
 SET_STR(sked_list_filter, queue, 0)

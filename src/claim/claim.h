@@ -56,6 +56,7 @@ typedef struct sked_claimed {
 	int64_t started_ms;
 	int has_parents; /* it waited for parents (their results are read
 	                    for its handler: worker/parents.c) */
+	char *traceparent; /* or NULL */
 } sked_claimed;
 
 typedef struct sked_claim_strategy {
@@ -85,14 +86,18 @@ int sked__claim_in_tx(struct sked *h, const sked_claim_req *req,
 int sked__claim(struct sked *h, const sked_claim_req *req, sked_claimed **out,
                 int *n) __attribute__((warn_unused_result));
 void sked__claimed_free(sked_claimed *c, int n);
+/* Free the strings of one claimed task (not the task itself). */
+void sked__claimed_clear(sked_claimed *t);
 
 /* Shared by strategies: parse rows of CLAIMED_COLS (id, queue, kind,
- * payload, attempts, max_attempts, started ms) appending to *out. */
+ * payload, attempts, max_attempts, started ms, traceparent) appending to
+ * *out. */
 struct sked_res;
 int sked__claimed_from_rows(const struct sked_res *r, sked_claimed **out,
                             int *n) __attribute__((warn_unused_result));
-/* One such row (row i) into *t; SKED_ENOMEM leaves *t freeable. */
-int sked__claimed_from_row(const struct sked_res *r, int i, sked_claimed *t)
-        __attribute__((warn_unused_result));
+/* One such row (row i) into *t, its traceparent from column tp_col;
+ * SKED_ENOMEM leaves *t freeable. */
+int sked__claimed_from_row(const struct sked_res *r, int i, int tp_col,
+                           sked_claimed *t) __attribute__((warn_unused_result));
 
 #endif /* SKED_CLAIM_H */

@@ -17,16 +17,22 @@ sked__claimed_free(sked_claimed *c, int n)
 {
 	if (!c)
 		return;
-	for (int i = 0; i < n; i++) {
-		free(c[i].queue);
-		free(c[i].kind);
-		free(c[i].payload);
-	}
+	for (int i = 0; i < n; i++)
+		sked__claimed_clear(&c[i]);
 	free(c);
 }
 
+void
+sked__claimed_clear(sked_claimed *t)
+{
+	free(t->queue);
+	free(t->kind);
+	free(t->payload);
+	free(t->traceparent);
+}
+
 int
-sked__claimed_from_row(const sked_res *r, int i, sked_claimed *t)
+sked__claimed_from_row(const sked_res *r, int i, int tp_col, sked_claimed *t)
 {
 	int oom = 0;
 	memset(t, 0, sizeof *t);
@@ -38,10 +44,14 @@ sked__claimed_from_row(const sked_res *r, int i, sked_claimed *t)
 	t->attempt = (int)sked__res_int(r, i, 4);
 	t->max_attempts = (int)sked__res_int(r, i, 5);
 	t->started_ms = sked__res_int(r, i, 6);
-	/* open_parents, the claim's last column: below 0 for a task that
-	 * had parents (the fused claim's rows have three more before it) */
-	int pc = r->ncols == 11 ? 10 : 7;
-	t->has_parents = pc < r->ncols && sked__res_int(r, i, pc) < 0;
+	/* open_parents: below 0 for a task that had parents; then the
+	 * trace context (the fused claim's rows have three more before
+	 * them) */
+	int pc = tp_col - 1;
+	t->has_parents = sked__res_int(r, i, pc) < 0;
+	t->traceparent = sked__res_null(r, i, tp_col)
+	                         ? NULL
+	                         : sked__res_dup(r, i, tp_col, &oom);
 	return oom ? SKED_ENOMEM : SKED_OK;
 }
 
@@ -55,7 +65,7 @@ sked__claimed_from_rows(const sked_res *r, sked_claimed **out, int *n)
 		return SKED_ENOMEM;
 	*out = c;
 	for (int i = 0; i < r->nrows; i++) {
-		int rc = sked__claimed_from_row(r, i, &c[*n]);
+		int rc = sked__claimed_from_row(r, i, 8, &c[*n]);
 		(*n)++;
 		if (rc != SKED_OK)
 			return rc;

@@ -28,7 +28,7 @@
 	"id, queue, kind, payload, status, priority, {ms:run_at}, attempts, "  \
 	"max_attempts, node_id, {ms:lease_until}, unique_key, "                \
 	"schedule_name, {ms:fire_time}, last_error, {ms:created_at}, "         \
-	"{ms:updated_at}, {ms:finished_at}"
+	"{ms:updated_at}, {ms:finished_at}, traceparent"
 
 #define DONE_COLS   SKED__DONE_COLS
 #define DONE_T_COLS SKED__DONE_T_COLS
@@ -37,13 +37,16 @@
 #define RAW_COLS                                                               \
 	"id, queue, kind, payload, status, priority, run_at, attempts, "       \
 	"max_attempts, node_id, lease_until, unique_key, schedule_name, "      \
-	"fire_time, last_error, created_at, updated_at, finished_at"
+	"fire_time, last_error, created_at, updated_at, finished_at, "         \
+	"traceparent"
 
-/* the last column: open_parents, below 0 for a task that had parents
- * (the worker reads their results for it; docs/workflows.md) */
+/* the last two columns: open_parents, below 0 for a task that had
+ * parents (the worker reads their results for it; docs/workflows.md),
+ * and the trace context, which rides along the claim's row read (NULL
+ * for most) */
 #define CLAIMED_COLS                                                           \
 	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}, "  \
-	"open_parents"
+	"open_parents, traceparent"
 
 #define CLAIM_SET                                                              \
 	"status = 1, node_id = ?1, lease_until = {now+?2}, "                   \
@@ -92,7 +95,8 @@
 #define ENQ_COLS                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at, concurrency_key) VALUES (?1, ?2, ?3, 0, ?4, "
+	"updated_at, concurrency_key, traceparent) VALUES (?1, ?2, ?3, 0, "    \
+	"?4, "
 
 /* The cluster gauges' rows: (queue, status, count, due, oldest run_at ms,
  * now ms); status 1 rows come from the running index; status -1 is the
@@ -128,9 +132,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_META_PUT] =
                 "INSERT INTO {p}meta (name, value) VALUES (?1, ?2)",
         [SKED_SQL_ENQ_IN] =
-                ENQ_COLS "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
+                ENQ_COLS "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9){ret}",
         [SKED_SQL_ENQ_AT] =
-                ENQ_COLS "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8){ret}",
+                ENQ_COLS "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9){ret}",
         /* a task is in {p}task while live, in {p}task_done once ended:
          * one statement reads both, so it sees the task on one side of a
          * move (a statement's snapshot, or the move's row locks) */

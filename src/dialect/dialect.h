@@ -369,7 +369,7 @@ typedef enum sked_sql {
 	"max_attempts, node_id, lease_until, started_at, version, "            \
 	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
 	"updated_at, finished_at, concurrency_key, dependents, "               \
-	"on_parent_failure, result"
+	"on_parent_failure, traceparent, result"
 
 /* DONE_COLS but the result read from task t, with the attempt's start
  * from v (the {rows8} of SKED_SQL_DONE_COPY_RUN, whose c8 is the
@@ -379,21 +379,22 @@ typedef enum sked_sql {
 	"t.attempts, t.max_attempts, t.node_id, t.lease_until, {ts:v.c3}, "    \
 	"t.version, t.unique_key, t.schedule_name, t.fire_time, "              \
 	"t.last_error, t.created_at, t.updated_at, t.finished_at, "            \
-	"t.concurrency_key, t.dependents, t.on_parent_failure"
+	"t.concurrency_key, t.dependents, t.on_parent_failure, "               \
+	"t.traceparent"
 
 #define SKED__RETRY_BACK                                                       \
 	"INSERT INTO {p}task (id, queue, kind, payload, status, priority, "    \
 	"run_at, attempts, max_attempts, node_id, lease_until, started_at, "   \
 	"version, unique_key, schedule_name, fire_time, last_error, "          \
 	"created_at, updated_at, finished_at, concurrency_key, dependents, "   \
-	"on_parent_failure, open_parents) SELECT id, "                         \
+	"on_parent_failure, open_parents, traceparent) SELECT id, "            \
 	"queue, kind, payload, 0, priority, {now}, attempts, CASE WHEN "       \
 	"attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END, "   \
 	"node_id, NULL, started_at, version + 1, unique_key, schedule_name, "  \
 	"fire_time, last_error, created_at, {now}, NULL, concurrency_key, "    \
 	"dependents, on_parent_failure, CASE WHEN EXISTS (SELECT 1 FROM "      \
 	"{p}task_dep e WHERE e.child_id = {p}task_done.id) THEN -1 ELSE 0 "    \
-	"END "                                                                 \
+	"END, traceparent "                                                    \
 	"FROM {p}task_done "                                                   \
 	"WHERE id IN ({ids}) AND status IN (3, 5)"
 

@@ -59,10 +59,10 @@
 	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
 	"RETURNING t.id, t.queue, t.kind, t.payload, t.attempts, "             \
 	"t.max_attempts, t.started_at, t.priority, t.run_at, "                 \
-	"t.open_parents) "                                                     \
+	"t.open_parents, t.traceparent) "                                      \
 	"SELECT id, queue, kind, payload, attempts, max_attempts, "            \
-	"{ms:started_at}, open_parents FROM u ORDER BY priority DESC, "        \
-	"run_at, id"
+	"{ms:started_at}, open_parents, traceparent FROM u ORDER BY "          \
+	"priority DESC, run_at, id"
 
 /* Outstanding work counted through the partial indexes (running rows,
  * claimable rows) rather than the generic OR, which scans every finished
@@ -113,7 +113,7 @@
 	"max_attempts, node_id, lease_until, started_at, version, "            \
 	"unique_key, schedule_name, fire_time, last_error, created_at, "       \
 	"updated_at, finished_at, concurrency_key, dependents, "               \
-	"on_parent_failure, result"
+	"on_parent_failure, result, traceparent"
 /* An ended task's row for {p}task_done, from the rows a CTE (x) took
  * out of {p}task and the outcome (o) that ended it: the attempt's start,
  * outcome, exit code, error and output ride on the row (schema 5), so
@@ -125,7 +125,7 @@
 	"NULL::timestamptz, {ts:o.started_ms}, x.version + 1, x.unique_key, "  \
 	"x.schedule_name, x.fire_time, " err ", x.created_at, now(), now(), "  \
 	"x.concurrency_key, x.dependents, x.on_parent_failure, "               \
-	"(?13::text[])[o.ord::int], "                                          \
+	"(?13::text[])[o.ord::int], x.traceparent, "                           \
 	"o.outcome, o.exit_code, o.error, o.output FROM " x                    \
 	" x JOIN o ON o.id = x.id"
 #define FINISH_CTES                                                            \
@@ -229,12 +229,12 @@ static const char finish_arrays[] =
 	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
 	"RETURNING t.id, "                                                     \
 	"t.queue, t.kind, t.payload, t.attempts, t.max_attempts, "             \
-	"t.started_at, t.priority, t.run_at, t.open_parents) "                 \
+	"t.started_at, t.priority, t.run_at, t.open_parents, t.traceparent) "  \
 	"SELECT cl.id, cl.queue, cl.kind, cl.payload, cl.attempts, "           \
 	"cl.max_attempts, {ms:cl.started_at}, 1, cl.priority, "                \
-	"{ms:cl.run_at}, cl.open_parents FROM cl UNION ALL "                   \
+	"{ms:cl.run_at}, cl.open_parents, cl.traceparent FROM cl UNION ALL "   \
 	"SELECT o.ord, NULL, NULL, NULL, " APPLIED ", NULL, NULL, 0, NULL, "   \
-	"NULL, 0 FROM o LEFT JOIN a "                                          \
+	"NULL, 0, NULL FROM o LEFT JOIN a "                                    \
 	"ON a.id = o.id ORDER BY 8 DESC, 9 DESC, 10, 1"
 
 /* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),

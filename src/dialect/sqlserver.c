@@ -48,14 +48,16 @@
 #define CLAIM_HEAD                                                             \
 	"WITH c AS (SELECT TOP (?3) id, queue, kind, payload, status, "        \
 	"node_id, lease_until, started_at, attempts, max_attempts, version, "  \
-	"updated_at, open_parents FROM {p}task WITH (UPDLOCK, READPAST, "      \
+	"updated_at, open_parents, traceparent FROM {p}task WITH (UPDLOCK, "   \
+	"READPAST, "                                                           \
 	"ROWLOCK) "                                                            \
 	"WHERE status IN (0, 4) AND run_at <= {now} "
 #define CLAIM_TAIL                                                             \
 	"ORDER BY priority DESC, run_at, id) UPDATE c SET " CLAIM_SET          \
 	" OUTPUT inserted.id, inserted.queue, inserted.kind, "                 \
 	"inserted.payload, inserted.attempts, inserted.max_attempts, "         \
-	"{ms:inserted.started_at}, inserted.open_parents"
+	"{ms:inserted.started_at}, inserted.open_parents, "                    \
+	"inserted.traceparent"
 
 #define LOCK_HEAD                                                              \
 	"SELECT TOP (?3) id FROM {p}task WITH (UPDLOCK, READPAST, ROWLOCK) "   \
@@ -66,7 +68,8 @@
 #define ENQ_HEAD                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at, concurrency_key) OUTPUT inserted.id VALUES (?1, ?2, ?3, " \
+	"updated_at, concurrency_key, traceparent) OUTPUT inserted.id VALUES " \
+	"(?1, ?2, ?3, "                                                        \
 	"0, ?4, "
 
 #define ROWS_HEAD                                                              \
@@ -83,8 +86,9 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "name NVARCHAR(64) NOT NULL PRIMARY KEY, "
                 "value NVARCHAR(255) NOT NULL)",
         [SKED_SQL_ENQ_IN] =
-                ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8)",
-        [SKED_SQL_ENQ_AT] = ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8)",
+                ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9)",
+        [SKED_SQL_ENQ_AT] =
+                ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9)",
         [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_CLAIM_Q] =
                 CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,

@@ -301,7 +301,8 @@ finish_claim_once(sked *h, const char *node_id, sked_outcome *o, int n,
 		}
 		/* claimed: committed already, so keep going on a failed
 		 * copy and hand over what we have */
-		if (sked__claimed_from_row(&r, i, &(*out)[*nout]) != SKED_OK) {
+		if (sked__claimed_from_row(&r, i, 11, &(*out)[*nout]) !=
+		    SKED_OK) {
 			(*nout)++;
 			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 			break;

@@ -509,11 +509,8 @@ limited(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 			return rc;
 		sked__rollback(h);
 		/* nothing of this try stays claimed: drop what it added */
-		for (int i = before; i < *n; i++) {
-			free((*out)[i].queue);
-			free((*out)[i].kind);
-			free((*out)[i].payload);
-		}
+		for (int i = before; i < *n; i++)
+			sked__claimed_clear(&(*out)[i]);
 		*n = before;
 		if (!sked__retry_pause(h, rc, attempt, LIMITED_TRIES,
 		                       "limited claim"))

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "util/ident.h"
 #include "util/pgarray.h"
 
 static int
@@ -83,6 +84,12 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		return sked__fail(h, SKED_EINVAL,
 		                  "concurrency key must be 1 to %d bytes",
 		                  SKED_MAX_NAME);
+	if (o && o->traceparent && !sked__traceparent_valid(o->traceparent))
+		return sked__fail(h, SKED_EINVAL,
+		                  "traceparent '%.80s' is not a W3C trace "
+		                  "context (00-<32 hex>-<16 hex>-<2 hex>, "
+		                  "lowercase, ids not all zero)",
+		                  o->traceparent);
 	if (o && (o->max_attempts < 0 || o->max_attempts > 1000))
 		return sked__fail(h, SKED_EINVAL,
 		                  "max attempts %d is out of range 1-1000",
@@ -123,7 +130,7 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	if (!o)
 		o = &defaults;
 	int at = o->run_at_ms != 0;
-	sked_val p[8] = {
+	sked_val p[9] = {
 	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
 	        SKED_TEXTV(kind),
 	        SKED_BLOBV(payload ? payload : "", payload ? len : 0),
@@ -134,10 +141,12 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	        SKED_TEXTV(o->unique_key),
 	        /* limits.c: the per-key limit's key, or NULL */
 	        SKED_TEXTV(o->concurrency_key),
+	        /* the W3C trace context, or NULL */
+	        SKED_TEXTV(o->traceparent),
 	};
 	sked_res r = {0};
 	*dup = 0;
-	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 8, &r);
+	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 9, &r);
 	if (rc == SKED_OK) {
 		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : sked__last_id(h);
 		sked__res_clear(&r);
@@ -531,8 +540,9 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 		return rc0;
 	if (opts && opts->n_after)
 		return enqueue_after(h, kind, n, payloads, lens, opts, ids_out);
-	/* a concurrency key (limits.c) takes the one-row insert below */
-	int keyed = opts && opts->concurrency_key;
+	/* a concurrency key (limits.c) or a trace context takes the
+	 * one-row insert below */
+	int keyed = opts && (opts->concurrency_key || opts->traceparent);
 	if ((h->dialect->caps & SKED_CAP_ARRAYS) && !keyed)
 		return enqueue_arrays(h, kind, n, payloads, lens, opts,
 		                      ids_out);
@@ -598,8 +608,9 @@ task_from_row(const sked_res *r, int i, sked_task *t)
 	t->created_ms = sked__res_int(r, i, 15);
 	t->updated_ms = sked__res_int(r, i, 16);
 	t->finished_ms = sked__res_int(r, i, 17);
-	if (r->ncols > 18) /* SKED_SQL_TASK_GET's */
-		t->result = sked__res_dup(r, i, 18, &oom);
+	t->traceparent = sked__res_dup(r, i, 18, &oom);
+	if (r->ncols > 19) /* SKED_SQL_TASK_GET's */
+		t->result = sked__res_dup(r, i, 19, &oom);
 	return oom ? SKED_ENOMEM : SKED_OK;
 }
 
@@ -769,6 +780,7 @@ sked_tasks_free(sked_task *tasks, size_t n)
 		free(t->schedule_name);
 		free(t->last_error);
 		free(t->result);
+		free(t->traceparent);
 	}
 	free(tasks);
 }

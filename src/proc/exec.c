@@ -310,9 +310,15 @@ int
 sked__exec_secret(const char *entry)
 {
 	static const char *const names[] = {
-	        "SKED_DATABASE_URL",  "SKED_DASHBOARD_AUTH",
-	        "SKED_METRICS_TOKEN", "SKED_HTTP_AUTHORIZATION",
-	        "PGPASSWORD",         "MYSQL_PWD",
+	        "SKED_DATABASE_URL",
+	        "SKED_DASHBOARD_AUTH",
+	        "SKED_METRICS_TOKEN",
+	        "SKED_HTTP_AUTHORIZATION",
+	        "PGPASSWORD",
+	        "MYSQL_PWD",
+	        /* not a secret, but the worker's own trace context, which
+	         * is no task's: a task's comes in env_extra */
+	        "TRACEPARENT",
 	};
 	static const char prefix[] = "SKED_HTTP_AUTHORIZATION_";
 	size_t len = name_len(entry);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sked.h"
@@ -78,4 +79,35 @@ sked__default_id(char *buf, size_t len)
 	r = (unsigned)getpid() ^ (unsigned)sked__mono_ms();
 	snprintf(buf, len, "%s%s-%d-%04x", alnum(host[0]) ? "" : "h", host,
 	         (int)getpid(), r & 0xffff);
+}
+
+/* n lowercase hex digits at s; *zero is set when they are all '0' */
+static int
+lower_hex(const char *s, int n, int *zero)
+{
+	*zero = 1;
+	for (int i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return 0;
+		if (c != '0')
+			*zero = 0;
+	}
+	return 1;
+}
+
+int
+sked__traceparent_valid(const char *s)
+{
+	int zero;
+	if (!s || strlen(s) != SKED_TRACEPARENT_LEN || s[2] != '-' ||
+	    s[35] != '-' || s[52] != '-')
+		return 0;
+	if (!lower_hex(s, 2, &zero) || strncmp(s, "ff", 2) == 0)
+		return 0;
+	if (!lower_hex(s + 3, 32, &zero) || zero)
+		return 0;
+	if (!lower_hex(s + 36, 16, &zero) || zero)
+		return 0;
+	return lower_hex(s + 53, 2, &zero);
 }

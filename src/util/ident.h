@@ -18,6 +18,14 @@ int sked__name_valid(const char *s);
 /* 1 when s matches [a-z_][a-z0-9_]{0,30}; 0 otherwise (NULL included). */
 int sked__prefix_valid(const char *s);
 
+/* 1 when s is a W3C trace context header value as sked stores it
+ * (https://www.w3.org/TR/trace-context/#traceparent-header):
+ * "VV-TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT-PPPPPPPPPPPPPPPP-FF", 55
+ * characters, lowercase hex fields, version not ff, trace id and parent
+ * id not all zeros; 0 otherwise (NULL included). */
+#define SKED_TRACEPARENT_LEN 55
+int sked__traceparent_valid(const char *s);
+
 /* The default owner of a lock or id of a node: HOST-PID-RANDOM, the host
  * name with every byte a name may not hold made '-', so always a valid
  * name. 96 bytes of buf always suffice. */

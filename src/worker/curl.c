@@ -155,6 +155,8 @@ headers_for(const sked_job *j)
 			goto oom;
 		l = t;
 	}
+	if (j->t.traceparent) /* W3C trace context, as a client sends it */
+		ADD("traceparent: %s", j->t.traceparent);
 	const char *p = j->t.payload ? j->t.payload : "";
 	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
 		p++;

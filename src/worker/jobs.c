@@ -45,9 +45,7 @@ sked__wk_job_free(sked_job *j)
 {
 	if (!j)
 		return;
-	free(j->t.queue);
-	free(j->t.kind);
-	free(j->t.payload);
+	sked__claimed_clear(&j->t);
 	free(j->error);
 	free(j->output);
 	free(j->result);

@@ -166,9 +166,7 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
 			                  .error = "worker out of resources"};
 			sked__ignore(sked__finish(h, w->node_id, &o, 1));
 			rc = SKED_ENOMEM;
-			free(c[i].queue);
-			free(c[i].kind);
-			free(c[i].payload);
+			sked__claimed_clear(&c[i]);
 			if (par)
 				sked__wk_parents_free(par[i]);
 			continue;

@@ -12,8 +12,9 @@
  *                    {"sked": "pipe", "version": 1}, then one task per line:
  *                    {"id", "kind", "queue", "attempt", "max_attempts",
  *                     "payload" (a string), "fencing", "deadline_ms"},
- *                    and "parents" [{"id", "kind", "result"}, …] for a
- *                    task that waited for others
+ *                    "traceparent" when the task has one, and "parents"
+ *                    [{"id", "kind", "result"}, …] for a task that
+ *                    waited for others
  *   handler -> sked  per task one line {"id": N, "ok": true} or
  *                    {"id": N, "ok": false, "error": "…", "retry_in_ms": M},
  *                    either with an optional "result" (a string, or any
@@ -234,6 +235,12 @@ task_line(const sked_job *j, int64_t deadline_ms, size_t *len)
 	        "payload", j->t.payload ? j->t.payload : "",
 	        j->t.payload ? j->t.payload_len : 0, "fencing", j->t.attempt,
 	        "deadline_ms", (json_int_t)deadline_ms);
+	if (o && j->t.traceparent &&
+	    json_object_set_new(o, "traceparent",
+	                        json_string(j->t.traceparent)) != 0) {
+		json_decref(o);
+		return NULL;
+	}
 	if (!o)
 		return NULL;
 	/* a task that waited for others: its parents and their results */

@@ -64,6 +64,12 @@ sked_job_max_attempts(const sked_job *j)
 	return j->t.max_attempts;
 }
 
+SKED_API const char *
+sked_job_traceparent(const sked_job *j)
+{
+	return j->t.traceparent;
+}
+
 SKED_API int
 sked_job_cancelled(const sked_job *j)
 {
@@ -156,7 +162,7 @@ run_program(sked_job *j, const handler *x)
 {
 	sked_worker *w = j->w;
 	char id[48], attempt[32], kind[SKED_MAX_NAME + 32],
-	        queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32];
+	        queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32], tp[80];
 	char rpath[PATH_MAX], ppath[PATH_MAX];
 	char renv[PATH_MAX + 32], penv[PATH_MAX + 32];
 	snprintf(id, sizeof id, "SKED_TASK_ID=%lld", (long long)j->t.id);
@@ -164,8 +170,14 @@ run_program(sked_job *j, const handler *x)
 	snprintf(kind, sizeof kind, "SKED_TASK_KIND=%s", j->t.kind);
 	snprintf(queue, sizeof queue, "SKED_TASK_QUEUE=%s", j->t.queue);
 	snprintf(node, sizeof node, "SKED_NODE_ID=%s", w->node_id);
-	const char *env[9] = {id, attempt, kind, queue, node, NULL};
+	const char *env[10] = {id, attempt, kind, queue, node, NULL};
 	int ne = 5;
+	/* the task's trace context; the worker's own never passes on
+	 * (sked__exec_secret) */
+	if (j->t.traceparent) {
+		snprintf(tp, sizeof tp, "TRACEPARENT=%s", j->t.traceparent);
+		env[ne++] = tp;
+	}
 	/* the result file: the program writes its result there */
 	int rfd = temp_file(rpath, sizeof rpath, "result");
 	if (rfd < 0) {

@@ -140,7 +140,8 @@ call GET /api/stats -H "Host: localhost:$port"
 expect_eq "$code" 200 "Host localhost"
 
 # ---- enqueue: every option ----
-post /api/tasks '{"kind":"mail","payload":{"to":"ada@example.com"},"queue":"q1","priority":7,"in":"1h","max_attempts":3,"unique_key":"order-17","concurrency_key":"tenant-9"}'
+tp=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+post /api/tasks '{"kind":"mail","payload":{"to":"ada@example.com"},"queue":"q1","priority":7,"in":"1h","max_attempts":3,"unique_key":"order-17","concurrency_key":"tenant-9","traceparent":"'"$tp"'"}'
 expect_eq "$code" 201 "enqueue with every option"
 expect_eq "$(field .existed)" false "a new task"
 t1=$(field .id)
@@ -151,6 +152,22 @@ expect_eq "$(jq -r .max_attempts "$T/show")" 3 "max_attempts"
 expect_eq "$(jq -r .unique_key "$T/show")" order-17 "unique_key"
 expect_eq "$(jq -r .payload "$T/show")" '{"to":"ada@example.com"}' "an object payload, as JSON text"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $t1 AND concurrency_key = 'tenant-9'")" 1 "concurrency_key"
+expect_eq "$(jq -r .traceparent "$T/show")" "$tp" "traceparent"
+call GET "/api/tasks/$t1"
+expect_eq "$(field .traceparent)" "$tp" "show answers the traceparent"
+# a traced request's own trace context, unless the body names one
+tph=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01
+post /api/tasks '{"kind":"traced"}' -H "traceparent: $tph"
+expect_eq "$code" 201 "enqueue from a traced request"
+expect_eq "$(sk show "$(field .id)" --json | jq -r .traceparent)" "$tph" "traceparent from the request's header"
+post /api/tasks/bulk '{"kind":"traced","payloads":["a","b"],"traceparent":"'"$tp"'"}' -H "traceparent: $tph"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind = 'traced' AND traceparent = '$tp'")" 2 "bulk: the body's traceparent over the header"
+before=$(count "SELECT COUNT(*) FROM {p}task")
+post /api/tasks '{"kind":"traced","traceparent":"00-00000000000000000000000000000000-b7ad6b7169203331-01"}'
+refused 400 65 "a traceparent with an all-zero trace id"
+post /api/tasks '{"kind":"traced"}' -H "traceparent: nonsense"
+refused 400 65 "a request whose traceparent header is not one"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" "$before" "a refused traceparent enqueues nothing"
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $t1 AND run_at > created_at")" 1 "in: later than now"
 post /api/tasks '{"kind":"mail","payload":"other","unique_key":"order-17"}'
 expect_eq "$code" 200 "the same unique key again"

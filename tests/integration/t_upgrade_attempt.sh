@@ -60,6 +60,10 @@ for c in dependents open_parents on_parent_failure result; do
 done
 # and what schema 8 added (the node's handler count)
 sql "ALTER TABLE {p}node DROP COLUMN busy" >/dev/null
+# and what schema 9 added (queue pause, trace context)
+sql "ALTER TABLE {p}queue_limit DROP COLUMN paused" >/dev/null
+sql "ALTER TABLE {p}task DROP COLUMN traceparent" >/dev/null
+sql "ALTER TABLE {p}task_done DROP COLUMN traceparent" >/dev/null
 sql "UPDATE {p}meta SET value = '4' WHERE name = 'schema_version'" >/dev/null
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" 6 "run rows at schema 4"
 

@@ -16,13 +16,15 @@ live=$(sk enqueue job --payload y --in 1h)
 # back to schema 3's shape: no task_done, the ended-task index on task,
 # ended tasks in task
 sql "DROP TABLE {p}task_done" >/dev/null
-# nor what schema 7 added to task (dependencies)
+# nor what schemas 7 and 9 added to task (dependencies, trace context)
 sql "DROP TABLE {p}task_dep" >/dev/null
-for c in dependents open_parents on_parent_failure result; do
+for c in dependents open_parents on_parent_failure result traceparent; do
 	sql "ALTER TABLE {p}task DROP COLUMN $c" >/dev/null
 done
 # and what schema 8 added (the node's handler count)
 sql "ALTER TABLE {p}node DROP COLUMN busy" >/dev/null
+# nor what schema 9 added to queue_limit (pause)
+sql "ALTER TABLE {p}queue_limit DROP COLUMN paused" >/dev/null
 sql "CREATE INDEX {p}task_ended ON {p}task (status, finished_at)" >/dev/null
 sql "UPDATE {p}task SET status = 2, attempts = 1, finished_at = updated_at WHERE id = $ok" >/dev/null
 sql "UPDATE {p}task SET status = 3, attempts = 5, last_error = 'exit 3', finished_at = updated_at WHERE id = $dead" >/dev/null

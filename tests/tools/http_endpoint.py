@@ -16,7 +16,7 @@ by path:
   /result  200 with the body "http result ID" (the task's result)
   /big     200 with a body of 65537 bytes (over a result's 64 KiB)
 Every request is logged to LOG as one JSON line: path, the Sked-Task-*
-headers, Authorization, Content-Type and the body. Stops by itself after
+headers, traceparent, Authorization, Content-Type and the body. Stops by itself after
 10 minutes.
 """
 import email.utils
@@ -45,7 +45,7 @@ class H(BaseHTTPRequestHandler):
                "type": self.headers.get("Content-Type"),
                "conn": self.client_address[1]}
         for k, v in self.headers.items():
-            if k.lower().startswith("sked-task-"):
+            if k.lower().startswith("sked-task-") or k.lower() == "traceparent":
                 rec[k.lower()] = v
         with lock:
             with open(log, "a") as f:

@@ -509,6 +509,33 @@ log_line_shape(void **state)
 }
 
 static void
+traceparents(void **state)
+{
+	(void)state;
+	const char *good = "00-4bf92f3577b34da6a3ce929d0e0e4736-"
+	                   "00f067aa0ba902b7-01";
+	assert_true(sked__traceparent_valid(good));
+	assert_true(
+	        sked__traceparent_valid("01-4bf92f3577b34da6a3ce929d0e0e4736-"
+	                                "00f067aa0ba902b7-00"));
+	const char *bad[] = {
+	        NULL,
+	        "",
+	        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-1",
+	        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-",
+	        "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+	        "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+	        "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+	        "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+	        "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+	        "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+	        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0x",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_false(sked__traceparent_valid(bad[i]));
+}
+
+static void
 log_levels(void **state)
 {
 	assert_string_equal(sked__log_level_name(SKED_LOG_WARN), "warn");
@@ -539,6 +566,7 @@ main(void)
 	        cmocka_unit_test(log_threshold),
 	        cmocka_unit_test(log_line_shape),
 	        cmocka_unit_test(log_levels),
+	        cmocka_unit_test(traceparents),
 	        cmocka_unit_test(log_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

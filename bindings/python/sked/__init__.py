@@ -118,6 +118,7 @@ class _Task(ctypes.Structure):
         ("fire_time_ms", c_int64), ("last_error", c_char_p),
         ("created_ms", c_int64), ("updated_ms", c_int64),
         ("finished_ms", c_int64), ("result", c_char_p),
+        ("traceparent", c_char_p),
     ]
 
 
@@ -273,6 +274,7 @@ _fn("sked_job_queue", c_char_p, _P)
 _fn("sked_job_payload", c_void_p, _P, _POINTER(c_size_t))
 _fn("sked_job_attempt", c_int, _P)
 _fn("sked_job_max_attempts", c_int, _P)
+_fn("sked_job_traceparent", c_char_p, _P)
 _fn("sked_job_cancelled", c_int, _P)
 _fn("sked_job_set_error_msg", None, _P, c_char_p)
 _fn("sked_job_give_up", None, _P)
@@ -290,7 +292,8 @@ _OPTION_FIELDS: Dict[str, Dict[str, Any]] = {
                           "priority": c_int, "run_at_ms": c_int64,
                           "delay_ms": c_int64, "max_attempts": c_int,
                           "concurrency_key": c_char_p,
-                          "on_parent_failure": c_int},
+                          "on_parent_failure": c_int,
+                          "traceparent": c_char_p},
     "sked_list_filter": {"queue": c_char_p, "kind": c_char_p,
                          "node_id": c_char_p, "status": c_int,
                          "limit": c_int, "before_id": c_int64,
@@ -581,7 +584,7 @@ class Task:
                  "priority", "run_at_ms", "attempts", "max_attempts",
                  "node_id", "lease_until_ms", "unique_key", "schedule_name",
                  "fire_time_ms", "last_error", "created_ms", "updated_ms",
-                 "finished_ms", "result")
+                 "finished_ms", "result", "traceparent")
 
     id: int
     queue: str
@@ -602,6 +605,7 @@ class Task:
     updated_ms: int
     finished_ms: int
     result: Optional[str]
+    traceparent: Optional[str]
 
     def __init__(self, t: _Task) -> None:
         self.id = t.id
@@ -615,7 +619,7 @@ class Task:
                   "updated_ms", "finished_ms"):
             setattr(self, f, getattr(t, f))
         for f in ("node_id", "unique_key", "schedule_name", "last_error",
-                  "result"):
+                  "result", "traceparent"):
             setattr(self, f, _text(getattr(t, f)))
 
     @property
@@ -918,7 +922,8 @@ class Sked:
                       unique_key: Optional[str],
                       concurrency_key: Optional[str],
                       after: Optional[Sequence[int]] = None,
-                      on_parent_failure: str = "cancel") -> _Options:
+                      on_parent_failure: str = "cancel",
+                      traceparent: Optional[str] = None) -> _Options:
         if run_at is not None and delay is not None:
             raise InvalidArgument(_EINVAL,
                                   "sked: give run_at or delay, not both")
@@ -940,7 +945,8 @@ class Sked:
             run_at_ms=None if run_at is None else _epoch_ms(run_at, "run_at"),
             delay_ms=None if delay is None else _ms(delay, "delay"),
             max_attempts=max_attempts, concurrency_key=concurrency_key,
-            on_parent_failure=policies[on_parent_failure])
+            on_parent_failure=policies[on_parent_failure],
+            traceparent=traceparent)
         if ids:
             arr = (c_int64 * len(ids))(*ids)
             rc = _lib.sked_enqueue_opts_set_after(o.ptr, arr, len(ids))
@@ -957,21 +963,24 @@ class Sked:
                 unique_key: Optional[str] = None,
                 concurrency_key: Optional[str] = None,
                 after: Optional[Sequence[int]] = None,
-                on_parent_failure: str = "cancel") -> int:
+                on_parent_failure: str = "cancel",
+                traceparent: Optional[str] = None) -> int:
         """Enqueue one task and return its id. payload is str or bytes;
         run_at a datetime (naive = UTC) or delay seconds/timedelta from
         the database's now; an existing unique_key returns its task's id;
         concurrency_key is what the queue's per-key limit counts it under
         (set_queue_limits(per_key=…)); after: parent task ids, the task
         is blocked until each has ended, on_parent_failure "cancel" or
-        "ignore" (docs/workflows.md)."""
+        "ignore" (docs/workflows.md); traceparent: a W3C trace context
+        ("00-<32 hex>-<16 hex>-<2 hex>") the handler receives."""
         return self.enqueue_ex(kind, payload, queue=queue, priority=priority,
                                run_at=run_at, delay=delay,
                                max_attempts=max_attempts,
                                unique_key=unique_key,
                                concurrency_key=concurrency_key,
                                after=after,
-                               on_parent_failure=on_parent_failure)[0]
+                               on_parent_failure=on_parent_failure,
+                               traceparent=traceparent)[0]
 
     def enqueue_ex(self, kind: str, payload: Optional[Payload] = b"", *,
                    queue: Optional[str] = None, priority: int = 0,
@@ -981,7 +990,8 @@ class Sked:
                    unique_key: Optional[str] = None,
                    concurrency_key: Optional[str] = None,
                    after: Optional[Sequence[int]] = None,
-                   on_parent_failure: str = "cancel") -> Tuple[int, bool]:
+                   on_parent_failure: str = "cancel",
+                   traceparent: Optional[str] = None) -> Tuple[int, bool]:
         """As enqueue, returning (id, existed): existed is True when
         unique_key matched a task that was there already."""
         kind_b = _name(kind, "kind")
@@ -989,7 +999,7 @@ class Sked:
         tid, existed = c_int64(), c_int()
         with self._enqueue_opts(queue, priority, run_at, delay, max_attempts,
                                 unique_key, concurrency_key, after,
-                                on_parent_failure) as o:
+                                on_parent_failure, traceparent) as o:
             self._check(_lib.sked_enqueue(self._handle(), kind_b, data,
                                           len(data), o.ptr,
                                           ctypes.byref(tid),
@@ -1003,7 +1013,8 @@ class Sked:
                      max_attempts: Optional[int] = None,
                      concurrency_key: Optional[str] = None,
                      after: Optional[Sequence[int]] = None,
-                     on_parent_failure: str = "cancel") -> List[int]:
+                     on_parent_failure: str = "cancel",
+                     traceparent: Optional[str] = None) -> List[int]:
         """Enqueue one task per payload, all in one transaction (all or
         none). Returns the ids, in order. (unique keys are per task:
         enqueue them one by one.)"""
@@ -1017,7 +1028,7 @@ class Sked:
         ids = (c_int64 * n)()
         with self._enqueue_opts(queue, priority, run_at, delay, max_attempts,
                                 None, concurrency_key, after,
-                                on_parent_failure) as o:
+                                on_parent_failure, traceparent) as o:
             self._check(_lib.sked_enqueue_many(self._handle(), kind_b, n, arr,
                                                lens, o.ptr, ids))
         return list(ids)
@@ -1448,7 +1459,7 @@ class Job:
     """A claimed task as a handler sees it; valid during the call only."""
 
     __slots__ = ("_j", "id", "kind", "queue", "attempt", "max_attempts",
-                 "payload_bytes", "parents")
+                 "payload_bytes", "parents", "traceparent")
 
     def __init__(self, j: int) -> None:
         self._j: Optional[int] = j
@@ -1457,6 +1468,7 @@ class Job:
         self.queue: str = _str(_lib.sked_job_queue(j))
         self.attempt: int = _lib.sked_job_attempt(j)
         self.max_attempts: int = _lib.sked_job_max_attempts(j)
+        self.traceparent: Optional[str] = _text(_lib.sked_job_traceparent(j))
         n = c_size_t()
         p = _lib.sked_job_payload(j, ctypes.byref(n))
         self.payload_bytes: bytes = (ctypes.string_at(p, n.value) if n.value

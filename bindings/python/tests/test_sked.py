@@ -273,6 +273,27 @@ class TestWorker(DbCase):
         self.assertEqual(rows, [("failed",
                                  "RuntimeError: it went boom on attempt 1")])
 
+    def test_traceparent(self):
+        tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        a = self.db.enqueue("py.tp", "x", traceparent=tp)
+        b = self.db.enqueue("py.tp", "y")
+        [c] = self.db.enqueue_many("py.tp", ["z"], traceparent=tp)
+        self.assertEqual((self.db.get(a).traceparent, self.db.get(b).traceparent,
+                          self.db.get(c).traceparent), (tp, None, tp))
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("py.tp", "x", traceparent=tp.upper())
+        seen = {}
+        w = self.db.worker(concurrency=1, until_empty=True, poll=0.05)
+
+        @w.handler("py.tp")
+        def handle(job):
+            seen[job.id] = job.traceparent
+
+        w.run()
+        w.close()
+        self.assertEqual(seen, {a: tp, b: None, c: tp})
+        self.assertEqual(self.db.get(a).traceparent, tp)  # ended, kept
+
     def test_log_lines_reach_python(self):
         self.db.enqueue("py.fail", "x", max_attempts=1)
         lines = []
