@@ -356,20 +356,80 @@ read_body(const struct cli_http_request *rq, struct cli_http_reply *rp)
 
 /* ---- enqueue ---- */
 
-static const char *const enqueue_fields[] = {
-        "kind",       "payload",         "payloads",    "queue",
-        "priority",   "run_at",          "in",          "max_attempts",
-        "unique_key", "concurrency_key", "traceparent", NULL};
+static const char *const enqueue_fields[] = {"kind",
+                                             "payload",
+                                             "payloads",
+                                             "queue",
+                                             "priority",
+                                             "run_at",
+                                             "in",
+                                             "max_attempts",
+                                             "unique_key",
+                                             "concurrency_key",
+                                             "traceparent",
+                                             "after",
+                                             "on_parent_failure",
+                                             NULL};
 
-/* The options every enqueue shares, from body, into eo. */
+/* "after": parents' ids (docs/workflows.md), at most IDS_MAX of them,
+ * into ids; "on_parent_failure": cancel or ignore */
 static int
-enqueue_opts(json_t *body, sked_enqueue_opts *eo, char *err, size_t len)
+deps_fields(json_t *body, sked_enqueue_opts *eo, int64_t *ids, char *err,
+            size_t len)
+{
+	json_t *arr = json_object_get(body, "after"), *v;
+	const char *pf;
+	size_t i;
+
+	if (arr && !json_is_null(arr)) {
+		if (!json_is_array(arr) || json_array_size(arr) > IDS_MAX) {
+			snprintf(err, len,
+			         "'after' must be an array of at most %d task "
+			         "ids",
+			         IDS_MAX);
+			return -1;
+		}
+		json_array_foreach(arr, i, v)
+		{
+			if (!json_is_integer(v) || json_integer_value(v) < 1) {
+				snprintf(err, len,
+				         "'after' holds %s, not a task id",
+				         json_is_integer(v) ? "a number below 1"
+				                            : "something else");
+				return -1;
+			}
+			ids[i] = json_integer_value(v);
+		}
+		eo->after = ids;
+		eo->n_after = json_array_size(arr);
+	}
+	if (str_field(body, "on_parent_failure", &pf, err, len))
+		return -1;
+	if (pf && strcmp(pf, "ignore") == 0)
+		eo->on_parent_failure = SKED_PARENT_IGNORE;
+	else if (pf && strcmp(pf, "cancel") != 0) {
+		snprintf(err, len,
+		         "'on_parent_failure': give cancel or ignore, not "
+		         "'%.32s'",
+		         pf);
+		return -1;
+	}
+	return 0;
+}
+
+/* The options every enqueue shares, from body, into eo; the parents'
+ * ids go into after (room for IDS_MAX). */
+static int
+enqueue_opts(json_t *body, sked_enqueue_opts *eo, int64_t *after, char *err,
+             size_t len)
 {
 	const char *at, *in;
 	long long v;
 	int set;
 
 	memset(eo, 0, sizeof *eo);
+	if (deps_fields(body, eo, after, err, len))
+		return -1;
 	if (str_field(body, "queue", &eo->queue, err, len) ||
 	    str_field(body, "unique_key", &eo->unique_key, err, len) ||
 	    str_field(body, "concurrency_key", &eo->concurrency_key, err,
@@ -434,6 +494,7 @@ static void
 post_enqueue(struct cli_api *a, json_t *body, struct cli_http_reply *rp)
 {
 	sked_enqueue_opts eo;
+	int64_t after[IDS_MAX];
 	const char *kind, *payload;
 	char err[256], *owned;
 	size_t plen;
@@ -442,7 +503,7 @@ post_enqueue(struct cli_api *a, json_t *body, struct cli_http_reply *rp)
 
 	if (known_fields(body, enqueue_fields, err, sizeof err) ||
 	    str_field(body, "kind", &kind, err, sizeof err) ||
-	    enqueue_opts(body, &eo, err, sizeof err))
+	    enqueue_opts(body, &eo, after, err, sizeof err))
 		return fail(rp, 400, EX_DATAERR, "%s", err);
 	if (!kind)
 		return fail(rp, 400, EX_DATAERR, "'kind' is missing");
@@ -465,6 +526,7 @@ static void
 post_bulk(struct cli_api *a, json_t *body, struct cli_http_reply *rp)
 {
 	sked_enqueue_opts eo;
+	int64_t after[IDS_MAX];
 	json_t *arr = json_object_get(body, "payloads"), *ids_json;
 	const char *kind, **texts = NULL;
 	char err[256], **owned = NULL;
@@ -474,7 +536,7 @@ post_bulk(struct cli_api *a, json_t *body, struct cli_http_reply *rp)
 
 	if (known_fields(body, enqueue_fields, err, sizeof err) ||
 	    str_field(body, "kind", &kind, err, sizeof err) ||
-	    enqueue_opts(body, &eo, err, sizeof err))
+	    enqueue_opts(body, &eo, after, err, sizeof err))
 		return fail(rp, 400, EX_DATAERR, "%s", err);
 	if (!kind)
 		return fail(rp, 400, EX_DATAERR, "'kind' is missing");

@@ -181,6 +181,34 @@ expect_eq "$(sk show "$t2" --json | jq -r .payload)" "plain text" "a string payl
 post /api/tasks '{"kind":"bare"}'
 expect_eq "$code" 201 "enqueue with the kind alone"
 
+# ---- dependencies: after, on_parent_failure (docs/workflows.md) ----
+post /api/tasks '{"kind":"parent","in":"1h"}'
+par1=$(field .id)
+post /api/tasks '{"kind":"parent","in":"1h"}'
+par2=$(field .id)
+post /api/tasks '{"kind":"child","after":['"$par1,$par2"'],"on_parent_failure":"ignore"}'
+expect_eq "$code" 201 "enqueue with parents"
+kid=$(field .id)
+call GET "/api/tasks/$kid"
+expect_eq "$(field .status)" blocked "a child waits, blocked"
+expect_eq "$(field '[.parents[].id] | map(tostring) | join(",")')" "$par1,$par2" "its parents"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $kid AND on_parent_failure = 1")" 1 "on_parent_failure ignore"
+post /api/tasks/bulk '{"kind":"child","payloads":["a","b"],"after":['"$par1"']}'
+expect_eq "$code" 201 "bulk enqueue with a parent"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task_dep WHERE parent_id = $par1")" 3 "the edges of the bulk's children"
+before=$(count "SELECT COUNT(*) FROM {p}task")
+post /api/tasks '{"kind":"child","after":[999999999]}'
+refused 400 65 "a parent that does not exist"
+post /api/tasks '{"kind":"child","after":["1"]}'
+refused 400 65 "a parent id that is not a number"
+post /api/tasks '{"kind":"child","after":[0]}'
+refused 400 65 "a parent id below 1"
+post /api/tasks '{"kind":"child","after":'"$par1"'}'
+refused 400 65 "after that is not an array"
+post /api/tasks '{"kind":"child","after":['"$par1"'],"on_parent_failure":"shrug"}'
+refused 400 65 "an unknown on_parent_failure"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" "$before" "refused dependencies enqueue nothing"
+
 # ---- bulk: one kind, shared options, all or none ----
 post /api/tasks/bulk '{"kind":"job","payloads":["1","2",{"n":3}],"queue":"bulkq","priority":2,"max_attempts":1}'
 expect_eq "$code" 201 "bulk enqueue"
