@@ -842,7 +842,8 @@ post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
 /* ---- stats, queues, schedules ---- */
 
 static json_t *
-counts_json(const char *queue, const sked_queue_stats *q, int64_t oldest)
+counts_json(const char *queue, const sked_queue_stats *q, int64_t oldest,
+            int paused)
 {
 	json_t *o = json_object();
 
@@ -853,6 +854,8 @@ counts_json(const char *queue, const sked_queue_stats *q, int64_t oldest)
 		json_object_set_new(o, cli_stat_cols[k].name,
 		                    json_integer(cli_stat_of(q, k)));
 	json_object_set_new(o, "oldest_due_ms", json_integer(oldest));
+	if (queue)
+		json_object_set_new(o, "paused", json_boolean(paused));
 	return o;
 }
 
@@ -861,7 +864,8 @@ get_stats(struct cli_api *a, struct cli_http_reply *rp)
 {
 	sked_queue_stats *qs = NULL, total;
 	sked_cluster_gauges g;
-	size_t n = 0, i, k;
+	sked_queue_info *qi = NULL; /* which queues are paused */
+	size_t n = 0, nqi = 0, i, k;
 	int64_t oldest = 0;
 	json_t *arr;
 	int rc;
@@ -869,6 +873,11 @@ get_stats(struct cli_api *a, struct cli_http_reply *rp)
 	if ((rc = sked_stats(a->h, &qs, &n)) != SKED_OK)
 		return fail_rc(a, rp, rc, "stats");
 	if ((rc = sked_cluster_gauges_get(a->h, &g)) != SKED_OK) {
+		free(qs);
+		return fail_rc(a, rp, rc, "stats");
+	}
+	if ((rc = sked_queue_list(a->h, &qi, &nqi)) != SKED_OK) {
+		sked_cluster_gauges_free(&g);
 		free(qs);
 		return fail_rc(a, rp, rc, "stats");
 	}
@@ -884,14 +893,17 @@ get_stats(struct cli_api *a, struct cli_http_reply *rp)
 				age = g.queues[k].oldest_due_age_ms;
 		if (age > oldest)
 			oldest = age;
-		json_array_append_new(arr,
-		                      counts_json(qs[i].queue, &qs[i], age));
+		json_array_append_new(
+		        arr,
+		        counts_json(qs[i].queue, &qs[i], age,
+		                    cli_queue_paused(qi, nqi, qs[i].queue)));
 	}
 	reply(rp, 200,
 	      json_pack("{s:o, s:o, s:{s:I, s:I}}", "queues", arr, "total",
-	                counts_json(NULL, &total, oldest), "nodes", "alive",
+	                counts_json(NULL, &total, oldest, 0), "nodes", "alive",
 	                (json_int_t)g.nodes_alive, "total",
 	                (json_int_t)g.nodes));
+	sked_queue_info_free(qi, nqi);
 	sked_cluster_gauges_free(&g);
 	free(qs);
 }

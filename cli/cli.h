@@ -339,6 +339,8 @@ int cmd_lock_run(struct cli *c, int argc, char **argv);
 int cmd_queue_set(struct cli *c, int argc, char **argv);
 int cmd_queue_ls(struct cli *c, int argc, char **argv);
 int cmd_queue_pause(struct cli *c, int argc, char **argv);
+/* 1 when queue is paused, as q (n of them, from sked_queue_list) says */
+int cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue);
 int cmd_queue_resume(struct cli *c, int argc, char **argv);
 /* The config file's [queue.NAME] sections: set each queue's limits
  * (a worker does this when it starts, as for schedules). Returns 0 or a

@@ -544,7 +544,8 @@ cmd_stats(struct cli *c, int argc, char **argv)
 {
 	sked_queue_stats *qs = NULL, total;
 	sked_cluster_gauges g;
-	size_t n = 0, i, k;
+	sked_queue_info *qi = NULL; /* which queues are paused */
+	size_t n = 0, nqi = 0, i, k;
 	int ex, rc;
 	char od[32];
 
@@ -556,6 +557,11 @@ cmd_stats(struct cli *c, int argc, char **argv)
 		return cli_fail(c->h, rc, "stats");
 	/* the oldest due task's age per queue (cmd_ops.c) */
 	if ((rc = sked_cluster_gauges_get(c->h, &g)) != SKED_OK) {
+		free(qs);
+		return cli_fail(c->h, rc, "stats");
+	}
+	if ((rc = sked_queue_list(c->h, &qi, &nqi)) != SKED_OK) {
+		sked_cluster_gauges_free(&g);
 		free(qs);
 		return cli_fail(c->h, rc, "stats");
 	}
@@ -579,6 +585,9 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			json_object_set_new(o, "oldest_due_ms",
 			                    json_integer(cli_oldest_due_ms(
 			                            &g, qs[i].queue)));
+			json_object_set_new(o, "paused",
+			                    json_boolean(cli_queue_paused(
+			                            qi, nqi, qs[i].queue)));
 			json_array_append_new(arr, o);
 		}
 		for (k = 0; k < NSTAT; k++)
@@ -590,17 +599,18 @@ cmd_stats(struct cli *c, int argc, char **argv)
 		ex = cli_json_print(
 		        json_pack("{s:o, s:o}", "queues", arr, "total", tot));
 	} else {
-		const char *head[NSTAT + 2];
+		const char *head[NSTAT + 3];
 		struct cli_table *t;
 		head[0] = "QUEUE";
 		for (k = 0; k < NSTAT; k++)
 			head[k + 1] = cli_stat_cols[k].name;
 		head[NSTAT + 1] = "oldest_due";
-		t = cli_table_new(NSTAT + 2, head);
+		head[NSTAT + 2] = "state";
+		t = cli_table_new(NSTAT + 3, head);
 		for (i = 0; i <= n; i++) {
 			const sked_queue_stats *q = i < n ? &qs[i] : &total;
 			char cells[NSTAT][24];
-			const char *row[NSTAT + 2];
+			const char *row[NSTAT + 3];
 			int64_t age;
 			/* one queue: its row is the total */
 			if (i == n && n == 1)
@@ -616,6 +626,10 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			        age ? sked_format_duration(age / 1000 * 1000,
 			                                   od, sizeof od)
 			            : "-";
+			row[NSTAT + 2] = i == n ? "-"
+			                 : cli_queue_paused(qi, nqi, q->queue)
+			                         ? "paused"
+			                         : "active";
 			cli_table_add(t, row);
 		}
 		if (n > 0)
@@ -624,6 +638,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			fprintf(stderr, "no tasks\n");
 		cli_table_free(t);
 	}
+	sked_queue_info_free(qi, nqi);
 	sked_cluster_gauges_free(&g);
 	free(qs);
 	return ex;

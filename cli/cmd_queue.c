@@ -157,6 +157,15 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 	return cli_json_print(v);
 }
 
+int
+cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(q[i].queue, queue) == 0)
+			return q[i].paused;
+	return 0;
+}
+
 /* queue pause|resume QUEUE */
 static int
 pause_cmd(struct cli *c, int argc, char **argv, const char *cmd, int paused)

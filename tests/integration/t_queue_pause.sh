@@ -56,6 +56,11 @@ expect_eq "$(json_get '[(q["paused"], q["limited"]) for q in d if q["queue"] == 
 sk queue ls >"$T/ls.txt"
 grep -q '^p  *paused ' "$T/ls.txt" || { cat "$T/ls.txt" >&2; fail "queue ls does not say p is paused"; }
 
+sk --json stats >"$T/stats.json"
+expect_eq "$(json_get '[q["paused"] for q in d["queues"] if q["queue"] == "p"]' <"$T/stats.json")" "[True]" "stats --json: p paused"
+sk stats >"$T/stats.txt"
+expect_eq "$(awk '$1 == "p" { print $NF }' "$T/stats.txt")" paused "stats: p's state"
+
 # past the bound, the running workers claim none of p's or lim's tasks,
 # though they were enqueued before other's (which would otherwise go
 # first), and run other's
