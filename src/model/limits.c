@@ -30,6 +30,12 @@
  * back by themselves: there is no counter to leak. Tasks the limits
  * leave out are not touched, so they are not charged an attempt.
  *
+ * A paused queue (sked_queue_pause) has a limit row too, with paused = 1
+ * (and its limits, or none): the all-queue claim's NOT IN already leaves
+ * it out, the handle's list (read every SKED_LIMITS_REFRESH_MS) says not
+ * to claim it, and a limited claim that locks its row reads the flag
+ * there and claims nothing. So a pause costs no statement of its own.
+ *
  * Row locks: a limited claim locks Q's limit row, then the task rows it
  * claims. Nothing locks task rows and then a limit row (an unlimited
  * claim only reads the limit table, without locks), so limited and
