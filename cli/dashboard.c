@@ -934,6 +934,8 @@ page_task(struct dash *d, const struct cli_http_request *rq,
 		field(b, "unique key", t->unique_key);
 	if (t->schedule_name)
 		field(b, "schedule", t->schedule_name);
+	if (t->traceparent)
+		field(b, "traceparent", t->traceparent);
 	field_time(b, "fire time", t->fire_time_ms, now);
 	field_time(b, "created", t->created_ms, now);
 	field_time(b, "updated", t->updated_ms, now);

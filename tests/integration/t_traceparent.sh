@@ -98,3 +98,11 @@ expect_eq "$(tp_of "$e")" "$tp" "show --json of a cancelled task"
 sk retry "$e" >/dev/null
 expect_eq "$(status_of "$e")" 0 "the cancelled task is pending again"
 expect_eq "$(tp_of "$e")" "$tp" "show --json after a retry"
+
+# the dashboard's task page shows it
+if command -v curl >/dev/null; then
+	start_dashboard dash
+	curl -s -m 10 "$base/task/$a" >"$T/task.html"
+	grep -q "$tp" "$T/task.html" || fail "the dashboard's task page does not show the trace context"
+	kill_child TERM "$dpid"
+fi
