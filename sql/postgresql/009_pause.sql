@@ -1,4 +1,4 @@
--- sked schema, version 8, PostgreSQL: a queue paused cluster-wide
+-- sked schema, version 9, PostgreSQL: a queue paused cluster-wide
 -- (sked queue pause, docs/limits.md). paused = 1: no claim takes the
 -- queue's tasks until it is resumed. A paused queue always has a row
 -- here (its limits may all be NULL), so the claim of every queue, which
