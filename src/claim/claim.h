@@ -54,7 +54,7 @@ typedef struct sked_claimed {
 	size_t payload_len;
 	int attempt, max_attempts;
 	int64_t started_ms;
-	int has_parents; /* it waited for parents (their results are read
+	int has_parents;   /* it waited for parents (their results are read
 	                    for its handler: worker/parents.c) */
 	char *traceparent; /* or NULL */
 } sked_claimed;
