@@ -320,6 +320,11 @@ page_overview(struct dash *d, const struct cli_http_request *rq,
 		free(st);
 		return db_error(d, rp, "cannot read recent runs");
 	}
+	/* which queues are paused (a row of its own in the limits table) */
+	sked_queue_info *qi = NULL;
+	size_t nqi = 0;
+	if (sked_queue_list(d->h, &qi, &nqi) != SKED_OK)
+		qi = NULL, nqi = 0;
 	for (size_t i = 0; i < g.nqueues; i++) {
 		due += g.queues[i].due;
 		running += g.queues[i].running;
@@ -405,8 +410,12 @@ page_overview(struct dash *d, const struct cli_http_request *rq,
 			cli_sbuf_url(b, st[i].queue);
 			cli_sbuf_puts(b, "\">");
 			esc(b, st[i].queue);
-			cli_sbuf_printf(b,
-			                "</a></td><td class=\"num\">%lld</td>",
+			cli_sbuf_puts(b, "</a>");
+			if (cli_queue_paused(qi, nqi, st[i].queue)) {
+				cli_sbuf_puts(b, " ");
+				pill(b, "retry", "paused");
+			}
+			cli_sbuf_printf(b, "</td><td class=\"num\">%lld</td>",
 			                (long long)(qg ? qg->due : 0));
 			for (size_t k = 0; k < ncols; k++) {
 				cli_sbuf_puts(b, "<td class=\"num\"><a "
@@ -430,6 +439,7 @@ page_overview(struct dash *d, const struct cli_http_request *rq,
 	}
 	page_end(b);
 	sked_cluster_gauges_free(&g);
+	sked_queue_info_free(qi, nqi);
 	free(st);
 }
 

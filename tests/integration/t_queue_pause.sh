@@ -87,6 +87,10 @@ if command -v curl >/dev/null; then
 	start_dashboard dash
 	curl -s "$base/metrics" >"$T/metrics"
 	grep -q '^sked_queue_paused{queue="p"} 1$' "$T/metrics" || { grep paused "$T/metrics" >&2; fail "/metrics: p not paused"; }
+	# the overview's Queues table marks it too
+	curl -s "$base/" >"$T/overview.html"
+	grep -q 'href="/tasks?queue=p">p</a> <span class="pill retry">paused</span>' "$T/overview.html" ||
+		fail "the overview does not mark queue p paused"
 	kill_child TERM "$dpid"
 fi
 
