@@ -340,26 +340,6 @@ sked__wk_http_init(void)
 
 #else /* no libcurl in this build */
 
-/* The body a task with parents sends when its payload is a JSON
- * object without a "parents" member: the payload with one added,
- * [{"id", "kind", "result"}, …] (docs/handlers.md); else NULL (the
- * payload as it is). */
-static char *
-body_with_parents(const sked_job *j)
-{
-	if (!j->parents || !j->parents->json || !j->t.payload)
-		return NULL;
-	json_t *o = json_loadb(j->t.payload, j->t.payload_len, 0, NULL);
-	json_t *par = json_loads(j->parents->json, 0, NULL);
-	char *s = NULL;
-	if (json_is_object(o) && par && !json_object_get(o, "parents") &&
-	    json_object_set(o, "parents", par) == 0)
-		s = json_dumps(o, JSON_COMPACT);
-	json_decref(o);
-	json_decref(par);
-	return s;
-}
-
 void
 sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 {
