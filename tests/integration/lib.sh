@@ -113,10 +113,12 @@ family() {
 
 # Run SQL on the test database; "{p}" stands for the table prefix. Prints
 # rows tab-separated, no header.
+# On SQLite the probe waits up to 10 s for a worker's write lock instead of
+# failing with "database is locked" (a lost probe, not a failure of sked).
 sql() {
 	q=$(printf '%s' "$1" | sed "s/{p}/$PREFIX/g")
 	case "$(family)" in
-	sqlite) sqlite3 -batch -noheader -separator '	' "$T/sked.db" "$q" ;;
+	sqlite) sqlite3 -batch -noheader -cmd '.timeout 10000' -separator '	' "$T/sked.db" "$q" ;;
 	pg) psql -X -q -At -F '	' "$SKED_TEST_PG_URL" -c "$q" ;;
 	mariadb)
 		mariadb --no-defaults -N -B -h 127.0.0.1 \
