@@ -2,6 +2,10 @@
  * api.c — the JSON API of `sked dashboard --api-token` (docs/api.md;
  * its OpenAPI 3 description is docs/openapi.yaml).
  *
+ * Size: one file because every route shares the token check, the one
+ * error shape and the body parser below; the routes would go to api_tasks.c
+ * and api_queues.c (issue 27, "Files with one job").
+ *
  * Layer: the command-line program, a client of <sked.h> only. The
  * dashboard's router hands it every request under /api/ (dashboard.c's
  * on_http); it answers JSON only, the same objects as the CLI's --json

@@ -2,6 +2,10 @@
  * cmd_bench.c — `sked bench`: enqueue rate, drain throughput and pick-up
  * latency of no-op tasks on the configured database.
  *
+ * Size: the plain drain and the dependency patterns share the
+ * worker fleet, the shared stamp file and the CPU split; the patterns
+ * would move to bench_deps.c once that sharing has a header (issue 27).
+ *
  * Layer: the command-line program, a client of <sked.h> only. The bench
  * drives real `sked worker` processes spawned from this very binary with
  * the hidden flag --builtin-noop KIND (cmd_worker.c), so what it measures

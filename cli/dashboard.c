@@ -1,6 +1,10 @@
 /*
  * dashboard.c — `sked dashboard`: the web dashboard, server-rendered.
  *
+ * Size: the pages are still HTML written in C; the plan is
+ * templates embedded at build time, as the static files already are
+ * (issue 27, "Files with one job"), which takes most of this file away.
+ *
  * Layer: the command-line program, a client of <sked.h> only. Pages are
  * HTML written here with every value from the database escaped
  * (cli_sbuf_html); the stylesheet and the little JavaScript are embedded

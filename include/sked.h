@@ -1,6 +1,10 @@
 /*
  * sked.h — the one public header of libsked: the contract.
  *
+ * Size: one public header on purpose (the brief's contract);
+ * the binding option setters and the CLI's helpers would move to
+ * headers of their own included from here (issue 27).
+ *
  * sked turns a relational database the user already runs (SQLite,
  * PostgreSQL, MySQL/MariaDB, anything behind ODBC) into a distributed task
  * scheduler. Any number of workers on any number of hosts share one task

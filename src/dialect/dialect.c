@@ -1,6 +1,10 @@
 /*
  * dialect.c — the generic SQL texts and the template renderer.
  *
+ * Size: the generic texts are one table in statement order
+ * (the registry's rule, dialect.h); the renderer below would move to
+ * render.c (issue 27).
+ *
  * Layer: dialect seam (see dialect.h). The texts below are the SQL that
  * SQLite, PostgreSQL and MySQL/MariaDB share; a dialect file in
  * src/dialect/ overrides a text only where its product differs.

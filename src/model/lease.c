@@ -1,6 +1,10 @@
 /*
  * lease.c — finishing, renewing, releasing and taking back leased tasks.
  *
+ * Size: the six finish variants are still functions, not data
+ * (issue 27, "one finish with the variants as data"); renew and take-back
+ * would then fit a file of their own.
+ *
  * Layer: the model (see lease.h). Row locks: sked__finish locks each
  * finished task row (in the order the worker hands them over) and inserts
  * one run row per outcome, all in one transaction; sked__renew locks the

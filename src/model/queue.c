@@ -1,6 +1,9 @@
 /*
  * queue.c — tasks: enqueue, inspect, cancel, retry, runs, counts.
  *
+ * Size: enqueue, inspect and steering share the row readers
+ * below; enqueue would move to enqueue.c (issue 27).
+ *
  * Folder src/model/ (floor 6, docs/design.md): what a task, a lease, a
  * limit, a schedule and a lock are, as statements of the registry:
  * queue.c, lease.c, limits.c, sched.c, lock.c, lock_run.c, admin.c,

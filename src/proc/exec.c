@@ -1,6 +1,10 @@
 /*
  * exec.c — spawn a handler program, feed it, watch it, reap it.
  *
+ * Size: spawning, feeding, watching and reaping share one
+ * process registry and its lock; the subreaper sweep would move out with
+ * a header for that registry (issue 27).
+ *
  * Layer: worker execution (see exec.h). Linux-specific on purpose: process
  * groups, PR_SET_PDEATHSIG, pidfd and close_range are what make "a handler
  * never outlives its worker" and "no zombies" hold; where pidfd or

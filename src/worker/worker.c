@@ -2,6 +2,10 @@
  * worker.c — the worker runtime's top: construction, handler and queue
  * registration, the claim loop, shutdown, and the snapshot of numbers.
  *
+ * Size: the claim loop and shutdown share the worker struct
+ * that issue 27 splits by owner (one struct per thread role); this file
+ * shrinks with that split.
+ *
  * Layer: the top of the library, on the model (lease.h, claim.h, sched.h)
  * and the rest of the runtime in src/worker/: the pool (pool.c), renewal
  * and the watchdog (renew.c), the finisher (finish.c), and what they all

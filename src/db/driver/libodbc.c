@@ -2,6 +2,10 @@
  * db/driver/libodbc.c — the ODBC driver (unixODBC): any database that
  * ships one.
  *
+ * Size: a driver is one file per client library (the
+ * seam's rule, docs/design.md); the product specifics below are what a
+ * native driver does itself.
+ *
  * Layer: a driver behind db.c. It connects with SQLDriverConnect from an
  * odbc: URL (a connection string "Driver=…;Server=…" or a DSN, "DSN=name;…"
  * or a bare "name"), reports SQL_DBMS_NAME and SQL_DBMS_VER so that the
