@@ -244,9 +244,9 @@ sked__reopen(const sked *h, sked **out)
 	o.prefix = h->prefix;
 	o.migrate = 0;
 	int rc = sked_open(h->url, &o, out);
-	/* the same name on the server (a worker's node id) */
+	/* a worker's connection, named by its node id on the server */
 	if (rc == SKED_OK && h->app_name[0])
-		sked__set_app_name(*out, h->app_name);
+		sked__worker_session(*out, h->app_name);
 	return rc;
 }
 

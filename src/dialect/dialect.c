@@ -566,7 +566,8 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                 "AND status IN (3, 5)",
         /* SKED_SQL_FINISH_ARRAYS, SKED_SQL_ENQ_ARRAYS, SKED_SQL_ENQ_ROWS_*:
          * no generic text (dialect/postgresql.c, dialect/sqlserver.c);
-         * nor SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS*, SKED_SQL_APP_NAME:
+         * nor SKED_SQL_BACKEND_ID, SKED_SQL_BLOCKERS*, SKED_SQL_APP_NAME,
+         * SKED_SQL_GENERIC_PLANS:
          * every server's views are its own (SQLite has none) */
 
         /* ---- cluster-wide limits of a queue (limits.c) ---- */
@@ -816,6 +817,8 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 		       d->sql[SKED_SQL_BLOCKERS_PS];
 	case SKED_SQL_APP_NAME:
 		return (d->caps & SKED_CAP_APP_NAME) != 0;
+	case SKED_SQL_GENERIC_PLANS:
+		return (d->caps & SKED_CAP_GENERIC_PLANS) != 0;
 	case SKED_SQL_CLAIM_ANY:
 	case SKED_SQL_CLAIM_Q:
 	case SKED_SQL_CLAIM_XQ:

@@ -304,6 +304,10 @@ typedef enum sked_sql {
 	/* SKED_CAP_APP_NAME (no generic text): name this session ?1 in the
 	 * server's own views (PostgreSQL's application_name) */
 	SKED_SQL_APP_NAME,
+	/* SKED_CAP_GENERIC_PLANS (no generic text): this session plans each
+	 * prepared statement once, not on every execution (PostgreSQL's
+	 * plan_cache_mode, from version 12) */
+	SKED_SQL_GENERIC_PLANS,
 	/* cluster-wide limits of a queue (limits.c, docs/limits.md) */
 	SKED_SQL_LIM_QUEUES, /* the limited queues' names, and paused */
 	/* a limited claim, in one transaction: lock the queue's limit row
@@ -422,6 +426,9 @@ typedef enum sked_sql {
 #define SKED_CAP_BATCH_FINISH 0x200
 /* SKED_SQL_HOT_VACUUM: the worker vacuums the hot table as it churns */
 #define SKED_CAP_VACUUM 0x400
+/* SKED_SQL_GENERIC_PLANS: a session can keep one plan per prepared
+ * statement */
+#define SKED_CAP_GENERIC_PLANS 0x800
 
 typedef struct sked_dialect {
 	const char *name;  /* "sqlite", "postgresql", "mysql", … */

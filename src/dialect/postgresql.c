@@ -288,6 +288,15 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                 "(pg_blocking_pids(CAST(?1 AS integer))) ORDER BY a.pid",
         [SKED_SQL_APP_NAME] =
                 "SELECT set_config('application_name', ?1, false)",
+        /* Left to itself the server plans the finish and fused statements
+         * (unnest of a batch's arrays, several data-modifying CTEs) anew
+         * on every execution, about 1 ms each: a generic plan is as good
+         * for them, as they look rows up by id. Versions before 12 have
+         * no plan_cache_mode and keep their default. */
+        [SKED_SQL_GENERIC_PLANS] =
+                "SELECT CASE WHEN current_setting('server_version_num')"
+                "::int >= 120000 THEN set_config('plan_cache_mode', "
+                "'force_generic_plan', false) END",
 };
 
 const sked_dialect sked__dialect_postgresql = {
@@ -320,7 +329,7 @@ const sked_dialect sked__dialect_postgresql = {
         .sql = pg_sql,
         .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY |
                 SKED_CAP_ARRAYS | SKED_CAP_WAIT_HOLDER | SKED_CAP_APP_NAME |
-                SKED_CAP_FUSED | SKED_CAP_VACUUM,
+                SKED_CAP_GENERIC_PLANS | SKED_CAP_FUSED | SKED_CAP_VACUUM,
         .claim_one_statement = 1,
         .max_params = 65535,
 };

@@ -160,7 +160,7 @@ sked__reconnect(sked *h)
 		sked__ignore(
 		        sked__qdyn(h, h->dialect->session_init, NULL, 0, NULL));
 	if (h->app_name[0])
-		sked__set_app_name(h, h->app_name);
+		sked__worker_session(h, h->app_name);
 	/* a worker that listened for new tasks listens again */
 	if (h->listening && h->listen_sql &&
 	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)
@@ -218,19 +218,26 @@ sked__wait_end(sked *h)
 }
 
 void
-sked__set_app_name(sked *h, const char *name)
+sked__worker_session(sked *h, const char *name)
 {
 	if (name != h->app_name)
 		snprintf(h->app_name, sizeof h->app_name, "%s", name);
-	/* never on the application's own connection (sked_wrap), nor where
-	 * the operator named the sessions (application_name in the URL, or
-	 * libpq's PGAPPNAME): theirs wins */
-	if (!(h->dialect->caps & SKED_CAP_APP_NAME) || pooled(h) || h->in_tx ||
-	    h->borrowed || !h->app_name[0] ||
+	/* Never on the application's own connection (sked_wrap), nor behind
+	 * a transaction pooler (the setting would stay with a server session
+	 * other clients share), nor inside a transaction. */
+	if (pooled(h) || h->in_tx || h->borrowed || !h->app_name[0])
+		return;
+	sked_res r = {0};
+	if (h->dialect->caps & SKED_CAP_GENERIC_PLANS) {
+		sked__ignore(sked__q(h, SKED_SQL_GENERIC_PLANS, NULL, 0, &r));
+		sked__res_clear(&r);
+	}
+	/* where the operator named the sessions (application_name in the
+	 * URL, or libpq's PGAPPNAME), theirs wins */
+	if (!(h->dialect->caps & SKED_CAP_APP_NAME) ||
 	    strstr(h->url_redacted, "application_name=") || getenv("PGAPPNAME"))
 		return;
 	sked_val v = SKED_TEXTV(h->app_name);
-	sked_res r = {0};
 	sked__ignore(sked__q(h, SKED_SQL_APP_NAME, &v, 1, &r));
 	sked__res_clear(&r);
 }

@@ -137,11 +137,12 @@ sked__ignore(int rc)
  * with no slot. */
 void sked__wait_begin(sked *h, int what, const char *row);
 void sked__wait_end(sked *h);
-/* Name this connection for the server's own views (PostgreSQL's
- * application_name: the node id), now and after every reconnect; best
- * effort, nothing where the dialect cannot or behind a transaction
- * pooler. */
-void sked__set_app_name(sked *h, const char *name);
+/* Make this connection a worker's, now and after every reconnect: name
+ * it for the server's own views (PostgreSQL's application_name: the node
+ * id) and let it plan each prepared statement once (PostgreSQL's
+ * plan_cache_mode). Best effort; nothing where the dialect cannot,
+ * behind a transaction pooler or on the application's own connection. */
+void sked__worker_session(sked *h, const char *name);
 
 /* Run outcome text (kept in the run table). */
 #define SKED_OUTCOME_SUCCEEDED     "succeeded"

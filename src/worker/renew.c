@@ -234,7 +234,7 @@ sked__wk_waits_start(sked_worker *w)
 	}
 	sked__wk_waits_conn(w, w->h, WAIT_SLOT_LOOP);
 	/* the connections opened from w->h after this inherit the name */
-	sked__set_app_name(w->h, w->node_id);
+	sked__worker_session(w->h, w->node_id);
 }
 
 void

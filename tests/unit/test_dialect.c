@@ -44,7 +44,8 @@ static int
 about_the_session(int id)
 {
 	return id == SKED_SQL_BACKEND_ID || id == SKED_SQL_BLOCKERS ||
-	       id == SKED_SQL_BLOCKERS_PS || id == SKED_SQL_APP_NAME;
+	       id == SKED_SQL_BLOCKERS_PS || id == SKED_SQL_APP_NAME ||
+	       id == SKED_SQL_GENERIC_PLANS;
 }
 
 /* Fail on any '{' that does not open a per-call token. */
