@@ -2,7 +2,8 @@
  * cli.h — what the files of the `sked` program share.
  *
  * Folder cli/ (floor 9, docs/design.md): the sked program, a client
- * of <sked.h> only.
+ * of <sked.h> only (and of sked_cli.h, its helpers from libsked that are
+ * not installed).
  *
  * Layer: the command-line program, a client of <sked.h> only (never of
  * anything under src/). main.c parses the global flags and dispatches;
@@ -22,6 +23,7 @@
 
 #include <jansson.h>
 #include <sked.h>
+#include <sked_cli.h>
 
 #define CLI_DEFAULT_URL "sqlite:sked.db"
 

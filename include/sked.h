@@ -1,9 +1,15 @@
 /*
- * sked.h — the one public header of libsked: the contract.
+ * sked.h — the C API of libsked: the contract.
  *
- * Size: one public header on purpose (the brief's contract);
- * the binding option setters and the CLI's helpers would move to
- * headers of their own included from here (issue 27).
+ * One header declares the whole C API; a program includes it alone.
+ * Beside it, sked_abi.h (installed too) adds what a binding in another
+ * language needs instead of a C compiler: codes by name, struct sizes,
+ * option objects with setters (docs/abi.md). What only sked's own
+ * programs use (text helpers, the CLI's defaults) is in sked_cli.h,
+ * which is not installed. Its length is the contract's: every call with
+ * who owns what, the errors it returns and its thread safety, in
+ * sections by object (handle, tasks, workers, cron, schedules, limits,
+ * locks, operations).
  *
  * sked turns a relational database the user already runs (SQLite,
  * PostgreSQL, MySQL/MariaDB, anything behind ODBC) into a distributed task
@@ -109,6 +115,19 @@ typedef enum sked_status_code {
 SKED_API const char *sked_errname(int code);
 /* A one-line description of a code. Static string. */
 SKED_API const char *sked_strerror(int code);
+
+/* ------------------------------------------------------------------ */
+/* Versions (docs/abi.md)                                             */
+/* ------------------------------------------------------------------ */
+
+/* The library's version ("0.1.0"), as SKED_VERSION was when it was built.
+ * Static string. */
+SKED_API const char *sked_version(void);
+/* SKED_ABI_VERSION as the library was built. */
+SKED_API int sked_abi_version(void);
+/* SKED_OK when abi (a caller's SKED_ABI_VERSION) is the library's;
+ * SKED_EUNSUPPORTED otherwise: the caller was built for other layouts. */
+SKED_API int sked_abi_check(int abi);
 
 /* ------------------------------------------------------------------ */
 /* Logging                                                            */
@@ -778,8 +797,8 @@ SKED_API void sked_queue_info_free(sked_queue_info *q, size_t n);
 SKED_API int sked_queue_pause(sked *h, const char *queue, int paused);
 
 /* "N/DURATION" (a rate limit: "100/1m", "20/1s"): N from 1 to 100000,
- * DURATION as sked_parse_duration reads it, 1 ms to 1 day. SKED_EINVAL
- * on anything else. */
+ * DURATION a sum of NUMBER UNIT (ms, s, m, h, d: "1m", "1h30m"), 1 ms
+ * to 1 day. SKED_EINVAL on anything else. */
 SKED_API int sked_parse_rate(const char *s, int *n, int64_t *window_ms);
 
 /* ------------------------------------------------------------------ */
@@ -1008,8 +1027,7 @@ SKED_API int sked_prune(sked *h, int status, int64_t older_than_ms,
  * (on a connection of its own) removes ended tasks older than their
  * status's age, one node of the cluster at a time (the cluster lock
  * "sked-prune"), about once a minute and until it has caught up. 0 keeps
- * that status for ever. Call before sked_worker_run. The CLI's defaults
- * are SKED_KEEP_* below. */
+ * that status for ever. Call before sked_worker_run. */
 SKED_API int sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms,
                                        int64_t dead_ms, int64_t cancelled_ms);
 /* Lanes: while a worker has a backlog (its last claim came back full)
@@ -1023,10 +1041,6 @@ SKED_API int sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms,
  * connections more than the three of sked_worker_new's note. Call
  * before sked_worker_run; SKED_EINVAL outside 0-64. */
 SKED_API int sked_worker_set_lanes(sked_worker *w, int lanes);
-
-#define SKED_KEEP_SUCCEEDED_MS (7LL * 24 * 3600 * 1000)  /* a week */
-#define SKED_KEEP_DEAD_MS      (30LL * 24 * 3600 * 1000) /* a month */
-#define SKED_KEEP_CANCELLED_MS (30LL * 24 * 3600 * 1000)
 
 typedef struct sked_lock_row {
 	char *name;
@@ -1099,146 +1113,9 @@ SKED_API int sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out);
 SKED_API void sked_worker_metrics_free(sked_worker_metrics *m);
 
 /* ------------------------------------------------------------------ */
-/* Bindings: the ABI other languages use (docs/abi.md)                 */
+/* Names                                                              */
 /* ------------------------------------------------------------------ */
 
-/* A binding (ctypes, cffi, a JNI or Go wrapper) needs, besides the calls
- * it wraps: sked_abi_check() once after loading the library;
- * sked_errcode() for the numbers of the codes it maps to its exceptions;
- * the option objects below instead of mirroring the option structs;
- * sked_struct_size() to check its mirrors of the structs the library
- * fills (sked_task, sked_run, sked_worker_counters, …);
- * sked_job_set_error_msg() instead of the variadic sked_job_set_error().
- * Handlers are called on the worker's pool threads, several at once:
- * a binding takes its own interpreter lock there (docs/abi.md). */
-
-/* The library's version ("0.1.0"), as SKED_VERSION was when it was built.
- * Static string. */
-SKED_API const char *sked_version(void);
-/* SKED_ABI_VERSION as the library was built. */
-SKED_API int sked_abi_version(void);
-/* SKED_OK when abi (a caller's SKED_ABI_VERSION) is the library's;
- * SKED_EUNSUPPORTED otherwise: the caller was built for other layouts. */
-SKED_API int sked_abi_check(int abi);
-
-/* The code named name as sked_errname() spells it ("SKED_ENOTFOUND",
- * "SKED_OK"); 1, which is no code, for an unknown name. A code keeps its
- * number for good. */
-SKED_API int sked_errcode(const char *name);
-
-/* sizeof the public struct named name ("sked_task", "sked_run", …);
- * 0 for a name that is not one. */
-SKED_API size_t sked_struct_size(const char *name);
-
-/* Option objects: each is the very struct above (with its defaults, as
- * if zeroed: the filter's status is -1), allocated by the library, so it
- * is passed as it is to the call that takes the struct. Call the setters
- * only on objects from _new (never on a struct of your own: a C caller
- * simply fills that). The setters copy
- * strings (NULL clears one) and check nothing but the object: the call
- * that reads it checks the values, with its one-line sked_errmsg().
- * Setters return SKED_OK, SKED_EINVAL for a NULL object or SKED_ENOMEM.
- * _new returns NULL when out of memory; _free accepts NULL. An object is
- * used from one thread at a time; the calls read it during the call only. */
-SKED_API sked_options *sked_options_new(void);
-SKED_API void sked_options_free(sked_options *o);
-SKED_API int sked_options_set_strategy(sked_options *o, const char *v);
-SKED_API int sked_options_set_prefix(sked_options *o, const char *v);
-SKED_API int sked_options_set_migrate(sked_options *o, int v);
-
-SKED_API sked_enqueue_opts *sked_enqueue_opts_new(void);
-SKED_API void sked_enqueue_opts_free(sked_enqueue_opts *o);
-SKED_API int sked_enqueue_opts_set_queue(sked_enqueue_opts *o, const char *v);
-SKED_API int sked_enqueue_opts_set_unique_key(sked_enqueue_opts *o,
-                                              const char *v);
-SKED_API int sked_enqueue_opts_set_priority(sked_enqueue_opts *o, int v);
-SKED_API int sked_enqueue_opts_set_run_at_ms(sked_enqueue_opts *o, int64_t v);
-SKED_API int sked_enqueue_opts_set_delay_ms(sked_enqueue_opts *o, int64_t v);
-SKED_API int sked_enqueue_opts_set_max_attempts(sked_enqueue_opts *o, int v);
-SKED_API int sked_enqueue_opts_set_concurrency_key(sked_enqueue_opts *o,
-                                                   const char *v);
-/* the parents (a copy of the n ids is kept) and what their failure does
- * (SKED_PARENT_CANCEL, SKED_PARENT_IGNORE): docs/workflows.md */
-SKED_API int sked_enqueue_opts_set_after(sked_enqueue_opts *o,
-                                         const int64_t *ids, size_t n);
-SKED_API int sked_enqueue_opts_set_on_parent_failure(sked_enqueue_opts *o,
-                                                     int v);
-SKED_API int sked_enqueue_opts_set_traceparent(sked_enqueue_opts *o,
-                                               const char *v);
-
-SKED_API sked_list_filter *sked_list_filter_new(void);
-SKED_API void sked_list_filter_free(sked_list_filter *o);
-SKED_API int sked_list_filter_set_queue(sked_list_filter *o, const char *v);
-SKED_API int sked_list_filter_set_kind(sked_list_filter *o, const char *v);
-SKED_API int sked_list_filter_set_node_id(sked_list_filter *o, const char *v);
-SKED_API int sked_list_filter_set_status(sked_list_filter *o, int v);
-SKED_API int sked_list_filter_set_limit(sked_list_filter *o, int v);
-SKED_API int sked_list_filter_set_before_id(sked_list_filter *o, int64_t v);
-SKED_API int sked_list_filter_set_created_after_ms(sked_list_filter *o,
-                                                   int64_t v);
-SKED_API int sked_list_filter_set_created_before_ms(sked_list_filter *o,
-                                                    int64_t v);
-
-SKED_API sked_worker_options *sked_worker_options_new(void);
-SKED_API void sked_worker_options_free(sked_worker_options *o);
-SKED_API int sked_worker_options_set_node_id(sked_worker_options *o,
-                                             const char *v);
-SKED_API int sked_worker_options_set_queues(sked_worker_options *o,
-                                            const char *v);
-SKED_API int sked_worker_options_set_concurrency(sked_worker_options *o, int v);
-SKED_API int sked_worker_options_set_lease_ms(sked_worker_options *o,
-                                              int64_t v);
-SKED_API int sked_worker_options_set_poll_ms(sked_worker_options *o, int64_t v);
-SKED_API int sked_worker_options_set_grace_ms(sked_worker_options *o,
-                                              int64_t v);
-SKED_API int sked_worker_options_set_retry_base_ms(sked_worker_options *o,
-                                                   int64_t v);
-SKED_API int sked_worker_options_set_retry_max_ms(sked_worker_options *o,
-                                                  int64_t v);
-SKED_API int sked_worker_options_set_until_empty(sked_worker_options *o, int v);
-SKED_API int sked_worker_options_set_timeout_ms(sked_worker_options *o,
-                                                int64_t v);
-SKED_API int sked_worker_options_set_prefetch(sked_worker_options *o, int v);
-SKED_API int sked_worker_options_set_lock_wait_warn_ms(sked_worker_options *o,
-                                                       int64_t v);
-
-/* sked_schedule_put's options; the payload is text (its length is
- * strlen: payload_len stays 0). */
-SKED_API sked_schedule_opts *sked_schedule_opts_new(void);
-SKED_API void sked_schedule_opts_free(sked_schedule_opts *o);
-SKED_API int sked_schedule_opts_set_tz(sked_schedule_opts *o, const char *v);
-SKED_API int sked_schedule_opts_set_payload(sked_schedule_opts *o,
-                                            const char *v);
-SKED_API int sked_schedule_opts_set_queue(sked_schedule_opts *o, const char *v);
-SKED_API int sked_schedule_opts_set_priority(sked_schedule_opts *o, int v);
-SKED_API int sked_schedule_opts_set_max_attempts(sked_schedule_opts *o, int v);
-SKED_API int sked_schedule_opts_set_misfire(sked_schedule_opts *o, int v);
-SKED_API int sked_schedule_opts_set_overlap(sked_schedule_opts *o, int v);
-
-/* sked_lock_acquire's and sked_lock_release's options. */
-SKED_API sked_lock_opts *sked_lock_opts_new(void);
-SKED_API void sked_lock_opts_free(sked_lock_opts *o);
-SKED_API int sked_lock_opts_set_wait_ms(sked_lock_opts *o, int64_t v);
-SKED_API int sked_lock_opts_set_at_least_ms(sked_lock_opts *o, int64_t v);
-
-/* ------------------------------------------------------------------ */
-/* Small helpers shared by the library and its programs               */
-/* ------------------------------------------------------------------ */
-
-/* "500ms", "30s", "10m", "2h", "1d", and sums such as "1h30m".
- * SKED_EINVAL on anything else (including a bare number). */
-SKED_API int sked_parse_duration(const char *s, int64_t *ms);
-/* ISO-8601: "2026-03-08T07:30:00Z", fractions, "+01:00" offsets,
- * "2026-03-08 07:30:00" (UTC), "2026-03-08" (midnight UTC). */
-SKED_API int sked_parse_time(const char *s, int64_t *ms);
-/* "2026-03-08T07:30:00.123Z": always with milliseconds, ".000" on a
- * whole second, so every time has one shape. buf needs 32 bytes.
- * Returns buf. */
-SKED_API char *sked_format_time(int64_t ms, char *buf, size_t len);
-/* "1h30m", "500ms". buf needs 32 bytes. Returns buf. */
-SKED_API char *sked_format_duration(int64_t ms, char *buf, size_t len);
-/* Copy url into buf with any password masked as "***". Returns buf. */
-SKED_API char *sked_redact_url(const char *url, char *buf, size_t len);
 /* 1 when s is a valid name (queue, kind, node, lock, schedule:
  * [A-Za-z0-9][A-Za-z0-9_.:-]*, at most SKED_MAX_NAME bytes), else 0. */
 SKED_API int sked_name_valid(const char *s);

@@ -134,7 +134,7 @@ control libsked-dev libdevel same \
 	"$lib (= $version), libsqlite3-dev, libjansson-dev" \
 	"Suggests: libpq-dev, libmariadb-dev, unixodbc-dev, libcurl4-openssl-dev" \
 	"distributed task scheduler on your database - development files" \
-	" This package holds the header sked.h, libsked.a and the pkg-config and
+	" This package holds the headers sked.h and sked_abi.h, libsked.a and the pkg-config and
  CMake files (find_package(sked)) to build programs with libsked. Linking
  libsked.a statically also needs the development files of the database
  client libraries it was built with (suggested)."

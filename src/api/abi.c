@@ -11,7 +11,7 @@
  * no second set of entry points, and a binding never learns the layout.
  * The rules these follow are in docs/abi.md.
  */
-#include "sked.h"
+#include "sked_abi.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -52,6 +52,7 @@
 #include "util/buf.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "sked_cli.h"
 
 /* how soon a pause reaches a worker: its next read of the list */
 _Static_assert(SKED_LIMITS_REFRESH_MS <= SKED_QUEUE_PAUSE_BOUND_MS,

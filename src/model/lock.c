@@ -25,6 +25,7 @@
 #include "model/counters.h"
 #include "util/clock.h"
 #include "util/timefmt.h"
+#include "sked_cli.h"
 
 static int
 check(sked *h, const char *name, const char *owner, int64_t ttl_ms)

@@ -32,6 +32,7 @@
 #include "model/counters.h"
 #include "util/log.h"
 #include "util/timefmt.h"
+#include "sked_cli.h"
 
 #define DUE_BATCH 100
 

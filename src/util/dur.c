@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sked.h"
+#include "sked_cli.h"
 
 struct unit {
 	const char *name;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sked.h"
+#include "sked_cli.h"
 
 #define MS_PER_DAY INT64_C(86400000)
 

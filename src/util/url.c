@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "sked.h"
+#include "sked_cli.h"
 
 #define EXPECTED "(expected sqlite:, postgres://, mysql://, mariadb://, odbc:)"
 

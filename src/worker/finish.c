@@ -25,6 +25,7 @@
 #include "model/lease.h"
 #include "util/log.h"
 #include "util/text.h"
+#include "sked_cli.h"
 
 static int64_t
 backoff_ms(sked_worker *w, int attempt)

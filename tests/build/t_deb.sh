@@ -48,8 +48,9 @@ has() {
 has "$lib" "/usr/lib/$ma/libsked\.so\.$abi" "/usr/lib/$ma/libsked\.so\.[0-9.]*" \
 	"/usr/share/doc/libsked$abi/copyright"
 grep -q include "$W/contents" && fail "libsked$abi holds headers"
-has "$dev" /usr/include/sked.h "/usr/lib/$ma/libsked\.so" "/usr/lib/$ma/libsked\.a" \
+has "$dev" /usr/include/sked.h /usr/include/sked_abi\.h "/usr/lib/$ma/libsked\.so" "/usr/lib/$ma/libsked\.a" \
 	"/usr/lib/$ma/pkgconfig/sked\.pc" "/usr/lib/$ma/cmake/sked/skedConfig\.cmake"
+grep -q sked_cli "$W/contents" && fail "libsked-dev holds sked_cli.h, which is not for users"
 has "$prog" /usr/bin/sked /usr/share/man/man1/sked.1.gz \
 	/usr/share/bash-completion/completions/sked \
 	/lib/systemd/system/sked-worker.service '/lib/systemd/system/sked@\.service' \

@@ -2,7 +2,9 @@
 # tests/build/t_install.sh — install into a scratch prefix and use it as
 # an outsider would (CTest: install/consumer).
 #
-# `cmake --install BUILD --prefix P`, then: sked.pc names P and gives
+# `cmake --install BUILD --prefix P`, then: sked.h and sked_abi.h are
+# installed and each compiles alone as C and as C++ (sked_cli.h, for
+# sked's own programs, is not installed); sked.pc names P and gives
 # only P's include folder; a small program (consumer/consumer.c) builds
 # and runs through pkg-config and through find_package(sked), with the
 # shared library and with the static one (which must not need
@@ -20,6 +22,21 @@ cc=${CC:-cc}
 
 cmake --install "$SKED_BUILD" --prefix "$P" >"$W/install.log" 2>&1 ||
 	{ cat "$W/install.log" >&2; fail "cmake --install exited $?"; }
+
+# ---- the headers: self-contained, C and C++ ----
+for h in sked.h sked_abi.h; do
+	[ -f "$P/include/$h" ] || fail "$h is not in $P/include"
+	printf '#include <%s>\nint f(void);\nint f(void) { return sked_abi_check(SKED_ABI_VERSION); }\n' \
+		"$h" >"$W/hdr.c"
+	"$cc" -std=c99 -Wall -Wextra -Werror -fsyntax-only -I"$P/include" "$W/hdr.c" ||
+		fail "$h does not compile alone as C99"
+	if command -v "${CXX:-c++}" >/dev/null; then
+		"${CXX:-c++}" -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only \
+			-I"$P/include" "$W/hdr.c" || fail "$h does not compile alone as C++"
+	fi
+done
+[ -e "$P/include/sked_cli.h" ] && fail "sked_cli.h (sked's own programs only) is installed"
+grep -q sked_errcode "$P/include/sked.h" && fail "sked.h declares the bindings' calls (sked_abi.h's)"
 
 # ---- pkg-config ----
 pc=$(find "$P" -name sked.pc)

@@ -13,7 +13,8 @@ Includes are read from the sources ('#include "…"', resolved as the
 compiler does: the including file's folder, then src/). Calls are read
 from the object files (OBJDIR: the sked_objs and sked targets' folders)
 with nm: an edge from a file to every file that defines a symbol it uses.
-Headers of include/ (sked.h) are the public API, open to every floor.
+Headers of include/ (sked.h, sked_abi.h; sked_cli.h, not installed) are
+the public API, open to every floor.
 """
 import os
 import re

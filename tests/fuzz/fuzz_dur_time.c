@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sked.h"
+#include "sked_cli.h"
 #include "util/dur.h"
 #include "util/timefmt.h"
 

@@ -4,7 +4,7 @@
  * option objects passed as they are to the calls that take the structs,
  * against a real SQLite database.
  */
-#include "sked.h"
+#include "sked_abi.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

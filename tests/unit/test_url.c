@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "sked.h"
+#include "sked_cli.h"
 #include "util/url.h"
 
 #define MARK "S3cr"

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "sked.h"
+#include "sked_cli.h"
 #include "util/dur.h"
 #include "util/ident.h"
 #include "util/log.h"

@@ -18,7 +18,7 @@ was written for, and wraps the calls a Python program needs:
         w.stop_on_signals()
         w.run()          # until stop() or a signal
 
-Everything here follows include/sked.h and docs/abi.md: option objects
+Everything here follows include/sked.h, include/sked_abi.h and docs/abi.md: option objects
 with setters instead of mirrored option structs, codes read by name,
 struct mirrors checked against sked_struct_size().
 """
