@@ -2,7 +2,9 @@
  * exec.h — run one handler program for one task attempt.
  *
  * Folder src/proc/ (floor 1, docs/design.md): handler programs as
- * processes: spawning, feeding and reaping them (exec.c) and the lease
+ * processes: running one to completion (exec.c) or keeping one for many
+ * tasks (resident.c), starting a child (spawn.c, spawn.h), the registry
+ * of running children and the orphan sweep (children.c), and the lease
  * guard that kills one at its deadline (guard.c). No database.
  *
  * Layer: the worker's execution side, below the pool and beside it (no SQL,

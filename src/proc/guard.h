@@ -48,11 +48,11 @@ void sked__guard_stop(sked_guard *g);
 void sked__guard_deadline(sked_guard *g, int slot, int64_t deadline_ms,
                           int raise_only);
 
-/* Called by exec.c: the program of this slot runs as process group pgid
+/* Called by exec.c and children.c: the program of this slot runs as process group pgid
  * (arm), or is about to be reaped (disarm: the pid stays reserved until
  * then, so the guard never kills a recycled pid). */
 /* 1 when pid is a guard process of this process's (the orphan sweep of
- * exec.c leaves it alone). Lock-free. */
+ * children.c leaves it alone). Lock-free. */
 int sked__guard_owns(pid_t pid);
 
 void sked__guard_arm(sked_guard *g, int slot, pid_t pgid);
