@@ -287,7 +287,7 @@ typedef enum sked_sql {
 	SKED_SQL_FIN_OK_IDS,
 	SKED_SQL_RUN_ROWS,
 	/* SKED_CAP_INSERT_ROWS (no generic text): n tasks in one INSERT …
-	 * OUTPUT over {rows} (queue.c); run-in-ms and run-at forms */
+	 * OUTPUT over {rows} (enqueue.c); run-in-ms and run-at forms */
 	SKED_SQL_ENQ_ROWS_IN,
 	SKED_SQL_ENQ_ROWS_AT,
 	/* SKED_CAP_WAIT_HOLDER (no generic text): the lock-wait watchdog

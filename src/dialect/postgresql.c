@@ -20,7 +20,7 @@
  *                 SELECT FROM unnest(…), ids in input order, one
  *                 pg_notify for the whole statement. The model builds
  *                 the array literals (util/pgarray.c) and runs them
- *                 (lease.c, queue.c).
+ *                 (lease.c, enqueue.c).
  *   wake-up       LISTEN/NOTIFY on a channel named after the prefix.
  *   migration     a transaction-scoped advisory lock keyed by the prefix
  *                 (different prefixes never wait for each other), taken

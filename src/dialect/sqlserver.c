@@ -22,7 +22,7 @@
  *   migration     sp_getapplock on the session; DDL is transactional.
  *   many rows     SKED_CAP_INSERT_ROWS: SKED_SQL_ENQ_ROWS_* are INSERT …
  *                 OUTPUT inserted.id SELECT … FROM (VALUES {rows})
- *                 ORDER BY the input position; queue.c runs them in
+ *                 ORDER BY the input position; enqueue.c runs them in
  *                 chunks that keep every statement under SQL Server's
  *                 2,100 parameters, in one transaction.
  *

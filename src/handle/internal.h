@@ -2,7 +2,7 @@
  * internal.h — what a model file includes: the handle core and the seams
  * below it.
  *
- * Layer: the model (queue.c, lease.c, sched.c, lock.c, admin.c, schema.c,
+ * Layer: the model (queue.c, enqueue.c, lease.c, sched.c, lock.c, admin.c, schema.c,
  * the claim strategies) and the worker. The handle itself and every
  * operation on it are in handle.h; this header only gathers them.
  */
@@ -49,5 +49,10 @@ int sked__cancel_in_tx(sked *h, int64_t id, int64_t *changed);
 int sked__retry_in_tx(sked *h, int64_t id, int64_t *changed);
 int sked__retry_back(sked *h, const int64_t *ids, int n, int64_t *changed);
 int sked__retry_refused(sked *h, int64_t id);
+
+/* queue.c: the first id that statement stmt (parameters p) answers into
+ * *id; 0 when it answers no row (enqueue.c's unique keys share it). */
+int sked__one_id(sked *h, sked_sql stmt, const sked_val *p, int np,
+                 int64_t *id);
 
 #endif /* SKED_INTERNAL_H */

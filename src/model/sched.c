@@ -526,7 +526,7 @@ fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 			 * task of this fire is in {p}task_done. Looked for in
 			 * a new statement after the insert, so a move that
 			 * committed before it is seen (as enqueue_unique does
-			 * for a unique key, queue.c). */
+			 * for a unique key, enqueue.c). */
 			sked_val df[2] = {SKED_TEXTV(d->name),
 			                  SKED_INTV(fires[i])};
 			sked_res dr = {0};
