@@ -360,7 +360,7 @@ int cmd_demo(struct cli *c, int argc, char **argv);
 int cmd_demo_handler(struct cli *c, int argc, char **argv);
 int cmd_bench(struct cli *c, int argc, char **argv);
 
-/* ---- cmd_bench.c, for the bench's workers (worker --builtin-noop) ---- */
+/* ---- bench.c, for the bench's workers (worker --builtin-noop) ---- */
 
 /* The no-op C handler: counts its calls in the bench's shared file,
  * stamps the start of latency tasks and the start, end and runs of a
