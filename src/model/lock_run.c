@@ -4,9 +4,9 @@
  *
  * Layer: beside the worker, on top of three things it does not repeat:
  * the lock calls of lock.c (acquire, extend, release), the runner of
- * exec.c (spawn without a shell, own process group, PDEATHSIG, every
- * signal disposition reset, no inherited descriptors, the group killed
- * at the end) and the lease guard of guard.c (a separate process that
+ * proc/exec.c and proc/spawn.c (spawn without a shell, own process
+ * group, PDEATHSIG, every signal disposition reset, no inherited
+ * descriptors, the group killed at the end) and the lease guard of guard.c (a separate process that
  * kills the program at a deadline even while this one cannot run).
  *
  * Three parties, one deadline:
