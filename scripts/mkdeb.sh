@@ -134,10 +134,11 @@ control libsked-dev libdevel same \
 	"$lib (= $version), libsqlite3-dev, libjansson-dev" \
 	"Suggests: libpq-dev, libmariadb-dev, unixodbc-dev, libcurl4-openssl-dev" \
 	"distributed task scheduler on your database - development files" \
-	" This package holds the headers sked.h and sked_abi.h, libsked.a and the pkg-config and
- CMake files (find_package(sked)) to build programs with libsked. Linking
- libsked.a statically also needs the development files of the database
- client libraries it was built with (suggested)."
+	" This package holds the headers sked.h (the C API) and sked_abi.h (for
+ bindings), libsked.a and the pkg-config and CMake files
+ (find_package(sked)) to build programs with libsked. Linking libsked.a
+ statically also needs the development files of the database client
+ libraries it was built with (suggested)."
 control sked misc "" "$sked_deps, systemd | systemd-standalone-sysusers" \
 	"Suggests: postgresql | mariadb-server, odbc-postgresql, odbc-mariadb" \
 	"distributed task scheduler on your database - command and daemon" \
