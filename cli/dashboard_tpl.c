@@ -80,6 +80,14 @@ line_of(const char *t, const char *p)
 	return line;
 }
 
+/* how much of the text at p an error message quotes: 20 bytes at
+ * most, never past end (a template need not end in a NUL) */
+static int
+shown(const char *p, const char *end)
+{
+	return end - p < 20 ? (int)(end - p) : 20;
+}
+
 static int
 name_ok(const char *s, size_t n)
 {
@@ -135,10 +143,10 @@ check_body(const char *t, const char *body, const char *end, char *err,
 		size_t nlen;
 		if (!(next = tag(p, end, &name, &nlen, &filter)))
 			return fail(err, len,
-			            "line %d: '%.20s' is not {{name}}, "
+			            "line %d: '%.*s' is not {{name}}, "
 			            "{{name|raw}}, {{name|url}} nor {{! a "
 			            "comment }}",
-			            line_of(t, p), p);
+			            line_of(t, p), shown(p, end), p);
 		p = next;
 	}
 	return 0;
@@ -313,8 +321,8 @@ cli_tpl_expand(struct cli_sbuf *b, const char *body, size_t blen,
 		}
 		if (end - p >= 2 && p[0] == '{' && p[1] == '{') {
 			if (!(next = tag(p, end, &name, &nlen, &filter))) {
-				fail(err, errlen,
-				     "'%.20s' is not a placeholder", p);
+				fail(err, errlen, "'%.*s' is not a placeholder",
+				     shown(p, end), p);
 				goto bad;
 			}
 			p = next;
