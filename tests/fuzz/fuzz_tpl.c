@@ -66,9 +66,8 @@ note(void *ud, const char *name, size_t nlen, const char *filter)
 }
 
 static int
-render(const char *body, size_t blen, const struct names *s,
-       const char *value, size_t skip, const char *extra,
-       struct cli_sbuf *b)
+render(const char *body, size_t blen, const struct names *s, const char *value,
+       size_t skip, const char *extra, struct cli_sbuf *b)
 {
 	struct cli_tpl_arg args[NAMES + 1];
 	char err[200];
@@ -117,8 +116,7 @@ check_frag(void *ud, const char *name, size_t nlen, const char *body,
 
 	cli_sbuf_puts(&b, "before");
 	if (s.n > 0 && render(body, blen, &s, "v", 0, NULL, &b) == 0)
-		finding("a placeholder without a value renders",
-		        s.name[0]);
+		finding("a placeholder without a value renders", s.name[0]);
 	if (render(body, blen, &s, "v", (size_t)-1, "Not_a_name", &b) == 0)
 		finding("a value without a placeholder renders", NULL);
 	if (s.n > 0 && render(body, blen, &s, NULL, (size_t)-1, NULL, &b) == 0)
