@@ -9,7 +9,8 @@
 # builds against copies of it, with and without --read-only, compared
 # byte for byte (status, headers, body). What differs from run to run
 # is normalised first: session ids, CSRF tokens, dates, relative times,
-# ages, Content-Length, the port; /metrics is left out (its timings).
+# ages, Content-Length, the port, where the chart's bars stand (the
+# minute moves on); /metrics is not asked for (its timings).
 # Exit 0 when all are identical, 1 with the differing requests named.
 # A developer's tool (docs/design.md, "The dashboard's pages"); it needs
 # curl, sqlite3 and python3.
@@ -89,6 +90,7 @@ capture() {
 			-e 's/>[^<>]* ago</>AGO</g' -e 's/>just now</>AGO</g' -e 's/>in [^<>]*</>IN</g' \
 			-e 's/([^()]* ago)/(AGO)/g' -e 's/(just now)/(AGO)/g' -e 's/(in [^()]*)/(IN)/g' \
 			-e 's/"value">[0-9][0-9hms]*</"value">AGE</g' -e 's/"num">[0-9][0-9hms]*s</"num">AGE</g' \
+			-e 's/<rect class="\(ok\|bad\)" x="[0-9]*"/<rect class="\1" x="X"/g' \
 			-e 's/127.0.0.1:[0-9]*/HOST/g' "$f"
 	done
 }
