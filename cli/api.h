@@ -1,6 +1,7 @@
 /*
  * api.h — the JSON API that `sked dashboard` serves under /api/
- * (api.c; docs/api.md, docs/openapi.yaml).
+ * (api.c, with the handlers and JSON helpers that api_int.h draws;
+ * docs/api.md, docs/openapi.yaml).
  *
  * Layer: the command-line program, a client of <sked.h> only. The
  * dashboard's router hands every request whose path is /api or under

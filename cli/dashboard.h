@@ -1,7 +1,8 @@
 /*
  * dashboard.h — what `sked dashboard` (dashboard.c) shares with the
- * static files embedded at build time (cmake/embed_assets.cmake turns
- * the files in cli/dashboard/ into the table below).
+ * files embedded at build time: cmake/embed_assets.cmake turns the static
+ * files in cli/dashboard/ into cli_assets and the page templates in
+ * cli/templates/ into cli_templates (dashboard_tpl.c renders them).
  */
 #ifndef SKED_CLI_DASHBOARD_H
 #define SKED_CLI_DASHBOARD_H
@@ -17,6 +18,8 @@ struct cli_asset {
 
 /* ended by an entry whose path is NULL */
 extern const struct cli_asset cli_assets[];
+/* the same for the templates: path "tasks.html", type text/html */
+extern const struct cli_asset cli_templates[];
 
 struct cli;
 int cmd_dashboard(struct cli *c, int argc, char **argv);

@@ -31,7 +31,7 @@ endforeach()
 
 # The parsers of outside input beside the URL: cron expressions, TZif
 # bytes, durations and times, the config file, the pipe: protocol, what
-# the HTTP server reads from a request.
+# the HTTP server reads from a request, the dashboard's templates.
 # name:sources compiled with the fuzzer's instrumentation ("-": none
 # beside the target, which may include the file it fuzzes; the rest comes
 # from sked_static).
@@ -42,7 +42,8 @@ set(SKED_FUZZ_PARSERS
   "fuzz_config:cli/config.c,cli/values.c"
   "fuzz_pipe:-"
   "fuzz_outcome:src/util/text.c"
-  "fuzz_http:cli/http.c")
+  "fuzz_http:cli/http.c"
+  "fuzz_tpl:cli/dashboard_tpl.c,cli/http.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 name)
@@ -64,6 +65,13 @@ foreach(entry ${SKED_FUZZ_PARSERS})
       list(APPEND plainsrc ${CMAKE_SOURCE_DIR}/${s})
     endif()
   endforeach()
+  # fuzz_tpl: the templates sked embeds too (all must parse), and each
+  # of them replayed as an input
+  set(extra_corpus "")
+  if(name STREQUAL "fuzz_tpl")
+    list(APPEND plainsrc ${SKED_TEMPLATES_C})
+    set(extra_corpus ${CMAKE_SOURCE_DIR}/cli/templates)
+  endif()
   add_executable(${name} ${plainsrc})
   target_compile_options(${name} PRIVATE "SHELL:-iquote ${CMAKE_SOURCE_DIR}/src"
                          "SHELL:-iquote ${CMAKE_SOURCE_DIR}/cli"
@@ -72,13 +80,16 @@ foreach(entry ${SKED_FUZZ_PARSERS})
   target_compile_definitions(${name} PRIVATE _GNU_SOURCE ${SKED_DEFS})
   target_link_libraries(${name} PRIVATE ${libs})
   add_test(NAME fuzz/${name}
-           COMMAND ${name} ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${corpus})
+           COMMAND ${name} ${CMAKE_SOURCE_DIR}/tests/fuzz/corpus/${corpus} ${extra_corpus})
   set_tests_properties(fuzz/${name} PROPERTIES LABELS "unit;fuzz" TIMEOUT 60)
   if(SKED_FUZZ AND CMAKE_C_COMPILER_ID MATCHES "Clang")
     set(lfsrc ${src})
     foreach(s ${srcs})
       list(APPEND lfsrc ${CMAKE_SOURCE_DIR}/${s})
     endforeach()
+    if(name STREQUAL "fuzz_tpl")
+      list(APPEND lfsrc ${SKED_TEMPLATES_C})
+    endif()
     add_executable(${name}_lf ${lfsrc})
     target_compile_options(${name}_lf PRIVATE "SHELL:-iquote ${CMAKE_SOURCE_DIR}/src"
                            "SHELL:-iquote ${CMAKE_SOURCE_DIR}/cli"
