@@ -78,6 +78,23 @@ sked__pipe_task_line(const sked_job *j, int64_t deadline_ms, size_t *len)
 	return line;
 }
 
+void
+sked__pipe_tail_add(sked_pipe_tail *t, const char *s, size_t n)
+{
+	if (n >= SKED_PIPE_TAIL_MAX) {
+		memcpy(t->buf, s + n - SKED_PIPE_TAIL_MAX, SKED_PIPE_TAIL_MAX);
+		t->len = SKED_PIPE_TAIL_MAX;
+		return;
+	}
+	if (t->len + n > SKED_PIPE_TAIL_MAX) {
+		size_t drop = t->len + n - SKED_PIPE_TAIL_MAX;
+		memmove(t->buf, t->buf + drop, t->len - drop);
+		t->len -= drop;
+	}
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+}
+
 /* A line without "id": its version, and the window it announces. */
 static int
 note(json_t *o, sked_pipe_msg *m, char *err, size_t errlen)

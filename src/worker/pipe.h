@@ -20,6 +20,17 @@ enum {
 	SKED_PIPE_WINDOW_MAX = 1024,
 };
 
+/* The tail of what a handler wrote to stderr while a task was in flight
+ * (kept in its run record), and how much of it went to the log. */
+enum { SKED_PIPE_TAIL_MAX = 4096 };
+typedef struct sked_pipe_tail {
+	char buf[SKED_PIPE_TAIL_MAX];
+	size_t len;
+	long logged, dropped;          /* lines */
+	long long logged_b, dropped_b; /* their bytes */
+} sked_pipe_tail;
+void sked__pipe_tail_add(sked_pipe_tail *t, const char *s, size_t n);
+
 /* What one line from a handler's stdout is. */
 enum {
 	PIPE_BAD = -1, /* a protocol error: err says why */

@@ -55,7 +55,6 @@
 
 enum {
 	LINE_MAX_BYTES = 1 << 20,  /* an answer longer than this is malformed */
-	TAIL_MAX = 4096,           /* stderr kept for the run record */
 	LOG_LINES_MAX = 200,       /* stderr lines logged per task, */
 	LOG_BYTES_MAX = 64 * 1024, /* and their bytes: the rest is counted */
 	BACKOFF_MIN_MS = 100,
@@ -66,15 +65,6 @@ enum {
 	TURN_MS = 200,          /* the longest sleep between looks */
 	STRAYS_LOGGED = 100,    /* stray answers logged per process */
 	IDS_NAMED = 8,          /* task ids named in one line */
-};
-
-/* The tail of what a task's handler wrote to stderr, and how much of it
- * went to the log. */
-struct tail {
-	char buf[TAIL_MAX];
-	size_t len;
-	long logged, dropped;          /* lines */
-	long long logged_b, dropped_b; /* their bytes */
 };
 
 typedef struct slot slot;
@@ -91,7 +81,7 @@ struct slot {
 	int cancelled;     /* k->mu: it timed out or was cancelled (err) */
 	int64_t grace_end; /* then the process is killed at this */
 	char err[640];
-	struct tail t;
+	sked_pipe_tail t;
 	slot *next; /* in p->in, in the order sent */
 };
 
@@ -168,23 +158,6 @@ sleep_on(int a, int b, int64_t ms)
 		ssize_t r = read(a, &v, sizeof v);
 		(void)r;
 	}
-}
-
-static void
-tail_add(struct tail *t, const char *s, size_t n)
-{
-	if (n >= TAIL_MAX) {
-		memcpy(t->buf, s + n - TAIL_MAX, TAIL_MAX);
-		t->len = TAIL_MAX;
-		return;
-	}
-	if (t->len + n > TAIL_MAX) {
-		size_t drop = t->len + n - TAIL_MAX;
-		memmove(t->buf, t->buf + drop, t->len - drop);
-		t->len -= drop;
-	}
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
 }
 
 /* "4, 7, 9" for the tasks in flight on p (IDS_NAMED at most). */
@@ -289,7 +262,7 @@ read_stderr(proc *p)
 		if (n <= 0)
 			return;
 		for (slot *s = p->in; s; s = s->next)
-			tail_add(&s->t, buf, (size_t)n);
+			sked__pipe_tail_add(&s->t, buf, (size_t)n);
 		for (ssize_t i = 0; i < n; i++) {
 			if (buf[i] != '\n' && p->errlen + 1 < sizeof p->err) {
 				p->err[p->errlen++] = buf[i];
@@ -492,6 +465,17 @@ read_stdout(proc *p)
 	return 0;
 }
 
+/* A process of k failed: no new one before a pause that doubles on every
+ * failure (to BACKOFF_MAX_MS), so a handler that crashes cannot spin. */
+static void
+backoff(kind *k)
+{
+	k->backoff_ms = k->backoff_ms ? k->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (k->backoff_ms > BACKOFF_MAX_MS)
+		k->backoff_ms = BACKOFF_MAX_MS;
+	k->not_before = sked__mono_ms() + k->backoff_ms;
+}
+
 /* Stop p and tell its tasks in flight (k->mu held; nobody else reads
  * it). */
 static void
@@ -522,10 +506,7 @@ teardown(proc *p)
 	free(p->out);
 	free(p->line);
 	free(p);
-	k->backoff_ms = k->backoff_ms ? k->backoff_ms * 2 : BACKOFF_MIN_MS;
-	if (k->backoff_ms > BACKOFF_MAX_MS)
-		k->backoff_ms = BACKOFF_MAX_MS;
-	k->not_before = sked__mono_ms() + k->backoff_ms;
+	backoff(k);
 }
 
 /* One turn of the reader (k->mu held). 1: p is gone. */
@@ -591,11 +572,7 @@ start(kind *k, slot *s)
 		snprintf(s->err, sizeof s->err, "pipe handler: %s", err);
 		free(p->out);
 		free(p);
-		k->backoff_ms =
-		        k->backoff_ms ? k->backoff_ms * 2 : BACKOFF_MIN_MS;
-		if (k->backoff_ms > BACKOFF_MAX_MS)
-			k->backoff_ms = BACKOFF_MAX_MS;
-		k->not_before = sked__mono_ms() + k->backoff_ms;
+		backoff(k);
 		return NULL;
 	}
 	p->k = k;
