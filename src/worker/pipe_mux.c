@@ -92,6 +92,7 @@ struct proc {
 	int window;    /* tasks at once */
 	int announced; /* its hello had a window: it takes {"cancel"} */
 	int heard;     /* it wrote a line */
+	int said;      /* its own hello said its window */
 	int reading;   /* a thread reads it */
 	int dying;     /* killed: its reader tears it down */
 	int err_eof;   /* its stderr is closed: not polled any more */
@@ -356,15 +357,21 @@ heard(proc *p, const sked_pipe_msg *m)
 {
 	kind *k = p->k;
 	p->heard = 1;
-	if (m->note[0])
-		sked__log(SKED_LOG_WARN, "pipe handler %s (pid %d) %s",
-		          k->x->kind, (int)p->pid, m->note);
 	if (!m->window)
 		return;
+	/* told once a process, and again only when it changes its mind: a
+	 * process that repeats its hello cannot flood the log */
+	int told = p->said && p->window == m->window;
+	p->said = 1;
 	p->announced = 1;
 	p->window = m->window;
 	k->window = m->window;
 	k->announced = 1;
+	if (told)
+		return;
+	if (m->note[0])
+		sked__log(SKED_LOG_WARN, "pipe handler %s (pid %d) %s",
+		          k->x->kind, (int)p->pid, m->note);
 	sked__log(SKED_LOG_INFO,
 	          "pipe handler %s (pid %d) takes %d task(s) at once",
 	          k->x->kind, (int)p->pid, p->window);

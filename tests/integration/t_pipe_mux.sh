@@ -9,7 +9,8 @@
 # only the tasks it had in flight fail (and are retried on a new
 # process); a process that dies mid-window fails exactly its tasks in
 # flight and the next ones get a new process; a handler whose stdout is
-# closed wedges no other kind; without a window a process takes one task
+# closed, or that floods it with stray answers and hellos (logged within
+# bounds), wedges no other kind; without a window a process takes one task
 # at a time (the old behaviour); a bad window (0, negative, huge, not a
 # number) is named in one log line and bounded.
 . "$(dirname "$0")/lib.sh"
@@ -67,6 +68,11 @@ async def run(m):
                 await asyncio.sleep(0.05)
             note("dying", " ".join(str(k) for k in sorted(inflight)))
             os._exit(3)
+        elif p == "floodout":
+            hello = '{"hello":"mux.py","version":1,"window":%s}\n' % window
+            for k in range(20000):
+                sys.stdout.write('{"id":%d,"ok":true}\n' % (10**9 + k) + hello)
+            sys.stdout.flush()
         elif p == "closeout":
             os.close(1)
             await asyncio.sleep(60)
@@ -208,16 +214,23 @@ expect_eq "$(succeeded mid)" 5 "tasks of the kind that succeeded (all but the on
 expect_eq "$(status_of "$e")$(status_of "$f")" 22 "tasks after the death"
 expect_eq "$(procs)" 2 "processes: the dead one and its successor"
 
-# 5. a process that closes its stdout fails its own task and wedges no
-# other kind
+# 5. a process that closes its stdout fails its own task, one that floods
+# it with stray answers and hellos is logged within bounds, and neither
+# wedges another kind
 fresh
 mute=$(sk enqueue mute --payload closeout --max-attempts 1)
+flood=$(sk enqueue other --payload floodout --max-attempts 1)
 seq 1 8 | sed 's/.*/sleep:100/' | sk enqueue other --lines - >/dev/null
 SKED_LOG=info start_worker w5 --node-id w5 --poll 100ms --concurrency 4 --until-empty \
 	--handler "mute=pipe:$h $T 4" --handler "other=pipe:$h $T 4"
 wait_exit "$wpid" 60
 [ "$wrc" = 0 ] || { cat "$T/w5.log" >&2; fail "worker w5 exited $wrc"; }
-expect_eq "$(succeeded other)" 8 "tasks of the other kind"
+expect_eq "$(succeeded other)" 9 "tasks of the other kind"
+n=$(grep -c "which is not in flight; ignored" "$T/w5.log" || true)
+[ "$n" -le 100 ] || fail "$n stray answers logged: at most 100 a process"
+[ "$n" -ge 1 ] || fail "no stray answer logged"
+expect_eq "$(grep -c "pipe handler other (pid [0-9]*) takes 4 task(s) at once" "$T/w5.log")" 1 \
+	"window lines logged for the other kind's one process (the flood repeats its hello)"
 expect_eq "$(err_of "$mute")" "the pipe handler process closed its stdout" "error of the task whose process closed stdout"
 
 # 6. no window: one task at a time a process, as before
