@@ -169,7 +169,8 @@ ids_of(const proc *p, char *buf, size_t len)
 	int n = 0;
 	buf[0] = '\0';
 	for (const slot *s = p->in; s && off < len; s = s->next, n++) {
-		int r = n == IDS_NAMED ? snprintf(buf + off, len - off, ", …")
+		int r = n == IDS_NAMED ? snprintf(buf + off, len - off,
+		                                  ", \xe2\x80\xa6")
 		                       : snprintf(buf + off, len - off,
 		                                  "%s%lld", n ? ", " : "",
 		                                  (long long)s->j->t.id);
