@@ -5,7 +5,7 @@
 # process serves 8 slots with 8 tasks in flight; answers out of order go
 # to their own tasks (results by id); a task past its timeout gets
 # {"cancel": id}, fails alone, and the tasks beside it finish on the same
-# process, while a handler that does not stop it within 2 s is killed and
+# process (so does a task cancelled by a user), while a handler that does not stop it within 2 s is killed and
 # only the tasks it had in flight fail (and are retried on a new
 # process); a process that dies mid-window fails exactly its tasks in
 # flight and the next ones get a new process; a handler whose stdout is
@@ -169,7 +169,7 @@ wait_exit "$w3" 30
 fresh
 hang=$(sk enqueue slow --payload hang --max-attempts 1)
 SKED_LOG=info start_worker w3 --node-id w3b --poll 100ms --retry-base 100ms --concurrency 4 \
-	--timeout 10s --handler "slow=pipe:$h $T 4"
+	--timeout 10s --lease 5s --handler "slow=pipe:$h $T 4"
 w3=$wpid
 wait_for 30 grep -q "^$hang " "$T/got" || { cat "$T/w3.log" >&2; fail "the hanging task did not start"; }
 sleep 5
@@ -177,6 +177,20 @@ c=$(sk enqueue slow --payload sleep:60000 --max-attempts 2)
 d=$(sk enqueue slow --payload sleep:60000 --max-attempts 2)
 settled() { [ "$(status_of "$hang")" = 3 ] && [ "$(status_of "$c")" = 2 ] && [ "$(status_of "$d")" = 2 ]; }
 wait_for 60 settled || { cat "$T/w3.log" >&2; fail "after the kill: $(status_of "$hang") $(status_of "$c") $(status_of "$d")"; }
+# a cancel by a user (seen at the next renewal) is a {"cancel": id} too:
+# that task ends cancelled, the one beside it finishes, nothing is killed
+before=$(procs)
+u=$(sk enqueue slow --payload stoppable --max-attempts 1)
+v=$(sk enqueue slow --payload sleep:6000 --max-attempts 1)
+started() { grep -q "^$u " "$T/got" && grep -q "^$v " "$T/got"; }
+wait_for 30 started || { cat "$T/w3.log" >&2; fail "the tasks to cancel beside did not start"; }
+sk cancel "$u" >/dev/null
+wait_for 30 grep -qx "$u" "$T/cancelled" || { cat "$T/w3.log" >&2; fail "the handler was not told to cancel task $u"; }
+settled() { [ "$(status_of "$u")" = 5 ] && [ "$(status_of "$v")" = 2 ]; }
+wait_for 30 settled || { cat "$T/w3.log" >&2; fail "after the cancel: $(status_of "$u") $(status_of "$v")"; }
+expect_eq "$(procs)" "$before" "processes after a task cancelled by a user (none killed)"
+[ "$(grep "^$u " "$T/got" | cut -d' ' -f3)" = "$(grep "^$v " "$T/ran" | cut -d' ' -f3)" ] ||
+	fail "the cancelled task and the one beside it ran on different processes"
 kill_child TERM "$w3"
 wait_exit "$w3" 30
 expect_eq "$(err_of "$hang")" "timed out after 10000 ms" "error of the task that did not stop"
