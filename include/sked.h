@@ -578,13 +578,14 @@ SKED_API int sked_worker_handle_program(sked_worker *w, const char *kind,
                                         const char *const *argv,
                                         int64_t timeout_ms);
 
-/* Map a kind to long-lived pipe: handler processes: argv is started once
- * per pool thread that runs the kind (on its first task), and gets one
- * task per line on stdin and answers one result per line on stdout, as
- * JSON (docs/handlers.md). A process that dies, answers out of turn or
- * writes what is not JSON fails that attempt and is started again;
- * timeout_ms (0: the worker's default) bounds each task. argv is
- * copied. */
+/* Map a kind to long-lived pipe: handler processes, shared by the
+ * worker's pool threads: argv is started when a task of the kind finds
+ * no process with room (one task at a time each, or as many as the
+ * window its hello announces), and gets one task per line on stdin and
+ * answers one result per line on stdout, matched by id, as JSON
+ * (docs/handlers.md). A process that dies or writes what is not JSON
+ * fails the attempts it has in flight and is started again; timeout_ms
+ * (0: the worker's default) bounds each task. argv is copied. */
 SKED_API int sked_worker_handle_pipe(sked_worker *w, const char *kind,
                                      const char *const *argv,
                                      int64_t timeout_ms);

@@ -198,8 +198,11 @@ struct sked_worker {
 	sked *hp; /* owned: the pruner's connection, when it runs */
 	pthread_t prune_thread;
 	int prune_started;
-	sked_guard *guard;     /* program handlers' deadlines; or NULL */
-	atomic_int pool_slots; /* hands each pool thread its guard slot */
+	sked_guard *guard;        /* program handlers' deadlines; or NULL */
+	struct sked_pipes *pipes; /* pipe_mux.c: the pipe: processes the
+	                             pool threads share (w->mu: made on
+	                             first use, freed by the last user) */
+	atomic_int pool_slots;    /* hands each pool thread its guard slot */
 	/* operations (sked_worker_get_metrics): w->mu guards these */
 	sked_hist claim_hist;
 	int64_t claim_errors, renewals, renewal_errors, finish_errors;

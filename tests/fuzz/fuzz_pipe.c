@@ -1,18 +1,19 @@
 /*
- * fuzz_pipe.c — a fuzz target for the pipe: protocol (src/worker/pipe.c):
- * the reader of a handler's answer lines (take_lines, answer) and the
- * writer of task lines (task_line).
+ * fuzz_pipe.c — a fuzz target for the pipe: protocol's lines
+ * (src/worker/pipe.c): the reader of a handler's stdout lines
+ * (sked__pipe_line) and the writer of task lines (sked__pipe_task_line).
  *
- * pipe.c's reader and writer are static, so this file includes pipe.c
- * itself; the rest comes from the library. The input's first byte picks
- * the side:
- *   even  the rest is what a handler wrote on stdout: lines are taken
- *         as the worker takes them, for task 7. Oracles: an answer (1)
- *         is a JSON object with "id": 7 and a boolean "ok", and a failed
- *         one carries an error text; a "result" is kept (at most
- *         SKED_RESULT_MAX bytes) or counted as over the bound, never
- *         both; a protocol error (-1) says why;
- *         bytes after an answer are dropped, a partial line is kept.
+ * This file includes pipe.c itself; the rest comes from the library. The
+ * input's first byte picks the side:
+ *   even  the rest is what a handler wrote on stdout, cut into lines as
+ *         the worker cuts them, with task 7 in flight. Oracles: an
+ *         answer is for id 7, and only the first one (later ones are
+ *         strays); its ok is true or false, and a failed one carries an
+ *         error text; a "result" is kept (at most SKED_RESULT_MAX bytes)
+ *         or counted as over the bound, never both; a stray names
+ *         another id; a protocol error says why; a window is 0 (none)
+ *         or within 1..SKED_PIPE_WINDOW_MAX, and one taken otherwise
+ *         than it was said comes with a note.
  *   odd   the rest is a task's payload: the task line written for it is
  *         one line ending in '\n' (no raw newline inside), parses as a
  *         JSON object and gives the payload back byte for byte; only a
@@ -34,47 +35,76 @@ bad(const char *what)
 	abort();
 }
 
+struct inflight {
+	sked_job *j;
+	int answered;
+};
+
+static sked_job *
+find7(void *ctx, int64_t id)
+{
+	struct inflight *f = ctx;
+	return id == 7 && !f->answered ? f->j : NULL;
+}
+
 static void
 reader(const uint8_t *data, size_t size)
 {
-	sked_pipe p;
-	memset(&p, 0, sizeof p);
-	p.cap = size + 1;
-	p.line = malloc(p.cap);
-	if (!p.line)
+	char *buf = malloc(size + 1);
+	if (!buf)
 		abort();
-	memcpy(p.line, data, size);
-	p.len = size;
+	memcpy(buf, data, size);
+	buf[size] = '\0';
 	sked_job j;
 	memset(&j, 0, sizeof j);
 	j.t.id = 7;
-	char err[256] = "";
-	int r = take_lines(&p, &j, err, sizeof err);
-	if (r == 1) {
-		if (j.ok != 0 && j.ok != 1)
-			bad("ok is neither true nor false");
-		if (!j.ok && (!j.error || !*j.error))
-			bad("a failed answer without an error text");
-		if (j.ok && j.error)
-			bad("a successful answer with an error text");
-		if (p.len != 0)
-			bad("bytes after an answer were kept");
-		if (j.result && (j.result_over || j.result_len > SKED_RESULT_MAX))
-			bad("a result over the bound was kept");
-		if (j.result && j.result[j.result_len] != '\0')
-			bad("a result is not NUL-terminated");
-	} else if (r == -1) {
-		if (!err[0])
-			bad("a protocol error without a reason");
-	} else if (r == 0) {
-		if (p.len > size || memchr(p.line, '\n', p.len))
-			bad("a complete line was left unread");
-	} else {
-		bad("take_lines returned something else");
+	struct inflight f = {.j = &j};
+	size_t start = 0;
+	for (size_t i = 0; i < size; i++) {
+		if (buf[i] != '\n')
+			continue;
+		buf[i] = '\0';
+		char *s = buf + start;
+		start = i + 1;
+		while (*s == ' ' || *s == '\t' || *s == '\r')
+			s++;
+		if (!*s)
+			continue;
+		sked_pipe_msg m;
+		char err[256] = "";
+		int r = sked__pipe_line(s, &m, find7, &f, err, sizeof err);
+		if (r == PIPE_ANSWER) {
+			if (m.id != 7 || m.job != &j || f.answered)
+				bad("an answer for a task not in flight");
+			f.answered = 1;
+			if (j.ok != 0 && j.ok != 1)
+				bad("ok is neither true nor false");
+			if (!j.ok && (!j.error || !*j.error))
+				bad("a failed answer without an error text");
+			if (j.ok && j.error)
+				bad("a successful answer with an error text");
+			if (j.result &&
+			    (j.result_over || j.result_len > SKED_RESULT_MAX))
+				bad("a result over the bound was kept");
+			if (j.result && j.result[j.result_len] != '\0')
+				bad("a result is not NUL-terminated");
+		} else if (r == PIPE_STRAY) {
+			if (m.id == 7 && !f.answered)
+				bad("the answer for the task in flight went "
+				    "stray");
+		} else if (r == PIPE_BAD) {
+			if (!err[0])
+				bad("a protocol error without a reason");
+		} else if (r == PIPE_NOTE) {
+			if (m.window < 0 || m.window > SKED_PIPE_WINDOW_MAX)
+				bad("a window out of its bounds");
+		} else {
+			bad("sked__pipe_line returned something else");
+		}
 	}
 	free(j.error);
 	free(j.result);
-	free(p.line);
+	free(buf);
 }
 
 static void
@@ -90,7 +120,7 @@ writer(const uint8_t *data, size_t size)
 	j.t.payload = (char *)data;
 	j.t.payload_len = size;
 	size_t len = 0;
-	char *line = task_line(&j, 123456, &len);
+	char *line = sked__pipe_task_line(&j, 123456, &len);
 	json_t *probe = json_stringn((const char *)data, size);
 	if (!line) {
 		if (probe)
