@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "dialect/detect.h"
+#include "dialect/dialect.h"
 
 struct sked;
 
@@ -76,8 +77,30 @@ extern const sked_claim_strategy sked__claim_optimistic;
 
 const sked_claim_strategy *sked__claim_for(sked_strategy s);
 
+/* Claiming tasks a caller has chosen already, and reading them back:
+ * the skip-locked strategy's three steps (the ids it locked:
+ * SKED_SQL_IDS_CLAIM, SKED_SQL_IDS_GET) and the limited claim (the ids
+ * the limits leave room for, still due: SKED_SQL_LIM_CLAIM, which also
+ * sets their start, and SKED_SQL_LIM_GET). The claim binds node ?1,
+ * lease ?2, with_start: start ?3, then the ids; the read-back node ?1,
+ * the ids from ?3. */
+typedef struct sked_claim_ids {
+	sked_sql claim, get;
+	int with_start;
+	int64_t start_ms;
+	int spare; /* markers kept below the dialect's max_params */
+} sked_claim_ids;
+
+/* Claim ids[0..n) as how says, in chunks under the dialect's parameter
+ * limit, appending what was claimed to *out (*got of them), inside the
+ * caller's transaction. */
+int sked__claim_ids(struct sked *h, const sked_claim_req *req,
+                    const sked_claim_ids *how, const int64_t *ids, int n,
+                    sked_claimed **out, int *got)
+        __attribute__((warn_unused_result));
+
 /* The sqlite strategy's claim statement without its transaction, for a
- * caller that holds SQLite's write lock already (lease.c). */
+ * caller that holds SQLite's write lock already (model/outcome.c). */
 int sked__claim_in_tx(struct sked *h, const sked_claim_req *req,
                       sked_claimed **out, int *n)
         __attribute__((warn_unused_result));

@@ -71,34 +71,48 @@ claim_autocommit(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	return SKED_OK;
 }
 
-/* Claim the locked ids[0..n) and read them back: two statements for the
- * whole batch. */
-static int
-claim_ids(sked *h, const sked_claim_req *req, const sked_res *ids, int first,
-          int n, sked_claimed **out, int *got)
+/* One claim-by-ids for every caller (claim.h): in chunks under the
+ * dialect's parameter limit, claim, then read back. */
+int
+sked__claim_ids(sked *h, const sked_claim_req *req, const sked_claim_ids *how,
+                const int64_t *ids, int n, sked_claimed **out, int *got)
 {
-	/* {ids} becomes the markers ?3, ?4, …: the ids themselves are bound */
-	sked_val *p = malloc(sizeof *p * (size_t)(n + 2));
-	sked_buf upd = {0}, get = {0};
-	sked__sql_fill(&upd, h->sql[SKED_SQL_IDS_CLAIM], 3, n);
-	sked__sql_fill(&get, h->sql[SKED_SQL_IDS_GET], 3, n);
-	int rc = SKED_ENOMEM;
-	if (p && !upd.oom && !get.oom) {
-		p[0] = SKED_TEXTV(req->node_id);
-		p[1] = SKED_INTV(req->lease_ms);
-		for (int i = 0; i < n; i++)
-			p[i + 2] = SKED_INTV(sked__res_int(ids, first + i, 0));
-		sked_res r = {0};
-		rc = sked__qdyn(h, upd.p, p, n + 2, NULL);
-		if (rc == SKED_OK)
-			rc = sked__qdyn(h, get.p, p, n + 2, &r);
-		if (rc == SKED_OK)
-			rc = sked__claimed_from_rows(&r, out, got);
-		sked__res_clear(&r);
+	/* the claim binds node ?1, lease ?2 (and start ?3), then the ids */
+	int lead = how->with_start ? 3 : 2;
+	int max = h->dialect->max_params;
+	int chunk = max > how->spare ? max - how->spare : n;
+	int rc = SKED_OK;
+	for (int off = 0; rc == SKED_OK && off < n; off += chunk) {
+		int k = n - off < chunk ? n - off : chunk;
+		sked_val *p = malloc(sizeof *p * (size_t)(k + lead));
+		sked_buf upd = {0}, get = {0};
+		/* {ids} becomes the markers from ?lead+1 (claim) and ?3 (read
+		 * back): the ids themselves are bound */
+		sked__sql_fill(&upd, h->sql[how->claim], lead + 1, k);
+		sked__sql_fill(&get, h->sql[how->get], 3, k);
+		rc = SKED_ENOMEM;
+		if (p && !upd.oom && !get.oom) {
+			p[0] = SKED_TEXTV(req->node_id);
+			p[1] = SKED_INTV(req->lease_ms);
+			if (how->with_start)
+				p[2] = SKED_INTV(how->start_ms);
+			for (int i = 0; i < k; i++)
+				p[lead + i] = SKED_INTV(ids[off + i]);
+			sked_res r = {0};
+			rc = sked__qdyn(h, upd.p, p, k + lead, NULL);
+			/* the read-back: node ?1, ?2 unused, the ids from ?3 */
+			sked_val *g = p + lead - 2;
+			g[0] = p[0];
+			if (rc == SKED_OK)
+				rc = sked__qdyn(h, get.p, g, k + 2, &r);
+			if (rc == SKED_OK)
+				rc = sked__claimed_from_rows(&r, out, got);
+			sked__res_clear(&r);
+		}
+		free(p);
+		sked__buf_free(&upd);
+		sked__buf_free(&get);
 	}
-	free(p);
-	sked__buf_free(&upd);
-	sked__buf_free(&get);
 	return rc;
 }
 
@@ -122,13 +136,18 @@ claim_three_steps(sked *h, const sked_claim_req *req, sked_claimed **out,
 	             : req->skip_limited ? SKED_SQL_LOCK_XQ
 	                                 : SKED_SQL_LOCK_ANY,
 	             p, 5, &ids);
-	/* keep each statement under the dialect's parameter limit */
-	int chunk = h->dialect->max_params > 2 ? h->dialect->max_params - 2
-	                                       : ids.nrows;
-	for (int i = 0; rc == SKED_OK && i < ids.nrows; i += chunk) {
-		int k = ids.nrows - i < chunk ? ids.nrows - i : chunk;
-		rc = claim_ids(h, req, &ids, i, k, out, n);
-	}
+	int64_t *idv = NULL;
+	if (rc == SKED_OK && ids.nrows > 0 &&
+	    !(idv = malloc(sizeof *idv * (size_t)ids.nrows)))
+		rc = SKED_ENOMEM;
+	for (int i = 0; rc == SKED_OK && i < ids.nrows; i++)
+		idv[i] = sked__res_int(&ids, i, 0);
+	static const sked_claim_ids how = {.claim = SKED_SQL_IDS_CLAIM,
+	                                   .get = SKED_SQL_IDS_GET,
+	                                   .spare = 2};
+	if (rc == SKED_OK)
+		rc = sked__claim_ids(h, req, &how, idv, ids.nrows, out, n);
+	free(idv);
 	sked__res_clear(&ids);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "claim failed");

@@ -21,7 +21,8 @@
  *   4. read the rate's window record from the locked row;
  *   5. read due candidates of Q (per-key: those whose key is not full),
  *      pick what the limits leave room for, claim them with UPDATE …
- *      WHERE id IN (…) AND still due, read them back;
+ *      WHERE id IN (…) AND still due, read them back (sked__claim_ids,
+ *      the claim seam's one claim-by-ids);
  *   6. write the window record; commit.
  *
  * Counting running rows rather than keeping a counter means that a
@@ -273,48 +274,6 @@ typedef struct limit_row {
 
 #define NOT_LIMITED 1 /* the queue has no limit row (any more) */
 
-/* Claim the picked ids of cand, in chunks under the dialect's parameter
- * limit: UPDATE … WHERE id IN (…) AND still due, then read them back. */
-static int
-claim_picked(sked *h, const sked_claim_req *req, int64_t start_ms,
-             const sked_res *cand, const int *pick, int npick,
-             sked_claimed **out, int *n)
-{
-	int chunk =
-	        h->dialect->max_params > 4 ? h->dialect->max_params - 4 : npick;
-	int rc = SKED_OK;
-	for (int off = 0; rc == SKED_OK && off < npick; off += chunk) {
-		int k = npick - off < chunk ? npick - off : chunk;
-		sked_val *p = malloc(sizeof *p * (size_t)(k + 3));
-		sked_buf upd = {0}, get = {0};
-		sked__sql_fill(&upd, h->sql[SKED_SQL_LIM_CLAIM], 4, k);
-		sked__sql_fill(&get, h->sql[SKED_SQL_LIM_GET], 3, k);
-		rc = SKED_ENOMEM;
-		if (p && !upd.oom && !get.oom) {
-			/* the update: node ?1, lease ?2, start ?3, the ids;
-			 * the read-back, from p + 1: node ?1, ?2 unused, the ids */
-			p[0] = SKED_TEXTV(req->node_id);
-			p[1] = SKED_INTV(req->lease_ms);
-			p[2] = SKED_INTV(start_ms);
-			for (int i = 0; i < k; i++)
-				p[i + 3] = SKED_INTV(
-				        sked__res_int(cand, pick[off + i], 0));
-			sked_res r = {0};
-			rc = sked__qdyn(h, upd.p, p, k + 3, NULL);
-			p[1] = p[0];
-			if (rc == SKED_OK)
-				rc = sked__qdyn(h, get.p, p + 1, k + 2, &r);
-			if (rc == SKED_OK)
-				rc = sked__claimed_from_rows(&r, out, n);
-			sked__res_clear(&r);
-		}
-		free(p);
-		sked__buf_free(&upd);
-		sked__buf_free(&get);
-	}
-	return rc;
-}
-
 static int
 read_running(sked *h, const char *queue, limit_row *lr, sked_res *run)
 {
@@ -344,6 +303,7 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	limit_row lr = {0};
 	sked_res row = {0}, run = {0}, cand = {0};
 	int *pick = NULL;
+	int64_t *ids = NULL;
 	const char **ckeys = NULL;
 	sked_buf log = {0};
 	/* the limit row is where a limited claim may wait on another
@@ -429,12 +389,21 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 		int npick = sked__limits_pick(ckeys, cand.nrows, want,
 		                              lr.per_key, lr.keys,
 		                              lr.key_running, lr.nkeys, pick);
-		if (npick < 0) {
+		if (npick < 0 ||
+		    !(ids = malloc(sizeof *ids * (size_t)(npick + 1)))) {
 			rc = SKED_ENOMEM;
 			goto failed;
 		}
-		rc = claim_picked(h, req, lr.now_ms, &cand, pick, npick, out,
-		                  n);
+		for (int i = 0; i < npick; i++)
+			ids[i] = sked__res_int(&cand, pick[i], 0);
+		/* claimed if still due, started at the instant the window
+		 * was judged at */
+		sked_claim_ids how = {.claim = SKED_SQL_LIM_CLAIM,
+		                      .get = SKED_SQL_LIM_GET,
+		                      .with_start = 1,
+		                      .start_ms = lr.now_ms,
+		                      .spare = 4};
+		rc = sked__claim_ids(h, req, &how, ids, npick, out, n);
 		if (rc != SKED_OK)
 			goto db_failed;
 	}
@@ -464,6 +433,7 @@ done:
 	free(lr.keys);
 	free(lr.key_running);
 	free(pick);
+	free(ids);
 	free(ckeys);
 	sked__buf_free(&log);
 	sked__res_clear(&row);
