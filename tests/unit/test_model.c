@@ -6,7 +6,9 @@
  * seam's fault injection); two handles never claim the same task; a
  * finish by a node that lost its lease is recorded as late, not applied;
  * an expired lease is taken back and its attempt recorded; renewal lists
- * only what the node still holds; unique keys return the existing task.
+ * only what the node still holds; unique keys return the existing task;
+ * the one claim entry picks the limited claim for a limited queue and
+ * records the outcomes handed with it.
  * Both SQLite claim strategies run every test.
  */
 #include <setjmp.h>
@@ -24,6 +26,7 @@
 
 #include "handle/internal.h"
 #include "model/lease.h"
+#include "model/take.h"
 
 static const char *strategy = "sqlite";
 
@@ -379,6 +382,72 @@ give_back_started_and_unstarted(void **state)
 	sked_close(h);
 }
 
+/* The one claim entry (sked__take, model/take.h): a limited queue gets
+ * the limited claim (never more than its concurrency, the outcomes handed
+ * with the claim recorded first), another queue the plain or fused one
+ * (every outcome recorded, its tasks claimed). */
+static void
+take_picks_the_claim(void **state)
+{
+	sked *h = open_db(tmp_url());
+	assert_int_equal(sked_queue_set(h, "lim", 1, 0, 0, 0), SKED_OK);
+	sked_enqueue_opts lim = {.queue = "lim", .max_attempts = 3};
+	sked_enqueue_opts free_q = {.queue = "free", .max_attempts = 3};
+	int64_t id;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sked_enqueue(h, "k", NULL, 0, &lim, &id, NULL),
+		                 SKED_OK);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(
+		        sked_enqueue(h, "k", NULL, 0, &free_q, &id, NULL),
+		        SKED_OK);
+	sked_claim_req rl = {
+	        .node_id = "n", .queue = "lim", .limit = 5, .lease_ms = 30000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__take(h, "n", NULL, 0, &rl, &c, &n), SKED_OK);
+	assert_int_equal(n, 1); /* concurrency 1 */
+	/* its outcome rides with the next claim: recorded first, so the
+	 * next one fits */
+	sked_outcome o[2] = {{.id = c[0].id,
+	                      .attempt = c[0].attempt,
+	                      .max_attempts = 3,
+	                      .started_ms = c[0].started_ms,
+	                      .what = SKED_FIN_OK,
+	                      .exit_code = 0}};
+	sked__claimed_free(c, n);
+	assert_int_equal(sked__take(h, "n", o, 1, &rl, &c, &n), SKED_OK);
+	assert_int_equal(o[0].applied, 1);
+	assert_int_equal(o[0].recorded, 1);
+	assert_int_equal(n, 1);
+	sked__claimed_free(c, n);
+	sked_claim_req rf = {
+	        .node_id = "n", .queue = "free", .limit = 5, .lease_ms = 30000};
+	assert_int_equal(sked__take(h, "n", NULL, 0, &rf, &c, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	for (int i = 0; i < 2; i++)
+		o[i] = (sked_outcome){.id = c[i].id,
+		                      .attempt = c[i].attempt,
+		                      .max_attempts = 3,
+		                      .started_ms = c[i].started_ms,
+		                      .what = SKED_FIN_OK,
+		                      .exit_code = -1};
+	sked__claimed_free(c, n);
+	assert_int_equal(sked__take(h, "n", o, 2, &rf, &c, &n), SKED_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(o[0].recorded && o[1].recorded, 1);
+	assert_int_equal(o[0].applied && o[1].applied, 1);
+	sked__claimed_free(c, n);
+	assert_int_equal(
+	        count(h, "SELECT COUNT(*) FROM {p}task_done WHERE status = 2"),
+	        3);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task WHERE "
+	                          "queue = 'lim' AND status = 1"),
+	                 1);
+	sked_close(h);
+	(void)state;
+}
+
 int
 main(void)
 {
@@ -391,6 +460,7 @@ main(void)
 	        cmocka_unit_test(give_back_started_and_unstarted),
 	        cmocka_unit_test(unique_key_returns_existing),
 	        cmocka_unit_test(bad_input_is_refused_before_sql),
+	        cmocka_unit_test(take_picks_the_claim),
 	};
 	int failed =
 	        cmocka_run_group_tests_name("model/sqlite", tests, NULL, NULL);
