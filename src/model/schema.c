@@ -18,6 +18,7 @@
 
 #include "handle/internal.h"
 #include "util/log.h"
+#include "util/sqlsplit.h"
 
 int
 sked__schema_version(sked *h, int *version)
@@ -38,60 +39,27 @@ sked__schema_version(sked *h, int *version)
 	return SKED_OK;
 }
 
-/* Run each ';'-terminated statement of a rendered step. */
+/* Run each statement of a rendered step (util/sqlsplit.h), one by one. */
 static int
 run_step(sked *h, char *sql)
 {
-	char *s = sql;
-	while (*s) {
-		char *end = s;
-		/* a statement ends at ';' followed by blanks and a newline */
-		for (;;) {
-			end = strchr(end, ';');
-			if (!end)
-				break;
-			char *t = end + 1;
-			while (*t == ' ' || *t == '\t' || *t == '\r')
-				t++;
-			if (*t == '\n' || *t == '\0')
-				break;
-			end++;
-		}
-		if (end)
-			*end = '\0';
-		/* skip blank and comment-only pieces */
-		const char *c = s;
-		int has_sql = 0;
-		while (*c) {
-			while (*c == ' ' || *c == '\t' || *c == '\n' ||
-			       *c == '\r')
-				c++;
-			if (c[0] == '-' && c[1] == '-') {
-				c = strchr(c, '\n');
-				if (!c)
-					break;
-				continue;
-			}
-			has_sql = *c != '\0';
-			break;
-		}
-		if (has_sql) {
-			int rc = sked__qdyn(h, s, NULL, 0, NULL);
-			/* where DDL is not transactional, a step cut short
-			 * (a crash after its DDL, before the version was
-			 * recorded) runs again: an index that exists already
-			 * is then done, not an error */
-			int native = sked__db_err(h->db)->native;
-			if (rc != SKED_OK && native &&
-			    (native == h->dialect->ddl_exists_error ||
-			     native == h->dialect->ddl_exists_error2))
-				rc = SKED_OK;
-			if (rc != SKED_OK)
-				return rc;
-		}
-		if (!end)
-			break;
-		s = end + 1;
+	const char *at = sql, *b, *e;
+	while (sked__sql_next(&at, &b, &e)) {
+		/* the step is ours: end the statement in place, for a moment */
+		char *end = sql + (e - sql), keep = *end;
+		*end = '\0';
+		int rc = sked__qdyn(h, b, NULL, 0, NULL);
+		*end = keep;
+		/* where DDL is not transactional, a step cut short (a crash
+		 * after its DDL, before the version was recorded) runs again:
+		 * an index that exists already is then done, not an error */
+		int native = sked__db_err(h->db)->native;
+		if (rc != SKED_OK && native &&
+		    (native == h->dialect->ddl_exists_error ||
+		     native == h->dialect->ddl_exists_error2))
+			rc = SKED_OK;
+		if (rc != SKED_OK)
+			return rc;
 	}
 	return SKED_OK;
 }

@@ -17,7 +17,8 @@
  *   - a statement with no parameters and no cache slot (BEGIN, COMMIT,
  *     schema DDL, session settings) goes over the text protocol in one
  *     round trip instead of prepare/execute/close, and may hold several
- *     statements separated by ';' (the dialect's session_init does).
+ *     statements separated by ';' (the dialect's session_init does),
+ *     run one by one as util/sqlsplit.h splits them.
  */
 #include "db/driver/driver.h"
 #include "db/driver/errmap.h"
@@ -30,6 +31,7 @@
 
 #include <mysql.h>
 
+#include "util/sqlsplit.h"
 #include "util/url.h"
 
 #define NSLOTS            192
@@ -435,31 +437,14 @@ static int
 text_exec(my *c, const char *sql, sked_res *res, int64_t *affected,
           int64_t *last_id, sked_dberr *e)
 {
-	/* split at ';' outside quotes; constant text only (no parameters
-	 * ever reach this path) */
-	const char *s = sql;
-	while (*s) {
-		const char *p = s;
-		char q = 0;
-		for (; *p && (q || *p != ';'); p++) {
-			if (q && *p == '\\' && p[1])
-				p++;
-			else if (q && *p == q)
-				q = 0;
-			else if (!q && (*p == '\'' || *p == '"' || *p == '`'))
-				q = *p;
-		}
-		const char *t = s;
-		while (t < p &&
-		       (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r'))
-			t++;
-		if (t < p) {
-			int rc = text_one(c, t, (size_t)(p - t), res, affected,
-			                  last_id, e);
-			if (rc != SKED_OK)
-				return rc;
-		}
-		s = *p ? p + 1 : p;
+	/* one statement at a time (util/sqlsplit.h); constant text only
+	 * (no parameters ever reach this path) */
+	const char *at = sql, *b, *end;
+	while (sked__sql_next(&at, &b, &end)) {
+		int rc = text_one(c, b, (size_t)(end - b), res, affected,
+		                  last_id, e);
+		if (rc != SKED_OK)
+			return rc;
 	}
 	return SKED_OK;
 }

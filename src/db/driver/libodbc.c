@@ -59,6 +59,7 @@
 #include <sql.h>
 #include <sqlext.h>
 
+#include "util/sqlsplit.h"
 #include "util/url.h"
 
 #define NSLOTS 192
@@ -655,26 +656,12 @@ nomem:
 	return SKED_ENOMEM;
 }
 
-/* Where the first of several ';'-separated statements ends (outside
- * quotes), or NULL when sql is one statement. */
-static const char *
-next_statement(const char *sql)
+/* 1 when sql holds more than one statement (util/sqlsplit.h). */
+static int
+several(const char *sql)
 {
-	char q = 0;
-	for (const char *p = sql; *p; p++) {
-		if (q) {
-			if (*p == q)
-				q = 0;
-		} else if (*p == '\'' || *p == '"' || *p == '`') {
-			q = *p;
-		} else if (*p == ';') {
-			const char *t = p + 1;
-			while (isspace((unsigned char)*t))
-				t++;
-			return *t ? p : NULL;
-		}
-	}
-	return NULL;
+	const char *at = sql, *b, *e;
+	return sked__sql_next(&at, &b, &e) && sked__sql_next(&at, &b, &e);
 }
 
 static int odbc_exec(void *conn, int slot, const char *sql, const sked_val *p,
@@ -684,30 +671,30 @@ static int odbc_exec(void *conn, int slot, const char *sql, const sked_val *p,
 /* MariaDB's ODBC driver runs one statement per call unless the user's
  * connection string allows more; the dialect's parameterless
  * multi-statement texts (session settings) are run one by one, as the
- * native driver does. */
+ * native driver does: the last one's rows, count and id are the
+ * answer. */
 static int
-exec_each(odbc *o, const char *sql, const char *end, sked_res *res,
-          int64_t *affected, int64_t *last_id, sked_dberr *e)
+exec_each(odbc *o, const char *sql, sked_res *res, int64_t *affected,
+          int64_t *last_id, sked_dberr *e)
 {
-	size_t n = (size_t)(end - sql);
-	char *first = malloc(n + 1);
-	if (!first) {
-		e->kind = SKED_DBE_NOMEM;
-		snprintf(e->msg, sizeof e->msg, "odbc: out of memory");
-		return SKED_EDB;
+	const char *at = sql, *b, *end, *nb = NULL, *ne = NULL;
+	int more = sked__sql_next(&at, &b, &end), rc = SKED_OK;
+	while (more && rc == SKED_OK) {
+		more = sked__sql_next(&at, &nb, &ne);
+		char *one = strndup(b, (size_t)(end - b));
+		if (!one) {
+			e->kind = SKED_DBE_NOMEM;
+			snprintf(e->msg, sizeof e->msg, "odbc: out of memory");
+			return SKED_EDB;
+		}
+		rc = odbc_exec(o, -1, one, NULL, 0, more ? NULL : res, affected,
+		               more ? NULL : last_id, e);
+		free(one);
+		b = nb;
+		end = ne;
 	}
-	memcpy(first, sql, n);
-	first[n] = '\0';
-	int rc = odbc_exec(o, -1, first, NULL, 0, NULL, affected, NULL, e);
-	free(first);
-	if (rc != SKED_OK)
-		return rc;
-	return odbc_exec(o, -1, end + 1, NULL, 0, res, affected, last_id, e);
+	return rc;
 }
-
-static int odbc_exec(void *conn, int slot, const char *sql, const sked_val *p,
-                     int np, sked_res *res, int64_t *affected, int64_t *last_id,
-                     sked_dberr *e);
 
 /* A transaction (the seam's tx verb): the dialect's text as a statement,
  * but on psqlODBC through the ODBC calls (see the top). */
@@ -755,10 +742,8 @@ odbc_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
           sked_res *res, int64_t *affected, int64_t *last_id, sked_dberr *e)
 {
 	odbc *o = conn;
-	const char *end;
-	if (o->fam == FAM_MYSQL && np == 0 && slot < 0 &&
-	    (end = next_statement(sql)) != NULL)
-		return exec_each(o, sql, end, res, affected, last_id, e);
+	if (o->fam == FAM_MYSQL && np == 0 && slot < 0 && several(sql))
+		return exec_each(o, sql, res, affected, last_id, e);
 	ostmt tmp = {0}, *s;
 	int cached = slot >= 0 && slot < NSLOTS;
 	s = cached ? &o->slot[slot] : &tmp;
