@@ -6,7 +6,7 @@
  * to the parents that had not ended; each edge is a {p}task_dep row and
  * each parent's dependents counts its edges. This file is the enqueue
  * and reading side; the ending side is done.c's sked__deps_ended: a task
- * ends through sked__move_done or lease.c's move, both of which call it
+ * ends through sked__move_done or outcome.c's move, both of which call it
  * for the ids they move, in the ending transaction, before the rows
  * leave {p}task. For each ended task that has dependents, one UPDATE per
  * parent decrements its blocked children's open_parents (a row update:

@@ -2,7 +2,7 @@
  * util/pgarray.c — PostgreSQL array literals (see util/pgarray.h).
  *
  * Layer: util. Moved here from the PostgreSQL dialect, which is data
- * only; lease.c and enqueue.c build the arrays of their batch statements.
+ * only; outcome.c and enqueue.c build the arrays of their batch statements.
  */
 #include "util/pgarray.h"
 
