@@ -3,12 +3,13 @@
  * concurrency and rate (docs/limits.md).
  *
  * Layer: the model, beside queue.c; it calls down into the claim seam
- * (claim.h) and the registry (dialect.h). The worker's loop claims
- * through sked__limits_claim, which sends a claim for a queue without
- * limits to sked__claim unchanged and claims a limited queue in one
- * transaction that serialises on the queue's limit row. The pure parts
- * (the rate's sliding window, picking candidates under a per-key limit)
- * are here too, for tests/unit/test_limits.c.
+ * (claim.h) and the registry (dialect.h). Two files: limited.c claims
+ * (sked__limits_claim, which take.c picks for a limited queue: it sends a
+ * claim for a queue without limits to sked__claim unchanged and claims a
+ * limited queue in one transaction that serialises on the queue's limit
+ * row), with the pure parts it rests on (the rate's sliding window,
+ * picking candidates under a per-key limit: tests/unit/test_limits.c);
+ * limits.c sets, pauses and lists limits (the public sked_queue_*).
  */
 #ifndef SKED_LIMITS_H
 #define SKED_LIMITS_H
@@ -40,6 +41,10 @@ int sked__limits_claim(struct sked *h, const sked_claim_req *req,
 int sked__limits_plain(struct sked *h, const sked_claim_req *req);
 
 void sked__limits_free(struct sked_limits *l);
+
+/* The limits changed (limits.c): h reads its list again before its next
+ * claim. */
+void sked__limits_stale(struct sked *h);
 
 /* ---- pure: the rate window ---- */
 

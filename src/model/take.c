@@ -3,7 +3,7 @@
  * the limited, fused or plain claim.
  *
  * Layer: the model. It decides nothing of its own beyond the pick: the
- * limited claim is limits.c's, the fused one outcome.c's, the plain one
+ * limited claim is limited.c's, the fused one outcome.c's, the plain one
  * the strategy's (claim/).
  */
 #include "model/take.h"

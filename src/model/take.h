@@ -2,12 +2,12 @@
  * take.h — the one door a worker claims through: the next tasks, and the
  * outcomes that may ride with the claim.
  *
- * Layer: the model, above outcome.c (finishing), limits.c (the limited
+ * Layer: the model, above outcome.c (finishing), limited.c (the limited
  * claim) and the claim seam (claim.h, the strategies' plain claim). It
  * picks one of three claims:
  *
  *   limited  a queue req names is limited or paused, as far as h knows
- *            (limits.c, refreshed every SKED_LIMITS_REFRESH_MS): the
+ *            (limited.c, refreshed every SKED_LIMITS_REFRESH_MS): the
  *            outcomes are recorded first, apart, then the limited claim
  *            (sked__limits_claim), which is never fused;
  *   fused    outcomes to record on a handle that fuses

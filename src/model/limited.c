@@ -1,0 +1,554 @@
+/*
+ * limited.c — the limited claim of a queue (see limits.h and
+ * docs/limits.md), the handle's list of limited queues, and the pure parts
+ * it rests on (the rate's window, picking under a per-key limit).
+ * Setting, pausing and listing limits are limits.c's.
+ *
+ * Layer: the model. It runs registry statements (SKED_SQL_LIM_*) through
+ * the handle core and hands claims of unlimited queues to the claim seam
+ * (claim.h) unchanged.
+ *
+ * The limited claim of queue Q, one transaction, whatever the strategy:
+ *
+ *   1. begin the claim's transaction (SQLite: BEGIN IMMEDIATE, which
+ *      takes the one write lock at once);
+ *   2. lock Q's limit row: SELECT … FOR UPDATE (PostgreSQL, MySQL,
+ *      MariaDB), WITH (UPDLOCK, ROWLOCK) (SQL Server); on SQLite the
+ *      write lock already serialises. Every limited claim of Q waits
+ *      here for the one before it to commit;
+ *   3. count Q's running tasks (status 1), by concurrency key, from the
+ *      task table, in a statement that starts after the lock is held, so
+ *      it sees every claim committed before (READ COMMITTED, a fresh
+ *      snapshot per statement; SQLite: the writer sees everything);
+ *   4. read the rate's window record from the locked row;
+ *   5. read due candidates of Q (per-key: those whose key is not full),
+ *      pick what the limits leave room for, claim them with UPDATE …
+ *      WHERE id IN (…) AND still due, read them back (sked__claim_ids,
+ *      the claim seam's one claim-by-ids);
+ *   6. write the window record; commit.
+ *
+ * Counting running rows rather than keeping a counter means that a
+ * finish, a lease taken back by the reaper and a worker killed with
+ * kill -9 (once its leases run out and are reaped) give the capacity
+ * back by themselves: there is no counter to leak. Tasks the limits
+ * leave out are not touched, so they are not charged an attempt.
+ *
+ * A paused queue (sked_queue_pause) has a limit row too, with paused = 1
+ * (and its limits, or none): the all-queue claim's NOT IN already leaves
+ * it out, the handle's list (read every SKED_LIMITS_REFRESH_MS) says not
+ * to claim it, and a limited claim that locks its row reads the flag
+ * there and claims nothing. So a pause costs no statement of its own.
+ *
+ * Row locks: a limited claim locks Q's limit row, then the task rows it
+ * claims. Nothing locks task rows and then a limit row (an unlimited
+ * claim only reads the limit table, without locks), so limited and
+ * unlimited claims cannot deadlock on each other.
+ */
+#include "model/limits.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handle/internal.h"
+#include "util/buf.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+/* how soon a pause reaches a worker: its next read of the list */
+_Static_assert(SKED_LIMITS_REFRESH_MS <= SKED_QUEUE_PAUSE_BOUND_MS,
+               "the limits are read again less often than sked.h promises");
+
+struct sked_limits {
+	int64_t next_ms; /* monotonic ms of the next read of the list */
+	int n;
+	char **queues; /* the queues with a limit row, by name */
+	char *paused;  /* paused[i]: queues[i] is paused (sked queue pause) */
+	int turn;      /* which limited queue an all-queue claim starts at */
+};
+
+void
+sked__limits_free(struct sked_limits *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < l->n; i++)
+		free(l->queues[i]);
+	free(l->queues);
+	free(l->paused);
+	free(l);
+}
+
+/* ---- pure: the rate window ---- */
+
+/* Parse the next "T:C" of a record at *s; 0 at the end, -1 if malformed. */
+static int
+next_entry(const char **s, int64_t *t, int64_t *c)
+{
+	const char *p = *s;
+	if (*p == ',')
+		p++;
+	if (*p == '\0')
+		return 0;
+	char *e;
+	long long tv = strtoll(p, &e, 10);
+	if (e == p || *e != ':')
+		return -1;
+	p = e + 1;
+	long long cv = strtoll(p, &e, 10);
+	if (e == p || (*e != ',' && *e != '\0') || cv < 0)
+		return -1;
+	*t = tv;
+	*c = cv;
+	*s = e;
+	return 1;
+}
+
+int
+sked__rate_used(const char *log, int64_t now_ms, int64_t window_ms, int n_max)
+{
+	int64_t used = 0, t, c;
+	int r;
+	const char *s = log ? log : "";
+	while ((r = next_entry(&s, &t, &c)) > 0)
+		if (t > now_ms - window_ms)
+			used += c;
+	if (r < 0 || used > n_max)
+		return n_max;
+	return (int)used;
+}
+
+int64_t
+sked__rate_last(const char *log)
+{
+	int64_t t, c, last = INT64_MIN;
+	const char *s = log ? log : "";
+	while (next_entry(&s, &t, &c) > 0)
+		if (t > last)
+			last = t;
+	return last;
+}
+
+void
+sked__rate_add(const char *log, int64_t now_ms, int64_t window_ms, int64_t t_ms,
+               int k, sked_buf *out)
+{
+	int64_t t, c;
+	int r;
+	char num[48];
+	const char *s = log ? log : "";
+	sked__buf_put(out, "", 0);
+	while ((r = next_entry(&s, &t, &c)) > 0) {
+		if (t <= now_ms - window_ms)
+			continue;
+		if (t == t_ms) {
+			k += (int)c;
+			continue;
+		}
+		snprintf(num, sizeof num, "%s%" PRId64 ":%" PRId64,
+		         out->n ? "," : "", t, c);
+		sked__buf_puts(out, num);
+	}
+	if (k > 0) {
+		snprintf(num, sizeof num, "%s%" PRId64 ":%d", out->n ? "," : "",
+		         t_ms, k);
+		sked__buf_puts(out, num);
+	}
+}
+
+/* ---- pure: picking under a per-key limit ---- */
+
+int
+sked__limits_pick(const char *const *cand_keys, int ncand, int want,
+                  int per_key, const char *const *keys, const int *running,
+                  int nkeys, int *pick)
+{
+	/* keys seen: those running, then those picked here */
+	int cap = nkeys + ncand;
+	const char **seen = malloc(sizeof *seen * (size_t)(cap ? cap : 1));
+	int *count = malloc(sizeof *count * (size_t)(cap ? cap : 1));
+	int nseen = 0, got = 0;
+	if (!seen || !count) {
+		free(seen);
+		free(count);
+		return -1;
+	}
+	for (int i = 0; i < nkeys; i++) {
+		seen[nseen] = keys[i];
+		count[nseen++] = running[i];
+	}
+	for (int i = 0; i < ncand && got < want; i++) {
+		const char *k = cand_keys[i];
+		if (per_key <= 0 || !k) {
+			pick[got++] = i;
+			continue;
+		}
+		int j = 0;
+		while (j < nseen && strcmp(seen[j], k) != 0)
+			j++;
+		if (j == nseen) {
+			seen[nseen] = k;
+			count[nseen++] = 0;
+		}
+		if (count[j] >= per_key)
+			continue;
+		count[j]++;
+		pick[got++] = i;
+	}
+	free(seen);
+	free(count);
+	return got;
+}
+
+/* ---- the list of limited queues ---- */
+
+static int
+refresh(sked *h)
+{
+	int64_t now = sked__mono_ms();
+	if (h->limits && now < h->limits->next_ms)
+		return SKED_OK;
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_LIM_QUEUES, NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot read the queue limits");
+	struct sked_limits *l = calloc(1, sizeof *l);
+	int oom = !l;
+	if (l && r.nrows > 0) {
+		l->queues = calloc((size_t)r.nrows, sizeof *l->queues);
+		l->paused = calloc((size_t)r.nrows, 1);
+		oom = !l->queues || !l->paused;
+		for (int i = 0; !oom && i < r.nrows; i++) {
+			l->queues[i] = sked__res_dup(&r, i, 0, &oom);
+			l->paused[i] = sked__res_int(&r, i, 1) != 0;
+			l->n += l->queues[i] != NULL;
+		}
+	}
+	sked__res_clear(&r);
+	if (oom) {
+		sked__limits_free(l);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	l->next_ms = now + SKED_LIMITS_REFRESH_MS;
+	if (h->limits)
+		l->turn = h->limits->turn;
+	sked__limits_free(h->limits);
+	h->limits = l;
+	return SKED_OK;
+}
+
+/* 0: queue has no limit row, as far as h knows; 1: it has one; 2: it
+ * is paused. */
+static int
+is_limited(const sked *h, const char *queue)
+{
+	for (int i = 0; h->limits && i < h->limits->n; i++)
+		if (strcmp(h->limits->queues[i], queue) == 0)
+			return 1 + h->limits->paused[i];
+	return 0;
+}
+
+int
+sked__limits_plain(sked *h, const sked_claim_req *req)
+{
+	if (refresh(h) != SKED_OK)
+		return 0;
+	if (!h->limits || h->limits->n == 0)
+		return 1;
+	return req->queue && !is_limited(h, req->queue);
+}
+
+/* ---- the limited claim ---- */
+
+/* What the locked limit row and the running rows say. */
+typedef struct limit_row {
+	int concurrency, per_key, rate_n, paused;
+	int64_t rate_ms, now_ms;
+	char *log;
+	int running;
+	/* running tasks by concurrency key (NULL key not among them) */
+	int nkeys;
+	const char **keys;
+	int *key_running;
+} limit_row;
+
+#define NOT_LIMITED 1 /* the queue has no limit row (any more) */
+
+static int
+read_running(sked *h, const char *queue, limit_row *lr, sked_res *run)
+{
+	sked_val q = SKED_TEXTV(queue);
+	int rc = sked__q(h, SKED_SQL_LIM_RUNNING, &q, 1, run);
+	if (rc != SKED_OK)
+		return rc;
+	lr->keys = malloc(sizeof *lr->keys * (size_t)(run->nrows + 1));
+	lr->key_running =
+	        malloc(sizeof *lr->key_running * (size_t)(run->nrows + 1));
+	if (!lr->keys || !lr->key_running)
+		return SKED_ENOMEM;
+	for (int i = 0; i < run->nrows; i++) {
+		int c = (int)sked__res_int(run, i, 1);
+		lr->running += c;
+		if (sked__res_null(run, i, 0))
+			continue;
+		lr->keys[lr->nkeys] = sked__res_text(run, i, 0);
+		lr->key_running[lr->nkeys++] = c;
+	}
+	return SKED_OK;
+}
+
+static int
+limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	limit_row lr = {0};
+	sked_res row = {0}, run = {0}, cand = {0};
+	int *pick = NULL;
+	int64_t *ids = NULL;
+	const char **ckeys = NULL;
+	sked_buf log = {0};
+	/* the limit row is where a limited claim may wait on another
+	 * session: marked for the worker's lock-wait watchdog (an unlimited
+	 * claim never comes here) */
+	sked__wait_begin(h, SKED_WAIT_QUEUE_LIMIT, req->queue);
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK) {
+		sked__wait_end(h);
+		return sked__fail_db(h, rc, "cannot begin a limited claim");
+	}
+	sked_val q = SKED_TEXTV(req->queue);
+	rc = sked__q(h, SKED_SQL_LIM_LOCK, &q, 1, &row);
+	sked__wait_end(h);
+	if (rc != SKED_OK)
+		goto db_failed;
+	if (row.nrows == 0) { /* the limits were removed meanwhile */
+		sked__res_clear(&row);
+		rc = sked__commit(h);
+		return rc == SKED_OK ? NOT_LIMITED
+		                     : sked__fail_db(h, rc, "cannot commit");
+	}
+	lr.concurrency = (int)sked__res_int(&row, 0, 0);
+	lr.per_key = (int)sked__res_int(&row, 0, 1);
+	lr.rate_n = (int)sked__res_int(&row, 0, 2);
+	lr.rate_ms = sked__res_int(&row, 0, 3);
+	lr.log = (char *)sked__res_text(&row, 0, 4);
+	lr.now_ms = sked__res_int(&row, 0, 5);
+	/* paused since this handle last read the list: nothing, at once */
+	lr.paused = sked__res_int(&row, 0, 6) != 0;
+	/* The instant this claim starts its tasks at, judges the window at
+	 * and records: the database's now, or the window's last start if
+	 * that is later. Claims of the queue take turns on the row, so these
+	 * instants never go back from one claim to the next, even where now
+	 * is the transaction's start (PostgreSQL) and a claim that began
+	 * first got the row last. */
+	int64_t last = sked__rate_last(lr.log);
+	if (last > lr.now_ms)
+		lr.now_ms = last;
+	int want = lr.paused ? 0 : req->limit;
+	if (want > 0 && (lr.concurrency > 0 || lr.per_key > 0)) {
+		rc = read_running(h, req->queue, &lr, &run);
+		if (rc != SKED_OK)
+			goto db_failed;
+		if (lr.concurrency > 0 && lr.concurrency - lr.running < want)
+			want = lr.concurrency - lr.running;
+	}
+	if (want > 0 && lr.rate_n > 0 && lr.rate_ms > 0) {
+		int left = lr.rate_n - sked__rate_used(lr.log, lr.now_ms,
+		                                       lr.rate_ms, lr.rate_n);
+		if (left < want)
+			want = left;
+	}
+	if (want > 0) {
+		/* per-key: more candidates than wanted, since some may share
+		 * a key; the statement already skips keys that are full */
+		int ncand = want;
+		if (lr.per_key > 0) {
+			ncand = want * 4 + 16;
+			if (ncand > 1000)
+				ncand = want > 1000 ? want : 1000;
+		}
+		sked_val p[6] = {
+		        SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+		        SKED_INTV(ncand),         SKED_TEXTV(req->queue),
+		        SKED_TEXTV(req->kinds),   SKED_INTV(lr.per_key)};
+		rc = sked__q(h,
+		             lr.per_key > 0 ? SKED_SQL_LIM_CAND_KEY
+		                            : SKED_SQL_LIM_CAND,
+		             p, lr.per_key > 0 ? 6 : 5, &cand);
+		if (rc != SKED_OK)
+			goto db_failed;
+		pick = malloc(sizeof *pick * (size_t)(cand.nrows + 1));
+		ckeys = malloc(sizeof *ckeys * (size_t)(cand.nrows + 1));
+		if (!pick || !ckeys) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		for (int i = 0; i < cand.nrows; i++)
+			ckeys[i] = sked__res_null(&cand, i, 1)
+			                   ? NULL
+			                   : sked__res_text(&cand, i, 1);
+		int npick = sked__limits_pick(ckeys, cand.nrows, want,
+		                              lr.per_key, lr.keys,
+		                              lr.key_running, lr.nkeys, pick);
+		if (npick < 0 ||
+		    !(ids = malloc(sizeof *ids * (size_t)(npick + 1)))) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		for (int i = 0; i < npick; i++)
+			ids[i] = sked__res_int(&cand, pick[i], 0);
+		/* claimed if still due, started at the instant the window
+		 * was judged at */
+		sked_claim_ids how = {.claim = SKED_SQL_LIM_CLAIM,
+		                      .get = SKED_SQL_LIM_GET,
+		                      .with_start = 1,
+		                      .start_ms = lr.now_ms,
+		                      .spare = 4};
+		rc = sked__claim_ids(h, req, &how, ids, npick, out, n);
+		if (rc != SKED_OK)
+			goto db_failed;
+	}
+	if (lr.rate_n > 0 && *n > 0) {
+		/* the batch started at lr.now_ms, as the claim wrote it */
+		sked__rate_add(lr.log, lr.now_ms, lr.rate_ms, lr.now_ms, *n,
+		               &log);
+		if (log.oom) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		sked_val u[2] = {SKED_TEXTV(req->queue), SKED_TEXTV(log.p)};
+		rc = sked__q(h, SKED_SQL_LIM_RATE, u, 2, NULL);
+		if (rc != SKED_OK)
+			goto db_failed;
+	}
+	rc = sked__commit(h);
+	if (rc != SKED_OK)
+		goto db_failed;
+	goto done;
+db_failed:
+	rc = sked__fail_db(h, rc, "limited claim failed");
+	goto done;
+failed:
+	rc = sked__fail(h, rc, "out of memory");
+done:
+	free(lr.keys);
+	free(lr.key_running);
+	free(pick);
+	free(ids);
+	free(ckeys);
+	sked__buf_free(&log);
+	sked__res_clear(&row);
+	sked__res_clear(&run);
+	sked__res_clear(&cand);
+	return rc;
+}
+
+/* sked__claim, appending to what *out holds already. */
+static int
+claim_more(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	sked_claimed *c = NULL;
+	int k = 0;
+	int rc = sked__claim(h, req, &c, &k);
+	if (rc != SKED_OK || k == 0) {
+		sked__claimed_free(c, k);
+		return rc;
+	}
+	if (*n == 0) {
+		free(*out);
+		*out = c;
+		*n = k;
+		return SKED_OK;
+	}
+	sked_claimed *a = realloc(*out, sizeof *a * (size_t)(*n + k));
+	if (!a) {
+		sked__claimed_free(c, k);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	memcpy(a + *n, c, sizeof *c * (size_t)k);
+	free(c);
+	*out = a;
+	*n += k;
+	return SKED_OK;
+}
+
+#define LIMITED_TRIES 3
+
+/* The limited claim of req->queue, retried as sked__claim retries. */
+static int
+limited(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
+{
+	for (int attempt = 1;; attempt++) {
+		int before = *n;
+		int rc = limited_once(h, req, out, n);
+		if (rc == NOT_LIMITED)
+			return claim_more(h, req, out, n);
+		if (rc == SKED_OK)
+			return rc;
+		sked__rollback(h);
+		/* nothing of this try stays claimed: drop what it added */
+		for (int i = before; i < *n; i++)
+			sked__claimed_clear(&(*out)[i]);
+		*n = before;
+		if (!sked__retry_pause(h, rc, attempt, LIMITED_TRIES,
+		                       "limited claim"))
+			return rc;
+	}
+}
+
+int
+sked__limits_claim(sked *h, const sked_claim_req *req, sked_claimed **out,
+                   int *n)
+{
+	*out = NULL;
+	*n = 0;
+	int rc = refresh(h);
+	if (rc != SKED_OK)
+		return rc;
+	struct sked_limits *l = h->limits;
+	int lim = req->queue ? is_limited(h, req->queue) : 1;
+	if (l->n == 0 || lim == 0)
+		return sked__claim(h, req, out, n);
+	if (lim == 2) /* paused */
+		return SKED_OK;
+	if (req->queue)
+		rc = limited(h, req, out, n);
+	else {
+		/* every queue: the limited ones each by the limited claim,
+		 * starting at a different one each time so that none starves
+		 * the others, then the rest by the plain claim that leaves
+		 * the limited queues out */
+		int nq = l->n;
+		int start = l->turn++ % nq;
+		for (int i = 0; rc == SKED_OK && i < nq && *n < req->limit;
+		     i++) {
+			if (l->paused[(start + i) % nq])
+				continue;
+			sked_claim_req sub = *req;
+			sub.queue = l->queues[(start + i) % nq];
+			sub.limit = req->limit - *n;
+			rc = limited(h, &sub, out, n);
+		}
+		if (rc == SKED_OK && *n < req->limit) {
+			sked_claim_req sub = *req;
+			sub.limit = req->limit - *n;
+			sub.skip_limited = 1;
+			rc = claim_more(h, &sub, out, n);
+		}
+	}
+	if (rc != SKED_OK) {
+		/* what was claimed stays claimed; the caller's recovery of
+		 * claims it did not see gives it back (worker.c) */
+		sked__claimed_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void
+sked__limits_stale(sked *h)
+{
+	if (h->limits)
+		h->limits->next_ms = 0;
+}
