@@ -44,7 +44,7 @@ typedef struct sked_claim_req {
 	 * kind (a worker with a catch-all handler) */
 	const char *kinds;
 	/* with queue NULL: leave out every queue the limit table names (the
-	 * SKED_SQL_*_XQ forms; limits.c claims those itself) */
+	 * SKED_SQL_*_XQ forms; model/limited.c claims those itself) */
 	int skip_limited;
 } sked_claim_req;
 
