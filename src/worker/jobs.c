@@ -54,9 +54,9 @@ sked__wk_job_free(sked_job *j)
 		close(j->cancel_fd);
 	free(j);
 }
-/* The one place a job changes lists and counts (w->mu held). A job is
- * in w->all from its claim until its outcome is recorded (what the node
- * really holds), in w->held while it takes a slot (queued or running),
+/* The one place a job changes lists and counts (w->sh.mu held). A job is
+ * in w->sh.all from its claim until its outcome is recorded (what the node
+ * really holds), in w->sh.held while it takes a slot (queued or running),
  * in the pool's queue until a thread takes it, then in the done queue
  * until the finisher records it. */
 void
@@ -64,29 +64,29 @@ sked__wk_move(sked_worker *w, sked_job *j, int to)
 {
 	switch (to) {
 	case JOB_QUEUED: /* claimed: takes a slot, waits for a thread */
-		j->anext = w->all;
-		if (w->all)
-			w->all->aprev = j;
-		w->all = j;
-		j->hnext = w->held;
-		if (w->held)
-			w->held->hprev = j;
-		w->held = j;
-		w->nheld++;
+		j->anext = w->sh.all;
+		if (w->sh.all)
+			w->sh.all->aprev = j;
+		w->sh.all = j;
+		j->hnext = w->sh.held;
+		if (w->sh.held)
+			w->sh.held->hprev = j;
+		w->sh.held = j;
+		w->sh.nheld++;
 		if (j->qi >= 0)
 			w->queues[j->qi].held++;
-		w->counters.claimed++;
-		if (w->jobs_tail)
-			w->jobs_tail->next = j;
+		w->sh.counters.claimed++;
+		if (w->sh.jobs_tail)
+			w->sh.jobs_tail->next = j;
 		else
-			w->jobs_head = j;
-		w->jobs_tail = j;
+			w->sh.jobs_head = j;
+		w->sh.jobs_tail = j;
 		break;
 	case JOB_RUNNING: /* a pool thread took the head of the queue */
-		w->nstarted++;
-		w->jobs_head = j->next;
-		if (!w->jobs_head)
-			w->jobs_tail = NULL;
+		w->sh.nstarted++;
+		w->sh.jobs_head = j->next;
+		if (!w->sh.jobs_head)
+			w->sh.jobs_tail = NULL;
 		j->next = NULL;
 		break;
 	case JOB_DONE: /* its handler returned: the slot is free, the outcome
@@ -94,38 +94,39 @@ sked__wk_move(sked_worker *w, sked_job *j, int to)
 		if (j->hprev)
 			j->hprev->hnext = j->hnext;
 		else
-			w->held = j->hnext;
+			w->sh.held = j->hnext;
 		if (j->hnext)
 			j->hnext->hprev = j->hprev;
 		j->hnext = j->hprev = NULL;
-		w->nheld--;
+		w->sh.nheld--;
 		if (j->qi >= 0)
 			w->queues[j->qi].held--;
-		if (w->done_tail)
-			w->done_tail->next = j;
+		if (w->sh.done_tail)
+			w->sh.done_tail->next = j;
 		else
-			w->done_head = j;
-		w->done_tail = j;
+			w->sh.done_head = j;
+		w->sh.done_tail = j;
 		j->done_ms = sked__mono_ms();
-		w->nunrecorded++;
-		w->ndone++;
+		w->sh.nunrecorded++;
+		w->sh.ndone++;
 		break;
 	case JOB_RECORDED: /* in the database: the node holds it no more */
 		if (j->aprev)
 			j->aprev->anext = j->anext;
-		else if (w->all == j)
-			w->all = j->anext;
+		else if (w->sh.all == j)
+			w->sh.all = j->anext;
 		if (j->anext)
 			j->anext->aprev = j->aprev;
 		j->anext = j->aprev = NULL;
-		w->nunrecorded--;
+		w->sh.nunrecorded--;
 		break;
 	}
 	j->state = to;
 	/* a slot or a result's share of capacity came free: lanes may claim
 	 * (while they do: outside a backlog they are not woken per task) */
-	if (w->nlanes && w->lanes_go && (to == JOB_DONE || to == JOB_RECORDED))
-		pthread_cond_broadcast(&w->cv_lane);
+	if (w->lane.n && w->sh.lanes_go &&
+	    (to == JOB_DONE || to == JOB_RECORDED))
+		pthread_cond_broadcast(&w->sh.cv_lane);
 }
 void
 sked__wk_job_cancel(sked_job *j, int why)
@@ -168,14 +169,14 @@ void
 sked__wk_note_handler(sked_worker *w, const sked_job *j, int64_t ms)
 {
 	handler *x = (handler *)sked__wk_find_handler(w, j->t.kind);
-	if (x) /* w->mu held */
+	if (x) /* w->sh.mu held */
 		sked__wk_hist_add(&x->m.handler, ms);
 }
 void
 sked__wk_note_outcome(sked_worker *w, const sked_job *j, const sked_outcome *o)
 {
 	handler *x = (handler *)sked__wk_find_handler(w, j->t.kind);
-	if (!x) /* w->mu held */
+	if (!x) /* w->sh.mu held */
 		return;
 	if (!o->applied)
 		x->m.late++;
@@ -192,12 +193,12 @@ sked__wk_note_outcome(sked_worker *w, const sked_job *j, const sked_outcome *o)
 void
 sked__wk_note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms)
 {
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	if (count)
 		(*count)++;
 	if (hg)
 		sked__wk_hist_add(hg, ms);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 }
 /* How long before the lease runs out a worker stops its handlers when it
  * could not renew: a fifth of the lease, at least half a second. */
@@ -235,7 +236,7 @@ sked__wk_lease_basis(const sked_job *j)
 	return j->leased > j->renewed ? j->leased : j->renewed;
 }
 /* Whether this node has a job for (id, attempt) between its claim and the
- * record of its outcome (w->mu held). */
+ * record of its outcome (w->sh.mu held). */
 int
 sked__wk_reconnect(sked_worker *w, sked *h, int which)
 {
@@ -243,19 +244,19 @@ sked__wk_reconnect(sked_worker *w, sked *h, int which)
 	if (rc != SKED_OK)
 		sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
 		          sked_errmsg(h));
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	if (rc == SKED_OK)
-		w->reconnects[which]++;
+		w->sh.reconnects[which]++;
 	else
-		w->reconnect_failures[which]++;
-	pthread_mutex_unlock(&w->mu);
+		w->sh.reconnect_failures[which]++;
+	pthread_mutex_unlock(&w->sh.mu);
 	return rc;
 }
 
 int
 sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt)
 {
-	for (const sked_job *j = w->all; j; j = j->anext)
+	for (const sked_job *j = w->sh.all; j; j = j->anext)
 		if (j->t.id == id && j->t.attempt == attempt)
 			return 1;
 	return 0;
@@ -273,7 +274,7 @@ sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 	if (n && !o)
 		return SKED_ENOMEM;
 	int k = 0;
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	for (int i = 0; i < n; i++) {
 		if (sked__wk_holds_locked(w, ids[i], att[i]))
 			continue;
@@ -282,7 +283,7 @@ sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 		                        .what = SKED_FIN_UNSTARTED,
 		                        .exit_code = -1};
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	int rc = k ? sked__finish(h, w->node_id, o, k) : SKED_OK;
 	for (int i = 0; rc == SKED_OK && i < k; i++) {
 		if (!o[i].applied)
@@ -292,9 +293,9 @@ sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 		          "never reached it (the claim's reply was lost): "
 		          "given back",
 		          (long long)o[i].id, o[i].attempt);
-		pthread_mutex_lock(&w->mu);
-		w->counters.released++;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
+		w->sh.counters.released++;
+		pthread_mutex_unlock(&w->sh.mu);
 	}
 	if (rc != SKED_OK)
 		sked__log(SKED_LOG_WARN,

@@ -152,10 +152,10 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 		sked_worker_free(w);
 		return rc;
 	}
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
-	pthread_cond_init(&w->cv_done, NULL);
-	pthread_cond_init(&w->cv_lane, NULL);
+	pthread_mutex_init(&w->sh.mu, NULL);
+	pthread_cond_init(&w->sh.cv_pool, NULL);
+	pthread_cond_init(&w->sh.cv_done, NULL);
+	pthread_cond_init(&w->sh.cv_lane, NULL);
 	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)sked__mono_ms();
 	*out = w;
 	return SKED_OK;
@@ -176,16 +176,16 @@ sked_worker_free(sked_worker *w)
 	}
 	free(w->handlers);
 	free(w->queues);
-	free(w->stray_ids);
-	free(w->stray_att);
+	free(w->beat.stray_ids);
+	free(w->beat.stray_att);
 	free(w->kinds);
 	sked__guard_stop(w->guard);
 	if (w->wake_fd >= 0) {
 		close(w->wake_fd);
-		pthread_mutex_destroy(&w->mu);
-		pthread_cond_destroy(&w->cv);
-		pthread_cond_destroy(&w->cv_done);
-		pthread_cond_destroy(&w->cv_lane);
+		pthread_mutex_destroy(&w->sh.mu);
+		pthread_cond_destroy(&w->sh.cv_pool);
+		pthread_cond_destroy(&w->sh.cv_done);
+		pthread_cond_destroy(&w->sh.cv_lane);
 	}
 	free(w);
 }
@@ -313,9 +313,9 @@ sked_worker_stop(sked_worker *w, int immediate)
 {
 	/* async-signal-safe: an atomic and a write(2) */
 	int want = immediate ? 2 : 1;
-	int cur = atomic_load(&w->stop);
+	int cur = atomic_load(&w->sh.stop);
 	while (cur < want &&
-	       !atomic_compare_exchange_weak(&w->stop, &cur, want))
+	       !atomic_compare_exchange_weak(&w->sh.stop, &cur, want))
 		;
 	sked__wk_ring(w);
 }
@@ -323,9 +323,9 @@ sked_worker_stop(sked_worker *w, int immediate)
 SKED_API void
 sked_worker_get_counters(sked_worker *w, sked_worker_counters *out)
 {
-	pthread_mutex_lock(&w->mu);
-	*out = w->counters;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	*out = w->sh.counters;
+	pthread_mutex_unlock(&w->sh.mu);
 }
 
 SKED_API const char *
@@ -351,8 +351,8 @@ static void
 give_back_held(sked_worker *w, int64_t now)
 {
 	int n = 0;
-	pthread_mutex_lock(&w->mu);
-	sked_job *prev = NULL, *j = w->jobs_head;
+	pthread_mutex_lock(&w->sh.mu);
+	sked_job *prev = NULL, *j = w->sh.jobs_head;
 	while (j) {
 		sked_job *next = j->next;
 		/* the queue is in the order tasks came: the rest are newer */
@@ -366,9 +366,9 @@ give_back_held(sked_worker *w, int64_t now)
 		if (prev)
 			prev->next = next;
 		else
-			w->jobs_head = next;
-		if (w->jobs_tail == j)
-			w->jobs_tail = prev;
+			w->sh.jobs_head = next;
+		if (w->sh.jobs_tail == j)
+			w->sh.jobs_tail = prev;
 		j->next = NULL;
 		sked__wk_job_cancel(j, CANCEL_HELD);
 		j->exit_code = -1;
@@ -377,14 +377,14 @@ give_back_held(sked_worker *w, int64_t now)
 		j = next;
 	}
 	if (n > 0) {
-		w->ahead = 0;
-		w->rate = 0;
-		w->rate_known = 1;
-		w->rate_at = now;
-		w->rate_started = w->nstarted;
-		pthread_cond_signal(&w->cv_done);
+		w->sh.ahead = 0;
+		w->sh.rate = 0;
+		w->sh.rate_known = 1;
+		w->sh.rate_at = now;
+		w->sh.rate_started = w->sh.nstarted;
+		pthread_cond_signal(&w->sh.cv_done);
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	if (n > 0)
 		sked__log(SKED_LOG_INFO,
 		          "gave back %d task(s) held ahead for %ds without a "
@@ -398,10 +398,10 @@ static int
 claim_some(sked_worker *w, int *db_failed)
 {
 	int full = 0;
-	w->claimed_last = 0;
+	w->loop.claimed_last = 0;
 	int nq = w->nqueues ? w->nqueues : 1;
 	for (int qi = 0; qi < nq; qi++) {
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		int free_slots = free_slots_locked(w);
 		if (w->nqueues && w->queues[qi].max > 0) {
 			int qfree = w->queues[qi].max - w->queues[qi].held;
@@ -409,13 +409,13 @@ claim_some(sked_worker *w, int *db_failed)
 				free_slots = qfree;
 		}
 		if (free_slots <= 0) {
-			pthread_mutex_unlock(&w->mu);
+			pthread_mutex_unlock(&w->sh.mu);
 			continue;
 		}
-		int backlog = w->backlog;
+		int backlog = w->sh.backlog;
 		unsigned long long seq =
 		        sked__wk_claim_begin_locked(w, free_slots);
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		sked_claim_req req = {
 		        .node_id = w->node_id,
 		        .queue = w->nqueues ? w->queues[qi].name : NULL,
@@ -435,12 +435,12 @@ claim_some(sked_worker *w, int *db_failed)
 		int fuse = w->fused && qi == 0 && backlog && plain;
 		if (qi == 0 && w->fused)
 			/* tell the finisher whether outcomes ride with claims */
-			atomic_store(&w->fusing, fuse);
+			atomic_store(&w->sh.fusing, fuse);
 		int rc = fuse ? sked__wk_finish_and_claim(w, w->h, &req,
 		                                          &free_slots, &c, &n)
 		              : sked__limits_claim(w->h, &req, &c, &n);
-		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
-		              rc == SKED_OK ? &w->claim_hist : NULL,
+		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
+		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);
 		int got = n;
 		/* on a failure, what was claimed but read back runs */
@@ -451,29 +451,29 @@ claim_some(sked_worker *w, int *db_failed)
 			          sked_errmsg(w->h));
 			/* it may have committed all the same (a reply lost
 			 * with the connection): find out before going on */
-			pthread_mutex_lock(&w->mu);
-			w->claim_unknown = 1;
-			pthread_mutex_unlock(&w->mu);
+			pthread_mutex_lock(&w->sh.mu);
+			w->sh.claim_unknown = 1;
+			pthread_mutex_unlock(&w->sh.mu);
 			if (rc == SKED_EUNAVAILABLE)
 				sked__ignore(sked__wk_reconnect(
 				        w, w->h, SKED_CONN_CLAIMS));
 			*db_failed = 1;
 			return 0;
 		}
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		sked__wk_adapt_prefetch(w, req.limit, got, sked__mono_ms());
 		if (qi == 0)
-			w->backlog = got == req.limit && got > 0;
+			w->sh.backlog = got == req.limit && got > 0;
 		/* a backlog on one plain queue: the lanes take over */
-		if (qi == 0 && w->nlanes && nq == 1 && plain && w->backlog &&
+		if (qi == 0 && w->lane.n && nq == 1 && plain && w->sh.backlog &&
 		    !(w->nqueues && w->queues[0].max > 0)) {
-			w->lanes_go = 1;
-			pthread_cond_broadcast(&w->cv_lane);
+			w->sh.lanes_go = 1;
+			pthread_cond_broadcast(&w->sh.cv_lane);
 		}
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		if (got == req.limit && got > 0)
 			full = 1;
-		w->claimed_last += got;
+		w->loop.claimed_last += got;
 	}
 	return full;
 }
@@ -518,10 +518,10 @@ outstanding(sked_worker *w, int64_t *count)
 static void
 cancel_held(sked_worker *w, int why)
 {
-	pthread_mutex_lock(&w->mu);
-	for (sked_job *j = w->held; j; j = j->hnext)
+	pthread_mutex_lock(&w->sh.mu);
+	for (sked_job *j = w->sh.held; j; j = j->hnext)
 		sked__wk_job_cancel(j, why);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 }
 
 /* Jobs this worker still answers for: queued, running, or done but not
@@ -529,18 +529,18 @@ cancel_held(sked_worker *w, int why)
 static int
 unsettled(sked_worker *w)
 {
-	pthread_mutex_lock(&w->mu);
-	int n = w->nheld + w->nunrecorded + w->claims_inflight;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	int n = w->sh.nheld + w->sh.nunrecorded + w->sh.claims_inflight;
+	pthread_mutex_unlock(&w->sh.mu);
 	return n;
 }
 
 static int
 nheld(sked_worker *w)
 {
-	pthread_mutex_lock(&w->mu);
-	int n = w->nheld;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	int n = w->sh.nheld;
+	pthread_mutex_unlock(&w->sh.mu);
 	return n;
 }
 
@@ -554,9 +554,9 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 	int sock = sked__db_socket(db); /* LISTEN's, or SQLite's WAL watch */
 	if (sock >= 0 && !w->h->listen_sql) {
 		/* the WAL watch fires on any commit: wait on it only with room */
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		sock = free_slots_locked(w) > 0 ? sock : -1;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 	}
 	if (sock >= 0) {
 		fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
@@ -571,7 +571,7 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 		 * before it publishes the commit in the WAL index (which it
 		 * does not): a claim made at once may miss the commit that
 		 * woke it, so an empty one looks again a moment later */
-		w->wal_woke = !w->h->listen_sql;
+		w->loop.wal_woke = !w->h->listen_sql;
 	}
 }
 
@@ -594,55 +594,54 @@ static int
 start_threads(sked_worker *w)
 {
 	sked__wk_waits_start(w);
-	int rc = sked__reopen(w->h, &w->hb);
+	int rc = sked__reopen(w->h, &w->beat.h);
 	if (rc != SKED_OK) {
 		sked__fail(w->h, rc, "cannot open the heartbeat connection: %s",
-		           sked_errmsg(w->hb));
+		           sked_errmsg(w->beat.h));
 		return rc;
 	}
-	rc = sked__reopen(w->h, &w->hf);
+	rc = sked__reopen(w->h, &w->fin.h);
 	if (rc != SKED_OK) {
 		sked__fail(w->h, rc,
 		           "cannot open the finisher's connection: %s",
-		           sked_errmsg(w->hf));
+		           sked_errmsg(w->fin.h));
 		return rc;
 	}
-	if (pthread_create(&w->fin_thread, NULL, sked__wk_finisher_main, w) !=
-	    0)
+	if (pthread_create(&w->fin.th, NULL, sked__wk_finisher_main, w) != 0)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start the finisher thread");
-	w->fin_started = 1;
+	w->fin.started = 1;
 	if ((rc = sked__wk_lanes_start(w)) != SKED_OK)
 		return rc;
-	w->threads = calloc((size_t)w->o.concurrency, sizeof *w->threads);
-	if (!w->threads)
+	w->pool.threads =
+	        calloc((size_t)w->o.concurrency, sizeof *w->pool.threads);
+	if (!w->pool.threads)
 		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
 	for (int i = 0; i < w->o.concurrency; i++) {
-		if (pthread_create(&w->threads[i], NULL, sked__wk_pool_main,
-		                   w) != 0)
+		if (pthread_create(&w->pool.threads[i], NULL,
+		                   sked__wk_pool_main, w) != 0)
 			return sked__fail(w->h, SKED_ENOMEM,
 			                  "cannot start pool thread: %s",
 			                  strerror(errno));
-		w->nthreads++;
+		w->pool.n++;
 	}
-	atomic_store(&w->lease_ok_ms, sked__mono_ms());
-	if (pthread_create(&w->hb_thread, NULL, sked__wk_heartbeat_main, w) !=
-	    0)
+	atomic_store(&w->sh.lease_ok_ms, sked__mono_ms());
+	if (pthread_create(&w->beat.th, NULL, sked__wk_heartbeat_main, w) != 0)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start heartbeat thread");
-	w->hb_started = 1;
-	if (pthread_create(&w->wd_thread, NULL, sked__wk_watchdog_main, w) != 0)
+	w->beat.started = 1;
+	if (pthread_create(&w->watch.th, NULL, sked__wk_watchdog_main, w) != 0)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start watchdog thread");
-	w->wd_started = 1;
+	w->watch.started = 1;
 	if (w->keep_ms[0] > 0 || w->keep_ms[1] > 0 || w->keep_ms[2] > 0) {
 		/* retention: a thread and, per turn, a connection of its own,
 		 * so claims never wait for it */
-		if (pthread_create(&w->prune_thread, NULL, sked__wk_pruner_main,
+		if (pthread_create(&w->prune.th, NULL, sked__wk_pruner_main,
 		                   w) != 0)
 			return sked__fail(w->h, SKED_ENOMEM,
 			                  "cannot start the pruner thread");
-		w->prune_started = 1;
+		w->prune.started = 1;
 	}
 	return SKED_OK;
 }
@@ -652,43 +651,43 @@ stop_threads(sked_worker *w)
 {
 	/* no claim in flight hands tasks to a pool that has gone */
 	sked__wk_lanes_stop(w);
-	pthread_mutex_lock(&w->mu);
-	w->pool_exit = 1;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	for (int i = 0; i < w->nthreads; i++)
-		pthread_join(w->threads[i], NULL);
-	free(w->threads);
-	w->threads = NULL;
-	w->nthreads = 0;
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.pool_exit = 1;
+	pthread_cond_broadcast(&w->sh.cv_pool);
+	pthread_mutex_unlock(&w->sh.mu);
+	for (int i = 0; i < w->pool.n; i++)
+		pthread_join(w->pool.threads[i], NULL);
+	free(w->pool.threads);
+	w->pool.threads = NULL;
+	w->pool.n = 0;
 	/* the pool is gone: the finisher records what is left, then ends */
-	pthread_mutex_lock(&w->mu);
-	w->fin_exit = 1;
-	pthread_cond_signal(&w->cv_done);
-	pthread_mutex_unlock(&w->mu);
-	if (w->fin_started) {
-		pthread_join(w->fin_thread, NULL);
-		w->fin_started = 0;
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.fin_exit = 1;
+	pthread_cond_signal(&w->sh.cv_done);
+	pthread_mutex_unlock(&w->sh.mu);
+	if (w->fin.started) {
+		pthread_join(w->fin.th, NULL);
+		w->fin.started = 0;
 	}
-	sked_close(w->hf);
-	w->hf = NULL;
-	atomic_store(&w->hb_exit, 1);
-	if (w->wd_started) {
-		pthread_join(w->wd_thread, NULL);
-		w->wd_started = 0;
+	sked_close(w->fin.h);
+	w->fin.h = NULL;
+	atomic_store(&w->sh.side_exit, 1);
+	if (w->watch.started) {
+		pthread_join(w->watch.th, NULL);
+		w->watch.started = 0;
 	}
-	if (w->hb_started) {
-		pthread_join(w->hb_thread, NULL);
-		w->hb_started = 0;
+	if (w->beat.started) {
+		pthread_join(w->beat.th, NULL);
+		w->beat.started = 0;
 	}
-	if (w->prune_started) {
-		pthread_join(w->prune_thread, NULL);
-		w->prune_started = 0;
+	if (w->prune.started) {
+		pthread_join(w->prune.th, NULL);
+		w->prune.started = 0;
 	}
-	sked_close(w->hp);
-	w->hp = NULL;
-	sked_close(w->hb);
-	w->hb = NULL;
+	sked_close(w->prune.h);
+	w->prune.h = NULL;
+	sked_close(w->beat.h);
+	w->beat.h = NULL;
 	sked__wk_waits_stop(w);
 }
 
@@ -739,7 +738,7 @@ register_node(sked_worker *w)
 	for (;;) {
 		int rc = sked__node_register(h, w->node_id, w->o.lease_ms,
 		                             w->o.concurrency);
-		if (rc != SKED_EUNAVAILABLE || atomic_load(&w->stop))
+		if (rc != SKED_EUNAVAILABLE || atomic_load(&w->sh.stop))
 			return rc;
 		int64_t now = sked__mono_ms();
 		if (!since) {
@@ -789,15 +788,15 @@ sked_worker_run(sked_worker *w)
 		sked__log(SKED_LOG_WARN,
 		          "cannot start the lease guard process: a handler of "
 		          "a frozen worker could outlive its lease");
-	atomic_store(&w->pool_slots, 0);
+	atomic_store(&w->pool.slots, 0);
 	/* outcomes ride with claims: one round trip where the dialect can
 	 * say it and the claims are skip-locked ones anyway (PostgreSQL),
 	 * one write transaction on SQLite */
 	w->fused = ((h->dialect->caps & SKED_CAP_FUSED) &&
 	            h->strategy->id == SKED_STRAT_SKIP_LOCKED) ||
 	           h->strategy->id == SKED_STRAT_SQLITE;
-	atomic_store(&w->fusing, w->fused);
-	w->ahead = 0;
+	atomic_store(&w->sh.fusing, w->fused);
+	w->sh.ahead = 0;
 	if ((rc = claimable_kinds(w)) != SKED_OK)
 		return rc;
 	rc = start_threads(w);
@@ -806,9 +805,9 @@ sked_worker_run(sked_worker *w)
 		(void)sked__node_unregister(h, w->node_id);
 		return rc;
 	}
-	atomic_store(&w->loop_ok_ms, sked__mono_ms());
-	atomic_store(&w->fin_ok_ms, sked__mono_ms());
-	atomic_store(&w->run_started, 1);
+	atomic_store(&w->sh.loop_ok_ms, sked__mono_ms());
+	atomic_store(&w->sh.fin_ok_ms, sked__mono_ms());
+	atomic_store(&w->sh.run_started, 1);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s started: %d slot(s), lease %llds, strategy %s",
 	          w->node_id, w->o.concurrency,
@@ -823,17 +822,17 @@ sked_worker_run(sked_worker *w)
 	int64_t sched_in = 0;
 	for (;;) {
 		int db_failed = 0;
-		int stop = atomic_load(&w->stop);
+		int stop = atomic_load(&w->sh.stop);
 
 		/* a claim that failed (the loop's or a lane's): once none
 		 * is in flight, give back what it may have taken */
-		pthread_mutex_lock(&w->mu);
-		int unknown = w->claim_unknown && w->claims_inflight == 0;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
+		int unknown = w->sh.claim_unknown && w->sh.claims_inflight == 0;
+		pthread_mutex_unlock(&w->sh.mu);
 		if (unknown && resolve_unknown_claims(w) == SKED_OK) {
-			pthread_mutex_lock(&w->mu);
-			w->claim_unknown = 0;
-			pthread_mutex_unlock(&w->mu);
+			pthread_mutex_lock(&w->sh.mu);
+			w->sh.claim_unknown = 0;
+			pthread_mutex_unlock(&w->sh.mu);
 		}
 
 		if (stop) {
@@ -844,13 +843,15 @@ sked_worker_run(sked_worker *w)
 				/* prefetched tasks not yet started go back now:
 				 * the grace period is for tasks under way (and
 				 * the lanes' claims in flight are in first) */
-				pthread_mutex_lock(&w->mu);
-				w->lanes_go = 0;
-				while (w->claims_inflight > 0)
-					pthread_cond_wait(&w->cv_lane, &w->mu);
-				for (sked_job *j = w->jobs_head; j; j = j->next)
+				pthread_mutex_lock(&w->sh.mu);
+				w->sh.lanes_go = 0;
+				while (w->sh.claims_inflight > 0)
+					pthread_cond_wait(&w->sh.cv_lane,
+					                  &w->sh.mu);
+				for (sked_job *j = w->sh.jobs_head; j;
+				     j = j->next)
 					sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
-				pthread_mutex_unlock(&w->mu);
+				pthread_mutex_unlock(&w->sh.mu);
 				/* said once that is done: none of them starts */
 				sked__log(SKED_LOG_INFO,
 				          "stopping: %d task(s) running",
@@ -895,12 +896,12 @@ sked_worker_run(sked_worker *w)
 		/* claim at once when half the slots or more are free (or all
 		 * are idle); a lone free slot waits a moment for company */
 		int full = 0, linger = 0;
-		pthread_mutex_lock(&w->mu);
-		int busy_slots = w->nheld;
+		pthread_mutex_lock(&w->sh.mu);
+		int busy_slots = w->sh.nheld;
 		int free_now = free_slots_locked(w);
-		int ahead = w->ahead;
-		int lanes = w->lanes_go;
-		pthread_mutex_unlock(&w->mu);
+		int ahead = w->sh.ahead;
+		int lanes = w->sh.lanes_go;
+		pthread_mutex_unlock(&w->sh.mu);
 		if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2) {
 			/* tasks wait here (at least ahead/2 of them, as
 			 * every thread is busy): claim again once half the
@@ -944,19 +945,19 @@ sked_worker_run(sked_worker *w)
 		}
 		db_backoff = 0;
 		failing_since = 0;
-		atomic_store(&w->loop_ok_ms, sked__mono_ms());
-		pthread_mutex_lock(&w->mu);
+		atomic_store(&w->sh.loop_ok_ms, sked__mono_ms());
+		pthread_mutex_lock(&w->sh.mu);
 		int more = free_slots_locked(w) > 0;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		if (full && more)
 			continue;
 		if (linger) {
 			wait_for_work(w, LINGER_MS);
 			continue;
 		}
-		if (w->wal_woke) {
-			w->wal_woke = 0;
-			if (!w->claimed_last) {
+		if (w->loop.wal_woke) {
+			w->loop.wal_woke = 0;
+			if (!w->loop.claimed_last) {
 				wait_for_work(w, WAL_RECHECK_MS);
 				continue;
 			}
@@ -965,14 +966,14 @@ sked_worker_run(sked_worker *w)
 		                       ? sched_in
 		                       : w->o.poll_ms;
 		/* tasks held ahead are looked at again before their bound */
-		pthread_mutex_lock(&w->mu);
-		if (w->jobs_head && idle > HOLD_MAX_MS / 4)
+		pthread_mutex_lock(&w->sh.mu);
+		if (w->sh.jobs_head && idle > HOLD_MAX_MS / 4)
 			idle = HOLD_MAX_MS / 4;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		wait_for_work(w, idle);
 	}
 
-	atomic_store(&w->run_started, 0);
+	atomic_store(&w->sh.run_started, 0);
 	stop_threads(w);
 	sked__exec_kill_all(SIGKILL);
 	sked__exec_sweep_orphans(); /* what handlers left behind */
@@ -988,9 +989,9 @@ sked_worker_run(sked_worker *w)
 		                  "the database stayed unreachable for %ds; "
 		                  "giving up (--until-empty)",
 		                  UNTIL_EMPTY_GIVE_UP_MS / 1000);
-	pthread_mutex_lock(&w->mu);
-	int most = w->claims_inflight_max;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	int most = w->sh.claims_inflight_max;
+	pthread_mutex_unlock(&w->sh.mu);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
 	          "failed, %lld dead, %lld given back, %lld late; at most "
@@ -1006,7 +1007,7 @@ sked_worker_run(sked_worker *w)
 static int64_t
 age_of(const sked_worker *w, int64_t then, int64_t now)
 {
-	if (!atomic_load(&w->run_started))
+	if (!atomic_load(&w->sh.run_started))
 		return -1;
 	return now > then ? now - then : 0;
 }
@@ -1023,34 +1024,34 @@ sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
 	if (w->nhandlers && !out->kinds)
 		return SKED_ENOMEM;
 	int64_t now = sked__mono_ms();
-	pthread_mutex_lock(&w->mu);
-	out->c = w->counters;
+	pthread_mutex_lock(&w->sh.mu);
+	out->c = w->sh.counters;
 	out->slots = w->o.concurrency;
 	out->busy = sked__wk_busy_locked(w);
-	out->held = w->nheld - out->busy;
-	out->unrecorded = w->nunrecorded;
-	out->claim = w->claim_hist;
-	out->claim_errors = w->claim_errors;
-	out->renewals = w->renewals;
-	out->renewal_errors = w->renewal_errors;
-	out->finish_errors = w->finish_errors;
+	out->held = w->sh.nheld - out->busy;
+	out->unrecorded = w->sh.nunrecorded;
+	out->claim = w->sh.claim_hist;
+	out->claim_errors = w->sh.claim_errors;
+	out->renewals = w->sh.renewals;
+	out->renewal_errors = w->sh.renewal_errors;
+	out->finish_errors = w->sh.finish_errors;
 	for (int i = 0; i < 4; i++) {
-		out->reconnects[i] = w->reconnects[i];
-		out->reconnect_failures[i] = w->reconnect_failures[i];
+		out->reconnects[i] = w->sh.reconnects[i];
+		out->reconnect_failures[i] = w->sh.reconnect_failures[i];
 	}
-	memcpy(out->lock_waits, w->lock_waits, sizeof out->lock_waits);
+	memcpy(out->lock_waits, w->sh.lock_waits, sizeof out->lock_waits);
 	/* the finisher is stuck only while something waits for it */
-	int64_t fin = w->done_head ? atomic_load(&w->fin_ok_ms) : now;
+	int64_t fin = w->sh.done_head ? atomic_load(&w->sh.fin_ok_ms) : now;
 	for (int i = 0; i < w->nhandlers; i++) {
 		out->kinds[i] = w->handlers[i].m;
 		snprintf(out->kinds[i].kind, sizeof out->kinds[i].kind, "%s",
 		         w->handlers[i].kind);
 	}
 	out->nkinds = (size_t)w->nhandlers;
-	pthread_mutex_unlock(&w->mu);
-	out->running = atomic_load(&w->run_started);
-	out->loop_age_ms = age_of(w, atomic_load(&w->loop_ok_ms), now);
-	out->beat_age_ms = age_of(w, atomic_load(&w->lease_ok_ms), now);
+	pthread_mutex_unlock(&w->sh.mu);
+	out->running = atomic_load(&w->sh.run_started);
+	out->loop_age_ms = age_of(w, atomic_load(&w->sh.loop_ok_ms), now);
+	out->beat_age_ms = age_of(w, atomic_load(&w->sh.lease_ok_ms), now);
 	out->finish_age_ms = age_of(w, fin, now);
 	out->lease_ms = w->o.lease_ms;
 	out->poll_ms = w->o.poll_ms;
