@@ -41,47 +41,43 @@ backoff_ms(sked_worker *w, int attempt)
 	return half + (half > 0 ? (int64_t)(rand_r(&w->rng) % (half + 1)) : 0);
 }
 /* Put outcomes that could not be recorded back at the head of the done
- * queue, in order, to be tried again. */
+ * queue, in order, to be tried again: last one first. */
 void
 sked__wk_requeue_done(sked_worker *w, sked_job *list)
 {
-	if (!list)
-		return;
+	sked_job *rev = NULL;
+	while (list) {
+		sked_job *next = list->next;
+		list->next = rev;
+		rev = list;
+		list = next;
+	}
 	pthread_mutex_lock(&w->sh.mu);
-	sked_job *t = list;
-	while (t->next)
-		t = t->next;
-	t->next = w->sh.done_head;
-	w->sh.done_head = list;
-	if (!w->sh.done_tail)
-		w->sh.done_tail = t;
-	for (sked_job *j = list; j != t->next; j = j->next)
-		w->sh.ndone++;
+	while (rev) {
+		sked_job *next = rev->next;
+		rev->next = NULL;
+		sked__wk_move(w, rev, JOB_DONE);
+		rev = next;
+	}
 	pthread_mutex_unlock(&w->sh.mu);
 }
 
 sked_job *
 sked__wk_take_done(sked_worker *w, int max, int64_t done_before, int *n)
 {
-	pthread_mutex_lock(&w->sh.mu);
-	sked_job *list = w->sh.done_head, *last = NULL;
+	sked_job *list = NULL, **tail = &list;
 	int taken = 0;
-	for (sked_job *j = list;
-	     j && taken < max && (!done_before || j->done_ms < done_before);
-	     j = j->next) {
-		last = j;
-		taken++;
+	pthread_mutex_lock(&w->sh.mu);
+	for (sked_job *j; taken < max && (j = w->sh.done_head) &&
+	                  (!done_before || j->done_ms < done_before);
+	     taken++) {
+		sked__wk_move(w, j, JOB_RECORDING);
+		*tail = j;
+		tail = &j->next;
 	}
-	if (last) {
-		w->sh.done_head = last->next;
-		if (!w->sh.done_head)
-			w->sh.done_tail = NULL;
-		last->next = NULL;
-	}
-	w->sh.ndone -= taken;
 	pthread_mutex_unlock(&w->sh.mu);
 	*n = taken;
-	return taken ? list : NULL;
+	return list;
 }
 
 /* What a handler said, as text every engine takes (util/text.h): the

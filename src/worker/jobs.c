@@ -8,6 +8,7 @@
  */
 #include "worker/worker.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,80 +55,177 @@ sked__wk_job_free(sked_job *j)
 		close(j->cancel_fd);
 	free(j);
 }
-/* The one place a job changes lists and counts (w->sh.mu held). A job is
- * in w->sh.all from its claim until its outcome is recorded (what the node
- * really holds), in w->sh.held while it takes a slot (queued or running),
- * in the pool's queue until a thread takes it, then in the done queue
- * until the finisher records it. */
-void
-sked__wk_move(sked_worker *w, sked_job *j, int to)
+/* ---- the job lists ---- */
+
+static const char *const state_names[JOB_NSTATES] = {
+        "new", "queued", "running", "done", "recording", "recorded"};
+
+/* The legal moves: legal[from] has the bit of every state it may move
+ * to (worker.h, "Job states"). */
+static const unsigned legal[JOB_NSTATES] = {
+        [JOB_NEW] = 1u << JOB_QUEUED,
+        [JOB_QUEUED] = 1u << JOB_RUNNING | 1u << JOB_DONE,
+        [JOB_RUNNING] = 1u << JOB_DONE,
+        [JOB_DONE] = 1u << JOB_RECORDING,
+        [JOB_RECORDING] = 1u << JOB_DONE | 1u << JOB_RECORDED,
+        [JOB_RECORDED] = 0,
+};
+
+int
+sked__wk_move_legal(int from, int to)
 {
+	return from >= 0 && from < JOB_NSTATES && to >= 0 && to < JOB_NSTATES &&
+	       (legal[from] >> to & 1u);
+}
+
+const char *
+sked__wk_state_name(int state)
+{
+	return state >= 0 && state < JOB_NSTATES ? state_names[state] : "?";
+}
+
+/* Take j out of the singly linked queue head..tail (the pool's queue or
+ * the done queue), wherever it is in it; 0 when it is not there. Jobs
+ * leave from the head but for one given back while held ahead, which is
+ * among the first. */
+static int
+unqueue(sked_job **head, sked_job **tail, sked_job *j)
+{
+	sked_job *prev = NULL;
+	for (sked_job *q = *head; q != j; q = q->next) {
+		if (!q)
+			return 0;
+		prev = q;
+	}
+	if (prev)
+		prev->next = j->next;
+	else
+		*head = j->next;
+	if (*tail == j)
+		*tail = prev;
+	j->next = NULL;
+	return 1;
+}
+
+static void
+unhold(sked_worker *w, sked_job *j)
+{
+	if (j->hprev)
+		j->hprev->hnext = j->hnext;
+	else
+		w->sh.held = j->hnext;
+	if (j->hnext)
+		j->hnext->hprev = j->hprev;
+	j->hnext = j->hprev = NULL;
+	w->sh.nheld--;
+	if (j->qi >= 0)
+		w->queues[j->qi].held--;
+}
+
+/* The one place a job changes lists and counts (w->sh.mu held). A job is
+ * in w->sh.all from its claim until its outcome is recorded (what the
+ * node really holds), in w->sh.held while it takes a slot (queued or
+ * running), in the pool's queue until a thread takes it, then in the
+ * done queue until whoever records it (the finisher, or a claim that
+ * carries outcomes) takes it. */
+int
+sked__wk_move_try(sked_worker *w, sked_job *j, int to)
+{
+	wk_shared *s = &w->sh;
+	int from = j->state;
+	if (!sked__wk_move_legal(from, to))
+		return -1;
+	/* where it must be to leave: checked before anything changes */
+	if (from == JOB_QUEUED && !unqueue(&s->jobs_head, &s->jobs_tail, j))
+		return -1;
+	if (from == JOB_DONE && !unqueue(&s->done_head, &s->done_tail, j))
+		return -1;
 	switch (to) {
 	case JOB_QUEUED: /* claimed: takes a slot, waits for a thread */
-		j->anext = w->sh.all;
-		if (w->sh.all)
-			w->sh.all->aprev = j;
-		w->sh.all = j;
-		j->hnext = w->sh.held;
-		if (w->sh.held)
-			w->sh.held->hprev = j;
-		w->sh.held = j;
-		w->sh.nheld++;
+		j->anext = s->all;
+		j->aprev = NULL;
+		if (s->all)
+			s->all->aprev = j;
+		s->all = j;
+		j->hnext = s->held;
+		j->hprev = NULL;
+		if (s->held)
+			s->held->hprev = j;
+		s->held = j;
+		s->nheld++;
 		if (j->qi >= 0)
 			w->queues[j->qi].held++;
-		w->sh.counters.claimed++;
-		if (w->sh.jobs_tail)
-			w->sh.jobs_tail->next = j;
-		else
-			w->sh.jobs_head = j;
-		w->sh.jobs_tail = j;
-		break;
-	case JOB_RUNNING: /* a pool thread took the head of the queue */
-		w->sh.nstarted++;
-		w->sh.jobs_head = j->next;
-		if (!w->sh.jobs_head)
-			w->sh.jobs_tail = NULL;
+		s->counters.claimed++;
 		j->next = NULL;
+		if (s->jobs_tail)
+			s->jobs_tail->next = j;
+		else
+			s->jobs_head = j;
+		s->jobs_tail = j;
 		break;
-	case JOB_DONE: /* its handler returned: the slot is free, the outcome
-	                  is the finisher's */
-		if (j->hprev)
-			j->hprev->hnext = j->hnext;
+	case JOB_RUNNING: /* a pool thread took it from the queue */
+		s->nstarted++;
+		break;
+	case JOB_DONE:
+		if (from == JOB_RECORDING) {
+			/* not recorded: back to the head of the done queue
+			 * (the caller puts a list back last job first) */
+			j->next = s->done_head;
+			s->done_head = j;
+			if (!s->done_tail)
+				s->done_tail = j;
+			s->ndone++;
+			break;
+		}
+		/* its handler returned, or it never started (given back
+		 * while held ahead): the slot is free, the outcome is for
+		 * the finisher */
+		unhold(w, j);
+		if (s->done_tail)
+			s->done_tail->next = j;
 		else
-			w->sh.held = j->hnext;
-		if (j->hnext)
-			j->hnext->hprev = j->hprev;
-		j->hnext = j->hprev = NULL;
-		w->sh.nheld--;
-		if (j->qi >= 0)
-			w->queues[j->qi].held--;
-		if (w->sh.done_tail)
-			w->sh.done_tail->next = j;
-		else
-			w->sh.done_head = j;
-		w->sh.done_tail = j;
+			s->done_head = j;
+		s->done_tail = j;
 		j->done_ms = sked__mono_ms();
-		w->sh.nunrecorded++;
-		w->sh.ndone++;
+		s->nunrecorded++;
+		s->ndone++;
+		break;
+	case JOB_RECORDING: /* taken from the done queue to be recorded */
+		s->ndone--;
 		break;
 	case JOB_RECORDED: /* in the database: the node holds it no more */
 		if (j->aprev)
 			j->aprev->anext = j->anext;
-		else if (w->sh.all == j)
-			w->sh.all = j->anext;
+		else
+			s->all = j->anext;
 		if (j->anext)
 			j->anext->aprev = j->aprev;
 		j->anext = j->aprev = NULL;
-		w->sh.nunrecorded--;
+		s->nunrecorded--;
 		break;
 	}
 	j->state = to;
 	/* a slot or a result's share of capacity came free: lanes may claim
 	 * (while they do: outside a backlog they are not woken per task) */
-	if (w->lane.n && w->sh.lanes_go &&
-	    (to == JOB_DONE || to == JOB_RECORDED))
-		pthread_cond_broadcast(&w->sh.cv_lane);
+	if (w->lane.n && s->lanes_go &&
+	    ((to == JOB_DONE && from != JOB_RECORDING) || to == JOB_RECORDED))
+		pthread_cond_broadcast(&s->cv_lane);
+	return 0;
 }
+
+void
+sked__wk_move(sked_worker *w, sked_job *j, int to)
+{
+	if (sked__wk_move_try(w, j, to) == 0)
+		return;
+	/* a bug: the lists are left as they were */
+	sked__log(SKED_LOG_ERROR,
+	          "bug: task %lld attempt %d cannot move from %s to %s",
+	          (long long)j->t.id, j->t.attempt,
+	          sked__wk_state_name(j->state), sked__wk_state_name(to));
+	assert(!"illegal move of a job between the worker's lists");
+}
+
 void
 sked__wk_job_cancel(sked_job *j, int why)
 {

@@ -352,29 +352,17 @@ give_back_held(sked_worker *w, int64_t now)
 {
 	int n = 0;
 	pthread_mutex_lock(&w->sh.mu);
-	sked_job *prev = NULL, *j = w->sh.jobs_head;
-	while (j) {
-		sked_job *next = j->next;
+	for (sked_job *j = w->sh.jobs_head, *next; j; j = next) {
+		next = j->next;
 		/* the queue is in the order tasks came: the rest are newer */
 		if (now - j->since < HOLD_MAX_MS)
 			break;
-		if (atomic_load(&j->cancel) != CANCEL_NONE) {
-			prev = j;
-			j = next;
+		if (atomic_load(&j->cancel) != CANCEL_NONE)
 			continue;
-		}
-		if (prev)
-			prev->next = next;
-		else
-			w->sh.jobs_head = next;
-		if (w->sh.jobs_tail == j)
-			w->sh.jobs_tail = prev;
-		j->next = NULL;
 		sked__wk_job_cancel(j, CANCEL_HELD);
 		j->exit_code = -1;
 		sked__wk_move(w, j, JOB_DONE);
 		n++;
-		j = next;
 	}
 	if (n > 0) {
 		w->sh.ahead = 0;

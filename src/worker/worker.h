@@ -84,11 +84,22 @@
  *   - w->sh.waits: the lock-wait slots of the loop's and the pruner's
  *     connections, each under its own lock (handle.h).
  *
- * Job states (w->sh.mu), changed only by sked__wk_move: queued ->
- * running -> done -> recorded; and the cancel reasons that may be set on
- * a job: shutdown (give the task back), lost (no longer held: fail it,
- * which the database then records as late), nolease (renewals failed in
- * time), held (held ahead too long: given back unstarted).
+ * Job states (w->sh.mu), changed only by sked__wk_move, which checks
+ * each move against the table of legal ones (jobs.c):
+ *
+ *   new -> queued      claimed: in the pool's queue, takes a slot, held
+ *   queued -> running  a pool thread took it
+ *   queued -> done     given back while held ahead (never started)
+ *   running -> done    its handler returned: the slot is free
+ *   done -> recording  taken to be recorded (finisher, or a claim that
+ *                      carries outcomes)
+ *   recording -> done  not recorded: back to the head of the done queue
+ *   recording -> recorded  in the database: the node holds it no more
+ *
+ * The cancel reasons that may be set on a job: shutdown (give the task
+ * back), lost (no longer held: fail it, which the database then records
+ * as late), nolease (renewals failed in time), held (held ahead too
+ * long: given back unstarted).
  */
 #ifndef SKED_WORKER_WORKER_H
 #define SKED_WORKER_WORKER_H
@@ -368,9 +379,25 @@ void sked__wk_ring(sked_worker *w); /* wake the loop */
 void sked__wk_drain_fd(int fd);
 void sked__wk_job_free(sked_job *j);
 void sked__wk_job_cancel(sked_job *j, int why); /* first reason wins */
-/* job states, and the one function that moves a job between them */
-enum { JOB_QUEUED = 1, JOB_RUNNING, JOB_DONE, JOB_RECORDED };
-void sked__wk_move(sked_worker *w, sked_job *j, int to); /* w->sh.mu held */
+/* Job states, and the one function that moves a job between them (the
+ * thread map above): it checks the move against the table of legal
+ * ones; an illegal move is a bug, logged (and an abort in a debug
+ * build), the lists left as they were. w->sh.mu held. */
+enum {
+	JOB_NEW = 0, /* calloc'd, not yet in any list */
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_RECORDING,
+	JOB_RECORDED,
+	JOB_NSTATES
+};
+void sked__wk_move(sked_worker *w, sked_job *j, int to);
+/* The same, without the log and the abort: 0, or -1 when the move is
+ * not legal or the job is not where its state says (nothing changed). */
+int sked__wk_move_try(sked_worker *w, sked_job *j, int to);
+int sked__wk_move_legal(int from, int to);
+const char *sked__wk_state_name(int state);
 const handler *sked__wk_find_handler(const sked_worker *w, const char *kind);
 void sked__wk_hist_add(sked_hist *hg, int64_t ms);
 void sked__wk_note_handler(sked_worker *w, const sked_job *j, int64_t ms);
