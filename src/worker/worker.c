@@ -712,6 +712,183 @@ claimable_kinds(sked_worker *w)
 	return SKED_OK;
 }
 
+/* ---- the loop's periodic chores ---- */
+
+static int
+chore_give_back_held(sked_worker *w, int64_t now)
+{
+	give_back_held(w, now);
+	return SKED_OK;
+}
+
+static int
+chore_reap(sked_worker *w, int64_t now)
+{
+	(void)now;
+	int taken = 0;
+	return sked__reap(w->h, &taken);
+}
+
+static int
+chore_forget_nodes(sked_worker *w, int64_t now)
+{
+	(void)now;
+	sked__ignore(sked_nodes_prune(w->h, SKED_NODE_PRUNE_MS, NULL));
+	return SKED_OK;
+}
+
+static int
+chore_schedules(sked_worker *w, int64_t now)
+{
+	w->loop.sched_in = sked__sched_poll(w->h, &w->loop.sched, now);
+	return SKED_OK;
+}
+
+/* a chore's period: the poll's, at least a second */
+#define EVERY_POLL (-1)
+
+/* What the loop does besides claiming, in this order, each when its
+ * period has passed (0: every turn); one that runs after_failure runs
+ * even when one before it failed in the same turn. */
+static const wk_chore chores[WK_CHORES] = {
+        /* tasks held ahead too long go back: a look every quarter of
+         * the bound, not on every wake (the queue may hold a thousand) */
+        {"give back held", 1, chore_give_back_held, HOLD_MAX_MS / 4, 0, 0},
+        /* expired leases: every poll, at most once a second */
+        {"take back expired leases", 1, chore_reap, EVERY_POLL, 0, 0},
+        /* forget nodes dead for a day (docs/operations.md) */
+        {"forget dead nodes", 0, chore_forget_nodes, 60000, 0, 0},
+        /* fire due schedules (exactly once across the cluster) */
+        {"fire schedules", 0, chore_schedules, 0, 0, 0},
+};
+
+static void
+chores_start(sked_worker *w)
+{
+	memcpy(w->loop.chores, chores, sizeof chores);
+	for (int i = 0; i < WK_CHORES; i++)
+		if (w->loop.chores[i].period_ms == EVERY_POLL)
+			w->loop.chores[i].period_ms =
+			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
+	w->loop.first_free = 0;
+	memset(&w->loop.sched, 0, sizeof w->loop.sched);
+	w->loop.sched_in = 0;
+}
+
+/* Run the chores that are due; 1 when one failed on the database. */
+static int
+chores_run(sked_worker *w, int64_t now)
+{
+	int failed = 0;
+	for (int i = 0; i < WK_CHORES; i++) {
+		wk_chore *c = &w->loop.chores[i];
+		if ((failed && !c->after_failure) || now < c->next)
+			continue;
+		int rc = c->run(w, now);
+		if (rc != SKED_OK) {
+			sked__log(SKED_LOG_DEBUG, "%s: %s", c->name,
+			          sked_errmsg(w->h));
+			failed = 1;
+		}
+		c->last = now;
+		c->next = now + c->period_ms;
+	}
+	return failed;
+}
+
+/* A claim that failed (the loop's or a lane's): once none is in flight,
+ * give back what it may have taken. */
+static void
+resolve_unknown(sked_worker *w)
+{
+	pthread_mutex_lock(&w->sh.mu);
+	int unknown = w->sh.claim_unknown && w->sh.claims_inflight == 0;
+	pthread_mutex_unlock(&w->sh.mu);
+	if (unknown && resolve_unknown_claims(w) == SKED_OK) {
+		pthread_mutex_lock(&w->sh.mu);
+		w->sh.claim_unknown = 0;
+		pthread_mutex_unlock(&w->sh.mu);
+	}
+}
+
+/* A stop was asked for (stop: 1 graceful, 2 immediate). Prefetched tasks
+ * not yet started go back at once; the grace period is for tasks under
+ * way. 1: the loop ends now. */
+static int
+stopping(sked_worker *w, int stop, int64_t *grace_end)
+{
+	int64_t now = sked__mono_ms();
+	if (!*grace_end) {
+		*grace_end = now + (stop == 2 ? 0 : w->o.grace_ms);
+		/* the lanes' claims in flight are in first */
+		pthread_mutex_lock(&w->sh.mu);
+		w->sh.lanes_go = 0;
+		while (w->sh.claims_inflight > 0)
+			pthread_cond_wait(&w->sh.cv_lane, &w->sh.mu);
+		for (sked_job *j = w->sh.jobs_head; j; j = j->next)
+			sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
+		pthread_mutex_unlock(&w->sh.mu);
+		/* said once that is done: none of them starts */
+		sked__log(SKED_LOG_INFO, "stopping: %d task(s) running",
+		          nheld(w));
+	}
+	if (stop == 2 || now >= *grace_end)
+		cancel_held(w, CANCEL_SHUTDOWN);
+	if (unsettled(w) == 0)
+		return 1;
+	if (now > *grace_end + 10000)
+		return 1; /* the finisher says what it could not record */
+	wait_for_work(w, 100);
+	return 0;
+}
+
+/* Whether the loop claims now: at once when half the slots or more are
+ * free (or all are idle); a lone free slot waits a moment for company,
+ * and with tasks held ahead it waits for half of them to be taken
+ * (*linger: it waits); never while the lanes claim. */
+static int
+may_claim(sked_worker *w, int64_t now, int *linger)
+{
+	pthread_mutex_lock(&w->sh.mu);
+	int busy_slots = w->sh.nheld;
+	int free_now = free_slots_locked(w);
+	int ahead = w->sh.ahead;
+	int lanes = w->sh.lanes_go;
+	pthread_mutex_unlock(&w->sh.mu);
+	int64_t wait = 0;
+	if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2)
+		/* tasks wait here (at least ahead/2 of them, as every
+		 * thread is busy): claim again once half the prefetch is
+		 * used up, in one larger batch, or after a while */
+		wait = PREFETCH_LINGER_MS;
+	else if (free_now > 0 && busy_slots > 0 &&
+	         free_now < (w->o.concurrency + 1) / 2)
+		wait = LINGER_MS;
+	*linger = 0;
+	if (wait) {
+		if (!w->loop.first_free)
+			w->loop.first_free = now;
+		*linger = now - w->loop.first_free < wait;
+	}
+	return !*linger && !lanes;
+}
+
+/* How long the loop sleeps with nothing to do: the poll, less when a
+ * schedule is due sooner, and tasks held ahead are looked at again
+ * before their bound. */
+static int64_t
+idle_ms(sked_worker *w)
+{
+	int64_t sched_in = w->loop.sched_in;
+	int64_t idle = sched_in > 0 && sched_in < w->o.poll_ms ? sched_in
+	                                                       : w->o.poll_ms;
+	pthread_mutex_lock(&w->sh.mu);
+	if (w->sh.jobs_head && idle > HOLD_MAX_MS / 4)
+		idle = HOLD_MAX_MS / 4;
+	pthread_mutex_unlock(&w->sh.mu);
+	return idle;
+}
+
 /* The node's row, the worker's first write. A database that stops
  * answering between the open and this write (a server restarting, a
  * Galera node that has left the primary component) is waited for as the
@@ -801,112 +978,25 @@ sked_worker_run(sked_worker *w)
 	          w->node_id, w->o.concurrency,
 	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
 
-	int64_t next_reap = 0, grace_end = 0, first_free = 0, next_prune = 0;
-	int64_t next_hold_check = 0;
-	int64_t failing_since = 0;
+	int64_t grace_end = 0, failing_since = 0, db_backoff = 0;
 	int gave_up = 0;
-	int64_t db_backoff = 0;
-	sked_sched_clock sched = {0}; /* schedules: sched.c */
-	int64_t sched_in = 0;
+	chores_start(w);
 	for (;;) {
-		int db_failed = 0;
 		int stop = atomic_load(&w->sh.stop);
-
-		/* a claim that failed (the loop's or a lane's): once none
-		 * is in flight, give back what it may have taken */
-		pthread_mutex_lock(&w->sh.mu);
-		int unknown = w->sh.claim_unknown && w->sh.claims_inflight == 0;
-		pthread_mutex_unlock(&w->sh.mu);
-		if (unknown && resolve_unknown_claims(w) == SKED_OK) {
-			pthread_mutex_lock(&w->sh.mu);
-			w->sh.claim_unknown = 0;
-			pthread_mutex_unlock(&w->sh.mu);
-		}
-
+		resolve_unknown(w);
 		if (stop) {
-			int64_t now = sked__mono_ms();
-			if (!grace_end) {
-				grace_end =
-				        now + (stop == 2 ? 0 : w->o.grace_ms);
-				/* prefetched tasks not yet started go back now:
-				 * the grace period is for tasks under way (and
-				 * the lanes' claims in flight are in first) */
-				pthread_mutex_lock(&w->sh.mu);
-				w->sh.lanes_go = 0;
-				while (w->sh.claims_inflight > 0)
-					pthread_cond_wait(&w->sh.cv_lane,
-					                  &w->sh.mu);
-				for (sked_job *j = w->sh.jobs_head; j;
-				     j = j->next)
-					sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
-				pthread_mutex_unlock(&w->sh.mu);
-				/* said once that is done: none of them starts */
-				sked__log(SKED_LOG_INFO,
-				          "stopping: %d task(s) running",
-				          nheld(w));
-			}
-			if (stop == 2 || now >= grace_end)
-				cancel_held(w, CANCEL_SHUTDOWN);
-			if (unsettled(w) == 0)
+			if (stopping(w, stop, &grace_end))
 				break;
-			if (now > grace_end + 10000)
-				break; /* the finisher says what it could not
-				          record */
-			wait_for_work(w, 100);
 			continue;
 		}
 
 		int64_t now = sked__mono_ms();
-		/* a look at what is held ahead every quarter of the bound,
-		 * not on every wake (the queue may hold a thousand) */
-		if (now >= next_hold_check) {
-			give_back_held(w, now);
-			next_hold_check = now + HOLD_MAX_MS / 4;
-		}
-		if (now >= next_reap) {
-			int taken = 0;
-			if (sked__reap(h, &taken) != SKED_OK)
-				db_failed = 1;
-			int64_t every =
-			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
-			next_reap = now + every;
-		}
-		/* forget nodes dead for a day (docs/operations.md) */
-		if (!db_failed && now >= next_prune) {
-			sked__ignore(
-			        sked_nodes_prune(h, SKED_NODE_PRUNE_MS, NULL));
-			next_prune = now + 60000;
-		}
-		/* fire due schedules (exactly once across the cluster) */
-		if (!db_failed)
-			sched_in = sked__sched_poll(h, &sched, now);
-
-		/* claim at once when half the slots or more are free (or all
-		 * are idle); a lone free slot waits a moment for company */
-		int full = 0, linger = 0;
-		pthread_mutex_lock(&w->sh.mu);
-		int busy_slots = w->sh.nheld;
-		int free_now = free_slots_locked(w);
-		int ahead = w->sh.ahead;
-		int lanes = w->sh.lanes_go;
-		pthread_mutex_unlock(&w->sh.mu);
-		if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2) {
-			/* tasks wait here (at least ahead/2 of them, as
-			 * every thread is busy): claim again once half the
-			 * prefetch is used up, in one larger batch, or after
-			 * a while */
-			if (!first_free)
-				first_free = now;
-			linger = now - first_free < PREFETCH_LINGER_MS;
-		} else if (free_now > 0 && busy_slots > 0 &&
-		           free_now < (w->o.concurrency + 1) / 2) {
-			if (!first_free)
-				first_free = now;
-			linger = now - first_free < LINGER_MS;
-		}
-		if (!db_failed && !linger && !lanes) {
+		int db_failed = chores_run(w, now);
+		int linger = 0, full = 0;
+		int go = may_claim(w, now, &linger);
+		if (!db_failed && go) {
 			full = claim_some(w, &db_failed);
-			first_free = 0;
+			w->loop.first_free = 0;
 		}
 
 		if (w->o.until_empty && !db_failed && unsettled(w) == 0) {
@@ -950,15 +1040,7 @@ sked_worker_run(sked_worker *w)
 				continue;
 			}
 		}
-		int64_t idle = sched_in > 0 && sched_in < w->o.poll_ms
-		                       ? sched_in
-		                       : w->o.poll_ms;
-		/* tasks held ahead are looked at again before their bound */
-		pthread_mutex_lock(&w->sh.mu);
-		if (w->sh.jobs_head && idle > HOLD_MAX_MS / 4)
-			idle = HOLD_MAX_MS / 4;
-		pthread_mutex_unlock(&w->sh.mu);
-		wait_for_work(w, idle);
+		wait_for_work(w, idle_ms(w));
 	}
 
 	atomic_store(&w->sh.run_started, 0);

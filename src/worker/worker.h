@@ -24,7 +24,8 @@
  *   sked_worker_run)                                there is no backlog),
  *              hands jobs to the pool, runs the periodic chores (give
  *              back what is held too long, take back expired leases,
- *              forget dead nodes, fire due schedules),
+ *              forget dead nodes, fire due schedules: w->loop.chores, a
+              table),
  *              gives back what a failed claim may have taken, and sleeps
  *              on w->wake_fd (or the server's notification socket).
  *   the lanes  lanes.c   w->lane    one each        while there is a
@@ -111,6 +112,7 @@
 #include "api/api.h"
 #include "handle/internal.h"
 #include "model/lease.h"
+#include "model/sched.h"
 #include "proc/guard.h"
 #include "util/clock.h"
 
@@ -253,10 +255,28 @@ typedef struct wk_shared {
 	sked_wait_slot waits[2];
 } wk_shared;
 
+/* One entry of the loop's table of periodic chores (worker.c). */
+typedef struct wk_chore {
+	const char *name;
+	/* runs even when a chore before it failed in the same turn */
+	int after_failure;
+	/* SKED_OK, or an error: the turn counts as a database failure */
+	int (*run)(sked_worker *w, int64_t now);
+	int64_t period_ms; /* 0: every turn */
+	int64_t next;      /* monotonic ms it is due next */
+	int64_t last;      /* when it last ran (0: not yet) */
+} wk_chore;
+
+#define WK_CHORES 4
+
 /* The loop's own (worker.c): the caller's thread, on w->h. */
 typedef struct wk_loop {
-	int claimed_last; /* tasks its last round claimed */
-	int wal_woke;     /* SQLite's WAL watch woke it */
+	wk_chore chores[WK_CHORES]; /* what it does besides claiming */
+	sked_sched_clock sched;     /* schedules: sched.c */
+	int64_t sched_in;           /* ms to the next fire (0: none known) */
+	int64_t first_free;         /* when a lone free slot began to wait */
+	int claimed_last;           /* tasks its last round claimed */
+	int wal_woke;               /* SQLite's WAL watch woke it */
 } wk_loop;
 
 /* The pool's (pool.c). */
