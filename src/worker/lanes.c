@@ -417,7 +417,7 @@ sked__wk_lanes_start(sked_worker *w)
 	for (int i = 0; i < want; i++) {
 		sked_lane *l = &w->lane.v[i];
 		l->w = w;
-		int rc = sked__reopen(w->h, &l->h);
+		int rc = sked__clone(w->h, &l->h);
 		if (rc != SKED_OK) {
 			sked__fail(w->h, rc,
 			           "cannot open a claim connection (lane %d "

@@ -86,7 +86,7 @@ sked__wk_pruner_main(void *arg)
 		if (sked__mono_ms() >= next) {
 			/* a connection for the turn only: a worker keeps its
 			 * three sessions between turns */
-			if (sked__reopen(w->h, &w->prune.h) == SKED_OK) {
+			if (sked__clone(w->h, &w->prune.h) == SKED_OK) {
 				sked__wk_waits_conn(w, w->prune.h,
 				                    WAIT_SLOT_PRUNER);
 				next = turn(w);

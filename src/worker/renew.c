@@ -235,7 +235,7 @@ sked__wk_waits_start(sked_worker *w)
 		w->beat.waits_told[i] = 0;
 	}
 	sked__wk_waits_conn(w, w->h, WAIT_SLOT_LOOP);
-	/* the connections opened from w->h after this inherit the name */
+	/* the connections cloned from w->h after this inherit the name */
 	sked__worker_session(w->h, w->node_id);
 }
 

@@ -582,13 +582,13 @@ static int
 start_threads(sked_worker *w)
 {
 	sked__wk_waits_start(w);
-	int rc = sked__reopen(w->h, &w->beat.h);
+	int rc = sked__clone(w->h, &w->beat.h);
 	if (rc != SKED_OK) {
 		sked__fail(w->h, rc, "cannot open the heartbeat connection: %s",
 		           sked_errmsg(w->beat.h));
 		return rc;
 	}
-	rc = sked__reopen(w->h, &w->fin.h);
+	rc = sked__clone(w->h, &w->fin.h);
 	if (rc != SKED_OK) {
 		sked__fail(w->h, rc,
 		           "cannot open the finisher's connection: %s",

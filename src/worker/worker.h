@@ -63,8 +63,10 @@
  *              moves deadlines on; the page is its own lock (guard.h).
  *
  * The loop starts them (start_threads) and ends them (stop_threads) in
- * this order: lanes, pool, finisher, heartbeat and watchdog, pruner; the
- * extra connections are opened from w->h and closed with their role.
+ * this order: lanes, pool, finisher, heartbeat and watchdog, pruner. The
+ * extra connections are clones of w->h (sked__clone, handle.c: its
+ * detection, rendered statements and schema check reused, only the
+ * connection and its session new), closed with their role.
  *
  * What crosses between roles, all in w->sh (struct wk_shared):
  *   - under w->sh.mu: the job lists and counts (a job moves between them
@@ -109,7 +111,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "api/api.h"
+#include "sked.h"
 #include "handle/internal.h"
 #include "model/lease.h"
 #include "model/sched.h"
@@ -445,7 +447,7 @@ int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 /* ---- worker/renew.c: the lock-wait watchdog's side of the connections
  * ---- */
 /* Before the threads start (and before the worker's other connections
- * are opened from w->h, which inherit its name): the loop's handle gets
+ * are cloned from w->h, which inherit its name): the loop's handle gets
  * its slot and the node id as its name on the server. */
 void sked__wk_waits_start(sked_worker *w);
 /* After the threads ended: the loop's handle lets go of its slot. */
