@@ -1,7 +1,8 @@
 /*
- * worker/jobs.c — what every worker thread shares: the clock, the
- * doorbell, a job's life between its lists, the handler table, the
- * lease timing rules, and the numbers kept for /metrics.
+ * worker/jobs.c — what every worker thread shares: the doorbell, a
+ * job's life between its lists (sked__wk_move and its table of legal
+ * moves, unit/test_jobs), the handler table, the lease timing rules, and
+ * the numbers kept for /metrics.
  *
  * Layer: the bottom of the worker (worker.h); the loop, the pool, the
  * renewal and the finisher all call down into it.

@@ -2,9 +2,9 @@
  * worker.c — the worker runtime's top: construction, handler and queue
  * registration, the claim loop, shutdown, and the snapshot of numbers.
  *
- * Size: the claim loop and shutdown share the worker struct
- * that issue 27 splits by owner (one struct per thread role); this file
- * shrinks with that split.
+ * The loop's own state is w->loop (worker.h's thread map): its table of
+ * periodic chores (chores_run) and what its claims and sleeps decide on;
+ * sked_worker_run is the loop, the steps it takes are functions above it.
  *
  * Layer: the top of the library, on the model (lease.h, claim.h, sched.h)
  * and the rest of the runtime in src/worker/: the pool (pool.c), renewal
