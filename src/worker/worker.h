@@ -4,7 +4,8 @@
  * functions its files share.
  *
  * Folder src/worker/ (floor 8, docs/design.md): the worker runtime:
- * worker.c (the loop) and its threads. Calls api/ and below.
+ * worker.c (the loop), setup.c (construction, settings, numbers) and
+ * its threads. Calls the public API (sked.h) and the floors below.
  *
  * Layer: the top of the library, on the model (lease.h, claim.h) and the
  * handler runner (exec.h, guard.h).
