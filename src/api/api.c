@@ -8,7 +8,7 @@
  * The task model is in model/ (queue.c, lease.c, …), the worker in
  * worker/.
  */
-#include "api/api.h"
+#include "sked.h"
 #include "handle/internal.h"
 
 #include <stdio.h>
@@ -234,20 +234,6 @@ sked_migrate(sked *h)
 	if (rc != SKED_OK)
 		return rc;
 	return sked__schema_version(h, &h->schema_version);
-}
-
-int
-sked__reopen(const sked *h, sked **out)
-{
-	sked_options o = h->opts;
-	o.strategy = h->strategy->name;
-	o.prefix = h->prefix;
-	o.migrate = 0;
-	int rc = sked_open(h->url, &o, out);
-	/* a worker's connection, named by its node id on the server */
-	if (rc == SKED_OK && h->app_name[0])
-		sked__worker_session(*out, h->app_name);
-	return rc;
 }
 
 SKED_API int

@@ -1,6 +1,7 @@
 /*
  * handle.c — the handle core: failing, querying, transactions, the
- * database's clock, reconnecting, and the one rule for trying again.
+ * database's clock, reconnecting, a second connection like a handle
+ * (sked__clone, the worker's), and the one rule for trying again.
  *
  * Layer: below the model (queue.c, lease.c, sched.c, lock.c, admin.c,
  * schema.c) and the claim strategies, above the driver seam (db.h). It
@@ -165,6 +166,66 @@ sked__reconnect(sked *h)
 	if (h->listening && h->listen_sql &&
 	    sked__qdyn(h, h->listen_sql, NULL, 0, NULL) != SKED_OK)
 		h->listening = 0;
+	return SKED_OK;
+}
+
+/* ---- a second connection like a handle ---- */
+
+static char *
+dup_or_null(const char *s, int *oom)
+{
+	char *c = s ? strdup(s) : NULL;
+	if (s && !c)
+		*oom = 1;
+	return c;
+}
+
+int
+sked__clone(const sked *h, sked **out)
+{
+	sked *c = calloc(1, sizeof *c);
+	*out = c;
+	if (!c)
+		return SKED_ENOMEM;
+	if (h->borrowed || !h->url || !h->dialect || !h->strategy)
+		return sked__fail(c, SKED_EINVAL,
+		                  "only a handle sked opened itself can be "
+		                  "cloned");
+	/* what detection, the choice of strategy, rendering and the schema
+	 * check found for h holds for another connection to its database */
+	c->dialect = h->dialect;
+	c->strategy = h->strategy;
+	c->decision = h->decision;
+	c->opts = h->opts;
+	c->schema_version = h->schema_version;
+	memcpy(c->prefix, h->prefix, sizeof c->prefix);
+	memcpy(c->url_redacted, h->url_redacted, sizeof c->url_redacted);
+	memcpy(c->product, h->product, sizeof c->product);
+	memcpy(c->version, h->version, sizeof c->version);
+	memcpy(c->reason, h->reason, sizeof c->reason);
+	memcpy(c->strategy_opt, h->strategy_opt, sizeof c->strategy_opt);
+	/* copies, not shared: each handle frees its own (sked_close) */
+	int oom = 0;
+	c->url = dup_or_null(h->url, &oom);
+	for (int i = 0; i < SKED_SQL__COUNT; i++)
+		c->sql[i] = dup_or_null(h->sql[i], &oom);
+	c->listen_sql = dup_or_null(h->listen_sql, &oom);
+	c->notify_sql = dup_or_null(h->notify_sql, &oom);
+	if (oom)
+		return sked__fail(c, SKED_ENOMEM, "out of memory");
+	/* the connection and its session: what every connection needs */
+	char err[512];
+	int rc = sked__db_open(c->url, &c->db, err, sizeof err);
+	if (rc != SKED_OK)
+		return sked__fail(c, rc, "%s", err);
+	if (c->dialect->session_init) {
+		rc = sked__qdyn(c, c->dialect->session_init, NULL, 0, NULL);
+		if (rc != SKED_OK)
+			return sked__fail_db(c, rc,
+			                     "cannot set up the session");
+	}
+	if (h->app_name[0])
+		sked__worker_session(c, h->app_name);
 	return SKED_OK;
 }
 

@@ -109,6 +109,14 @@ void sked__rollback(sked *h);
  * prepared statements are prepared again on first use. */
 int sked__reconnect(sked *h) __attribute__((warn_unused_result));
 
+/* A second connection to h's database (the worker's extra connections):
+ * the same URL, options, strategy and name on the server, with h's
+ * detection, rendered statements and schema check reused, not run
+ * again; only the connection and its session setup are new. *out is set
+ * even on a failure (its message is on it), to be closed with
+ * sked_close. A borrowed handle cannot be cloned. */
+int sked__clone(const sked *h, sked **out) __attribute__((warn_unused_result));
+
 /* After a failed try of a claim, finish or renewal: when the database
  * rolled it back as a deadlock, lock wait timeout or busy database
  * (rc SKED_EBUSY, error kind SKED_DBE_RETRY), the handle is not borrowed

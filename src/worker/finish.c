@@ -3,7 +3,7 @@
  * backoff.
  *
  * Layer: the worker (worker.h), on the model (lease.h). The finisher owns
- * the finish connection w->hf and records as many outcomes as have piled
+ * the finish connection w->fin.h and records as many outcomes as have piled
  * up (at most FINISH_MAX) in one transaction, while the loop goes on
  * claiming.
  */
@@ -41,47 +41,43 @@ backoff_ms(sked_worker *w, int attempt)
 	return half + (half > 0 ? (int64_t)(rand_r(&w->rng) % (half + 1)) : 0);
 }
 /* Put outcomes that could not be recorded back at the head of the done
- * queue, in order, to be tried again. */
+ * queue, in order, to be tried again: last one first. */
 void
 sked__wk_requeue_done(sked_worker *w, sked_job *list)
 {
-	if (!list)
-		return;
-	pthread_mutex_lock(&w->mu);
-	sked_job *t = list;
-	while (t->next)
-		t = t->next;
-	t->next = w->done_head;
-	w->done_head = list;
-	if (!w->done_tail)
-		w->done_tail = t;
-	for (sked_job *j = list; j != t->next; j = j->next)
-		w->ndone++;
-	pthread_mutex_unlock(&w->mu);
+	sked_job *rev = NULL;
+	while (list) {
+		sked_job *next = list->next;
+		list->next = rev;
+		rev = list;
+		list = next;
+	}
+	pthread_mutex_lock(&w->sh.mu);
+	while (rev) {
+		sked_job *next = rev->next;
+		rev->next = NULL;
+		sked__wk_move(w, rev, JOB_DONE);
+		rev = next;
+	}
+	pthread_mutex_unlock(&w->sh.mu);
 }
 
 sked_job *
 sked__wk_take_done(sked_worker *w, int max, int64_t done_before, int *n)
 {
-	pthread_mutex_lock(&w->mu);
-	sked_job *list = w->done_head, *last = NULL;
+	sked_job *list = NULL, **tail = &list;
 	int taken = 0;
-	for (sked_job *j = list;
-	     j && taken < max && (!done_before || j->done_ms < done_before);
-	     j = j->next) {
-		last = j;
-		taken++;
+	pthread_mutex_lock(&w->sh.mu);
+	for (sked_job *j; taken < max && (j = w->sh.done_head) &&
+	                  (!done_before || j->done_ms < done_before);
+	     taken++) {
+		sked__wk_move(w, j, JOB_RECORDING);
+		*tail = j;
+		tail = &j->next;
 	}
-	if (last) {
-		w->done_head = last->next;
-		if (!w->done_head)
-			w->done_tail = NULL;
-		last->next = NULL;
-	}
-	w->ndone -= taken;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	*n = taken;
-	return taken ? list : NULL;
+	return list;
 }
 
 /* What a handler said, as text every engine takes (util/text.h): the
@@ -283,25 +279,25 @@ log_outcome(const sked_job *j, const sked_outcome *o)
 void
 sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
 {
-	atomic_store(&w->fin_ok_ms, sked__mono_ms());
-	pthread_mutex_lock(&w->mu);
+	atomic_store(&w->sh.fin_ok_ms, sked__mono_ms());
+	pthread_mutex_lock(&w->sh.mu);
 	int i = 0;
 	for (sked_job *j = list; j; j = j->next, i++) {
 		sked__wk_note_outcome(w, j, &o[i]);
 		if (!o[i].applied)
-			w->counters.late++;
+			w->sh.counters.late++;
 		else if (o[i].what == SKED_FIN_OK)
-			w->counters.succeeded++;
+			w->sh.counters.succeeded++;
 		else if (o[i].what == SKED_FIN_RELEASE ||
 		         o[i].what == SKED_FIN_UNSTARTED)
-			w->counters.released++;
+			w->sh.counters.released++;
 		else if (o[i].dead)
-			w->counters.dead++;
+			w->sh.counters.dead++;
 		else
-			w->counters.failed++;
+			w->sh.counters.failed++;
 		sked__wk_move(w, j, JOB_RECORDED);
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	sked__wk_ring(
 	        w); /* recorded results free capacity: the loop may claim */
 	i = 0;
@@ -322,9 +318,10 @@ finish_done(sked_worker *w, int *db_failed)
 {
 	/* take at most FINISH_MAX outcomes: one transaction stays short */
 	int n = 0;
-	int64_t before = w->fused && atomic_load(&w->fusing) && !w->fin_exit
-	                         ? sked__mono_ms() - FUSED_FALLBACK_MS + 1
-	                         : 0;
+	int64_t before =
+	        w->fused && atomic_load(&w->sh.fusing) && !w->sh.fin_exit
+	                ? sked__mono_ms() - FUSED_FALLBACK_MS + 1
+	                : 0;
 	sked_job *list = sked__wk_take_done(w, FINISH_MAX, before, &n);
 	if (!list)
 		return 0;
@@ -335,17 +332,17 @@ finish_done(sked_worker *w, int *db_failed)
 		*db_failed = 1;
 		return 0;
 	}
-	int rc = sked__finish(w->hf, w->node_id, o, n);
+	int rc = sked__finish(w->fin.h, w->node_id, o, n);
 	if (rc != SKED_OK) {
 		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
-		          n, sked_errmsg(w->hf));
+		          n, sked_errmsg(w->fin.h));
 		if (rc == SKED_EUNAVAILABLE)
-			sked__ignore(sked__wk_reconnect(w, w->hf,
+			sked__ignore(sked__wk_reconnect(w, w->fin.h,
 			                                SKED_CONN_FINISHES));
 		sked__wk_unrecorded(w, list, o, n);
 		free(o);
 		*db_failed = 1;
-		sked__wk_note(w, &w->finish_errors, NULL, 0);
+		sked__wk_note(w, &w->sh.finish_errors, NULL, 0);
 		return 0;
 	}
 	sked__wk_recorded(w, list, o, n);
@@ -370,43 +367,44 @@ sked__wk_finisher_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t backoff = 0, give_up = 0;
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	for (;;) {
-		while (!w->done_head && !w->fin_exit)
-			pthread_cond_wait(&w->cv_done, &w->mu);
-		if (!w->done_head)
+		while (!w->sh.done_head && !w->sh.fin_exit)
+			pthread_cond_wait(&w->sh.cv_done, &w->sh.mu);
+		if (!w->sh.done_head)
 			break;
 		/* where the loop records outcomes with its claims (one
 		 * round trip for both, SKED_CAP_FUSED) the finisher takes
 		 * only what the loop has left for a while: the loop is
 		 * rung on every outcome, so that happens when it is busy
 		 * elsewhere (taking back leases, firing schedules) */
-		if (!w->fin_exit && w->fused && atomic_load(&w->fusing)) {
-			int64_t age = sked__mono_ms() - w->done_head->done_ms;
+		if (!w->sh.fin_exit && w->fused && atomic_load(&w->sh.fusing)) {
+			int64_t age =
+			        sked__mono_ms() - w->sh.done_head->done_ms;
 			if (age < FUSED_FALLBACK_MS) {
 				struct timespec until;
 				clock_gettime(CLOCK_REALTIME, &until);
 				add_ms(&until, FUSED_FALLBACK_MS - age);
-				pthread_cond_timedwait(&w->cv_done, &w->mu,
-				                       &until);
+				pthread_cond_timedwait(&w->sh.cv_done,
+				                       &w->sh.mu, &until);
 				continue;
 			}
 		}
 		/* let a small batch grow for a moment while handlers run */
-		if (!w->fin_exit && w->nheld > 0 &&
-		    w->nunrecorded < (w->o.concurrency + 1) / 2) {
+		if (!w->sh.fin_exit && w->sh.nheld > 0 &&
+		    w->sh.nunrecorded < (w->o.concurrency + 1) / 2) {
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
 			add_ms(&until, LINGER_MS);
-			while (!w->fin_exit && w->nheld > 0 &&
-			       w->nunrecorded < (w->o.concurrency + 1) / 2 &&
-			       pthread_cond_timedwait(&w->cv_done, &w->mu,
+			while (!w->sh.fin_exit && w->sh.nheld > 0 &&
+			       w->sh.nunrecorded < (w->o.concurrency + 1) / 2 &&
+			       pthread_cond_timedwait(&w->sh.cv_done, &w->sh.mu,
 			                              &until) == 0)
 				;
 		}
-		if (w->fin_exit && !give_up)
+		if (w->sh.fin_exit && !give_up)
 			give_up = sked__mono_ms() + 10000;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		int failed = 0;
 		finish_done(w, &failed);
 		if (failed) {
@@ -416,7 +414,7 @@ sked__wk_finisher_main(void *arg)
 				        "giving up recording results: their "
 				        "leases will expire and the tasks will "
 				        "run again");
-				pthread_mutex_lock(&w->mu);
+				pthread_mutex_lock(&w->sh.mu);
 				break;
 			}
 			backoff = backoff ? backoff * 2 : 50;
@@ -428,8 +426,8 @@ sked__wk_finisher_main(void *arg)
 		} else {
 			backoff = 0;
 		}
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	return NULL;
 }

@@ -1,13 +1,15 @@
 /*
- * worker/jobs.c — what every worker thread shares: the clock, the
- * doorbell, a job's life between its lists, the handler table, the
- * lease timing rules, and the numbers kept for /metrics.
+ * worker/jobs.c — what every worker thread shares: the doorbell, a
+ * job's life between its lists (sked__wk_move and its table of legal
+ * moves, unit/test_jobs), the handler table, the lease timing rules, and
+ * the numbers kept for /metrics.
  *
  * Layer: the bottom of the worker (worker.h); the loop, the pool, the
  * renewal and the finisher all call down into it.
  */
 #include "worker/worker.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -54,79 +56,177 @@ sked__wk_job_free(sked_job *j)
 		close(j->cancel_fd);
 	free(j);
 }
-/* The one place a job changes lists and counts (w->mu held). A job is
- * in w->all from its claim until its outcome is recorded (what the node
- * really holds), in w->held while it takes a slot (queued or running),
- * in the pool's queue until a thread takes it, then in the done queue
- * until the finisher records it. */
-void
-sked__wk_move(sked_worker *w, sked_job *j, int to)
+/* ---- the job lists ---- */
+
+static const char *const state_names[JOB_NSTATES] = {
+        "new", "queued", "running", "done", "recording", "recorded"};
+
+/* The legal moves: legal[from] has the bit of every state it may move
+ * to (worker.h, "Job states"). */
+static const unsigned legal[JOB_NSTATES] = {
+        [JOB_NEW] = 1u << JOB_QUEUED,
+        [JOB_QUEUED] = 1u << JOB_RUNNING | 1u << JOB_DONE,
+        [JOB_RUNNING] = 1u << JOB_DONE,
+        [JOB_DONE] = 1u << JOB_RECORDING,
+        [JOB_RECORDING] = 1u << JOB_DONE | 1u << JOB_RECORDED,
+        [JOB_RECORDED] = 0,
+};
+
+int
+sked__wk_move_legal(int from, int to)
 {
+	return from >= 0 && from < JOB_NSTATES && to >= 0 && to < JOB_NSTATES &&
+	       (legal[from] >> to & 1u);
+}
+
+const char *
+sked__wk_state_name(int state)
+{
+	return state >= 0 && state < JOB_NSTATES ? state_names[state] : "?";
+}
+
+/* Take j out of the singly linked queue head..tail (the pool's queue or
+ * the done queue), wherever it is in it; 0 when it is not there. Jobs
+ * leave from the head but for one given back while held ahead, which is
+ * among the first. */
+static int
+unqueue(sked_job **head, sked_job **tail, sked_job *j)
+{
+	sked_job *prev = NULL;
+	for (sked_job *q = *head; q != j; q = q->next) {
+		if (!q)
+			return 0;
+		prev = q;
+	}
+	if (prev)
+		prev->next = j->next;
+	else
+		*head = j->next;
+	if (*tail == j)
+		*tail = prev;
+	j->next = NULL;
+	return 1;
+}
+
+static void
+unhold(sked_worker *w, sked_job *j)
+{
+	if (j->hprev)
+		j->hprev->hnext = j->hnext;
+	else
+		w->sh.held = j->hnext;
+	if (j->hnext)
+		j->hnext->hprev = j->hprev;
+	j->hnext = j->hprev = NULL;
+	w->sh.nheld--;
+	if (j->qi >= 0)
+		w->queues[j->qi].held--;
+}
+
+/* The one place a job changes lists and counts (w->sh.mu held). A job is
+ * in w->sh.all from its claim until its outcome is recorded (what the
+ * node really holds), in w->sh.held while it takes a slot (queued or
+ * running), in the pool's queue until a thread takes it, then in the
+ * done queue until whoever records it (the finisher, or a claim that
+ * carries outcomes) takes it. */
+int
+sked__wk_move_try(sked_worker *w, sked_job *j, int to)
+{
+	wk_shared *s = &w->sh;
+	int from = j->state;
+	if (!sked__wk_move_legal(from, to))
+		return -1;
+	/* where it must be to leave: checked before anything changes */
+	if (from == JOB_QUEUED && !unqueue(&s->jobs_head, &s->jobs_tail, j))
+		return -1;
+	if (from == JOB_DONE && !unqueue(&s->done_head, &s->done_tail, j))
+		return -1;
 	switch (to) {
 	case JOB_QUEUED: /* claimed: takes a slot, waits for a thread */
-		j->anext = w->all;
-		if (w->all)
-			w->all->aprev = j;
-		w->all = j;
-		j->hnext = w->held;
-		if (w->held)
-			w->held->hprev = j;
-		w->held = j;
-		w->nheld++;
+		j->anext = s->all;
+		j->aprev = NULL;
+		if (s->all)
+			s->all->aprev = j;
+		s->all = j;
+		j->hnext = s->held;
+		j->hprev = NULL;
+		if (s->held)
+			s->held->hprev = j;
+		s->held = j;
+		s->nheld++;
 		if (j->qi >= 0)
 			w->queues[j->qi].held++;
-		w->counters.claimed++;
-		if (w->jobs_tail)
-			w->jobs_tail->next = j;
-		else
-			w->jobs_head = j;
-		w->jobs_tail = j;
-		break;
-	case JOB_RUNNING: /* a pool thread took the head of the queue */
-		w->nstarted++;
-		w->jobs_head = j->next;
-		if (!w->jobs_head)
-			w->jobs_tail = NULL;
+		s->counters.claimed++;
 		j->next = NULL;
+		if (s->jobs_tail)
+			s->jobs_tail->next = j;
+		else
+			s->jobs_head = j;
+		s->jobs_tail = j;
 		break;
-	case JOB_DONE: /* its handler returned: the slot is free, the outcome
-	                  is the finisher's */
-		if (j->hprev)
-			j->hprev->hnext = j->hnext;
+	case JOB_RUNNING: /* a pool thread took it from the queue */
+		s->nstarted++;
+		break;
+	case JOB_DONE:
+		if (from == JOB_RECORDING) {
+			/* not recorded: back to the head of the done queue
+			 * (the caller puts a list back last job first) */
+			j->next = s->done_head;
+			s->done_head = j;
+			if (!s->done_tail)
+				s->done_tail = j;
+			s->ndone++;
+			break;
+		}
+		/* its handler returned, or it never started (given back
+		 * while held ahead): the slot is free, the outcome is for
+		 * the finisher */
+		unhold(w, j);
+		if (s->done_tail)
+			s->done_tail->next = j;
 		else
-			w->held = j->hnext;
-		if (j->hnext)
-			j->hnext->hprev = j->hprev;
-		j->hnext = j->hprev = NULL;
-		w->nheld--;
-		if (j->qi >= 0)
-			w->queues[j->qi].held--;
-		if (w->done_tail)
-			w->done_tail->next = j;
-		else
-			w->done_head = j;
-		w->done_tail = j;
+			s->done_head = j;
+		s->done_tail = j;
 		j->done_ms = sked__mono_ms();
-		w->nunrecorded++;
-		w->ndone++;
+		s->nunrecorded++;
+		s->ndone++;
+		break;
+	case JOB_RECORDING: /* taken from the done queue to be recorded */
+		s->ndone--;
 		break;
 	case JOB_RECORDED: /* in the database: the node holds it no more */
 		if (j->aprev)
 			j->aprev->anext = j->anext;
-		else if (w->all == j)
-			w->all = j->anext;
+		else
+			s->all = j->anext;
 		if (j->anext)
 			j->anext->aprev = j->aprev;
 		j->anext = j->aprev = NULL;
-		w->nunrecorded--;
+		s->nunrecorded--;
 		break;
 	}
 	j->state = to;
 	/* a slot or a result's share of capacity came free: lanes may claim
 	 * (while they do: outside a backlog they are not woken per task) */
-	if (w->nlanes && w->lanes_go && (to == JOB_DONE || to == JOB_RECORDED))
-		pthread_cond_broadcast(&w->cv_lane);
+	if (w->lane.n && s->lanes_go &&
+	    ((to == JOB_DONE && from != JOB_RECORDING) || to == JOB_RECORDED))
+		pthread_cond_broadcast(&s->cv_lane);
+	return 0;
 }
+
+void
+sked__wk_move(sked_worker *w, sked_job *j, int to)
+{
+	if (sked__wk_move_try(w, j, to) == 0)
+		return;
+	/* a bug: the lists are left as they were */
+	sked__log(SKED_LOG_ERROR,
+	          "bug: task %lld attempt %d cannot move from %s to %s",
+	          (long long)j->t.id, j->t.attempt,
+	          sked__wk_state_name(j->state), sked__wk_state_name(to));
+	assert(!"illegal move of a job between the worker's lists");
+}
+
 void
 sked__wk_job_cancel(sked_job *j, int why)
 {
@@ -168,14 +268,14 @@ void
 sked__wk_note_handler(sked_worker *w, const sked_job *j, int64_t ms)
 {
 	handler *x = (handler *)sked__wk_find_handler(w, j->t.kind);
-	if (x) /* w->mu held */
+	if (x) /* w->sh.mu held */
 		sked__wk_hist_add(&x->m.handler, ms);
 }
 void
 sked__wk_note_outcome(sked_worker *w, const sked_job *j, const sked_outcome *o)
 {
 	handler *x = (handler *)sked__wk_find_handler(w, j->t.kind);
-	if (!x) /* w->mu held */
+	if (!x) /* w->sh.mu held */
 		return;
 	if (!o->applied)
 		x->m.late++;
@@ -192,12 +292,12 @@ sked__wk_note_outcome(sked_worker *w, const sked_job *j, const sked_outcome *o)
 void
 sked__wk_note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms)
 {
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	if (count)
 		(*count)++;
 	if (hg)
 		sked__wk_hist_add(hg, ms);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 }
 /* How long before the lease runs out a worker stops its handlers when it
  * could not renew: a fifth of the lease, at least half a second. */
@@ -235,7 +335,7 @@ sked__wk_lease_basis(const sked_job *j)
 	return j->leased > j->renewed ? j->leased : j->renewed;
 }
 /* Whether this node has a job for (id, attempt) between its claim and the
- * record of its outcome (w->mu held). */
+ * record of its outcome (w->sh.mu held). */
 int
 sked__wk_reconnect(sked_worker *w, sked *h, int which)
 {
@@ -243,19 +343,19 @@ sked__wk_reconnect(sked_worker *w, sked *h, int which)
 	if (rc != SKED_OK)
 		sked__log(SKED_LOG_DEBUG, "reconnect failed: %s",
 		          sked_errmsg(h));
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	if (rc == SKED_OK)
-		w->reconnects[which]++;
+		w->sh.reconnects[which]++;
 	else
-		w->reconnect_failures[which]++;
-	pthread_mutex_unlock(&w->mu);
+		w->sh.reconnect_failures[which]++;
+	pthread_mutex_unlock(&w->sh.mu);
 	return rc;
 }
 
 int
 sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt)
 {
-	for (const sked_job *j = w->all; j; j = j->anext)
+	for (const sked_job *j = w->sh.all; j; j = j->anext)
 		if (j->t.id == id && j->t.attempt == attempt)
 			return 1;
 	return 0;
@@ -273,7 +373,7 @@ sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 	if (n && !o)
 		return SKED_ENOMEM;
 	int k = 0;
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	for (int i = 0; i < n; i++) {
 		if (sked__wk_holds_locked(w, ids[i], att[i]))
 			continue;
@@ -282,7 +382,7 @@ sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 		                        .what = SKED_FIN_UNSTARTED,
 		                        .exit_code = -1};
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	int rc = k ? sked__finish(h, w->node_id, o, k) : SKED_OK;
 	for (int i = 0; rc == SKED_OK && i < k; i++) {
 		if (!o[i].applied)
@@ -292,9 +392,9 @@ sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 		          "never reached it (the claim's reply was lost): "
 		          "given back",
 		          (long long)o[i].id, o[i].attempt);
-		pthread_mutex_lock(&w->mu);
-		w->counters.released++;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
+		w->sh.counters.released++;
+		pthread_mutex_unlock(&w->sh.mu);
 	}
 	if (rc != SKED_OK)
 		sked__log(SKED_LOG_WARN,

@@ -10,16 +10,16 @@
  * "Lanes"). Outside a backlog the loop claims alone, as before.
  *
  * Every claim, the loop's or a lane's:
- *   - reserves the room it may fill (w->reserved), so that claims in
+ *   - reserves the room it may fill (w->sh.reserved), so that claims in
  *     flight together never hold more than the slots and the prefetch
  *     allow;
- *   - takes a number in line (w->claims_begun) when it is sent, and
+ *   - takes a number in line (w->sh.claims_begun) when it is sent, and
  *     hands its tasks to the pool only when every claim sent before it
- *     has (w->turn): the pool starts tasks in the order the claims took
+ *     has (w->sh.turn): the pool starts tasks in the order the claims took
  *     them, which keeps priority order within the worker, and
  *     claims_dispatched only grows, which the heartbeat's stray check
  *     relies on (renew.c).
- * A lane whose claim fails leaves w->claim_unknown set: no lane claims
+ * A lane whose claim fails leaves w->sh.claim_unknown set: no lane claims
  * again until the loop has given back what such a claim may have taken,
  * which it does only once no claim is in flight.
  */
@@ -43,23 +43,24 @@
 int
 sked__wk_free_slots_locked(const sked_worker *w)
 {
-	int cap = w->o.concurrency + w->ahead;
-	int by_slots = cap - w->nheld;
-	int unrecorded = w->nunrecorded;
+	int cap = w->o.concurrency + w->sh.ahead;
+	int by_slots = cap - w->sh.nheld;
+	int unrecorded = w->sh.nunrecorded;
 	if (w->fused) /* the next claim records these itself */
-		unrecorded -= w->ndone < FINISH_MAX ? w->ndone : FINISH_MAX;
-	int by_backlog = cap + w->o.concurrency - w->nheld - unrecorded;
+		unrecorded -=
+		        w->sh.ndone < FINISH_MAX ? w->sh.ndone : FINISH_MAX;
+	int by_backlog = cap + w->o.concurrency - w->sh.nheld - unrecorded;
 	int room = by_slots < by_backlog ? by_slots : by_backlog;
-	return room - w->reserved;
+	return room - w->sh.reserved;
 }
 
 /* Jobs a pool thread has started: handlers running now. The others
- * taking a slot (w->held) are held ahead of a free thread. */
+ * taking a slot (w->sh.held) are held ahead of a free thread. */
 int
 sked__wk_busy_locked(const sked_worker *w)
 {
 	int n = 0;
-	for (const sked_job *j = w->held; j; j = j->hnext)
+	for (const sked_job *j = w->sh.held; j; j = j->hnext)
 		n += atomic_load(&j->started) != 0;
 	return n;
 }
@@ -67,14 +68,14 @@ sked__wk_busy_locked(const sked_worker *w)
 unsigned long long
 sked__wk_claim_begin_locked(sked_worker *w, int reserve)
 {
-	w->reserved += reserve;
-	w->claims_inflight++;
-	if (w->claims_inflight > w->claims_inflight_max)
-		w->claims_inflight_max = w->claims_inflight;
-	return atomic_fetch_add(&w->claims_begun, 1) + 1;
+	w->sh.reserved += reserve;
+	w->sh.claims_inflight++;
+	if (w->sh.claims_inflight > w->sh.claims_inflight_max)
+		w->sh.claims_inflight_max = w->sh.claims_inflight;
+	return atomic_fetch_add(&w->sh.claims_begun, 1) + 1;
 }
 
-/* Prefetch (w->mu held): how many tasks to hold ahead of free threads,
+/* Prefetch (w->sh.mu held): how many tasks to hold ahead of free threads,
  * after a claim that asked for `asked` and got `got`. --prefetch N holds
  * N ahead, as told. Adaptive (auto, the default):
  *
@@ -101,44 +102,44 @@ sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
 	if (w->o.prefetch < 0) /* SKED_PREFETCH_OFF */
 		return;
 	if (w->o.prefetch > 0) {
-		w->ahead = w->o.prefetch;
+		w->sh.ahead = w->o.prefetch;
 		return;
 	}
 	/* tasks a pool thread took per second (started, not claimed, or
 	 * prefetching would feed its own bound) */
-	if (!w->rate_at) {
-		w->rate_at = now;
-		w->rate_started = w->nstarted;
-	} else if (now - w->rate_at >= RATE_WINDOW_MS) {
-		w->rate = (double)(w->nstarted - w->rate_started) * 1000.0 /
-		          (double)(now - w->rate_at);
-		w->rate_known = 1;
-		w->rate_at = now;
-		w->rate_started = w->nstarted;
+	if (!w->sh.rate_at) {
+		w->sh.rate_at = now;
+		w->sh.rate_started = w->sh.nstarted;
+	} else if (now - w->sh.rate_at >= RATE_WINDOW_MS) {
+		w->sh.rate = (double)(w->sh.nstarted - w->sh.rate_started) *
+		             1000.0 / (double)(now - w->sh.rate_at);
+		w->sh.rate_known = 1;
+		w->sh.rate_at = now;
+		w->sh.rate_started = w->sh.nstarted;
 	}
 	if (got < asked) {
-		w->ahead = 0;
+		w->sh.ahead = 0;
 		return;
 	}
 	int64_t horizon = w->o.lease_ms / 4 < PREFETCH_HORIZON_MS
 	                          ? w->o.lease_ms / 4
 	                          : PREFETCH_HORIZON_MS;
-	int want = w->ahead > 0 ? w->ahead * 2 : w->o.concurrency;
-	if (!w->rate_known) {
+	int want = w->sh.ahead > 0 ? w->sh.ahead * 2 : w->o.concurrency;
+	if (!w->sh.rate_known) {
 		/* no rate yet: hold ahead only as many as the threads have
 		 * shown they take after their first tasks (none while those
 		 * run on: slow handlers hold nothing back from others) */
-		int64_t shown = w->nstarted - w->o.concurrency;
+		int64_t shown = w->sh.nstarted - w->o.concurrency;
 		if (want > w->o.concurrency)
 			want = w->o.concurrency;
 		if (want > shown)
 			want = shown > 0 ? (int)shown : 0;
-	} else if (want > w->rate * (double)horizon / 1000.0) {
-		want = (int)(w->rate * (double)horizon / 1000.0);
+	} else if (want > w->sh.rate * (double)horizon / 1000.0) {
+		want = (int)(w->sh.rate * (double)horizon / 1000.0);
 	}
 	if (want > PREFETCH_AUTO_MAX)
 		want = PREFETCH_AUTO_MAX;
-	w->ahead = want;
+	w->sh.ahead = want;
 }
 
 /* Hand claimed tasks to the pool; a task that cannot get a job goes
@@ -179,10 +180,10 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
 		j->since = sked__mono_ms();
 		j->leased = leased;
 		j->slot = -1;
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		sked__wk_move(w, j, JOB_QUEUED);
-		pthread_cond_signal(&w->cv);
-		pthread_mutex_unlock(&w->mu);
+		pthread_cond_signal(&w->sh.cv_pool);
+		pthread_mutex_unlock(&w->sh.mu);
 	}
 	free(par);
 	free(c);
@@ -193,19 +194,19 @@ void
 sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
                    int reserved, sked_claimed *c, int n, int qi, int64_t leased)
 {
-	pthread_mutex_lock(&w->mu);
-	while (w->turn != seq - 1)
-		pthread_cond_wait(&w->cv_lane, &w->mu);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	while (w->sh.turn != seq - 1)
+		pthread_cond_wait(&w->sh.cv_lane, &w->sh.mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	if (n > 0 || c)
 		(void)dispatch(w, h, c, n, qi, leased);
-	pthread_mutex_lock(&w->mu);
-	w->reserved -= reserved;
-	w->claims_inflight--;
-	w->turn = seq;
-	atomic_store(&w->claims_dispatched, seq);
-	pthread_cond_broadcast(&w->cv_lane);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.reserved -= reserved;
+	w->sh.claims_inflight--;
+	w->sh.turn = seq;
+	atomic_store(&w->sh.claims_dispatched, seq);
+	pthread_cond_broadcast(&w->sh.cv_lane);
+	pthread_mutex_unlock(&w->sh.mu);
 }
 
 int
@@ -225,18 +226,18 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 		 * claim's own reservation is its to fill, and what it takes
 		 * beyond it is reserved too, so that no other claim in
 		 * flight counts on the same room */
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		int room = sked__wk_free_slots_locked(w) + *reserved;
-		int by_slots = w->o.concurrency + w->ahead - w->nheld -
-		               (w->reserved - *reserved);
+		int by_slots = w->o.concurrency + w->sh.ahead - w->sh.nheld -
+		               (w->sh.reserved - *reserved);
 		req->limit = room < by_slots ? room : by_slots;
 		if (req->limit < 0)
 			req->limit = 0;
 		if (req->limit > *reserved) {
-			w->reserved += req->limit - *reserved;
+			w->sh.reserved += req->limit - *reserved;
 			*reserved = req->limit;
 		}
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 	}
 	/* nothing to record: the plain claim, a lighter statement */
 	int rc = done ? sked__finish_claim(h, w->node_id, o, nd, req, c, n)
@@ -249,7 +250,7 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 			          "cannot record %d result(s) yet: %s", nd,
 			          sked_errmsg(h));
 			sked__wk_unrecorded(w, done, o, nd);
-			sked__wk_note(w, &w->finish_errors, NULL, 0);
+			sked__wk_note(w, &w->sh.finish_errors, NULL, 0);
 		}
 	}
 	free(o);
@@ -276,16 +277,16 @@ wait_ms(sked_worker *w, int64_t ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000;
 	}
-	pthread_cond_timedwait(&w->cv_lane, &w->mu, &until);
+	pthread_cond_timedwait(&w->sh.cv_lane, &w->sh.mu, &until);
 }
 
-/* How much room a lane waits for before it claims (w->mu held): a
+/* How much room a lane waits for before it claims (w->sh.mu held): a
  * share of the slots and the prefetch, so that the lanes' claims
  * overlap instead of taking turns; less after PREFETCH_LINGER_MS. */
 static int
 lane_chunk(const sked_worker *w)
 {
-	int chunk = (w->o.concurrency + w->ahead) / (2 * w->nlanes);
+	int chunk = (w->o.concurrency + w->sh.ahead) / (2 * w->lane.n);
 	return chunk < 1 ? 1 : chunk;
 }
 
@@ -298,11 +299,11 @@ lane_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t first_short = 0, backoff = 0;
-	pthread_mutex_lock(&w->mu);
-	while (!w->lane_exit) {
+	pthread_mutex_lock(&w->sh.mu);
+	while (!w->sh.lane_exit) {
 		int room = sked__wk_free_slots_locked(w);
-		int go = w->lanes_go && !atomic_load(&w->stop) &&
-		         !w->claim_unknown && room > 0;
+		int go = w->sh.lanes_go && !atomic_load(&w->sh.stop) &&
+		         !w->sh.claim_unknown && room > 0;
 		if (!go) {
 			first_short = 0;
 			wait_ms(w, 100);
@@ -328,7 +329,7 @@ lane_main(void *arg)
 		        .kinds = w->kinds,
 		};
 		unsigned long long seq = sked__wk_claim_begin_locked(w, room);
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 
 		sked_claimed *c = NULL;
 		int n = 0, rc = SKED_OK;
@@ -340,25 +341,25 @@ lane_main(void *arg)
 			rc = w->fused ? sked__wk_finish_and_claim(w, l->h, &req,
 			                                          &room, &c, &n)
 			              : sked__claim(l->h, &req, &c, &n);
-		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
-		              rc == SKED_OK ? &w->claim_hist : NULL,
+		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
+		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);
 		if (rc != SKED_OK) {
 			sked__log(SKED_LOG_WARN, "claim failed: %s",
 			          sked_errmsg(l->h));
-			pthread_mutex_lock(&w->mu);
+			pthread_mutex_lock(&w->sh.mu);
 			/* it may have committed all the same: the loop
 			 * finds out once no claim is in flight */
-			w->claim_unknown = 1;
-			w->lanes_go = 0;
-			pthread_mutex_unlock(&w->mu);
+			w->sh.claim_unknown = 1;
+			w->sh.lanes_go = 0;
+			pthread_mutex_unlock(&w->sh.mu);
 			if (rc == SKED_EUNAVAILABLE)
 				sked__ignore(sked__wk_reconnect(
 				        w, l->h, SKED_CONN_CLAIMS));
 		}
 		int got = n;
 		sked__wk_claim_end(w, l->h, seq, room, c, n, qi, sent);
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		if (rc == SKED_OK && plain && req.limit == 0) {
 			/* only recorded outcomes (no room was left once they
 			 * were taken): says nothing of the backlog */
@@ -366,12 +367,12 @@ lane_main(void *arg)
 		} else if (rc == SKED_OK && plain) {
 			sked__wk_adapt_prefetch(w, req.limit, got,
 			                        sked__mono_ms());
-			w->backlog = got == req.limit && got > 0;
-			if (!w->backlog)
-				w->lanes_go = 0;
+			w->sh.backlog = got == req.limit && got > 0;
+			if (!w->sh.backlog)
+				w->sh.lanes_go = 0;
 			backoff = 0;
 		} else {
-			w->lanes_go = 0;
+			w->sh.lanes_go = 0;
 		}
 		sked__wk_ring(w); /* the loop claims when the lanes stop */
 		if (rc != SKED_OK) {
@@ -381,7 +382,7 @@ lane_main(void *arg)
 			wait_ms(w, backoff);
 		}
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	return NULL;
 }
 
@@ -405,18 +406,18 @@ int
 sked__wk_lanes_start(sked_worker *w)
 {
 	int want = lanes_wanted(w);
-	w->nlanes = 0;
-	w->lane_exit = 0;
+	w->lane.n = 0;
+	w->sh.lane_exit = 0;
 	if (want < 2)
 		return SKED_OK;
-	w->lanes = calloc((size_t)want, sizeof *w->lanes);
-	if (!w->lanes)
+	w->lane.v = calloc((size_t)want, sizeof *w->lane.v);
+	if (!w->lane.v)
 		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
-	w->lanes_alloc = want;
+	w->lane.alloc = want;
 	for (int i = 0; i < want; i++) {
-		sked_lane *l = &w->lanes[i];
+		sked_lane *l = &w->lane.v[i];
 		l->w = w;
-		int rc = sked__reopen(w->h, &l->h);
+		int rc = sked__clone(w->h, &l->h);
 		if (rc != SKED_OK) {
 			sked__fail(w->h, rc,
 			           "cannot open a claim connection (lane %d "
@@ -430,7 +431,7 @@ sked__wk_lanes_start(sked_worker *w)
 			return sked__fail(w->h, SKED_ENOMEM,
 			                  "cannot start a lane thread");
 		l->started = 1;
-		w->nlanes++;
+		w->lane.n++;
 	}
 	return SKED_OK;
 }
@@ -438,23 +439,23 @@ sked__wk_lanes_start(sked_worker *w)
 void
 sked__wk_lanes_stop(sked_worker *w)
 {
-	if (!w->lanes)
+	if (!w->lane.v)
 		return;
-	pthread_mutex_lock(&w->mu);
-	w->lane_exit = 1;
-	w->lanes_go = 0;
-	pthread_cond_broadcast(&w->cv_lane);
-	pthread_mutex_unlock(&w->mu);
-	for (int i = 0; i < w->lanes_alloc; i++) {
-		sked_lane *l = &w->lanes[i];
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.lane_exit = 1;
+	w->sh.lanes_go = 0;
+	pthread_cond_broadcast(&w->sh.cv_lane);
+	pthread_mutex_unlock(&w->sh.mu);
+	for (int i = 0; i < w->lane.alloc; i++) {
+		sked_lane *l = &w->lane.v[i];
 		if (l->started)
 			pthread_join(l->th, NULL);
 		sked_close(l->h);
 	}
-	free(w->lanes);
-	w->lanes = NULL;
-	w->lanes_alloc = 0;
-	w->nlanes = 0;
+	free(w->lane.v);
+	w->lane.v = NULL;
+	w->lane.alloc = 0;
+	w->lane.n = 0;
 }
 
 SKED_API int

@@ -122,12 +122,12 @@ struct kind {
 	kind *next;
 };
 
-/* The worker's (w->pipes): kinds, made on first use, freed by the last
+/* The worker's (w->sh.pipes): kinds, made on first use, freed by the last
  * pool thread that used them. */
 struct sked_pipes {
 	pthread_mutex_t mu; /* kinds */
 	kind *kinds;
-	int refs; /* w->mu */
+	int refs; /* w->sh.mu */
 };
 
 /* A pool thread's. */
@@ -773,13 +773,14 @@ client(sked_pipe **mine, sked_worker *w)
 		free(c);
 		return NULL;
 	}
-	pthread_mutex_lock(&w->mu);
-	if (!w->pipes && (w->pipes = calloc(1, sizeof *w->pipes)) != NULL)
-		pthread_mutex_init(&w->pipes->mu, NULL);
-	if (w->pipes)
-		w->pipes->refs++;
-	c->s = w->pipes;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	if (!w->sh.pipes &&
+	    (w->sh.pipes = calloc(1, sizeof *w->sh.pipes)) != NULL)
+		pthread_mutex_init(&w->sh.pipes->mu, NULL);
+	if (w->sh.pipes)
+		w->sh.pipes->refs++;
+	c->s = w->sh.pipes;
+	pthread_mutex_unlock(&w->sh.mu);
 	if (!c->s) {
 		close(c->wake_fd);
 		free(c);
@@ -795,11 +796,11 @@ sked__wk_pipes_free(sked_pipe *c)
 	if (!c)
 		return;
 	sked_worker *w = c->w;
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	struct sked_pipes *ps = --c->s->refs == 0 ? c->s : NULL;
 	if (ps)
-		w->pipes = NULL;
-	pthread_mutex_unlock(&w->mu);
+		w->sh.pipes = NULL;
+	pthread_mutex_unlock(&w->sh.mu);
 	close(c->wake_fd);
 	free(c);
 	if (!ps)

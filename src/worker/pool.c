@@ -326,16 +326,16 @@ sked__wk_pool_main(void *arg)
 	sigset_t all;
 	sigfillset(&all); /* signals belong to the caller's thread */
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	int slot = atomic_fetch_add(&w->pool_slots, 1);
+	int slot = atomic_fetch_add(&w->pool.slots, 1);
 	sked_pipe *pipes = NULL; /* this thread's pipe: processes */
 	sked_http *http = NULL;  /* and its HTTP client */
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	for (;;) {
-		while (!w->jobs_head && !w->pool_exit)
-			pthread_cond_wait(&w->cv, &w->mu);
-		if (!w->jobs_head)
+		while (!w->sh.jobs_head && !w->sh.pool_exit)
+			pthread_cond_wait(&w->sh.cv_pool, &w->sh.mu);
+		if (!w->sh.jobs_head)
 			break;
-		sked_job *j = w->jobs_head;
+		sked_job *j = w->sh.jobs_head;
 		sked__wk_move(w, j, JOB_RUNNING);
 		int64_t basis = sked__wk_lease_basis(j);
 		/* the watchdog stops a queued job whose lease may run out, but
@@ -368,7 +368,7 @@ sked__wk_pool_main(void *arg)
 			                     sked__wk_guard_deadline(w, basis),
 			                     0);
 		}
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 
 		int64_t ran = sked__mono_ms();
 		if (atomic_load(&j->cancel) == CANCEL_NONE) {
@@ -380,7 +380,7 @@ sked__wk_pool_main(void *arg)
 			j->error = strdup("cancelled before it started");
 		}
 
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		if (j->slot >= 0) {
 			j->slot = -1;
 			sked__guard_deadline(w->guard, slot, 0, 0);
@@ -388,10 +388,10 @@ sked__wk_pool_main(void *arg)
 		j->ran_ms = sked__mono_ms() - ran;
 		sked__wk_note_handler(w, j, j->ran_ms);
 		sked__wk_move(w, j, JOB_DONE);
-		pthread_cond_signal(&w->cv_done);
+		pthread_cond_signal(&w->sh.cv_done);
 		sked__wk_ring(w);
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	sked__wk_pipes_free(pipes);
 	sked__wk_http_free(http);
 	return NULL;

@@ -3,7 +3,7 @@
  *
  * Layer: the worker (worker.h), on the model (sked_prune, the cluster
  * locks). A thread started only when some status has an age
- * (sked_worker_set_retention), with a connection of its own (w->hp) for
+ * (sked_worker_set_retention), with a connection of its own (w->prune.h) for
  * the length of a turn, so that between turns a worker holds its usual
  * three sessions. About once a minute
  * it tries the cluster lock "sked-prune" without waiting: the node that
@@ -32,37 +32,40 @@ static int64_t
 turn(sked_worker *w)
 {
 	int64_t now = sked__mono_ms(), token = 0;
-	int rc = sked_lock_acquire(w->hp, PRUNE_LOCK, w->node_id, PRUNE_TTL,
-	                           NULL, &token);
+	int rc = sked_lock_acquire(w->prune.h, PRUNE_LOCK, w->node_id,
+	                           PRUNE_TTL, NULL, &token);
 	if (rc == SKED_OK)
 		sked__log(SKED_LOG_DEBUG, "pruner: this node prunes");
 	if (rc == SKED_ELOCKED)
 		return now + PRUNE_EVERY; /* another node prunes */
 	if (rc != SKED_OK) {
-		sked__log(SKED_LOG_DEBUG, "pruner: %s", sked_errmsg(w->hp));
+		sked__log(SKED_LOG_DEBUG, "pruner: %s",
+		          sked_errmsg(w->prune.h));
 		if (rc == SKED_EUNAVAILABLE)
-			sked__ignore(
-			        sked__wk_reconnect(w, w->hp, SKED_CONN_PRUNER));
+			sked__ignore(sked__wk_reconnect(w, w->prune.h,
+			                                SKED_CONN_PRUNER));
 		return now + 10000;
 	}
 	int64_t total = 0;
 	int behind = 0;
-	for (int i = 0; i < 3 && !atomic_load(&w->hb_exit); i++) {
+	for (int i = 0; i < 3 && !atomic_load(&w->sh.side_exit); i++) {
 		if (w->keep_ms[i] <= 0)
 			continue;
 		int64_t n = 0;
-		rc = sked_prune(w->hp, ended[i], w->keep_ms[i], PRUNE_TURN, &n);
+		rc = sked_prune(w->prune.h, ended[i], w->keep_ms[i], PRUNE_TURN,
+		                &n);
 		total += n;
 		if (rc != SKED_OK) {
 			sked__log(SKED_LOG_WARN, "pruner: %s",
-			          sked_errmsg(w->hp));
+			          sked_errmsg(w->prune.h));
 			break;
 		}
 		behind |= n >= PRUNE_TURN;
 	}
-	if (sked_lock_release(w->hp, PRUNE_LOCK, w->node_id, token, NULL) !=
-	    SKED_OK)
-		sked__log(SKED_LOG_DEBUG, "pruner: %s", sked_errmsg(w->hp));
+	if (sked_lock_release(w->prune.h, PRUNE_LOCK, w->node_id, token,
+	                      NULL) != SKED_OK)
+		sked__log(SKED_LOG_DEBUG, "pruner: %s",
+		          sked_errmsg(w->prune.h));
 	if (total)
 		sked__log(SKED_LOG_INFO,
 		          "pruner: removed %lld ended task(s) past their "
@@ -79,17 +82,18 @@ sked__wk_pruner_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t next = sked__mono_ms() + 2000; /* soon after the start */
-	while (!atomic_load(&w->hb_exit)) {
+	while (!atomic_load(&w->sh.side_exit)) {
 		if (sked__mono_ms() >= next) {
 			/* a connection for the turn only: a worker keeps its
 			 * three sessions between turns */
-			if (sked__reopen(w->h, &w->hp) == SKED_OK) {
-				sked__wk_waits_conn(w, w->hp, WAIT_SLOT_PRUNER);
+			if (sked__clone(w->h, &w->prune.h) == SKED_OK) {
+				sked__wk_waits_conn(w, w->prune.h,
+				                    WAIT_SLOT_PRUNER);
 				next = turn(w);
 			} else
 				next = sked__mono_ms() + 10000;
-			sked_close(w->hp);
-			w->hp = NULL;
+			sked_close(w->prune.h);
+			w->prune.h = NULL;
 		}
 		struct timespec ts = {0, 100 * 1000000L};
 		nanosleep(&ts, NULL);

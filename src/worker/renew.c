@@ -3,7 +3,7 @@
  * the watchdog.
  *
  * Layer: the worker (worker.h), on the model (lease.h). The heartbeat
- * thread owns the lease connection w->hb: every lease/3 it beats the node
+ * thread owns the lease connection w->beat.h: every lease/3 it beats the node
  * row, renews every lease of the node, stops handlers of tasks the node no
  * longer holds, gives back tasks it holds with no job here (strays), and
  * moves the lease guard's deadlines on. The watchdog never touches the
@@ -50,8 +50,8 @@ static void
 check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
            int64_t began)
 {
-	pthread_mutex_lock(&w->mu);
-	for (sked_job *j = w->held; j; j = j->hnext) {
+	pthread_mutex_lock(&w->sh.mu);
+	for (sked_job *j = w->sh.held; j; j = j->hnext) {
 		if (j->since >= began)
 			continue;
 		int held = 0;
@@ -75,10 +75,10 @@ check_held(sked_worker *w, const int64_t *ids, const int *att, int n,
 			        "stopping its handler",
 			        f.task_id, f.attempt);
 			sked__wk_job_cancel(j, CANCEL_LOST);
-			w->counters.lost++;
+			w->sh.counters.lost++;
 		}
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 }
 /* A renewal that began at began succeeded: the lease guard may let the
  * programs under way whose leases it extended (check_held) run on until
@@ -88,24 +88,24 @@ extend_guard(sked_worker *w, int64_t began)
 {
 	if (!w->guard)
 		return;
-	pthread_mutex_lock(&w->mu);
-	for (sked_job *j = w->held; j; j = j->hnext)
+	pthread_mutex_lock(&w->sh.mu);
+	for (sked_job *j = w->sh.held; j; j = j->hnext)
 		if (j->slot >= 0 && j->renewed == began)
 			sked__guard_deadline(w->guard, j->slot,
 			                     sked__wk_guard_deadline(w, began),
 			                     1);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 }
 /* The heartbeat's check for strays: tasks held by this node with no job
- * here. A claim under way may have committed tasks that are not in w->all
+ * here. A claim under way may have committed tasks that are not in w->sh.all
  * yet, so a task is given back only when it was stray in the previous
  * round too and every claim begun before that round's list has been
  * dispatched since. */
 static void
 check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
 {
-	unsigned long long dispatched = atomic_load(&w->claims_dispatched);
-	unsigned long long begun = atomic_load(&w->claims_begun);
+	unsigned long long dispatched = atomic_load(&w->sh.claims_dispatched);
+	unsigned long long begun = atomic_load(&w->sh.claims_begun);
 	int64_t *cid = n ? malloc(sizeof *cid * (size_t)n) : NULL;
 	int *catt = n ? malloc(sizeof *catt * (size_t)n) : NULL;
 	int nc = 0;
@@ -114,22 +114,22 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
 		free(catt);
 		return; /* next round */
 	}
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	for (int i = 0; i < n; i++) {
 		if (sked__wk_holds_locked(w, ids[i], att[i]))
 			continue;
 		cid[nc] = ids[i];
 		catt[nc++] = att[i];
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	int nconf = 0;
-	if (w->nstray && dispatched >= w->stray_seq) {
+	if (w->beat.nstray && dispatched >= w->beat.stray_seq) {
 		/* confirmed ones move to the front of the candidates */
 		for (int i = 0; i < nc; i++) {
 			int seen = 0;
-			for (int k = 0; k < w->nstray && !seen; k++)
-				seen = w->stray_ids[k] == cid[i] &&
-				       w->stray_att[k] == catt[i];
+			for (int k = 0; k < w->beat.nstray && !seen; k++)
+				seen = w->beat.stray_ids[k] == cid[i] &&
+				       w->beat.stray_att[k] == catt[i];
 			if (!seen)
 				continue;
 			int64_t ti = cid[nconf];
@@ -142,19 +142,20 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
 		}
 	}
 	if (nconf)
-		sked__ignore(
-		        sked__wk_give_back_strays(w, w->hb, cid, catt, nconf));
+		sked__ignore(sked__wk_give_back_strays(w, w->beat.h, cid, catt,
+		                                       nconf));
 	/* the rest are the candidates of the next round */
-	free(w->stray_ids);
-	free(w->stray_att);
-	w->nstray = nc - nconf;
-	w->stray_ids = cid;
-	w->stray_att = catt;
+	free(w->beat.stray_ids);
+	free(w->beat.stray_att);
+	w->beat.nstray = nc - nconf;
+	w->beat.stray_ids = cid;
+	w->beat.stray_att = catt;
 	if (nconf) {
-		memmove(cid, cid + nconf, sizeof *cid * (size_t)w->nstray);
-		memmove(catt, catt + nconf, sizeof *catt * (size_t)w->nstray);
+		memmove(cid, cid + nconf, sizeof *cid * (size_t)w->beat.nstray);
+		memmove(catt, catt + nconf,
+		        sizeof *catt * (size_t)w->beat.nstray);
 	}
-	w->stray_seq = begun;
+	w->beat.stray_seq = begun;
 }
 /* Stop every handler whose lease may be about to run out: its lease was
  * last known good at the later of its claim and the last renewal that
@@ -166,9 +167,9 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
 static void
 stop_unleased(sked_worker *w, int64_t now, int64_t stalled_ms)
 {
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	int n = 0, late = 0, guarded = 0;
-	for (sked_job *j = w->held; j; j = j->hnext) {
+	for (sked_job *j = w->sh.held; j; j = j->hnext) {
 		int64_t basis = sked__wk_lease_basis(j);
 		if (now <= sked__wk_stop_at(w, basis))
 			continue;
@@ -182,7 +183,7 @@ stop_unleased(sked_worker *w, int64_t now, int64_t stalled_ms)
 		}
 		sked__wk_job_cancel(j, CANCEL_NOLEASE);
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	if (stalled_ms > sked__wk_safety_ms(w))
 		sked__log(SKED_LOG_WARN,
 		          "the worker process could not run for %lld ms "
@@ -219,21 +220,22 @@ void
 sked__wk_waits_conn(sked_worker *w, sked *h, int slot)
 {
 	if (h)
-		h->wait = slot >= 0 && wait_threshold(w) >= 0 ? &w->waits[slot]
-		                                              : NULL;
+		h->wait = slot >= 0 && wait_threshold(w) >= 0
+		                  ? &w->sh.waits[slot]
+		                  : NULL;
 }
 
 void
 sked__wk_waits_start(sked_worker *w)
 {
 	for (int i = 0; i < 2; i++) {
-		sked_wait_slot *s = &w->waits[i];
+		sked_wait_slot *s = &w->sh.waits[i];
 		memset(s, 0, sizeof *s);
 		pthread_mutex_init(&s->mu, NULL);
-		w->waits_told[i] = 0;
+		w->beat.waits_told[i] = 0;
 	}
 	sked__wk_waits_conn(w, w->h, WAIT_SLOT_LOOP);
-	/* the connections opened from w->h after this inherit the name */
+	/* the connections cloned from w->h after this inherit the name */
 	sked__worker_session(w->h, w->node_id);
 }
 
@@ -242,7 +244,7 @@ sked__wk_waits_stop(sked_worker *w)
 {
 	w->h->wait = NULL;
 	for (int i = 0; i < 2; i++)
-		pthread_mutex_destroy(&w->waits[i].mu);
+		pthread_mutex_destroy(&w->sh.waits[i].mu);
 }
 
 /* Who holds what the server's connection backend waits for, as "held by
@@ -322,7 +324,7 @@ check_waits(sked_worker *w, sked *conn)
 	if (limit < 0)
 		return;
 	for (int i = 0; i < 2; i++) {
-		sked_wait_slot *s = &w->waits[i];
+		sked_wait_slot *s = &w->sh.waits[i];
 		char row[SKED_MAX_NAME + 1], where[512];
 		pthread_mutex_lock(&s->mu);
 		int64_t since = s->since_ms, backend = s->backend;
@@ -331,12 +333,13 @@ check_waits(sked_worker *w, sked *conn)
 		memcpy(row, s->row, sizeof row);
 		memcpy(where, s->where, sizeof where);
 		pthread_mutex_unlock(&s->mu);
-		if (!since || seq == w->waits_told[i] || what < 0 || what > 2)
+		if (!since || seq == w->beat.waits_told[i] || what < 0 ||
+		    what > 2)
 			continue;
 		int64_t age = sked__mono_ms() - since;
 		if (age < limit)
 			continue;
-		w->waits_told[i] = seq;
+		w->beat.waits_told[i] = seq;
 		char holder[1024], conn_id[48] = "";
 		describe_holder(conn, backend, where, holder, sizeof holder);
 		if (backend > 0)
@@ -350,9 +353,9 @@ check_waits(sked_worker *w, sked *conn)
 		          "lock wait: %s has waited %.1f s on %s \"%s\"%s: %s",
 		          wait_whose[i], (double)age / 1000.0, wait_rows[what],
 		          row, conn_id, holder);
-		pthread_mutex_lock(&w->mu);
-		w->lock_waits[what]++;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
+		w->sh.lock_waits[what]++;
+		pthread_mutex_unlock(&w->sh.mu);
 	}
 }
 
@@ -371,19 +374,19 @@ check_waits(sked_worker *w, sked *conn)
 static void
 vacuum_hot_table(sked_worker *w, int64_t now)
 {
-	if (!(w->hb->dialect->caps & SKED_CAP_VACUUM) ||
-	    now - w->vacuumed_ms < VACUUM_EVERY_MS)
+	if (!(w->beat.h->dialect->caps & SKED_CAP_VACUUM) ||
+	    now - w->beat.vacuumed_ms < VACUUM_EVERY_MS)
 		return;
-	pthread_mutex_lock(&w->mu);
-	int64_t ended = w->counters.succeeded + w->counters.dead;
-	pthread_mutex_unlock(&w->mu);
-	if (ended - w->vacuumed_at < VACUUM_CHURN)
+	pthread_mutex_lock(&w->sh.mu);
+	int64_t ended = w->sh.counters.succeeded + w->sh.counters.dead;
+	pthread_mutex_unlock(&w->sh.mu);
+	if (ended - w->beat.vacuumed_at < VACUUM_CHURN)
 		return;
-	w->vacuumed_at = ended;
-	w->vacuumed_ms = now;
-	if (sked__q(w->hb, SKED_SQL_HOT_VACUUM, NULL, 0, NULL) != SKED_OK)
+	w->beat.vacuumed_at = ended;
+	w->beat.vacuumed_ms = now;
+	if (sked__q(w->beat.h, SKED_SQL_HOT_VACUUM, NULL, 0, NULL) != SKED_OK)
 		sked__log(SKED_LOG_DEBUG, "vacuum of the task table: %s",
-		          sked_errmsg(w->hb));
+		          sked_errmsg(w->beat.h));
 }
 
 /* Handlers running now, written on the node row by each heartbeat
@@ -391,9 +394,9 @@ vacuum_hot_table(sked_worker *w, int64_t now)
 static int
 busy_now(sked_worker *w)
 {
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
 	int n = sked__wk_busy_locked(w);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	return n;
 }
 
@@ -407,11 +410,11 @@ sked__wk_heartbeat_main(void *arg)
 	int64_t next = sked__mono_ms() + sked__wk_beat_interval(w);
 	int failing = 0;
 	/* the lock-wait watchdog asks on this connection, between beats */
-	int asks = (w->hb->dialect->caps & SKED_CAP_WAIT_HOLDER) != 0;
-	while (!atomic_load(&w->hb_exit)) {
+	int asks = (w->beat.h->dialect->caps & SKED_CAP_WAIT_HOLDER) != 0;
+	while (!atomic_load(&w->sh.side_exit)) {
 		int64_t now = sked__mono_ms();
 		if (asks)
-			check_waits(w, w->hb);
+			check_waits(w, w->beat.h);
 		vacuum_hot_table(w, now);
 		if (now < next) {
 			int64_t d = next - now;
@@ -425,19 +428,20 @@ sked__wk_heartbeat_main(void *arg)
 		int64_t *ids = NULL;
 		int *att = NULL;
 		int n = 0;
-		int rc = sked__node_beat(w->hb, w->node_id, busy_now(w));
+		int rc = sked__node_beat(w->beat.h, w->node_id, busy_now(w));
 		if (rc == SKED_OK)
-			rc = sked__renew(w->hb, w->node_id, w->o.lease_ms, &ids,
-			                 &att, &n);
+			rc = sked__renew(w->beat.h, w->node_id, w->o.lease_ms,
+			                 &ids, &att, &n);
 		sked__wk_note(w,
-		              rc == SKED_OK ? &w->renewals : &w->renewal_errors,
+		              rc == SKED_OK ? &w->sh.renewals
+		                            : &w->sh.renewal_errors,
 		              NULL, 0);
 		if (rc == SKED_OK) {
 			/* which leases this renewal extended, before anything
 			 * counts on it */
 			check_held(w, ids, att, n, began);
 			extend_guard(w, began);
-			atomic_store(&w->lease_ok_ms, began);
+			atomic_store(&w->sh.lease_ok_ms, began);
 			check_strays(w, ids, att, n);
 			if (failing)
 				sked__log(SKED_LOG_INFO, "lease renewal works "
@@ -448,11 +452,11 @@ sked__wk_heartbeat_main(void *arg)
 			if (!failing)
 				sked__log(SKED_LOG_WARN,
 				          "cannot renew leases: %s",
-				          sked_errmsg(w->hb));
+				          sked_errmsg(w->beat.h));
 			failing = 1;
 			if (rc == SKED_EUNAVAILABLE)
 				sked__ignore(sked__wk_reconnect(
-				        w, w->hb, SKED_CONN_LEASES));
+				        w, w->beat.h, SKED_CONN_LEASES));
 			/* try again soon, but not in a tight loop */
 			next = sked__mono_ms() +
 			       (sked__wk_beat_interval(w) < 1000
@@ -476,8 +480,8 @@ sked__wk_watchdog_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t last = sked__mono_ms();
 	/* a database that cannot name a holder: told from here, no SQL */
-	int tells = !(w->hb->dialect->caps & SKED_CAP_WAIT_HOLDER);
-	while (!atomic_load(&w->hb_exit)) {
+	int tells = !(w->beat.h->dialect->caps & SKED_CAP_WAIT_HOLDER);
+	while (!atomic_load(&w->sh.side_exit)) {
 		int64_t now = sked__mono_ms();
 		stop_unleased(w, now, now - last);
 		if (tells)

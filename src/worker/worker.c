@@ -1,15 +1,16 @@
 /*
- * worker.c — the worker runtime's top: construction, handler and queue
- * registration, the claim loop, shutdown, and the snapshot of numbers.
+ * worker.c — the worker runtime's top: the loop (sked_worker_run), the
+ * start and end of the threads, and shutdown. Construction, registration
+ * and the snapshot of numbers are in setup.c.
  *
- * Size: the claim loop and shutdown share the worker struct
- * that issue 27 splits by owner (one struct per thread role); this file
- * shrinks with that split.
+ * The loop's own state is w->loop (worker.h's thread map): its table of
+ * periodic chores (chores_run) and what its claims and sleeps decide on;
+ * sked_worker_run is the loop, the steps it takes are functions above it.
  *
  * Layer: the top of the library, on the model (lease.h, claim.h, sched.h)
  * and the rest of the runtime in src/worker/: the pool (pool.c), renewal
- * and the watchdog (renew.c), the finisher (finish.c), and what they all
- * share (jobs.c). worker/worker.h maps the threads and what each owns.
+ * and the watchdog (renew.c), the finisher (finish.c), the lanes
+ * (lanes.c), the pruner (pruner.c), and what they all share (jobs.c). worker/worker.h maps the threads and what each owns.
  */
 #include "worker/worker.h"
 
@@ -35,305 +36,6 @@
 #include "util/ident.h"
 #include "util/log.h"
 
-/* ---- construction ---- */
-
-static int
-parse_queues(sked_worker *w, const char *spec)
-{
-	/* "Q[:N],…" */
-	const char *s = spec;
-	while (*s) {
-		const char *end = strchr(s, ',');
-		size_t len = end ? (size_t)(end - s) : strlen(s);
-		char item[SKED_MAX_NAME + 16];
-		if (len == 0 || len >= SKED_MAX_NAME + 8)
-			return sked__fail(w->h, SKED_EINVAL,
-			                  "queues '%.100s': empty or too long "
-			                  "entry",
-			                  spec);
-		memcpy(item, s, len);
-		item[len] = '\0';
-		int max = 0;
-		char *colon = strchr(item, ':');
-		if (colon) {
-			*colon = '\0';
-			char *e;
-			long v = strtol(colon + 1, &e, 10);
-			if (*e || v < 1 || v > 100000)
-				return sked__fail(w->h, SKED_EINVAL,
-				                  "queues: '%s' is not a slot "
-				                  "count (want Q:N, N >= 1)",
-				                  colon + 1);
-			max = (int)v;
-		}
-		if (sked__check_name(w->h, "queue", item) != SKED_OK)
-			return SKED_EINVAL;
-		wqueue *q = realloc(w->queues,
-		                    sizeof *q * (size_t)(w->nqueues + 1));
-		if (!q)
-			return sked__fail(w->h, SKED_ENOMEM, "out of memory");
-		w->queues = q;
-		memset(&q[w->nqueues], 0, sizeof *q);
-		memcpy(q[w->nqueues].name, item, strlen(item) + 1);
-		q[w->nqueues].max = max;
-		w->nqueues++;
-		if (!end)
-			break;
-		s = end + 1;
-	}
-	return SKED_OK;
-}
-
-SKED_API int
-sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
-{
-	if (!h || !out)
-		return SKED_EINVAL;
-	*out = NULL;
-	if (h->borrowed)
-		return sked__fail(h, SKED_EINVAL,
-		                  "a worker needs a connection of its own, not "
-		                  "the application's");
-	sked_worker *w = calloc(1, sizeof *w);
-	if (!w)
-		return sked__fail(h, SKED_ENOMEM, "out of memory");
-	w->h = h;
-	w->wake_fd = -1;
-	if (opts)
-		w->o = *opts;
-	w->o.node_id = NULL;
-	w->o.queues = NULL;
-	if (w->o.concurrency <= 0)
-		w->o.concurrency = 4;
-	if (w->o.lease_ms <= 0)
-		w->o.lease_ms = 30000;
-	if (w->o.poll_ms <= 0)
-		w->o.poll_ms = 1000;
-	if (w->o.grace_ms <= 0)
-		w->o.grace_ms = 30000;
-	if (w->o.retry_base_ms <= 0)
-		w->o.retry_base_ms = 1000;
-	if (w->o.retry_max_ms <= 0)
-		w->o.retry_max_ms = 3600 * 1000;
-	int rc = SKED_OK;
-	if (w->o.prefetch < SKED_PREFETCH_OFF || w->o.prefetch > 10000)
-		rc = sked__fail(h, SKED_EINVAL,
-		                "prefetch %d is out of range: 0 (adaptive), "
-		                "1-10000 (that many ahead) or "
-		                "SKED_PREFETCH_OFF",
-		                w->o.prefetch);
-	else if (w->o.concurrency > 1024)
-		rc = sked__fail(h, SKED_EINVAL,
-		                "concurrency %d is out of range 1-1024",
-		                w->o.concurrency);
-	else if (w->o.lease_ms < 1000)
-		rc = sked__fail(h, SKED_EINVAL,
-		                "a lease shorter than 1s cannot be renewed "
-		                "safely");
-	if (rc == SKED_OK && opts && opts->node_id) {
-		if ((rc = sked__check_name(h, "node id", opts->node_id)) !=
-		    SKED_OK)
-			;
-		else
-			snprintf(w->node_id, sizeof w->node_id, "%s",
-			         opts->node_id);
-	} else if (rc == SKED_OK) {
-		sked__default_id(w->node_id, sizeof w->node_id);
-	}
-	if (rc == SKED_OK && opts && opts->queues && *opts->queues)
-		rc = parse_queues(w, opts->queues);
-	if (rc == SKED_OK) {
-		w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (w->wake_fd < 0)
-			rc = sked__fail(h, SKED_EIO, "eventfd: %s",
-			                strerror(errno));
-	}
-	if (rc != SKED_OK) {
-		sked_worker_free(w);
-		return rc;
-	}
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
-	pthread_cond_init(&w->cv_done, NULL);
-	pthread_cond_init(&w->cv_lane, NULL);
-	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)sked__mono_ms();
-	*out = w;
-	return SKED_OK;
-}
-
-SKED_API void
-sked_worker_free(sked_worker *w)
-{
-	if (!w)
-		return;
-	for (int i = 0; i < w->nhandlers; i++) {
-		free(w->handlers[i].url);
-		if (w->handlers[i].argv) {
-			for (char **a = w->handlers[i].argv; *a; a++)
-				free(*a);
-			free(w->handlers[i].argv);
-		}
-	}
-	free(w->handlers);
-	free(w->queues);
-	free(w->stray_ids);
-	free(w->stray_att);
-	free(w->kinds);
-	sked__guard_stop(w->guard);
-	if (w->wake_fd >= 0) {
-		close(w->wake_fd);
-		pthread_mutex_destroy(&w->mu);
-		pthread_cond_destroy(&w->cv);
-		pthread_cond_destroy(&w->cv_done);
-		pthread_cond_destroy(&w->cv_lane);
-	}
-	free(w);
-}
-
-static handler *
-add_handler(sked_worker *w, const char *kind)
-{
-	/* "*" is the catch-all: it runs kinds no other handler names, and
-	 * makes the worker claim every kind */
-	if (!kind || (strcmp(kind, "*") != 0 &&
-	              sked__check_name(w->h, "kind", kind) != SKED_OK)) {
-		if (!kind)
-			sked__fail(w->h, SKED_EINVAL, "a handler needs a kind");
-		return NULL;
-	}
-	for (int i = 0; i < w->nhandlers; i++)
-		if (strcmp(w->handlers[i].kind, kind) == 0) {
-			sked__fail(w->h, SKED_EINVAL,
-			           "kind '%s' has two handlers", kind);
-			return NULL;
-		}
-	handler *v =
-	        realloc(w->handlers, sizeof *v * (size_t)(w->nhandlers + 1));
-	if (!v) {
-		sked__fail(w->h, SKED_ENOMEM, "out of memory");
-		return NULL;
-	}
-	w->handlers = v;
-	handler *x = &v[w->nhandlers++];
-	memset(x, 0, sizeof *x);
-	snprintf(x->kind, sizeof x->kind, "%s", kind);
-	return x;
-}
-
-SKED_API int
-sked_worker_handle(sked_worker *w, const char *kind, sked_handler_fn fn,
-                   void *userdata)
-{
-	if (!w || !fn)
-		return SKED_EINVAL;
-	handler *x = add_handler(w, kind);
-	if (!x)
-		return SKED_EINVAL;
-	x->fn = fn;
-	x->ud = userdata;
-	return SKED_OK;
-}
-
-static int
-add_argv_handler(sked_worker *w, const char *kind, const char *const *argv,
-                 int64_t timeout_ms, int type)
-{
-	if (!w || !argv || !argv[0] || !*argv[0])
-		return SKED_EINVAL;
-	size_t n = 0;
-	while (argv[n])
-		n++;
-	char **copy = calloc(n + 1, sizeof *copy);
-	if (!copy)
-		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		if (!(copy[i] = strdup(argv[i]))) {
-			for (size_t k = 0; k < i; k++)
-				free(copy[k]);
-			free(copy);
-			return sked__fail(w->h, SKED_ENOMEM, "out of memory");
-		}
-	handler *x = add_handler(w, kind);
-	if (!x) {
-		for (size_t i = 0; i < n; i++)
-			free(copy[i]);
-		free(copy);
-		return SKED_EINVAL;
-	}
-	x->argv = copy;
-	x->type = type;
-	x->timeout_ms = timeout_ms;
-	return SKED_OK;
-}
-
-SKED_API int
-sked_worker_handle_program(sked_worker *w, const char *kind,
-                           const char *const *argv, int64_t timeout_ms)
-{
-	return add_argv_handler(w, kind, argv, timeout_ms, H_PROGRAM);
-}
-
-SKED_API int
-sked_worker_handle_pipe(sked_worker *w, const char *kind,
-                        const char *const *argv, int64_t timeout_ms)
-{
-	return add_argv_handler(w, kind, argv, timeout_ms, H_PIPE);
-}
-
-SKED_API int
-sked_worker_handle_http(sked_worker *w, const char *kind, const char *url,
-                        int64_t timeout_ms)
-{
-	if (!w || !url)
-		return SKED_EINVAL;
-	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)
-		return sked__fail(w->h, SKED_EINVAL,
-		                  "an HTTP handler's URL must start with "
-		                  "http:// or https://");
-	if (sked__wk_http_init() != SKED_OK)
-		return sked__fail(w->h, SKED_EUNSUPPORTED,
-		                  "this build of sked has no HTTP handlers "
-		                  "(built without libcurl)");
-	char *copy = strdup(url);
-	if (!copy)
-		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
-	handler *x = add_handler(w, kind);
-	if (!x) {
-		free(copy);
-		return SKED_EINVAL;
-	}
-	x->type = H_HTTP;
-	x->url = copy;
-	x->timeout_ms = timeout_ms;
-	return SKED_OK;
-}
-
-SKED_API void
-sked_worker_stop(sked_worker *w, int immediate)
-{
-	/* async-signal-safe: an atomic and a write(2) */
-	int want = immediate ? 2 : 1;
-	int cur = atomic_load(&w->stop);
-	while (cur < want &&
-	       !atomic_compare_exchange_weak(&w->stop, &cur, want))
-		;
-	sked__wk_ring(w);
-}
-
-SKED_API void
-sked_worker_get_counters(sked_worker *w, sked_worker_counters *out)
-{
-	pthread_mutex_lock(&w->mu);
-	*out = w->counters;
-	pthread_mutex_unlock(&w->mu);
-}
-
-SKED_API const char *
-sked_worker_node_id(const sked_worker *w)
-{
-	return w->node_id;
-}
-
 /* ---- the loop ---- */
 
 static int
@@ -351,40 +53,28 @@ static void
 give_back_held(sked_worker *w, int64_t now)
 {
 	int n = 0;
-	pthread_mutex_lock(&w->mu);
-	sked_job *prev = NULL, *j = w->jobs_head;
-	while (j) {
-		sked_job *next = j->next;
+	pthread_mutex_lock(&w->sh.mu);
+	for (sked_job *j = w->sh.jobs_head, *next; j; j = next) {
+		next = j->next;
 		/* the queue is in the order tasks came: the rest are newer */
 		if (now - j->since < HOLD_MAX_MS)
 			break;
-		if (atomic_load(&j->cancel) != CANCEL_NONE) {
-			prev = j;
-			j = next;
+		if (atomic_load(&j->cancel) != CANCEL_NONE)
 			continue;
-		}
-		if (prev)
-			prev->next = next;
-		else
-			w->jobs_head = next;
-		if (w->jobs_tail == j)
-			w->jobs_tail = prev;
-		j->next = NULL;
 		sked__wk_job_cancel(j, CANCEL_HELD);
 		j->exit_code = -1;
 		sked__wk_move(w, j, JOB_DONE);
 		n++;
-		j = next;
 	}
 	if (n > 0) {
-		w->ahead = 0;
-		w->rate = 0;
-		w->rate_known = 1;
-		w->rate_at = now;
-		w->rate_started = w->nstarted;
-		pthread_cond_signal(&w->cv_done);
+		w->sh.ahead = 0;
+		w->sh.rate = 0;
+		w->sh.rate_known = 1;
+		w->sh.rate_at = now;
+		w->sh.rate_started = w->sh.nstarted;
+		pthread_cond_signal(&w->sh.cv_done);
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 	if (n > 0)
 		sked__log(SKED_LOG_INFO,
 		          "gave back %d task(s) held ahead for %ds without a "
@@ -398,10 +88,10 @@ static int
 claim_some(sked_worker *w, int *db_failed)
 {
 	int full = 0;
-	w->claimed_last = 0;
+	w->loop.claimed_last = 0;
 	int nq = w->nqueues ? w->nqueues : 1;
 	for (int qi = 0; qi < nq; qi++) {
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		int free_slots = free_slots_locked(w);
 		if (w->nqueues && w->queues[qi].max > 0) {
 			int qfree = w->queues[qi].max - w->queues[qi].held;
@@ -409,13 +99,13 @@ claim_some(sked_worker *w, int *db_failed)
 				free_slots = qfree;
 		}
 		if (free_slots <= 0) {
-			pthread_mutex_unlock(&w->mu);
+			pthread_mutex_unlock(&w->sh.mu);
 			continue;
 		}
-		int backlog = w->backlog;
+		int backlog = w->sh.backlog;
 		unsigned long long seq =
 		        sked__wk_claim_begin_locked(w, free_slots);
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		sked_claim_req req = {
 		        .node_id = w->node_id,
 		        .queue = w->nqueues ? w->queues[qi].name : NULL,
@@ -435,12 +125,12 @@ claim_some(sked_worker *w, int *db_failed)
 		int fuse = w->fused && qi == 0 && backlog && plain;
 		if (qi == 0 && w->fused)
 			/* tell the finisher whether outcomes ride with claims */
-			atomic_store(&w->fusing, fuse);
+			atomic_store(&w->sh.fusing, fuse);
 		int rc = fuse ? sked__wk_finish_and_claim(w, w->h, &req,
 		                                          &free_slots, &c, &n)
 		              : sked__limits_claim(w->h, &req, &c, &n);
-		sked__wk_note(w, rc == SKED_OK ? NULL : &w->claim_errors,
-		              rc == SKED_OK ? &w->claim_hist : NULL,
+		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
+		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);
 		int got = n;
 		/* on a failure, what was claimed but read back runs */
@@ -451,29 +141,29 @@ claim_some(sked_worker *w, int *db_failed)
 			          sked_errmsg(w->h));
 			/* it may have committed all the same (a reply lost
 			 * with the connection): find out before going on */
-			pthread_mutex_lock(&w->mu);
-			w->claim_unknown = 1;
-			pthread_mutex_unlock(&w->mu);
+			pthread_mutex_lock(&w->sh.mu);
+			w->sh.claim_unknown = 1;
+			pthread_mutex_unlock(&w->sh.mu);
 			if (rc == SKED_EUNAVAILABLE)
 				sked__ignore(sked__wk_reconnect(
 				        w, w->h, SKED_CONN_CLAIMS));
 			*db_failed = 1;
 			return 0;
 		}
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		sked__wk_adapt_prefetch(w, req.limit, got, sked__mono_ms());
 		if (qi == 0)
-			w->backlog = got == req.limit && got > 0;
+			w->sh.backlog = got == req.limit && got > 0;
 		/* a backlog on one plain queue: the lanes take over */
-		if (qi == 0 && w->nlanes && nq == 1 && plain && w->backlog &&
+		if (qi == 0 && w->lane.n && nq == 1 && plain && w->sh.backlog &&
 		    !(w->nqueues && w->queues[0].max > 0)) {
-			w->lanes_go = 1;
-			pthread_cond_broadcast(&w->cv_lane);
+			w->sh.lanes_go = 1;
+			pthread_cond_broadcast(&w->sh.cv_lane);
 		}
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		if (got == req.limit && got > 0)
 			full = 1;
-		w->claimed_last += got;
+		w->loop.claimed_last += got;
 	}
 	return full;
 }
@@ -518,10 +208,10 @@ outstanding(sked_worker *w, int64_t *count)
 static void
 cancel_held(sked_worker *w, int why)
 {
-	pthread_mutex_lock(&w->mu);
-	for (sked_job *j = w->held; j; j = j->hnext)
+	pthread_mutex_lock(&w->sh.mu);
+	for (sked_job *j = w->sh.held; j; j = j->hnext)
 		sked__wk_job_cancel(j, why);
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sh.mu);
 }
 
 /* Jobs this worker still answers for: queued, running, or done but not
@@ -529,18 +219,18 @@ cancel_held(sked_worker *w, int why)
 static int
 unsettled(sked_worker *w)
 {
-	pthread_mutex_lock(&w->mu);
-	int n = w->nheld + w->nunrecorded + w->claims_inflight;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	int n = w->sh.nheld + w->sh.nunrecorded + w->sh.claims_inflight;
+	pthread_mutex_unlock(&w->sh.mu);
 	return n;
 }
 
 static int
 nheld(sked_worker *w)
 {
-	pthread_mutex_lock(&w->mu);
-	int n = w->nheld;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	int n = w->sh.nheld;
+	pthread_mutex_unlock(&w->sh.mu);
 	return n;
 }
 
@@ -554,9 +244,9 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 	int sock = sked__db_socket(db); /* LISTEN's, or SQLite's WAL watch */
 	if (sock >= 0 && !w->h->listen_sql) {
 		/* the WAL watch fires on any commit: wait on it only with room */
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sh.mu);
 		sock = free_slots_locked(w) > 0 ? sock : -1;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 	}
 	if (sock >= 0) {
 		fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
@@ -571,78 +261,62 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 		 * before it publishes the commit in the WAL index (which it
 		 * does not): a claim made at once may miss the commit that
 		 * woke it, so an empty one looks again a moment later */
-		w->wal_woke = !w->h->listen_sql;
+		w->loop.wal_woke = !w->h->listen_sql;
 	}
-}
-
-SKED_API int
-sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms, int64_t dead_ms,
-                          int64_t cancelled_ms)
-{
-	if (!w)
-		return SKED_EINVAL;
-	if (succeeded_ms < 0 || dead_ms < 0 || cancelled_ms < 0)
-		return sked__fail(w->h, SKED_EINVAL,
-		                  "retention: an age is 0 (keep) or more");
-	w->keep_ms[0] = succeeded_ms;
-	w->keep_ms[1] = dead_ms;
-	w->keep_ms[2] = cancelled_ms;
-	return SKED_OK;
 }
 
 static int
 start_threads(sked_worker *w)
 {
 	sked__wk_waits_start(w);
-	int rc = sked__reopen(w->h, &w->hb);
+	int rc = sked__clone(w->h, &w->beat.h);
 	if (rc != SKED_OK) {
 		sked__fail(w->h, rc, "cannot open the heartbeat connection: %s",
-		           sked_errmsg(w->hb));
+		           sked_errmsg(w->beat.h));
 		return rc;
 	}
-	rc = sked__reopen(w->h, &w->hf);
+	rc = sked__clone(w->h, &w->fin.h);
 	if (rc != SKED_OK) {
 		sked__fail(w->h, rc,
 		           "cannot open the finisher's connection: %s",
-		           sked_errmsg(w->hf));
+		           sked_errmsg(w->fin.h));
 		return rc;
 	}
-	if (pthread_create(&w->fin_thread, NULL, sked__wk_finisher_main, w) !=
-	    0)
+	if (pthread_create(&w->fin.th, NULL, sked__wk_finisher_main, w) != 0)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start the finisher thread");
-	w->fin_started = 1;
+	w->fin.started = 1;
 	if ((rc = sked__wk_lanes_start(w)) != SKED_OK)
 		return rc;
-	w->threads = calloc((size_t)w->o.concurrency, sizeof *w->threads);
-	if (!w->threads)
+	w->pool.threads =
+	        calloc((size_t)w->o.concurrency, sizeof *w->pool.threads);
+	if (!w->pool.threads)
 		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
 	for (int i = 0; i < w->o.concurrency; i++) {
-		if (pthread_create(&w->threads[i], NULL, sked__wk_pool_main,
-		                   w) != 0)
+		if (pthread_create(&w->pool.threads[i], NULL,
+		                   sked__wk_pool_main, w) != 0)
 			return sked__fail(w->h, SKED_ENOMEM,
 			                  "cannot start pool thread: %s",
 			                  strerror(errno));
-		w->nthreads++;
+		w->pool.n++;
 	}
-	atomic_store(&w->lease_ok_ms, sked__mono_ms());
-	if (pthread_create(&w->hb_thread, NULL, sked__wk_heartbeat_main, w) !=
-	    0)
+	atomic_store(&w->sh.lease_ok_ms, sked__mono_ms());
+	if (pthread_create(&w->beat.th, NULL, sked__wk_heartbeat_main, w) != 0)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start heartbeat thread");
-	w->hb_started = 1;
-	if (pthread_create(&w->wd_thread, NULL, sked__wk_watchdog_main, w) != 0)
+	w->beat.started = 1;
+	if (pthread_create(&w->watch.th, NULL, sked__wk_watchdog_main, w) != 0)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start watchdog thread");
-	w->wd_started = 1;
+	w->watch.started = 1;
 	if (w->keep_ms[0] > 0 || w->keep_ms[1] > 0 || w->keep_ms[2] > 0) {
 		/* retention: a thread and, per turn, a connection of its own,
 		 * so claims never wait for it */
-		if (pthread_create(&w->prune_thread, NULL, sked__wk_pruner_main,
+		if (pthread_create(&w->prune.th, NULL, sked__wk_pruner_main,
 		                   w) != 0)
 			return sked__fail(w->h, SKED_ENOMEM,
 			                  "cannot start the pruner thread");
-		w->prune_started = 1;
+		w->prune.started = 1;
 	}
 	return SKED_OK;
 }
@@ -652,43 +326,43 @@ stop_threads(sked_worker *w)
 {
 	/* no claim in flight hands tasks to a pool that has gone */
 	sked__wk_lanes_stop(w);
-	pthread_mutex_lock(&w->mu);
-	w->pool_exit = 1;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	for (int i = 0; i < w->nthreads; i++)
-		pthread_join(w->threads[i], NULL);
-	free(w->threads);
-	w->threads = NULL;
-	w->nthreads = 0;
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.pool_exit = 1;
+	pthread_cond_broadcast(&w->sh.cv_pool);
+	pthread_mutex_unlock(&w->sh.mu);
+	for (int i = 0; i < w->pool.n; i++)
+		pthread_join(w->pool.threads[i], NULL);
+	free(w->pool.threads);
+	w->pool.threads = NULL;
+	w->pool.n = 0;
 	/* the pool is gone: the finisher records what is left, then ends */
-	pthread_mutex_lock(&w->mu);
-	w->fin_exit = 1;
-	pthread_cond_signal(&w->cv_done);
-	pthread_mutex_unlock(&w->mu);
-	if (w->fin_started) {
-		pthread_join(w->fin_thread, NULL);
-		w->fin_started = 0;
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.fin_exit = 1;
+	pthread_cond_signal(&w->sh.cv_done);
+	pthread_mutex_unlock(&w->sh.mu);
+	if (w->fin.started) {
+		pthread_join(w->fin.th, NULL);
+		w->fin.started = 0;
 	}
-	sked_close(w->hf);
-	w->hf = NULL;
-	atomic_store(&w->hb_exit, 1);
-	if (w->wd_started) {
-		pthread_join(w->wd_thread, NULL);
-		w->wd_started = 0;
+	sked_close(w->fin.h);
+	w->fin.h = NULL;
+	atomic_store(&w->sh.side_exit, 1);
+	if (w->watch.started) {
+		pthread_join(w->watch.th, NULL);
+		w->watch.started = 0;
 	}
-	if (w->hb_started) {
-		pthread_join(w->hb_thread, NULL);
-		w->hb_started = 0;
+	if (w->beat.started) {
+		pthread_join(w->beat.th, NULL);
+		w->beat.started = 0;
 	}
-	if (w->prune_started) {
-		pthread_join(w->prune_thread, NULL);
-		w->prune_started = 0;
+	if (w->prune.started) {
+		pthread_join(w->prune.th, NULL);
+		w->prune.started = 0;
 	}
-	sked_close(w->hp);
-	w->hp = NULL;
-	sked_close(w->hb);
-	w->hb = NULL;
+	sked_close(w->prune.h);
+	w->prune.h = NULL;
+	sked_close(w->beat.h);
+	w->beat.h = NULL;
 	sked__wk_waits_stop(w);
 }
 
@@ -725,6 +399,183 @@ claimable_kinds(sked_worker *w)
 	return SKED_OK;
 }
 
+/* ---- the loop's periodic chores ---- */
+
+static int
+chore_give_back_held(sked_worker *w, int64_t now)
+{
+	give_back_held(w, now);
+	return SKED_OK;
+}
+
+static int
+chore_reap(sked_worker *w, int64_t now)
+{
+	(void)now;
+	int taken = 0;
+	return sked__reap(w->h, &taken);
+}
+
+static int
+chore_forget_nodes(sked_worker *w, int64_t now)
+{
+	(void)now;
+	sked__ignore(sked_nodes_prune(w->h, SKED_NODE_PRUNE_MS, NULL));
+	return SKED_OK;
+}
+
+static int
+chore_schedules(sked_worker *w, int64_t now)
+{
+	w->loop.sched_in = sked__sched_poll(w->h, &w->loop.sched, now);
+	return SKED_OK;
+}
+
+/* a chore's period: the poll's, at least a second */
+#define EVERY_POLL (-1)
+
+/* What the loop does besides claiming, in this order, each when its
+ * period has passed (0: every turn); one that runs after_failure runs
+ * even when one before it failed in the same turn. */
+static const wk_chore chores[WK_CHORES] = {
+        /* tasks held ahead too long go back: a look every quarter of
+         * the bound, not on every wake (the queue may hold a thousand) */
+        {"give back held", 1, chore_give_back_held, HOLD_MAX_MS / 4, 0, 0},
+        /* expired leases: every poll, at most once a second */
+        {"take back expired leases", 1, chore_reap, EVERY_POLL, 0, 0},
+        /* forget nodes dead for a day (docs/operations.md) */
+        {"forget dead nodes", 0, chore_forget_nodes, 60000, 0, 0},
+        /* fire due schedules (exactly once across the cluster) */
+        {"fire schedules", 0, chore_schedules, 0, 0, 0},
+};
+
+static void
+chores_start(sked_worker *w)
+{
+	memcpy(w->loop.chores, chores, sizeof chores);
+	for (int i = 0; i < WK_CHORES; i++)
+		if (w->loop.chores[i].period_ms == EVERY_POLL)
+			w->loop.chores[i].period_ms =
+			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
+	w->loop.first_free = 0;
+	memset(&w->loop.sched, 0, sizeof w->loop.sched);
+	w->loop.sched_in = 0;
+}
+
+/* Run the chores that are due; 1 when one failed on the database. */
+static int
+chores_run(sked_worker *w, int64_t now)
+{
+	int failed = 0;
+	for (int i = 0; i < WK_CHORES; i++) {
+		wk_chore *c = &w->loop.chores[i];
+		if ((failed && !c->after_failure) || now < c->next)
+			continue;
+		int rc = c->run(w, now);
+		if (rc != SKED_OK) {
+			sked__log(SKED_LOG_DEBUG, "%s: %s", c->name,
+			          sked_errmsg(w->h));
+			failed = 1;
+		}
+		c->last = now;
+		c->next = now + c->period_ms;
+	}
+	return failed;
+}
+
+/* A claim that failed (the loop's or a lane's): once none is in flight,
+ * give back what it may have taken. */
+static void
+resolve_unknown(sked_worker *w)
+{
+	pthread_mutex_lock(&w->sh.mu);
+	int unknown = w->sh.claim_unknown && w->sh.claims_inflight == 0;
+	pthread_mutex_unlock(&w->sh.mu);
+	if (unknown && resolve_unknown_claims(w) == SKED_OK) {
+		pthread_mutex_lock(&w->sh.mu);
+		w->sh.claim_unknown = 0;
+		pthread_mutex_unlock(&w->sh.mu);
+	}
+}
+
+/* A stop was asked for (stop: 1 graceful, 2 immediate). Prefetched tasks
+ * not yet started go back at once; the grace period is for tasks under
+ * way. 1: the loop ends now. */
+static int
+stopping(sked_worker *w, int stop, int64_t *grace_end)
+{
+	int64_t now = sked__mono_ms();
+	if (!*grace_end) {
+		*grace_end = now + (stop == 2 ? 0 : w->o.grace_ms);
+		/* the lanes' claims in flight are in first */
+		pthread_mutex_lock(&w->sh.mu);
+		w->sh.lanes_go = 0;
+		while (w->sh.claims_inflight > 0)
+			pthread_cond_wait(&w->sh.cv_lane, &w->sh.mu);
+		for (sked_job *j = w->sh.jobs_head; j; j = j->next)
+			sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
+		pthread_mutex_unlock(&w->sh.mu);
+		/* said once that is done: none of them starts */
+		sked__log(SKED_LOG_INFO, "stopping: %d task(s) running",
+		          nheld(w));
+	}
+	if (stop == 2 || now >= *grace_end)
+		cancel_held(w, CANCEL_SHUTDOWN);
+	if (unsettled(w) == 0)
+		return 1;
+	if (now > *grace_end + 10000)
+		return 1; /* the finisher says what it could not record */
+	wait_for_work(w, 100);
+	return 0;
+}
+
+/* Whether the loop claims now: at once when half the slots or more are
+ * free (or all are idle); a lone free slot waits a moment for company,
+ * and with tasks held ahead it waits for half of them to be taken
+ * (*linger: it waits); never while the lanes claim. */
+static int
+may_claim(sked_worker *w, int64_t now, int *linger)
+{
+	pthread_mutex_lock(&w->sh.mu);
+	int busy_slots = w->sh.nheld;
+	int free_now = free_slots_locked(w);
+	int ahead = w->sh.ahead;
+	int lanes = w->sh.lanes_go;
+	pthread_mutex_unlock(&w->sh.mu);
+	int64_t wait = 0;
+	if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2)
+		/* tasks wait here (at least ahead/2 of them, as every
+		 * thread is busy): claim again once half the prefetch is
+		 * used up, in one larger batch, or after a while */
+		wait = PREFETCH_LINGER_MS;
+	else if (free_now > 0 && busy_slots > 0 &&
+	         free_now < (w->o.concurrency + 1) / 2)
+		wait = LINGER_MS;
+	*linger = 0;
+	if (wait) {
+		if (!w->loop.first_free)
+			w->loop.first_free = now;
+		*linger = now - w->loop.first_free < wait;
+	}
+	return !*linger && !lanes;
+}
+
+/* How long the loop sleeps with nothing to do: the poll, less when a
+ * schedule is due sooner, and tasks held ahead are looked at again
+ * before their bound. */
+static int64_t
+idle_ms(sked_worker *w)
+{
+	int64_t sched_in = w->loop.sched_in;
+	int64_t idle = sched_in > 0 && sched_in < w->o.poll_ms ? sched_in
+	                                                       : w->o.poll_ms;
+	pthread_mutex_lock(&w->sh.mu);
+	if (w->sh.jobs_head && idle > HOLD_MAX_MS / 4)
+		idle = HOLD_MAX_MS / 4;
+	pthread_mutex_unlock(&w->sh.mu);
+	return idle;
+}
+
 /* The node's row, the worker's first write. A database that stops
  * answering between the open and this write (a server restarting, a
  * Galera node that has left the primary component) is waited for as the
@@ -739,7 +590,7 @@ register_node(sked_worker *w)
 	for (;;) {
 		int rc = sked__node_register(h, w->node_id, w->o.lease_ms,
 		                             w->o.concurrency);
-		if (rc != SKED_EUNAVAILABLE || atomic_load(&w->stop))
+		if (rc != SKED_EUNAVAILABLE || atomic_load(&w->sh.stop))
 			return rc;
 		int64_t now = sked__mono_ms();
 		if (!since) {
@@ -789,15 +640,15 @@ sked_worker_run(sked_worker *w)
 		sked__log(SKED_LOG_WARN,
 		          "cannot start the lease guard process: a handler of "
 		          "a frozen worker could outlive its lease");
-	atomic_store(&w->pool_slots, 0);
+	atomic_store(&w->pool.slots, 0);
 	/* outcomes ride with claims: one round trip where the dialect can
 	 * say it and the claims are skip-locked ones anyway (PostgreSQL),
 	 * one write transaction on SQLite */
 	w->fused = ((h->dialect->caps & SKED_CAP_FUSED) &&
 	            h->strategy->id == SKED_STRAT_SKIP_LOCKED) ||
 	           h->strategy->id == SKED_STRAT_SQLITE;
-	atomic_store(&w->fusing, w->fused);
-	w->ahead = 0;
+	atomic_store(&w->sh.fusing, w->fused);
+	w->sh.ahead = 0;
 	if ((rc = claimable_kinds(w)) != SKED_OK)
 		return rc;
 	rc = start_threads(w);
@@ -806,118 +657,33 @@ sked_worker_run(sked_worker *w)
 		(void)sked__node_unregister(h, w->node_id);
 		return rc;
 	}
-	atomic_store(&w->loop_ok_ms, sked__mono_ms());
-	atomic_store(&w->fin_ok_ms, sked__mono_ms());
-	atomic_store(&w->run_started, 1);
+	atomic_store(&w->sh.loop_ok_ms, sked__mono_ms());
+	atomic_store(&w->sh.fin_ok_ms, sked__mono_ms());
+	atomic_store(&w->sh.run_started, 1);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s started: %d slot(s), lease %llds, strategy %s",
 	          w->node_id, w->o.concurrency,
 	          (long long)(w->o.lease_ms / 1000), h->strategy->name);
 
-	int64_t next_reap = 0, grace_end = 0, first_free = 0, next_prune = 0;
-	int64_t next_hold_check = 0;
-	int64_t failing_since = 0;
+	int64_t grace_end = 0, failing_since = 0, db_backoff = 0;
 	int gave_up = 0;
-	int64_t db_backoff = 0;
-	sked_sched_clock sched = {0}; /* schedules: sched.c */
-	int64_t sched_in = 0;
+	chores_start(w);
 	for (;;) {
-		int db_failed = 0;
-		int stop = atomic_load(&w->stop);
-
-		/* a claim that failed (the loop's or a lane's): once none
-		 * is in flight, give back what it may have taken */
-		pthread_mutex_lock(&w->mu);
-		int unknown = w->claim_unknown && w->claims_inflight == 0;
-		pthread_mutex_unlock(&w->mu);
-		if (unknown && resolve_unknown_claims(w) == SKED_OK) {
-			pthread_mutex_lock(&w->mu);
-			w->claim_unknown = 0;
-			pthread_mutex_unlock(&w->mu);
-		}
-
+		int stop = atomic_load(&w->sh.stop);
+		resolve_unknown(w);
 		if (stop) {
-			int64_t now = sked__mono_ms();
-			if (!grace_end) {
-				grace_end =
-				        now + (stop == 2 ? 0 : w->o.grace_ms);
-				/* prefetched tasks not yet started go back now:
-				 * the grace period is for tasks under way (and
-				 * the lanes' claims in flight are in first) */
-				pthread_mutex_lock(&w->mu);
-				w->lanes_go = 0;
-				while (w->claims_inflight > 0)
-					pthread_cond_wait(&w->cv_lane, &w->mu);
-				for (sked_job *j = w->jobs_head; j; j = j->next)
-					sked__wk_job_cancel(j, CANCEL_SHUTDOWN);
-				pthread_mutex_unlock(&w->mu);
-				/* said once that is done: none of them starts */
-				sked__log(SKED_LOG_INFO,
-				          "stopping: %d task(s) running",
-				          nheld(w));
-			}
-			if (stop == 2 || now >= grace_end)
-				cancel_held(w, CANCEL_SHUTDOWN);
-			if (unsettled(w) == 0)
+			if (stopping(w, stop, &grace_end))
 				break;
-			if (now > grace_end + 10000)
-				break; /* the finisher says what it could not
-				          record */
-			wait_for_work(w, 100);
 			continue;
 		}
 
 		int64_t now = sked__mono_ms();
-		/* a look at what is held ahead every quarter of the bound,
-		 * not on every wake (the queue may hold a thousand) */
-		if (now >= next_hold_check) {
-			give_back_held(w, now);
-			next_hold_check = now + HOLD_MAX_MS / 4;
-		}
-		if (now >= next_reap) {
-			int taken = 0;
-			if (sked__reap(h, &taken) != SKED_OK)
-				db_failed = 1;
-			int64_t every =
-			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
-			next_reap = now + every;
-		}
-		/* forget nodes dead for a day (docs/operations.md) */
-		if (!db_failed && now >= next_prune) {
-			sked__ignore(
-			        sked_nodes_prune(h, SKED_NODE_PRUNE_MS, NULL));
-			next_prune = now + 60000;
-		}
-		/* fire due schedules (exactly once across the cluster) */
-		if (!db_failed)
-			sched_in = sked__sched_poll(h, &sched, now);
-
-		/* claim at once when half the slots or more are free (or all
-		 * are idle); a lone free slot waits a moment for company */
-		int full = 0, linger = 0;
-		pthread_mutex_lock(&w->mu);
-		int busy_slots = w->nheld;
-		int free_now = free_slots_locked(w);
-		int ahead = w->ahead;
-		int lanes = w->lanes_go;
-		pthread_mutex_unlock(&w->mu);
-		if (ahead > 0 && free_now > 0 && free_now < (ahead + 1) / 2) {
-			/* tasks wait here (at least ahead/2 of them, as
-			 * every thread is busy): claim again once half the
-			 * prefetch is used up, in one larger batch, or after
-			 * a while */
-			if (!first_free)
-				first_free = now;
-			linger = now - first_free < PREFETCH_LINGER_MS;
-		} else if (free_now > 0 && busy_slots > 0 &&
-		           free_now < (w->o.concurrency + 1) / 2) {
-			if (!first_free)
-				first_free = now;
-			linger = now - first_free < LINGER_MS;
-		}
-		if (!db_failed && !linger && !lanes) {
+		int db_failed = chores_run(w, now);
+		int linger = 0, full = 0;
+		int go = may_claim(w, now, &linger);
+		if (!db_failed && go) {
 			full = claim_some(w, &db_failed);
-			first_free = 0;
+			w->loop.first_free = 0;
 		}
 
 		if (w->o.until_empty && !db_failed && unsettled(w) == 0) {
@@ -944,35 +710,27 @@ sked_worker_run(sked_worker *w)
 		}
 		db_backoff = 0;
 		failing_since = 0;
-		atomic_store(&w->loop_ok_ms, sked__mono_ms());
-		pthread_mutex_lock(&w->mu);
+		atomic_store(&w->sh.loop_ok_ms, sked__mono_ms());
+		pthread_mutex_lock(&w->sh.mu);
 		int more = free_slots_locked(w) > 0;
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sh.mu);
 		if (full && more)
 			continue;
 		if (linger) {
 			wait_for_work(w, LINGER_MS);
 			continue;
 		}
-		if (w->wal_woke) {
-			w->wal_woke = 0;
-			if (!w->claimed_last) {
+		if (w->loop.wal_woke) {
+			w->loop.wal_woke = 0;
+			if (!w->loop.claimed_last) {
 				wait_for_work(w, WAL_RECHECK_MS);
 				continue;
 			}
 		}
-		int64_t idle = sched_in > 0 && sched_in < w->o.poll_ms
-		                       ? sched_in
-		                       : w->o.poll_ms;
-		/* tasks held ahead are looked at again before their bound */
-		pthread_mutex_lock(&w->mu);
-		if (w->jobs_head && idle > HOLD_MAX_MS / 4)
-			idle = HOLD_MAX_MS / 4;
-		pthread_mutex_unlock(&w->mu);
-		wait_for_work(w, idle);
+		wait_for_work(w, idle_ms(w));
 	}
 
-	atomic_store(&w->run_started, 0);
+	atomic_store(&w->sh.run_started, 0);
 	stop_threads(w);
 	sked__exec_kill_all(SIGKILL);
 	sked__exec_sweep_orphans(); /* what handlers left behind */
@@ -988,9 +746,9 @@ sked_worker_run(sked_worker *w)
 		                  "the database stayed unreachable for %ds; "
 		                  "giving up (--until-empty)",
 		                  UNTIL_EMPTY_GIVE_UP_MS / 1000);
-	pthread_mutex_lock(&w->mu);
-	int most = w->claims_inflight_max;
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_lock(&w->sh.mu);
+	int most = w->sh.claims_inflight_max;
+	pthread_mutex_unlock(&w->sh.mu);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
 	          "failed, %lld dead, %lld given back, %lld late; at most "
@@ -999,70 +757,4 @@ sked_worker_run(sked_worker *w)
 	          (long long)c.failed, (long long)c.dead, (long long)c.released,
 	          (long long)c.late, most);
 	return SKED_OK;
-}
-
-/* ---- operations: the snapshot ---- */
-
-static int64_t
-age_of(const sked_worker *w, int64_t then, int64_t now)
-{
-	if (!atomic_load(&w->run_started))
-		return -1;
-	return now > then ? now - then : 0;
-}
-
-SKED_API int
-sked_worker_get_metrics(sked_worker *w, sked_worker_metrics *out)
-{
-	if (!w || !out)
-		return SKED_EINVAL;
-	memset(out, 0, sizeof *out);
-	out->kinds = w->nhandlers
-	                     ? calloc((size_t)w->nhandlers, sizeof *out->kinds)
-	                     : NULL;
-	if (w->nhandlers && !out->kinds)
-		return SKED_ENOMEM;
-	int64_t now = sked__mono_ms();
-	pthread_mutex_lock(&w->mu);
-	out->c = w->counters;
-	out->slots = w->o.concurrency;
-	out->busy = sked__wk_busy_locked(w);
-	out->held = w->nheld - out->busy;
-	out->unrecorded = w->nunrecorded;
-	out->claim = w->claim_hist;
-	out->claim_errors = w->claim_errors;
-	out->renewals = w->renewals;
-	out->renewal_errors = w->renewal_errors;
-	out->finish_errors = w->finish_errors;
-	for (int i = 0; i < 4; i++) {
-		out->reconnects[i] = w->reconnects[i];
-		out->reconnect_failures[i] = w->reconnect_failures[i];
-	}
-	memcpy(out->lock_waits, w->lock_waits, sizeof out->lock_waits);
-	/* the finisher is stuck only while something waits for it */
-	int64_t fin = w->done_head ? atomic_load(&w->fin_ok_ms) : now;
-	for (int i = 0; i < w->nhandlers; i++) {
-		out->kinds[i] = w->handlers[i].m;
-		snprintf(out->kinds[i].kind, sizeof out->kinds[i].kind, "%s",
-		         w->handlers[i].kind);
-	}
-	out->nkinds = (size_t)w->nhandlers;
-	pthread_mutex_unlock(&w->mu);
-	out->running = atomic_load(&w->run_started);
-	out->loop_age_ms = age_of(w, atomic_load(&w->loop_ok_ms), now);
-	out->beat_age_ms = age_of(w, atomic_load(&w->lease_ok_ms), now);
-	out->finish_age_ms = age_of(w, fin, now);
-	out->lease_ms = w->o.lease_ms;
-	out->poll_ms = w->o.poll_ms;
-	return SKED_OK;
-}
-
-SKED_API void
-sked_worker_metrics_free(sked_worker_metrics *m)
-{
-	if (!m)
-		return;
-	free(m->kinds);
-	m->kinds = NULL;
-	m->nkinds = 0;
 }

@@ -1,45 +1,109 @@
 /*
- * worker/worker.h — the worker runtime's own header: its state, its jobs,
- * and the functions its files share.
+ * worker/worker.h — the worker runtime's own header: the thread map, the
+ * state each thread role owns, what crosses between them, and the
+ * functions its files share.
  *
  * Folder src/worker/ (floor 8, docs/design.md): the worker runtime:
- * worker.c (the claim loop) and its threads. Calls api/ and below.
+ * worker.c (the loop), setup.c (construction, settings, numbers) and
+ * its threads. Calls the public API (sked.h) and the floors below.
  *
  * Layer: the top of the library, on the model (lease.h, claim.h) and the
- * handler runner (exec.h). Threads and what each owns:
+ * handler runner (exec.h, guard.h).
  *
- *   the loop     (the caller of sked_worker_run) owns the caller's handle
- *                w->h: it claims up to the number of free slots in one
- *                call, hands jobs to the pool, takes back expired leases,
- *                fires due schedules,
- *                and sleeps on w->wake_fd (or the server's notification
- *                socket) when there is nothing to do.
- *   the pool     (concurrency threads) runs handlers; no SQL.
- *   finisher     owns a third connection w->hf: it records what the pool
- *                completed, as many outcomes as have piled up in one
- *                transaction, while the loop goes on claiming. Claims and
- *                finishes overlap instead of taking turns.
- *   heartbeat    owns a second connection w->hb: every lease/3 it beats
- *                the node row, renews every lease this node holds and
- *                compares what the database says it holds with what runs.
- *                A job the node no longer holds (cancelled, or taken
- *                over) is stopped.
- *   watchdog     no SQL, so it never waits on the database: when no renewal
- *                has succeeded for so long that a lease could run out
- *                (renewals failing, or one stuck on a lock or a silent
- *                server), it stops every handler before the lease can
- *                expire: an expired lease never means two copies of a task
- *                running at once.
+ * ---- The thread map ----
  *
- * w->mu guards the job lists (w->all, w->held, the pool's queue, the
- * done queue), slot counts and counters. It is never held across SQL or a
- * handler. Lock order: w->mu only (the exec registry lock is never taken
- * under it).
+ * Every role has a struct of its own (below) holding what only it
+ * touches; what two roles share is in struct wk_shared (w->sh), guarded
+ * by w->sh.mu or atomic. The settings in struct sked_worker itself (the
+ * options, node id, handlers, queues, kinds, retention ages, w->fused)
+ * are written before sked_worker_run starts the threads and only read
+ * while they run.
  *
- * Job states (w->mu), changed only by sked__wk_move: queued -> running ->
- * done -> recorded; and the cancel reasons that may be set on a job:
- * shutdown (give the task back), lost (no longer held: fail it, which the
- * database then records as late), nolease (renewals failed in time).
+ *   role       file      its state  its connection  what it does
+ *   the loop   worker.c  w->loop    w->h (the       claims up to the free
+ *   (the caller of                  caller's)       room in one call (while
+ *   sked_worker_run)                                there is no backlog),
+ *              hands jobs to the pool, runs the periodic chores (give
+ *              back what is held too long, take back expired leases,
+ *              forget dead nodes, fire due schedules: w->loop.chores, a
+              table),
+ *              gives back what a failed claim may have taken, and sleeps
+ *              on w->wake_fd (or the server's notification socket).
+ *   the lanes  lanes.c   w->lane    one each        while there is a
+ *              (lane.n threads,     (w->lane.v[i].h) backlog on one plain
+ *              0 or 2+)                             queue (w->sh.lanes_go),
+ *              claim in its place, several claims in flight at once.
+ *   the pool   pool.c    w->pool    none: no SQL    runs handlers
+ *              (concurrency threads), each with its own HTTP client and
+ *              its slot in the lease guard; they share the pipe:
+ *              processes (w->sh.pipes, pipe_mux.c).
+ *   finisher   finish.c  w->fin     w->fin.h        records what the pool
+ *              completed, as many outcomes as have piled up (FINISH_MAX)
+ *              in one transaction. Where claims carry outcomes (w->fused,
+ *              w->sh.fusing) the loop and lanes record them instead and
+ *              the finisher takes what they leave for FUSED_FALLBACK_MS.
+ *   heartbeat  renew.c   w->beat    w->beat.h       every lease/3 beats the
+ *              node row, renews every lease the node holds, stops the
+ *              handlers of tasks it no longer holds, gives back strays
+ *              (tasks held with no job here), moves the guard's deadlines
+ *              on; between beats asks who holds a lock a wait is on, and
+ *              vacuums the hot table (PostgreSQL).
+ *   watchdog   renew.c   w->watch   none: no SQL    stops every handler
+ *              whose lease could run out unrenewed (so it never waits on
+ *              the database); tells lock waits where the database cannot
+ *              name a holder (SQLite).
+ *   pruner     pruner.c  w->prune   w->prune.h,     retention: a turn a
+ *              (only with           opened per turn minute under the
+ *              retention ages)                      cluster lock.
+ *   the guard  proc/guard.c         none            not a thread: a
+ *              process forked at the start when there are program
+ *              handlers (w->guard); one shared page, a slot per pool
+ *              thread (the program's process group and deadline). It
+ *              kills a program at its lease deadline even while this
+ *              process is frozen. The pool arms a slot, the heartbeat
+ *              moves deadlines on; the page is its own lock (guard.h).
+ *
+ * The loop starts them (start_threads) and ends them (stop_threads) in
+ * this order: lanes, pool, finisher, heartbeat and watchdog, pruner. The
+ * extra connections are clones of w->h (sked__clone, handle.c: its
+ * detection, rendered statements and schema check reused, only the
+ * connection and its session new), closed with their role.
+ *
+ * What crosses between roles, all in w->sh (struct wk_shared):
+ *   - under w->sh.mu: the job lists and counts (a job moves between them
+ *     only through sked__wk_move), per-queue slots in use
+ *     (w->queues[i].held), the claims in flight (room reserved, turn,
+ *     claim_unknown, lanes_go), the prefetch (ahead, the start rate,
+ *     backlog), the exit flags of the pool, finisher and lanes, the
+ *     counters and the numbers for /metrics, and w->handlers[i].m. It is
+ *     never held across SQL or a handler. Lock order: w->sh.mu only (the
+ *     exec registry lock and a wait slot's lock are never taken under
+ *     it). Its conditions: cv_pool (a job or exit: the pool), cv_done
+ *     (done jobs or exit: the finisher), cv_lane (room, a turn, exit:
+ *     the lanes, and claims waiting for their turn).
+ *   - atomic: stop (sked_worker_stop, signal-safe), side_exit (heartbeat,
+ *     watchdog, pruner), the claim numbers the heartbeat's stray check
+ *     reads (claims_begun, claims_dispatched), fusing, and the progress
+ *     times (lease_ok_ms, loop_ok_ms, fin_ok_ms, run_started).
+ *   - w->sh.waits: the lock-wait slots of the loop's and the pruner's
+ *     connections, each under its own lock (handle.h).
+ *
+ * Job states (w->sh.mu), changed only by sked__wk_move, which checks
+ * each move against the table of legal ones (jobs.c):
+ *
+ *   new -> queued      claimed: in the pool's queue, takes a slot, held
+ *   queued -> running  a pool thread took it
+ *   queued -> done     given back while held ahead (never started)
+ *   running -> done    its handler returned: the slot is free
+ *   done -> recording  taken to be recorded (finisher, or a claim that
+ *                      carries outcomes)
+ *   recording -> done  not recorded: back to the head of the done queue
+ *   recording -> recorded  in the database: the node holds it no more
+ *
+ * The cancel reasons that may be set on a job: shutdown (give the task
+ * back), lost (no longer held: fail it, which the database then records
+ * as late), nolease (renewals failed in time), held (held ahead too
+ * long: given back unstarted).
  */
 #ifndef SKED_WORKER_WORKER_H
 #define SKED_WORKER_WORKER_H
@@ -48,9 +112,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "api/api.h"
+#include "sked.h"
 #include "handle/internal.h"
 #include "model/lease.h"
+#include "model/sched.h"
 #include "proc/guard.h"
 #include "util/clock.h"
 
@@ -70,13 +135,13 @@ struct sked_job {
 	int64_t ran_at;  /* monotonic ms when its handler started (0: not) */
 	int64_t leased;  /* monotonic ms when its claim was sent: the lease the
 	                   database granted runs from no earlier than this */
-	int64_t renewed; /* w->mu: when the last renewal that listed it as
+	int64_t renewed; /* w->sh.mu: when the last renewal that listed it as
 	                    held began (0: none yet); its lease runs from the
 	                    later of the two */
 	int cancel_fd;   /* eventfd: readable = stop the handler */
 	atomic_int cancel;
 	atomic_int started; /* a pool thread began running its handler */
-	int slot; /* w->mu: its pool thread's lease guard slot, or -1 */
+	int slot; /* w->sh.mu: its pool thread's lease guard slot, or -1 */
 	/* the outcome, set by the pool thread */
 	int ok;
 	int exit_code;
@@ -89,14 +154,15 @@ struct sked_job {
 	struct sked_parents *parents; /* a task that had parents: theirs,
 	                                 read at its claim (parents.c) */
 	struct sked_job *next;        /* in the job queue, done queue */
-	int state;                    /* w->mu: JOB_* */
+	int state;                    /* w->sh.mu: JOB_* */
 	int64_t retry_ms; /* the handler's own retry delay, or 0: backoff */
 	int give_up;      /* the handler said its failure is final: no retry
 	                     (docs/handlers.md, "No retry") */
-	int64_t done_ms;  /* w->mu: monotonic ms when its handler returned */
-	int64_t ran_ms;   /* w->mu: how long its handler ran (log lines) */
-	struct sked_job *hnext, *hprev; /* in w->held while it takes a slot */
-	struct sked_job *anext, *aprev; /* in w->all, claim to record */
+	int64_t done_ms;  /* w->sh.mu: monotonic ms when its handler returned */
+	int64_t ran_ms;   /* w->sh.mu: how long its handler ran (log lines) */
+	struct sked_job *hnext,
+	        *hprev; /* in w->sh.held while it takes a slot */
+	struct sked_job *anext, *aprev; /* in w->sh.all, claim to record */
 };
 
 /* What runs a kind's tasks. */
@@ -110,126 +176,194 @@ typedef struct handler {
 	char **argv; /* H_PROGRAM, H_PIPE */
 	char *url;   /* H_HTTP */
 	int64_t timeout_ms;
-	sked_worker_kind_metrics m; /* w->mu: sked_worker_get_metrics */
+	sked_worker_kind_metrics m; /* w->sh.mu: sked_worker_get_metrics */
 } handler;
 
 typedef struct wqueue {
 	char name[SKED_MAX_NAME + 1];
 	int max;  /* slots this queue may use */
-	int held; /* w->mu: slots in use */
+	int held; /* w->sh.mu: slots in use */
 } wqueue;
 
+/* What crosses between the roles (the thread map above): the lock, and
+ * what it guards; then what is atomic. */
+typedef struct wk_shared {
+	pthread_mutex_t mu;
+	pthread_cond_t cv_pool; /* the pool: a job or exit */
+	pthread_cond_t cv_done; /* the finisher: done jobs or exit */
+	pthread_cond_t cv_lane; /* lanes and claims: room, a turn, exit */
+
+	/* the job lists (sked__wk_move) */
+	sked_job *jobs_head, *jobs_tail; /* the pool's queue: queued */
+	sked_job *done_head, *done_tail; /* done, to be recorded */
+	sked_job *held;   /* jobs that take a slot: queued or running */
+	sked_job *all;    /* every job from its claim until its outcome is
+	                    recorded: what this node really holds */
+	int nheld;        /* slots in use: jobs queued or running */
+	int nunrecorded;  /* jobs done whose outcome is not recorded */
+	int ndone;        /* of those, in the done queue (not being recorded) */
+	int64_t nstarted; /* jobs a pool thread has taken */
+
+	/* the threads' exit flags */
+	int pool_exit, fin_exit, lane_exit;
+
+	/* claims, the loop's and the lanes' (lanes.c) */
+	int claim_unknown; /* a claim failed: it may have committed all the
+	                      same; the loop gives back what it took once
+	                      no claim is in flight */
+	int lanes_go;      /* a backlog on one plain queue: the lanes
+	                      claim, the loop does not */
+	int backlog;       /* the last claim came back full */
+	int reserved;      /* room that claims in flight fill */
+	int claims_inflight, claims_inflight_max;
+	unsigned long long turn; /* the last claim handed to the pool
+	                            (claims hand over in the order sent) */
+
+	/* adaptive prefetch (lanes.c): tasks held ahead of free threads
+	 * now, and the start rate it is bounded by */
+	int ahead;
+	double rate;
+	int64_t rate_at, rate_started;
+	int rate_known;
+
+	/* numbers (sked_worker_get_counters, sked_worker_get_metrics) */
+	sked_worker_counters counters;
+	sked_hist claim_hist;
+	int64_t claim_errors, renewals, renewal_errors, finish_errors;
+	int64_t reconnects[4], reconnect_failures[4]; /* SKED_CONN_* */
+	int64_t lock_waits[3];                        /* told, by SKED_WAIT_* */
+
+	/* atomic */
+	atomic_int stop;      /* 0, 1 graceful, 2 immediate */
+	atomic_int side_exit; /* heartbeat, watchdog and pruner: end */
+	atomic_int fusing;    /* the last claims carried outcomes (a backlog,
+	                         and not a limited queue's: those claim
+	                         apart, limits.c) */
+	/* Claims whose reply never arrived may have committed: the tasks
+	 * would be held by this node with no job here (strays). The
+	 * heartbeat judges only tasks it saw stray twice with every claim
+	 * under way the first time since handed over. */
+	atomic_ullong claims_begun;      /* claims sent */
+	atomic_ullong claims_dispatched; /* claims done, their jobs in all */
+	atomic_llong lease_ok_ms; /* monotonic ms the last renewal began */
+	atomic_llong loop_ok_ms, fin_ok_ms; /* monotonic ms of progress */
+	atomic_int run_started;
+
+	/* pipe_mux.c: the pipe: processes the pool threads share (under
+	 * mu: made on first use, freed by the last user) */
+	struct sked_pipes *pipes;
+
+	/* the lock-wait slots (renew.c) of the loop's and the pruner's
+	 * connections (WAIT_SLOT_*), each under its own lock */
+	sked_wait_slot waits[2];
+} wk_shared;
+
+/* One entry of the loop's table of periodic chores (worker.c). */
+typedef struct wk_chore {
+	const char *name;
+	/* runs even when a chore before it failed in the same turn */
+	int after_failure;
+	/* SKED_OK, or an error: the turn counts as a database failure */
+	int (*run)(sked_worker *w, int64_t now);
+	int64_t period_ms; /* 0: every turn */
+	int64_t next;      /* monotonic ms it is due next */
+	int64_t last;      /* when it last ran (0: not yet) */
+} wk_chore;
+
+#define WK_CHORES 4
+
+/* The loop's own (worker.c): the caller's thread, on w->h. */
+typedef struct wk_loop {
+	wk_chore chores[WK_CHORES]; /* what it does besides claiming */
+	sked_sched_clock sched;     /* schedules: sched.c */
+	int64_t sched_in;           /* ms to the next fire (0: none known) */
+	int64_t first_free;         /* when a lone free slot began to wait */
+	int claimed_last;           /* tasks its last round claimed */
+	int wal_woke;               /* SQLite's WAL watch woke it */
+} wk_loop;
+
+/* The pool's (pool.c). */
+typedef struct wk_pool {
+	pthread_t *threads;
+	int n;
+	atomic_int slots; /* hands each pool thread its guard slot */
+} wk_pool;
+
+/* The finisher's (finish.c). */
+typedef struct wk_finisher {
+	sked *h; /* owned: its connection */
+	pthread_t th;
+	int started;
+} wk_finisher;
+
+/* The heartbeat's (renew.c). */
+typedef struct wk_beat {
+	sked *h; /* owned: its connection */
+	pthread_t th;
+	int started;
+	/* strays seen in the last round, and the claims begun then */
+	int64_t *stray_ids;
+	int *stray_att;
+	int nstray;
+	unsigned long long stray_seq;
+	/* ended tasks and monotonic ms at its last vacuum of the hot table */
+	int64_t vacuumed_at, vacuumed_ms;
+	/* the last wait of each slot already told: the heartbeat's, or the
+	 * watchdog's where the database cannot name a holder (never both) */
+	unsigned long waits_told[2];
+} wk_beat;
+
+/* The watchdog's (renew.c). */
+typedef struct wk_watchdog {
+	pthread_t th;
+	int started;
+} wk_watchdog;
+
+/* The lanes' (lanes.c): several claims in flight, each on a connection
+ * of its own, while there is a backlog. Written before the lanes start,
+ * read by the loop and the lanes while they run. */
+typedef struct wk_lanes {
+	struct sked_lane *v; /* the lane threads (alloc of them) */
+	int alloc, n;        /* n: started */
+} wk_lanes;
+
+/* The pruner's (pruner.c). */
+typedef struct wk_pruner {
+	sked *h; /* owned: its connection, for the length of a turn */
+	pthread_t th;
+	int started;
+} wk_pruner;
+
 struct sked_worker {
-	sked *h;  /* borrowed: the loop's connection */
-	sked *hb; /* owned: the heartbeat's connection */
+	/* settings: written before the threads start, read while they run */
+	sked *h; /* borrowed: the loop's connection, and where the API's
+	            errors are told */
 	sked_worker_options o;
 	char node_id[SKED_MAX_NAME + 1];
 	handler *handlers;
 	int nhandlers;
 	wqueue *queues;
 	int nqueues;
-
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* pool: a job or exit */
-	sked_job *jobs_head, *jobs_tail;
-	sked_job *done_head, *done_tail;
-	sked_job *held;  /* jobs that take a slot: queued or running */
-	sked_job *all;   /* every job from its claim until its outcome is
-	                    recorded: what this node really holds */
-	int nheld;       /* slots in use: jobs queued or running */
-	int nunrecorded; /* jobs done whose outcome is not recorded */
-	int ndone;       /* of those, in the done queue (not being recorded) */
-	int pool_exit;
-	sked_worker_counters counters;
-
-	pthread_t *threads;
-	int nthreads;
-	pthread_t hb_thread;
-	int hb_started;
-	pthread_t wd_thread;
-	int wd_started;
-	sked *hf; /* owned: the finisher's connection */
-	pthread_t fin_thread;
-	int fin_started;
-	pthread_cond_t cv_done; /* finisher: done jobs or exit */
-	int fin_exit;           /* w->mu */
-	atomic_int hb_exit;
-
-	int wake_fd;              /* eventfd: the loop's doorbell */
-	atomic_int stop;          /* 0, 1 graceful, 2 immediate */
-	atomic_llong lease_ok_ms; /* monotonic time the last renewal began */
-	unsigned rng;
-
-	/* Claims whose reply never arrived may have committed: the tasks
-	 * would be held by this node with no job here (strays). The loop
-	 * looks for them after a failed claim (claim_unknown); the heartbeat
-	 * checks every round, judging only tasks it saw stray twice with
-	 * every claim that was under way the first time since finished. */
-	int claim_unknown;               /* the loop's */
-	atomic_ullong claims_begun;      /* claims sent */
-	atomic_ullong claims_dispatched; /* claims done, their jobs in w->all */
-	int64_t *stray_ids;              /* the heartbeat's */
-	int *stray_att;
-	int nstray;
-	unsigned long long stray_seq;
-
-	/* adaptive prefetch (the loop's; read under w->mu): tasks held
-	 * ahead of free threads now, and the start rate it is bounded by */
-	int ahead;
-	double rate;
-	int64_t rate_at, rate_started;
-	int rate_known;
-	int64_t nstarted;  /* w->mu: jobs a pool thread has taken */
-	int fused;         /* the loop records outcomes with its claims in one
-	              statement (SKED_CAP_FUSED); the finisher takes what it
-	              leaves */
-	atomic_int fusing; /* and the last claims did so (a backlog, and
-	                      not a limited queue's: those claim apart,
-	                      limits.c) */
-	int backlog;       /* the loop's: its last claim came back full */
-	int claimed_last;  /* the loop's: tasks its last round claimed */
-	int wal_woke;      /* the loop's: SQLite's WAL watch woke it */
-	/* the heartbeat's: ended tasks and monotonic ms at its last vacuum
-	 * of the hot table (renew.c) */
-	int64_t vacuumed_at, vacuumed_ms;
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
-	/* retention (retention.c): ages of succeeded, dead, cancelled; 0 keeps */
-	int64_t keep_ms[3];
-	sked *hp; /* owned: the pruner's connection, when it runs */
-	pthread_t prune_thread;
-	int prune_started;
-	sked_guard *guard;        /* program handlers' deadlines; or NULL */
-	struct sked_pipes *pipes; /* pipe_mux.c: the pipe: processes the
-	                             pool threads share (w->mu: made on
-	                             first use, freed by the last user) */
-	atomic_int pool_slots;    /* hands each pool thread its guard slot */
-	/* operations (sked_worker_get_metrics): w->mu guards these */
-	sked_hist claim_hist;
-	int64_t claim_errors, renewals, renewal_errors, finish_errors;
-	int64_t reconnects[4], reconnect_failures[4]; /* SKED_CONN_* */
-	atomic_llong loop_ok_ms, fin_ok_ms; /* monotonic ms of progress */
-	atomic_int run_started;
-	/* the lock-wait watchdog (renew.c): a slot for the loop's handle
-	 * and one for the pruner's (WAIT_SLOT_*), the last wait of each
-	 * already told (read by one thread: the heartbeat, or the watchdog
-	 * where the database cannot name a holder), waits told by row
-	 * (SKED_WAIT_*, w->mu) */
-	sked_wait_slot waits[2];
-	unsigned long waits_told[2];
-	int64_t lock_waits[3];
-	/* lanes (lanes.c): claims in flight at once, each on a connection
-	 * of its own, while there is a backlog */
-	int lanes_max;           /* sked_worker_set_lanes; 0: the default */
-	struct sked_lane *lanes; /* the lane threads (lanes_alloc of them) */
-	int lanes_alloc, nlanes;
-	pthread_cond_t cv_lane; /* lanes: room, a turn, exit (w->mu) */
-	int lane_exit;          /* w->mu */
-	int lanes_go;           /* w->mu: a backlog on one plain queue: the
-	                           lanes claim, the loop does not */
-	int reserved;           /* w->mu: room that claims in flight fill */
-	int claims_inflight, claims_inflight_max; /* w->mu */
-	unsigned long long turn; /* w->mu: the last claim handed to the pool
-	                            (claims hand over in the order sent) */
+	int64_t keep_ms[3]; /* retention: ages of succeeded, dead, cancelled;
+	                       0 keeps */
+	int lanes_max;      /* sked_worker_set_lanes; 0: the default */
+	int fused;          /* claims may carry outcomes (SKED_CAP_FUSED, or
+	                       SQLite's one write transaction) */
+	int wake_fd;        /* eventfd: the loop's doorbell */
+	sked_guard *guard;  /* program handlers' deadlines; or NULL */
+	unsigned rng;       /* retry jitter */
+
+	wk_shared sh; /* what crosses between the roles */
+
+	/* each role's own */
+	wk_loop loop;
+	wk_pool pool;
+	wk_finisher fin;
+	wk_beat beat;
+	wk_watchdog watch;
+	wk_lanes lane;
+	wk_pruner prune;
 };
 
 /* Lanes by default where the database has more than one writer. */
@@ -268,9 +402,25 @@ void sked__wk_ring(sked_worker *w); /* wake the loop */
 void sked__wk_drain_fd(int fd);
 void sked__wk_job_free(sked_job *j);
 void sked__wk_job_cancel(sked_job *j, int why); /* first reason wins */
-/* job states, and the one function that moves a job between them */
-enum { JOB_QUEUED = 1, JOB_RUNNING, JOB_DONE, JOB_RECORDED };
-void sked__wk_move(sked_worker *w, sked_job *j, int to); /* w->mu held */
+/* Job states, and the one function that moves a job between them (the
+ * thread map above): it checks the move against the table of legal
+ * ones; an illegal move is a bug, logged (and an abort in a debug
+ * build), the lists left as they were. w->sh.mu held. */
+enum {
+	JOB_NEW = 0, /* calloc'd, not yet in any list */
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_DONE,
+	JOB_RECORDING,
+	JOB_RECORDED,
+	JOB_NSTATES
+};
+void sked__wk_move(sked_worker *w, sked_job *j, int to);
+/* The same, without the log and the abort: 0, or -1 when the move is
+ * not legal or the job is not where its state says (nothing changed). */
+int sked__wk_move_try(sked_worker *w, sked_job *j, int to);
+int sked__wk_move_legal(int from, int to);
+const char *sked__wk_state_name(int state);
 const handler *sked__wk_find_handler(const sked_worker *w, const char *kind);
 void sked__wk_hist_add(sked_hist *hg, int64_t ms);
 void sked__wk_note_handler(sked_worker *w, const sked_job *j, int64_t ms);
@@ -283,7 +433,7 @@ int64_t sked__wk_safety_ms(const sked_worker *w);
 int64_t sked__wk_beat_interval(const sked_worker *w);
 int64_t sked__wk_guard_deadline(const sked_worker *w, int64_t basis);
 /* When j's lease was last known good: the later of its claim and the last
- * renewal that listed it (w->mu held). */
+ * renewal that listed it (w->sh.mu held). */
 int64_t sked__wk_lease_basis(const sked_job *j);
 /* When the watchdog stops a handler whose lease was last known good at
  * basis (and a pool thread no longer starts one). */
@@ -298,7 +448,7 @@ int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 /* ---- worker/renew.c: the lock-wait watchdog's side of the connections
  * ---- */
 /* Before the threads start (and before the worker's other connections
- * are opened from w->h, which inherit its name): the loop's handle gets
+ * are cloned from w->h, which inherit its name): the loop's handle gets
  * its slot and the node id as its name on the server. */
 void sked__wk_waits_start(sked_worker *w);
 /* After the threads ended: the loop's handle lets go of its slot. */
@@ -325,14 +475,14 @@ void sked__wk_unrecorded(sked_worker *w, sked_job *list, sked_outcome *o,
                          int n);
 
 /* ---- worker/lanes.c: claims, the loop's and the lanes' ---- */
-/* Room a claim may fill now (w->mu held): the threads plus the prefetch
+/* Room a claim may fill now (w->sh.mu held): the threads plus the prefetch
  * queue, less what results waiting to be recorded and claims in flight
  * hold. */
 int sked__wk_free_slots_locked(const sked_worker *w);
 int sked__wk_busy_locked(const sked_worker *w);
-/* Prefetch after a claim that asked for asked and got got (w->mu held). */
+/* Prefetch after a claim that asked for asked and got got (w->sh.mu held). */
 void sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now);
-/* A claim of up to reserve tasks is about to be sent (w->mu held): its
+/* A claim of up to reserve tasks is about to be sent (w->sh.mu held): its
  * room is reserved; returns its number in line. */
 unsigned long long sked__wk_claim_begin_locked(sked_worker *w, int reserve);
 /* Its reply: once every claim sent before it has handed its tasks over,
