@@ -17,8 +17,8 @@
  *  1. Every statement sked runs is named here, in enum sked_sql, and has
  *     its text in dialect.c (generic) or in a dialect file (override). No
  *     statement text lives in the model: sched.c, lock.c, admin.c, queue.c,
- *     lease.c and the strategies run texts by id (sked__q) or assemble
- *     one from registry fragments (sked__sql_fill).
+ *     outcome.c, lease.c and the strategies run texts by id (sked__q) or
+ *     assemble one from registry fragments (sked__sql_fill).
  *  2. The generic text is the SQL SQLite, PostgreSQL and MySQL share; a
  *     dialect overrides only what its product says differently. A
  *     statement only some products can say (PostgreSQL's unnest arrays,
@@ -264,18 +264,18 @@ typedef enum sked_sql {
 	SKED_SQL_PRUNE_DEPS_C,
 	SKED_SQL_PRUNE_DEPS_P,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
-	 * statement over unnested array parameters (lease.c, queue.c) */
+	 * statement over unnested array parameters (outcome.c, enqueue.c) */
 	SKED_SQL_FINISH_ARRAYS,
 	SKED_SQL_ENQ_ARRAYS,
 	/* SKED_CAP_FUSED (no generic text): a busy worker's steady state in
 	 * one round trip: SKED_SQL_FINISH_ARRAYS's ?1-?10, then lease ms
 	 * ?11, limit ?12, kinds ?13, queue ?14 (the _Q form). Rows: the
 	 * claimed tasks as CLAIMED_COLS with tag 1 in an eighth column, and
-	 * per outcome (position, applied, …, tag 0) (lease.c) */
+	 * per outcome (position, applied, …, tag 0) (outcome.c) */
 	SKED_SQL_FINISH_CLAIM_ANY,
 	SKED_SQL_FINISH_CLAIM_Q,
 	/* SKED_CAP_BATCH_FINISH: a batch of successes in a fixed number of
-	 * statements where there are no arrays (lease.c): lock the rows of
+	 * statements where there are no arrays (outcome.c): lock the rows of
 	 * {ids} (from ?2) node ?1 still runs, answering (id, attempts);
 	 * mark the rows of {ids} (from ?1) succeeded; insert one run row per
 	 * {rows7} (from ?2: task id, attempt, started ms, outcome, exit
@@ -308,7 +308,8 @@ typedef enum sked_sql {
 	 * prepared statement once, not on every execution (PostgreSQL's
 	 * plan_cache_mode, from version 12) */
 	SKED_SQL_GENERIC_PLANS,
-	/* cluster-wide limits of a queue (limits.c, docs/limits.md) */
+	/* cluster-wide limits of a queue (limits.c, limited.c,
+	 * docs/limits.md) */
 	SKED_SQL_LIM_QUEUES, /* the limited queues' names, and paused */
 	/* a limited claim, in one transaction: lock the queue's limit row
 	 * (queue ?1), count its running tasks by concurrency key (queue ?1),

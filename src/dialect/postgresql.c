@@ -20,7 +20,7 @@
  *                 SELECT FROM unnest(…), ids in input order, one
  *                 pg_notify for the whole statement. The model builds
  *                 the array literals (util/pgarray.c) and runs them
- *                 (lease.c, enqueue.c).
+ *                 (outcome.c, enqueue.c).
  *   wake-up       LISTEN/NOTIFY on a channel named after the prefix.
  *   migration     a transaction-scoped advisory lock keyed by the prefix
  *                 (different prefixes never wait for each other), taken
@@ -260,7 +260,7 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                 CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_EMPTY_ANY] = EMPTY(""),
         [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
-        /* every queue but the limited ones (limits.c) */
+        /* every queue but the limited ones (limited.c) */
         [SKED_SQL_CLAIM_XQ] =
                 CLAIM_HEAD "AND {kinds:?5} AND queue NOT IN (SELECT queue FROM "
                            "{p}queue_limit) " CLAIM_TAIL,

@@ -3,13 +3,14 @@
  *
  * Folder src/model/ (floor 6, docs/design.md): what a task, a lease, a
  * limit, a schedule and a lock are, as statements of the registry:
- * queue.c, enqueue.c, lease.c, limits.c, sched.c, lock.c, lock_run.c, admin.c,
- * retention.c, done.c, deps.c, schema.c. Calls claim/ and below.
+ * queue.c, enqueue.c, take.c, outcome.c, ending.c, lease.c, limited.c,
+ * limits.c, sched.c, lock.c, lock_run.c, admin.c, retention.c, done.c,
+ * deps.c, schema.c. Calls claim/ and below.
  *
  * Layer: the model. Every value is a bound parameter; every name is
  * checked against the strict pattern before it reaches SQL. Making tasks
- * is enqueue.c's; what a worker does with tasks (claim, finish, renew,
- * take back) is lease.c's.
+ * is enqueue.c's; what a worker does with tasks is take.c's (claim),
+ * outcome.c's and ending.c's (finish) and lease.c's (renew, take back).
  *
  * Task states and who moves them (one transition per statement, each
  * conditional on the state it leaves, so two movers cannot both win):

@@ -27,6 +27,20 @@
 #include "util/text.h"
 #include "sked_cli.h"
 
+/* A random number for retry jitter. The finisher and the lanes record
+ * outcomes at the same time, so the state is one atomic counter stepped
+ * by a fixed odd number, its value mixed (splitmix64's finaliser): no
+ * lock, no data race, and two callers never get the same value. */
+static uint64_t
+jitter(sked_worker *w)
+{
+	uint64_t z = atomic_fetch_add(&w->rng, 0x9E3779B97F4A7C15u) +
+	             0x9E3779B97F4A7C15u;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+	return z ^ (z >> 31);
+}
+
 static int64_t
 backoff_ms(sked_worker *w, int attempt)
 {
@@ -38,7 +52,8 @@ backoff_ms(sked_worker *w, int attempt)
 	/* equal jitter: half fixed, half random, so retries of tasks that
 	 * failed together spread out */
 	int64_t half = d / 2;
-	return half + (half > 0 ? (int64_t)(rand_r(&w->rng) % (half + 1)) : 0);
+	return half +
+	       (half > 0 ? (int64_t)(jitter(w) % (uint64_t)(half + 1)) : 0);
 }
 /* Put outcomes that could not be recorded back at the head of the done
  * queue, in order, to be tried again: last one first. */

@@ -239,9 +239,9 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 		}
 		pthread_mutex_unlock(&w->sh.mu);
 	}
-	/* nothing to record: the plain claim, a lighter statement */
-	int rc = done ? sked__finish_claim(h, w->node_id, o, nd, req, c, n)
-	              : sked__claim(h, req, c, n);
+	/* with nothing to record sked__take makes the plain claim, a
+	 * lighter statement */
+	int rc = sked__take(h, w->node_id, o, nd, req, c, n);
 	if (done) {
 		if (rc == SKED_OK) {
 			sked__wk_recorded(w, done, o, nd);
@@ -335,12 +335,13 @@ lane_main(void *arg)
 		int n = 0, rc = SKED_OK;
 		int64_t sent = sked__mono_ms();
 		/* a queue limited since the backlog began claims through
-		 * limits.c, which the loop does */
+		 * limited.c, which the loop does */
 		int plain = sked__limits_plain(l->h, &req);
 		if (plain)
 			rc = w->fused ? sked__wk_finish_and_claim(w, l->h, &req,
 			                                          &room, &c, &n)
-			              : sked__claim(l->h, &req, &c, &n);
+			              : sked__take(l->h, w->node_id, NULL, 0,
+			                           &req, &c, &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
 		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);

@@ -143,7 +143,8 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	pthread_cond_init(&w->sh.cv_pool, NULL);
 	pthread_cond_init(&w->sh.cv_done, NULL);
 	pthread_cond_init(&w->sh.cv_lane, NULL);
-	w->rng = (unsigned)getpid() * 2654435761u ^ (unsigned)sked__mono_ms();
+	atomic_init(&w->rng,
+	            (uint64_t)getpid() << 32 ^ (uint64_t)sked__mono_ms());
 	*out = w;
 	return SKED_OK;
 }

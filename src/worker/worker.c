@@ -116,7 +116,8 @@ claim_some(sked_worker *w, int *db_failed)
 		sked_claimed *c = NULL;
 		int n = 0;
 		int64_t sent = sked__mono_ms();
-		/* limited queues claim through limits.c, never fused */
+		/* limited queues claim apart (sked__take picks limited.c's
+		 * claim), never fused */
 		int plain = sked__limits_plain(w->h, &req);
 		/* outcomes ride with claims while there is a backlog (the
 		 * last claim came back full); when the queue is drained the
@@ -128,7 +129,8 @@ claim_some(sked_worker *w, int *db_failed)
 			atomic_store(&w->sh.fusing, fuse);
 		int rc = fuse ? sked__wk_finish_and_claim(w, w->h, &req,
 		                                          &free_slots, &c, &n)
-		              : sked__limits_claim(w->h, &req, &c, &n);
+		              : sked__take(w->h, w->node_id, NULL, 0, &req, &c,
+		                           &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
 		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);

@@ -116,6 +116,7 @@
 #include "handle/internal.h"
 #include "model/lease.h"
 #include "model/sched.h"
+#include "model/take.h"
 #include "proc/guard.h"
 #include "util/clock.h"
 
@@ -238,7 +239,7 @@ typedef struct wk_shared {
 	atomic_int side_exit; /* heartbeat, watchdog and pruner: end */
 	atomic_int fusing;    /* the last claims carried outcomes (a backlog,
 	                         and not a limited queue's: those claim
-	                         apart, limits.c) */
+	                         apart, limited.c) */
 	/* Claims whose reply never arrived may have committed: the tasks
 	 * would be held by this node with no job here (strays). The
 	 * heartbeat judges only tasks it saw stray twice with every claim
@@ -345,14 +346,14 @@ struct sked_worker {
 	wqueue *queues;
 	int nqueues;
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
-	int64_t keep_ms[3]; /* retention: ages of succeeded, dead, cancelled;
+	int64_t keep_ms[3];   /* retention: ages of succeeded, dead, cancelled;
 	                       0 keeps */
-	int lanes_max;      /* sked_worker_set_lanes; 0: the default */
-	int fused;          /* claims may carry outcomes (SKED_CAP_FUSED, or
+	int lanes_max;        /* sked_worker_set_lanes; 0: the default */
+	int fused;            /* claims may carry outcomes (SKED_CAP_FUSED, or
 	                       SQLite's one write transaction) */
-	int wake_fd;        /* eventfd: the loop's doorbell */
-	sked_guard *guard;  /* program handlers' deadlines; or NULL */
-	unsigned rng;       /* retry jitter */
+	int wake_fd;          /* eventfd: the loop's doorbell */
+	sked_guard *guard;    /* program handlers' deadlines; or NULL */
+	_Atomic uint64_t rng; /* retry jitter (finish.c: jitter) */
 
 	wk_shared sh; /* what crosses between the roles */
 
