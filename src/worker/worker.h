@@ -499,7 +499,7 @@ int sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 int sked__wk_lanes_start(sked_worker *w);
 void sked__wk_lanes_stop(sked_worker *w);
 
-/* ---- worker/pipe.c: a pool thread's pipe: processes ---- */
+/* ---- worker/parents.c: a claimed task's parents ---- */
 /* The parents of a claimed task and their results (parents.c): read
  * by the claiming thread, in one statement per claim batch over the
  * tasks that had parents only, before the pool sees the jobs. */
@@ -521,6 +521,9 @@ void sked__wk_parents_free(sked_parents *p);
 /* j's result: len bytes copied, or over the bound (result_over). */
 int sked__wk_set_result(sked_job *j, const char *s, size_t len);
 
+/* ---- worker/pipe_mux.c: pipe: handlers, their processes shared by the
+ * pool threads (w->sh.pipes); *mine is the calling thread's own client
+ * state, freed with sked__wk_pipes_free when the thread ends ---- */
 typedef struct sked_pipe sked_pipe;
 void sked__wk_run_pipe(sked_job *j, const handler *x, sked_pipe **pipes);
 void sked__wk_pipes_free(sked_pipe *pipes);
