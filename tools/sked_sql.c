@@ -8,6 +8,7 @@
  *
  *   build/sked-sql postgresql            # every statement, prefix sked_
  *   build/sked-sql sqlserver app_        # another prefix
+ *   build/sked-sql oracle                # Oracle's (never run here)
  *   build/sked-sql mysql | grep -A3 'CLAIM_ANY '
  *   build/sked-sql --schema sqlite       # the schema steps instead
  *
@@ -34,6 +35,7 @@ static const struct {
         {"postgresql", &sked__dialect_postgresql},
         {"mysql", &sked__dialect_mysql},
         {"sqlserver", &sked__dialect_sqlserver},
+        {"oracle", &sked__dialect_oracle},
 };
 #define NDIALECTS (sizeof dialects / sizeof dialects[0])
 
@@ -41,7 +43,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: sked-sql [--schema] "
-	                "sqlite|postgresql|mysql|sqlserver [PREFIX]\n");
+	                "sqlite|postgresql|mysql|sqlserver|oracle [PREFIX]\n");
 	return 64;
 }
 
