@@ -87,15 +87,23 @@ id2=$("$SKED" enqueue echo --unique verify-key --payload second)
 [ "$id" = "$id2" ] || fail "a unique key enqueued twice made two tasks ($id, $id2)"
 # an empty payload is NULL in Oracle: it must still run, with empty stdin
 empty=$("$SKED" enqueue echo --payload "") || fail "enqueue with an empty payload"
+# values over Oracle's 4,000-byte VARCHAR2 binds: a 100 kB payload, an
+# output tail of 4 kB and a 20 kB result (CLOB columns, bound as
+# SQL_LONGVARCHAR, and cast per row in the batch that ends a task)
+big=$("$SKED" enqueue big --payload "$(head -c 100000 /dev/zero | tr '\0' z)") ||
+	fail "enqueue a 100 kB payload"
 
 echo "== two workers (skip-locked)"
 # shellcheck disable=SC2016 # the handler expands it
 printf '#!/bin/sh\ncat >/dev/null\necho done "$SKED_TASK_ID"\n' >"$T/h.sh"
 chmod +x "$T/h.sh"
+# shellcheck disable=SC2016 # the handler expands it
+printf '#!/bin/sh\ncat >/dev/null\nhead -c 5000 /dev/zero | tr "\\0" x\nhead -c 20000 /dev/zero | tr "\\0" y >"$SKED_TASK_RESULT_FILE"\n' >"$T/big.sh"
+chmod +x "$T/big.sh"
 run_two() {
-	"$SKED" worker --handler "echo=$T/h.sh" --concurrency 8 --until-empty &
+	"$SKED" worker --handler "echo=$T/h.sh" --handler "big=$T/big.sh" --concurrency 8 --until-empty &
 	w1=$!
-	"$SKED" worker --handler "echo=$T/h.sh" --concurrency 8 --until-empty &
+	"$SKED" worker --handler "echo=$T/h.sh" --handler "big=$T/big.sh" --concurrency 8 --until-empty &
 	w2=$!
 	wait $w1 || fail "worker 1 exited $?"
 	wait $w2 || fail "worker 2 exited $?"
@@ -117,7 +125,7 @@ unset SKED_STRATEGY
 echo "== result"
 count() { "$SKED" list --status "$1" --limit 100000 2>/dev/null | grep -c '^[0-9]' || true; }
 ok=$(count succeeded)
-[ "$ok" -eq 602 ] || fail "expected 602 succeeded tasks, found $ok"
+[ "$ok" -eq 603 ] || fail "expected 603 succeeded tasks, found $ok"
 for st in pending running retry dead cancelled; do
 	[ "$(count $st)" -eq 0 ] || fail "$(count $st) task(s) left $st"
 done
@@ -126,4 +134,9 @@ done
 	fail "a task ran more than once"
 "$SKED" show "$id" | grep -q "succeeded" || fail "task $id did not succeed"
 "$SKED" show "$empty" | grep -q "succeeded" || fail "the empty-payload task $empty did not succeed"
-echo "verify-oracle: OK: 602 tasks ran once each on $(sed -n 's/^product *//p' "$T/info")"
+"$SKED" show "$big" >"$T/big"
+grep -q "succeeded" "$T/big" || fail "the task with big values ($big) did not succeed"
+grep -q "payload *(100000 bytes)" "$T/big" || fail "the 100 kB payload did not come back whole"
+grep -q "result *(20000 bytes)" "$T/big" || fail "the 20 kB result did not come back whole"
+[ "$(tr -cd x <"$T/big" | wc -c)" -ge 4000 ] || fail "the 4 kB output tail did not come back"
+echo "verify-oracle: OK: 603 tasks ran once each on $(sed -n 's/^product *//p' "$T/info")"
