@@ -104,23 +104,22 @@
 	" FOR UPDATE SKIP LOCKED"
 
 /* The claim: fetch up to ?3 rows of the locking cursor, claim them, and
- * answer them as the statement's rows. The update checks the status
- * again (belt and braces: a row fetched FOR UPDATE is current), and the
- * read-back takes only rows this claim set. */
+ * answer them as the statement's rows. The update checks that the row is
+ * still due (belt and braces: a row fetched FOR UPDATE is current, but a
+ * retry whose run_at moved on is not claimed early whatever the cursor
+ * saw), and the read-back takes only rows this claim set. */
+#define CLAIM_DECLARE "; ids SYS.ODCINUMBERLIST; r SYS_REFCURSOR; BEGIN "
+#define CLAIM_FETCH   "OPEN c; FETCH c BULK COLLECT INTO ids LIMIT ?3; CLOSE c; "
+#define CLAIM_UPDATE                                                           \
+	"FORALL i IN 1 .. ids.COUNT UPDATE {p}task SET " CLAIM_SET             \
+	" WHERE id = ids(i) AND " DUE "; "
+#define CLAIM_ANSWER                                                           \
+	"OPEN r FOR SELECT " CLAIMED_COLS " FROM {p}task WHERE id IN (SELECT " \
+	"COLUMN_VALUE FROM TABLE(ids)) AND node_id = ?1 AND status = 1; "      \
+	"DBMS_SQL.RETURN_RESULT(r); END;"
 #define CLAIM_BLOCK(where)                                                     \
-	"DECLARE CURSOR c IS " LOCKING(                                        \
-	        where) "; ids SYS.ODCINUMBERLIST; "                            \
-	               "r SYS_REFCURSOR; BEGIN OPEN "                          \
-	               "c; FETCH c BULK COLLECT INTO "                         \
-	               "ids LIMIT ?3; CLOSE c; FORALL "                        \
-	               "i IN 1 .. ids.COUNT UPDATE "                           \
-	               "{p}task SET " CLAIM_SET                                \
-	               " WHERE id = ids(i) AND status IN (0, 4); OPEN r FOR "  \
-	               "SELECT "                                               \
-	               " " CLAIMED_COLS                                        \
-	               " FROM {p}task WHERE id IN (SELECT COLUMN_VALUE "       \
-	               "FROM TABLE(ids)) AND node_id = ?1 AND status = 1; "    \
-	               "DBMS_SQL.RETURN_RESULT(r); END;"
+	"DECLARE CURSOR c IS " LOCKING(where)                                  \
+	        CLAIM_DECLARE CLAIM_FETCH CLAIM_UPDATE CLAIM_ANSWER
 
 #define WHERE_ANY "{kinds:?5} AND " DUE
 #define WHERE_Q   "queue = ?4 AND {kinds:?5} AND " DUE

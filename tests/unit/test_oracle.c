@@ -169,11 +169,13 @@ claims(void **state)
 		assert_int_equal(count(s, "FETCH "), 1);
 		assert_true(has(s, "FORALL i IN 1 .. ids.COUNT UPDATE sk_task "
 		                   "SET status = 1, node_id = ?1"));
-		assert_true(has(s, "WHERE id = ids(i) AND status IN (0, 4);"));
+		/* still due when it is updated */
+		assert_true(has(s, "WHERE id = ids(i) AND status IN (0, 4) AND "
+		                   "run_at <= SYS_EXTRACT_UTC(SYSTIMESTAMP);"));
 		/* the rows this claim set, as the statement's rows, in the
 		 * CLAIMED_COLS order */
 		assert_true(has(s,
-		                "OPEN r FOR SELECT  id, queue, kind, payload, "
+		                "OPEN r FOR SELECT id, queue, kind, payload, "
 		                "attempts, max_attempts, (EXTRACT(DAY FROM "
 		                "(started_at"));
 		assert_true(has(s, "TABLE(ids)) AND node_id = ?1 AND status = "
