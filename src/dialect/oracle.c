@@ -39,9 +39,10 @@
  *   optimistic    Oracle 11g and older (no SKIP LOCKED documented, no
  *                 identity, no FETCH FIRST) are detected and get the
  *                 optimistic strategy by the decision table, but this
- *                 dialect's schema needs 12c, so they are not supported;
- *                 the optimistic claim (CAND_*, OPT_CLAIM) runs on 12c+
- *                 as an override (--strategy optimistic).
+ *                 dialect's schema needs 12c, so sked_open refuses them
+ *                 (api.c, as SQL Server before 2016); the optimistic
+ *                 claim (CAND_*, OPT_CLAIM) runs on 12c+ as an override
+ *                 (--strategy optimistic).
  *   {lim:X}       FETCH FIRST X ROWS ONLY, only in queries that lock
  *                 nothing.
  *   upserts       none are needed: the model inserts and reads the
