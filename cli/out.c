@@ -493,26 +493,22 @@ cli_table_free(struct cli_table *t)
 /* ---- input ---- */
 
 /* The refusal of an input over max bytes, of which n were read: its
- * size from fstat for a regular file, else by reading the rest. */
+ * size from fstat for a regular file; a pipe or device is not drained. */
 static int
 too_big(const char *flag, int fd, const char *path, size_t n, size_t max)
 {
 	struct stat st;
-	char sink[65536];
 	uintmax_t size = n;
-	ssize_t got;
 
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		size = (uintmax_t)st.st_size;
-	} else {
-		while ((got = read(fd, sink, sizeof sink)) != 0) {
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got < 0)
-				break;
-			size += (uintmax_t)got;
-		}
+	/* a pipe or a device is not read further: /dev/zero never ends */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		cli_err("%s: %s holds more than the limit of %zu bytes "
+		        "(SKED_MAX_PAYLOAD in sked.h, fixed when sked is "
+		        "built)",
+		        flag, fd == 0 ? "stdin" : path, max);
+		return EX_DATAERR;
 	}
+	size = (uintmax_t)st.st_size;
 	cli_err("%s: %s is %ju bytes, more than the limit of %zu bytes "
 	        "(SKED_MAX_PAYLOAD in sked.h, fixed when sked is built)",
 	        flag, fd == 0 ? "stdin" : path, size, max);

@@ -54,4 +54,55 @@ expect_eq "$(printf '%s' "$res" | json_get 'd["n"]')" 40 "parents listed"
 [ "$(printf '%s' "$res" | json_get 'd["cut"]')" -ge 30 ] || fail "no result marked cut: $res"
 grep -q "SKED_PARENTS_RESULTS_MAX" "$T/w.log" || fail "the worker did not say what it left out"
 
+# ---- CLI reads stop at the bound ----
+t0=$(date +%s)
+expect_rc 65 timeout 20 "$SKED" enqueue k --payload @/dev/zero
+expect_rc 65 timeout 20 "$SKED" enqueue k --lines /dev/zero
+grep -q "line 1 of /dev/zero is longer" "$T/err" || fail "--lines /dev/zero: $(cat "$T/err")"
+mkfifo "$T/fifo"
+expect_rc 78 timeout 20 "$SKED" --config "$T/fifo" info
+grep -q "not a regular file" "$T/err" || fail "--config FIFO: $(cat "$T/err")"
+[ $(($(date +%s) - t0)) -lt 15 ] || fail "the bounded reads took $(($(date +%s) - t0)) s"
+expect_rc 64 timeout 20 "$SKED" dashboard --listen 127.0.0.1:0 --auth ''
+
+# ---- the API: bulk changes need a filter, lists carry previews ----
+tok=$(head -c 32 /dev/urandom | base64 | tr -d '\n/+=' | head -c 40)
+printf '%s\n' "$tok" >"$T/tok"
+chmod 600 "$T/tok"
+start_dashboard d --api-token "file:$T/tok"
+api() { # METHOD PATH [BODY]: prints the status, the answer in $T/ans
+	curl -s -m 30 -o "$T/ans" -w '%{http_code}' -X "$1" -H "Authorization: Bearer $tok" \
+		-H 'Content-Type: application/json' ${3:+-d "$3"} "$base$2"
+}
+sk enqueue big --payload "$(head -c 5000 /dev/zero | tr '\0' 'y')" >/dev/null
+expect_eq "$(api POST /api/tasks/cancel '{"confirm": true}')" 400 "cancel everything"
+expect_eq "$(api POST /api/tasks/retry '{"confirm": true, "kind": null, "queue": null}')" 400 "retry with null filters"
+json_get 'd["error"]["message"]' <"$T/ans" | grep -q "needs one of" || fail "$(cat "$T/ans")"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status = 0")" 1 "pending tasks after the refused cancel"
+expect_eq "$(api GET '/api/tasks?kind=big')" 200 "list"
+expect_eq "$(json_get 'len(d["tasks"][0]["payload"])' <"$T/ans")" 1024 "a listed payload's preview"
+expect_eq "$(json_get 'd["tasks"][0]["payload_bytes"]' <"$T/ans")" 5000 "its size"
+# two different Content-Length headers: refused, in the API's shape
+python3 - "$base" "$tok" >"$T/cl" <<'PY'
+import socket, sys
+host, port = sys.argv[1].split("//")[1].split(":")
+s = socket.create_connection((host, int(port)), 10)
+s.sendall(("POST /api/tasks HTTP/1.1\r\nHost: %s:%s\r\nAuthorization: Bearer %s\r\n"
+           "Content-Type: application/json\r\nContent-Length: 13\r\n"
+           "Content-Length: 2\r\nConnection: close\r\n\r\n{\"kind\":\"cl\"}"
+           % (host, port, sys.argv[2])).encode())
+d = b""
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    d += b
+print(d.decode("latin-1"))
+PY
+head -n 1 "$T/cl" | grep -q " 400 " || fail "two Content-Length headers: $(head -n 1 "$T/cl")"
+grep -q '"error"' "$T/cl" || fail "the refusal is not the API's JSON: $(cat "$T/cl")"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind = 'cl'")" 0 "tasks enqueued by the smuggled request"
+kill_child TERM "$dpid"
+wait_exit "$dpid" 30
+
 echo "ok: $SKED_BACKEND: hostile bounds"
