@@ -20,6 +20,7 @@
 #include "util/buf.h"
 #include "util/ident.h"
 #include "util/pgarray.h"
+#include "util/text.h"
 
 static int
 check_enqueue(sked *h, const char *kind, const char *payload,
@@ -45,6 +46,13 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		                  (size_t)((const char *)memchr(payload, '\0',
 		                                                payload_len) -
 		                           payload));
+	/* and UTF-8 on every database: PostgreSQL refuses other bytes
+	 * (once exit 70), SQLite kept them and no handler could be given
+	 * them as JSON (issue 39) */
+	if (payload && !sked__utf8_valid(payload, payload_len))
+		return sked__fail(h, SKED_EINVAL,
+		                  "payload is not UTF-8 text; payloads are "
+		                  "text (encode binary data, e.g. as base64)");
 	if (o && o->unique_key &&
 	    (!*o->unique_key || strlen(o->unique_key) > SKED_MAX_NAME))
 		return sked__fail(h, SKED_EINVAL,

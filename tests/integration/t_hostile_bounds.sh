@@ -8,7 +8,9 @@
 # stop at the limit (--payload @/dev/zero, --lines /dev/zero, a FIFO as
 # --config); the API refuses a bulk cancel or retry with no filter, lists
 # carry a payload preview within a byte budget, conflicting
-# Content-Length headers are refused, and `--auth ''` is an error.
+# Content-Length headers are refused, `--auth ''` is an error, a payload
+# that is not UTF-8 is refused (65), an error line never echoes a
+# control byte, and a handler's 0xFF byte keeps a JSON log line JSON.
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the bounds are checked above the database" ;; esac
 init_db
@@ -64,6 +66,32 @@ expect_rc 78 timeout 20 "$SKED" --config "$T/fifo" info
 grep -q "not a regular file" "$T/err" || fail "--config FIFO: $(cat "$T/err")"
 [ $(($(date +%s) - t0)) -lt 15 ] || fail "the bounded reads took $(($(date +%s) - t0)) s"
 expect_rc 64 timeout 20 "$SKED" dashboard --listen 127.0.0.1:0 --auth ''
+
+# ---- text: payloads are UTF-8, errors and JSON logs stay clean ----
+expect_rc 65 sk enqueue k --payload "$(printf 'ok\377')"
+grep -q "not UTF-8" "$T/err" || fail "a payload that is not UTF-8: $(cat "$T/err")"
+expect_rc 65 sk enqueue "$(printf 'x\033[31mred')"
+if grep -q "$(printf '\033')" "$T/err"; then fail "an error line echoes an escape byte"; fi
+ff=$(handler ff <<'H'
+#!/bin/sh
+# a pipe: handler whose stderr holds a byte that is never UTF-8
+while read -r line; do
+	id=$(printf '%s' "$line" | sed -n 's/^{"id":\([0-9]*\),.*/\1/p')
+	[ -n "$id" ] || continue
+	printf 'bad \377 byte\n' >&2
+	printf '{"id":%s,"ok":true}\n' "$id"
+done
+H
+)
+sk enqueue ffk >/dev/null
+SKED_LOG=info sk --log-format json worker --handler "ffk=pipe:$ff" --until-empty --poll 100ms \
+	>"$T/j.log" 2>&1 || true
+python3 -c '
+import json, sys
+for n, line in enumerate(open(sys.argv[1], "rb"), 1):
+    json.loads(line.decode("utf-8"))
+' "$T/j.log" || { cat -v "$T/j.log" >&2; fail "a JSON log line is not JSON"; }
+grep -q "bad" "$T/j.log" || fail "the handler's stderr was not logged"
 
 # ---- the API: bulk changes need a filter, lists carry previews ----
 tok=$(head -c 32 /dev/urandom | base64 | tr -d '\n/+=' | head -c 40)
