@@ -158,12 +158,25 @@ def soak(port, secs, token_file, wport):
     statuses = {}
     big = "x" * (1 << 20)
 
+    # what each bound of issue 39 must answer
+    expect = {"bulk over the edge bound": (400,), "null filters": (400,),
+              "two lengths": (400,), "bad UTF-8": (400,)}
+
     def check(name, st, hdr, body):
         statuses[st] = statuses.get(st, 0) + 1
+        if name in expect and st not in expect[name]:
+            bad.append("%s: %s, expected %s" % (name, st, expect[name]))
+        if name == "list of big payloads" and len(body) > (4 << 20):
+            bad.append("%s: a reply of %d bytes" % (name, len(body)))
         if st is None:
             return  # closed by the server: a refusal, not a failure
         if st >= 500 and st != 503:
             bad.append("%s: %s" % (name, st))
+        if st in (400, 413, 414, 431) and body.startswith(b"<html>"):
+            # written by libmicrohttpd before sked sees the request: a
+            # residual risk in docs/security.md (issue 39, finding 10)
+            statuses["library"] = statuses.get("library", 0) + 1
+            return
         if st >= 400:
             try:
                 e = json.loads(body)["error"]
