@@ -274,6 +274,12 @@ SKED_API int sked_status_parse(const char *name);
  * enqueue is SKED_EINVAL and the command line exits 65. */
 #define SKED_TIME_MAX_MS     253402300799999LL
 #define SKED_DURATION_MAX_MS (36525LL * 24 * 3600 * 1000)
+/* The bounds on workflows (docs/security.md): a task has at most
+ * SKED_MAX_PARENTS parents (after ids, as given), and one enqueue writes
+ * at most SKED_MAX_EDGES edges (tasks x parents), so one call cannot hold
+ * the database for long; beyond, SKED_EINVAL and nothing written. */
+#define SKED_MAX_PARENTS 1000
+#define SKED_MAX_EDGES   100000
 
 typedef struct sked_enqueue_opts {
 	const char *queue;      /* NULL: "default" */
@@ -504,9 +510,14 @@ SKED_API int sked_job_set_result(sked_job *job, const char *text, size_t len);
 
 /* The parents of a task that waited for others (sked_enqueue_opts's
  * after), as the handler of each attempt sees them: their number, then
- * parent i's id, kind and result (NULL: it left none, or it was pruned)
- * in id order; *kind and *result may be NULL to skip them. A task
- * without parents has 0. SKED_EINVAL for i out of range. */
+ * parent i's id, kind and result (NULL: it left none, it was pruned,
+ * or its result was cut) in id order; *kind and *result may be NULL to
+ * skip them. A task without parents has 0. SKED_EINVAL for i out of
+ * range. The parents' results handed to one task total at most
+ * SKED_PARENTS_RESULTS_MAX bytes of their JSON: the results past it (in
+ * id order) are left out, their entries marked "cut": true in the
+ * JSON. */
+#define SKED_PARENTS_RESULTS_MAX (1024 * 1024)
 SKED_API size_t sked_job_parent_count(const sked_job *job);
 SKED_API int sked_job_parent(const sked_job *job, size_t i, int64_t *id,
                              const char **kind, const char **result);

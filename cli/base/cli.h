@@ -205,7 +205,7 @@ void cli_table_free(struct cli_table *t);
 
 /* Read a whole file ("-": stdin) of at most max bytes; *len gets the
  * size. Returns 0, EX_NOINPUT when it cannot be read, or EX_DATAERR when
- * it is bigger than max (the line printed gives its true size). The
+ * it is bigger than max (the line printed gives its size, or a bound). The
  * buffer grows with the input; CLI_READ_UNBOUNDED: no limit but memory.
  * *out is NUL-terminated; free it. */
 #define CLI_READ_UNBOUNDED (SIZE_MAX / 2)

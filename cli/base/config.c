@@ -31,8 +31,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 #define CONFIG_MAX (1024 * 1024) /* bytes */
 
@@ -60,7 +62,17 @@ reader(char *str, int num, void *stream)
 	p->line++;
 	n = strlen(str);
 	p->bytes += n; /* a file that grows while read stops at the bound */
-	if (n > 0 && str[n - 1] != '\n' && !feof(p->f)) {
+	if (n > 0 && n + 1 < (size_t)num && str[n - 1] != '\n' && !feof(p->f)) {
+		/* fgets stopped at the line's end, strlen at a zero byte */
+		if (p->err_line == 0) {
+			p->err_line = p->line;
+			snprintf(p->err, sizeof p->err,
+			         "holds a zero byte (a config file is text)");
+		}
+		while ((ch = fgetc(p->f)) != EOF && ch != '\n')
+			;
+		str[0] = '\0';
+	} else if (n > 0 && str[n - 1] != '\n' && !feof(p->f)) {
 		/* Longer than inih's buffer: refuse it rather than let the
 		 * rest be parsed as a line of its own. */
 		if (p->too_long == 0)
@@ -450,7 +462,16 @@ cli_config_load(const char *path, struct cli_config *cfg)
 	memset(&p, 0, sizeof p);
 	cfg->path = path;
 	p.cfg = cfg;
-	p.f = fopen(path, "re");
+	/* without blocking: open() of a FIFO would wait for a writer; the
+	 * checks below then refuse anything but a regular file */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd >= 0 && fcntl(fd, F_SETFL, 0) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	p.f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (p.f == NULL && fd >= 0)
+		close(fd);
 	if (p.f == NULL) {
 		cli_err("%s: cannot read config: %s", path, strerror(errno));
 		return EX_CONFIG;

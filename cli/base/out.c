@@ -32,6 +32,12 @@ cli_err(const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	fflush(stdout);
+	/* an argument echoed back cannot drive the terminal: control bytes
+	 * (but the tab) become '?', as one line must stay one line */
+	for (char *c = line; *c; c++)
+		if (((unsigned char)*c < 0x20 && *c != '\t' && *c != '\n') ||
+		    *c == 0x7f)
+			*c = '?';
 	if (g_err_json)
 		sked_log(SKED_LOG_ERROR, "%s", line);
 	else
@@ -493,24 +499,35 @@ cli_table_free(struct cli_table *t)
 /* ---- input ---- */
 
 /* The refusal of an input over max bytes, of which n were read: its
- * size from fstat for a regular file, else by reading the rest. */
+ * size from fstat for a regular file, else by reading the rest up to
+ * DRAIN_MAX bytes (a pipe says its size; /dev/zero never ends). */
+#define DRAIN_MAX ((uintmax_t)64 * 1024 * 1024)
+
 static int
 too_big(const char *flag, int fd, const char *path, size_t n, size_t max)
 {
 	struct stat st;
 	char sink[65536];
 	uintmax_t size = n;
-	ssize_t got;
+	ssize_t got = 0;
 
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		size = (uintmax_t)st.st_size;
 	} else {
-		while ((got = read(fd, sink, sizeof sink)) != 0) {
+		while (size < DRAIN_MAX &&
+		       (got = read(fd, sink, sizeof sink)) != 0) {
 			if (got < 0 && errno == EINTR)
 				continue;
 			if (got < 0)
 				break;
 			size += (uintmax_t)got;
+		}
+		if (size >= DRAIN_MAX) {
+			cli_err("%s: %s holds more than %ju bytes, more than "
+			        "the limit of %zu bytes (SKED_MAX_PAYLOAD in "
+			        "sked.h, fixed when sked is built)",
+			        flag, fd == 0 ? "stdin" : path, size, max);
+			return EX_DATAERR;
 		}
 	}
 	cli_err("%s: %s is %ju bytes, more than the limit of %zu bytes "

@@ -93,6 +93,9 @@ graph_add(struct bench *b, long long from, long long n, const int64_t *after,
           size_t n_after, int64_t *ids)
 {
 	long long m = n < b->batch ? n : b->batch, done = 0, i;
+	/* one call writes at most SKED_MAX_EDGES edges */
+	if (n_after && m > (long long)(SKED_MAX_EDGES / n_after))
+		m = (long long)(SKED_MAX_EDGES / n_after);
 	sked_enqueue_opts o;
 	char *buf = malloc((size_t)m * 24);
 	const char **pl = malloc((size_t)m * sizeof *pl);

@@ -14,9 +14,88 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sysexits.h>
+#include <unistd.h>
 
 /* ---- enqueue ---- */
+
+/* --lines reads stop at a bound (issue 39): a line longer than a
+ * payload may be, or a file over LINES_MAX, is refused as soon as it is
+ * seen, so `--lines /dev/zero` costs 1 MiB, not all memory. */
+#define LINES_MAX ((size_t)256 * 1024 * 1024)
+
+static int
+read_lines_file(const char *path, char **out, size_t *len)
+{
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	char *buf = NULL, *nb;
+	size_t n = 0, cap = 0, line_start = 0, lineno = 1, i;
+	ssize_t got;
+
+	if (fd < 0) {
+		cli_err("--lines: cannot read %s: %s", path, strerror(errno));
+		return EX_NOINPUT;
+	}
+	for (;;) {
+		if (cap - n < 65536) {
+			cap = cap ? cap * 2 : 262144;
+			if ((nb = realloc(buf, cap + 1)) == NULL) {
+				cli_err("--lines: out of memory");
+				free(buf);
+				if (fd != 0)
+					close(fd);
+				return EX_OSERR;
+			}
+			buf = nb;
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			cli_err("--lines: cannot read %s: %s", path,
+			        strerror(errno));
+			break;
+		}
+		if (got == 0) {
+			if (fd != 0)
+				close(fd);
+			buf[n] = '\0';
+			*out = buf;
+			*len = n;
+			return 0;
+		}
+		for (i = n; i < n + (size_t)got; i++)
+			if (buf[i] == '\n') {
+				line_start = i + 1;
+				lineno++;
+			}
+		n += (size_t)got;
+		if (n - line_start > (size_t)SKED_MAX_PAYLOAD + 1) {
+			cli_err("--lines: line %zu of %s is longer than a "
+			        "payload may be (%d bytes, SKED_MAX_PAYLOAD)",
+			        lineno, path, SKED_MAX_PAYLOAD);
+			free(buf);
+			if (fd != 0)
+				close(fd);
+			return EX_DATAERR;
+		}
+		if (n > LINES_MAX) {
+			cli_err("--lines: %s holds more than %zu bytes; "
+			        "enqueue "
+			        "it in parts",
+			        path, LINES_MAX);
+			free(buf);
+			if (fd != 0)
+				close(fd);
+			return EX_DATAERR;
+		}
+	}
+	free(buf);
+	if (fd != 0)
+		close(fd);
+	return EX_NOINPUT;
+}
 
 /* Split buf into lines; a final newline does not make an empty line. */
 static int
@@ -93,10 +172,9 @@ enqueue_lines(struct cli *c, const char *kind, const char *path,
 	int64_t *ids = NULL;
 	int ex, rc;
 
-	/* no size limit but memory: each line is checked by the library
-	 * against SKED_MAX_PAYLOAD */
-	if ((ex = cli_read_file("--lines", path, CLI_READ_UNBOUNDED, &buf,
-	                        &len)) != 0)
+	/* each line is checked as it is read (read_lines_file), and again
+	 * by the library against SKED_MAX_PAYLOAD */
+	if ((ex = read_lines_file(path, &buf, &len)) != 0)
 		return ex;
 	if (split_lines(buf, len, &lines, &lens, &n) != 0 ||
 	    (n > 0 && (ids = calloc(n, sizeof *ids)) == NULL)) {

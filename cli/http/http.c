@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -28,15 +29,21 @@
 
 /* Slow clients (docs/security.md). Each connection has a thread; a
  * connection still sending its request is "waiting", and may take at most
- * REQUEST_DEADLINE_MS for the whole request, however it trickles it.
- * When a client has more than WAITING_PER_CLIENT waiting connections, or
- * all clients more than WAITING_MAX, a new connection closes the oldest
- * waiting one (of that client, or of all), so that a fresh request such as
- * GET /healthz always gets in; CONN_MAX (threads) bounds them all. */
+ * REQUEST_DEADLINE_MS for the whole request, however it trickles it; a
+ * reply must be taken by the client within REPLY_DEADLINE_MS (a client
+ * that pipelines requests and never reads is closed then: MHD reads no
+ * further request while a reply is unsent). When a client has more than
+ * WAITING_PER_CLIENT connections, or all clients more than WAITING_MAX,
+ * a new connection closes the oldest one (of that client, or of all)
+ * that is waiting or whose reply is unsent, so that a fresh request such
+ * as GET /healthz always gets in; a connection whose handler runs counts
+ * too, and is closed only by its own client's bound. CONN_MAX (threads)
+ * bounds them all. */
 #define CONN_MAX            256u
 #define WAITING_MAX         128
 #define WAITING_PER_CLIENT  16
 #define REQUEST_DEADLINE_MS 10000
+#define REPLY_DEADLINE_MS   10000
 
 /* ---- the string buffer ---- */
 
@@ -357,6 +364,7 @@ struct conn {
 	unsigned char addr[16]; /* the client's address */
 	int64_t since;          /* when its current request began (ms) */
 	int busy;               /* its request is in: being answered */
+	int64_t replying;       /* when its reply was queued (ms), or 0 */
 	int closing;            /* shut down by the guard */
 };
 
@@ -386,6 +394,14 @@ waiting(const struct conn *c)
 	return !c->busy && !c->closing;
 }
 
+/* may be closed for a newer connection: waiting, or its reply unsent
+ * (any open one when any is true) */
+static int
+closable(const struct conn *c, int any)
+{
+	return !c->closing && (any || !c->busy || c->replying);
+}
+
 static int
 same_client(const struct conn *a, const struct conn *b)
 {
@@ -403,19 +419,21 @@ shut(struct conn *c)
 	shutdown(c->fd, SHUT_RDWR);
 }
 
-/* the oldest waiting connection (of c's client when c is given) */
+/* the oldest connection but c that may be closed (of c's client when
+ * mine), and how many open ones there are (of that client, or in all) */
 static struct conn *
-oldest_waiting(struct cli_http *s, const struct conn *c, int *count)
+oldest_open(struct cli_http *s, const struct conn *c, int mine, int *count)
 {
 	struct conn *o = NULL;
 
 	*count = 0;
-	for (struct conn *p = s->head; p; p = p->next)
-		if (waiting(p) && (!c || same_client(p, c))) {
-			if (!o)
-				o = p;
-			(*count)++;
-		}
+	for (struct conn *p = s->head; p; p = p->next) {
+		if (p->closing || (mine && !same_client(p, c)))
+			continue;
+		(*count)++;
+		if (!o && p != c && closable(p, mine))
+			o = p;
+	}
 	return o;
 }
 
@@ -464,11 +482,11 @@ on_connection(void *cls, struct MHD_Connection *mc, void **ctx,
 	c->prev = s->tail;
 	*(s->tail ? &s->tail->next : &s->head) = c;
 	s->tail = c;
-	o = oldest_waiting(s, c, &n);
-	if (n > WAITING_PER_CLIENT && o != c)
+	o = oldest_open(s, c, 1, &n);
+	if (n > WAITING_PER_CLIENT && o)
 		shut(o);
-	o = oldest_waiting(s, NULL, &n);
-	if (n > WAITING_MAX && o != c)
+	o = oldest_open(s, c, 0, &n);
+	if (n > WAITING_MAX && o)
 		shut(o);
 	pthread_mutex_unlock(&s->mu);
 }
@@ -483,8 +501,9 @@ conn_mark(struct MHD_Connection *mc, struct cli_http *s, int busy)
 	if (!c)
 		return;
 	pthread_mutex_lock(&s->mu);
-	c->busy = busy;
+	c->busy = busy != 0;
 	c->since = mono_ms();
+	c->replying = busy == 2 ? c->since : 0;
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -499,7 +518,10 @@ reaper(void *arg)
 		struct timespec ts;
 		int64_t now = mono_ms();
 		for (struct conn *c = s->head; c; c = c->next)
-			if (waiting(c) && now - c->since > REQUEST_DEADLINE_MS)
+			if ((waiting(c) &&
+			     now - c->since > REQUEST_DEADLINE_MS) ||
+			    (c->replying && !c->closing &&
+			     now - c->replying > REPLY_DEADLINE_MS))
 				shut(c);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 500 * 1000000L;
@@ -516,6 +538,7 @@ reaper(void *arg)
 struct req_state {
 	struct cli_sbuf body;
 	int too_big;
+	int refused; /* answered at its headers */
 };
 
 const char *
@@ -537,6 +560,56 @@ cli_http_cookie(const struct cli_http_request *rq, const char *name)
 	return MHD_lookup_connection_value(rq->conn, MHD_COOKIE_KIND, name);
 }
 
+/* Content-Length given twice with different values: a request that a
+ * proxy in front may read otherwise (request smuggling); refused. */
+struct lengths {
+	const char *first;
+	int differ;
+};
+
+static enum MHD_Result
+on_length(void *cls, enum MHD_ValueKind kind, const char *key,
+          const char *value)
+{
+	struct lengths *l = cls;
+
+	(void)kind;
+	if (!key || strcasecmp(key, "Content-Length") != 0)
+		return MHD_YES;
+	if (!l->first)
+		l->first = value ? value : "";
+	else if (strcmp(l->first, value ? value : "") != 0)
+		l->differ = 1;
+	return MHD_YES;
+}
+
+static enum MHD_Result
+refuse(struct MHD_Connection *conn, const char *url, unsigned status,
+       const char *why)
+{
+	char body[256];
+	int api = strncmp(url, "/api/", 5) == 0;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	if (api)
+		snprintf(body, sizeof body,
+		         "{\"error\":{\"code\":65,\"message\":\"%s\"}}\n", why);
+	else
+		snprintf(body, sizeof body, "%s\n", why);
+	resp = MHD_create_response_from_buffer(strlen(body), body,
+	                                       MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type",
+	                        api ? "application/json"
+	                            : "text/plain; charset=utf-8");
+	MHD_add_response_header(resp, "Connection", "close");
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url,
            const char *method, const char *version, const char *upload,
@@ -551,10 +624,21 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 
 	(void)version;
 	if (!st) {
+		struct lengths l = {NULL, 0};
 		st = calloc(1, sizeof *st);
 		if (!st)
 			return MHD_NO;
 		*con_cls = st;
+		MHD_get_connection_values(conn, MHD_HEADER_KIND, on_length, &l);
+		if (l.differ) {
+			st->refused = 1;
+			return refuse(conn, url, 400,
+			              "two different Content-Length headers");
+		}
+		return MHD_YES;
+	}
+	if (st->refused) {
+		*upload_size = 0; /* the refusal is queued: drop the rest */
 		return MHD_YES;
 	}
 	if (*upload_size > 0) {
@@ -621,6 +705,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 	ret = MHD_queue_response(conn, rp.status ? (unsigned)rp.status : 200,
 	                         resp);
 	MHD_destroy_response(resp);
+	conn_mark(conn, s, 2); /* the reply's deadline starts */
 	return ret;
 }
 

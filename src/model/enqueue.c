@@ -20,6 +20,7 @@
 #include "util/buf.h"
 #include "util/ident.h"
 #include "util/pgarray.h"
+#include "util/text.h"
 
 static int
 check_enqueue(sked *h, const char *kind, const char *payload,
@@ -45,6 +46,13 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		                  (size_t)((const char *)memchr(payload, '\0',
 		                                                payload_len) -
 		                           payload));
+	/* and UTF-8 on every database: PostgreSQL refuses other bytes
+	 * (once exit 70), SQLite kept them and no handler could be given
+	 * them as JSON (issue 39) */
+	if (payload && !sked__utf8_valid(payload, payload_len))
+		return sked__fail(h, SKED_EINVAL,
+		                  "payload is not UTF-8 text; payloads are "
+		                  "text (encode binary data, e.g. as base64)");
 	if (o && o->unique_key &&
 	    (!*o->unique_key || strlen(o->unique_key) > SKED_MAX_NAME))
 		return sked__fail(h, SKED_EINVAL,
@@ -79,6 +87,31 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		                  " ms is outside 1970-01-01 "
 		                  "to 9999-12-31 (SKED_TIME_MAX_MS)",
 		                  o->run_at_ms);
+	return SKED_OK;
+}
+
+/* The bounds on a workflow's edges (issue 39): n tasks with n_after
+ * parents each write n x n_after edges in one transaction; both capped
+ * here, the one place every enqueue passes (CLI, API, C, Python). */
+static int
+check_edges(sked *h, size_t n, const sked_enqueue_opts *o)
+{
+	if (!o || o->n_after == 0)
+		return SKED_OK;
+	if (o->n_after > SKED_MAX_PARENTS)
+		return sked__fail(h, SKED_EINVAL,
+		                  "after: %zu parents; a task has at most %d "
+		                  "(SKED_MAX_PARENTS)",
+		                  o->n_after, SKED_MAX_PARENTS);
+	if (n > SKED_MAX_EDGES / o->n_after)
+		return sked__fail(h, SKED_EINVAL,
+		                  "%zu tasks with %zu parents each are %llu "
+		                  "edges; one enqueue writes at most %d "
+		                  "(SKED_MAX_EDGES): enqueue them in smaller "
+		                  "batches",
+		                  n, o->n_after,
+		                  (unsigned long long)n * o->n_after,
+		                  SKED_MAX_EDGES);
 	return SKED_OK;
 }
 
@@ -283,7 +316,8 @@ sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
 	                       opts);
 	if (rc != SKED_OK)
 		return rc;
-	if ((rc = sked__deps_check(h, opts)) != SKED_OK)
+	if ((rc = sked__deps_check(h, opts)) != SKED_OK ||
+	    (rc = check_edges(h, 1, opts)) != SKED_OK)
 		return rc;
 	int dup = 0;
 	if (opts && opts->n_after) {
@@ -497,6 +531,8 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	if (n == 0)
 		return SKED_OK;
 	int rc0 = sked__deps_check(h, opts);
+	if (rc0 == SKED_OK)
+		rc0 = check_edges(h, n, opts);
 	if (rc0 != SKED_OK)
 		return rc0;
 	if (opts && opts->n_after)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "sked.h"
+#include "util/text.h"
 #include "util/timefmt.h"
 
 #define LINE_MAX_BYTES 2048
@@ -84,8 +85,24 @@ json_escape(char *out, size_t cap, const char *s, size_t n)
 			out[o++] = (char)c;
 		} else if (c < 0x20) {
 			o += (size_t)snprintf(out + o, cap - o, "\\u%04x", c);
-		} else {
+		} else if (c < 0x80) {
 			out[o++] = (char)c;
+		} else {
+			/* a valid UTF-8 sequence as it is; any other byte
+			 * (0xFF from a handler's stderr) as U+FFFD, so that
+			 * the line stays JSON */
+			size_t k = sked__utf8_seq((const unsigned char *)s + i,
+			                          n - i);
+			if (k == 0) {
+				o += (size_t)snprintf(out + o, cap - o,
+				                      "\\ufffd");
+				continue;
+			}
+			if (o + k + 7 >= cap)
+				break;
+			memcpy(out + o, s + i, k);
+			o += k;
+			i += k - 1;
 		}
 	}
 	out[o] = '\0';

@@ -4,8 +4,12 @@
  *
  * Layer: the worker (worker.h). The claiming thread reads the parents of
  * the tasks of a claim batch that had parents (the claim's open_parents
- * below 0), in one statement over those tasks only, before their jobs
- * reach the pool; a batch without such tasks costs nothing. The pool's
+ * below 0), one statement per such task, before their jobs reach the
+ * pool; a batch without such tasks costs nothing. Bounded (issue 39,
+ * docs/security.md): a task has at most SKED_MAX_PARENTS parents of at
+ * most SKED_RESULT_MAX bytes each, so one statement reads at most 64 MiB;
+ * what a child is handed is at most SKED_PARENTS_RESULTS_MAX bytes of
+ * JSON, the results past it (in id order) left out and marked "cut". The pool's
  * handlers read them through the sked_job_parent* calls, the pipe and
  * program handlers' JSON, or HTTP's header and body.
  */
@@ -37,9 +41,34 @@ sked__wk_parents_free(sked_parents *p)
 	free(p);
 }
 
-/* The JSON and the id list of p, from its arrays. */
+/* The bytes s takes in JSON with every non-ASCII character escaped
+ * (json_dumps's JSON_ENSURE_ASCII): an upper bound, quotes included. */
+static size_t
+json_len(const char *s)
+{
+	size_t n = 2;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			n += 2;
+		else if (*c < 0x20)
+			n += 6; /* backslash, u and 4 hex digits */
+		else if (*c < 0x80)
+			n += 1;
+		else if (*c >= 0xf0)
+			n += 12 -
+			     3; /* a surrogate pair; the 3 bytes to come add 1 */
+		else if (*c >= 0xc0)
+			n += 6 - 1; /* one escape; each continuation adds 1 */
+		else
+			n += 1;
+	}
+	return n;
+}
+
+/* The JSON and the id list of p, from its arrays; cut[i]: parent i's
+ * result was left out for the bound. */
 static int
-parents_text(sked_parents *p)
+parents_text(sked_parents *p, const unsigned char *cut)
 {
 	json_t *a = json_array();
 	sked_buf ids = {0};
@@ -48,6 +77,8 @@ parents_text(sked_parents *p)
 		json_t *o = json_pack("{s:I, s:s?, s:o?}", "id",
 		                      (json_int_t)p->id[i], "kind", p->kind[i],
 		                      "result", r);
+		if (o && cut && cut[i])
+			json_object_set_new(o, "cut", json_true());
 		if (!o || json_array_append_new(a, o) != 0) {
 			json_decref(a);
 			a = NULL;
@@ -110,16 +141,39 @@ read_chunk(sked *h, const int64_t *ids, const int *at, int k,
 			break;
 		}
 		int oom = 0;
+		size_t budget = SKED_PARENTS_RESULTS_MAX, ncut = 0;
+		unsigned char *cut = calloc(m + 1, 1);
+		if (!cut) {
+			rc = SKED_ENOMEM;
+			break;
+		}
 		for (int row = 0; row < r.nrows; row++) {
 			if (sked__res_int(&r, row, 0) != ids[i])
 				continue;
 			p->id[p->n] = sked__res_int(&r, row, 1);
 			p->kind[p->n] = sked__res_dup(&r, row, 2, &oom);
-			p->result[p->n] = sked__res_dup(&r, row, 3, &oom);
+			const char *res = sked__res_text(&r, row, 3);
+			size_t need = res ? json_len(res) : 0;
+			if (res && need > budget) {
+				cut[p->n] = 1; /* over the bound: left out */
+				ncut++;
+			} else if (res) {
+				budget -= need;
+				p->result[p->n] =
+				        sked__res_dup(&r, row, 3, &oom);
+			}
 			p->n++;
 		}
-		if (oom || parents_text(p) != SKED_OK)
+		if (ncut)
+			sked__log(SKED_LOG_WARN,
+			          "task %lld: %zu of its %zu parents' results "
+			          "left out: together they pass %d bytes "
+			          "(SKED_PARENTS_RESULTS_MAX)",
+			          (long long)ids[i], ncut, p->n,
+			          SKED_PARENTS_RESULTS_MAX);
+		if (oom || parents_text(p, cut) != SKED_OK)
 			rc = SKED_ENOMEM;
+		free(cut);
 	}
 	sked__res_clear(&r);
 	return rc;
@@ -145,15 +199,19 @@ sked__wk_parents_read(sked *h, const sked_claimed *c, int n,
 			ids[k] = c[i].id;
 			at[k++] = i;
 		}
-	int per = h->dialect->max_params < 500 ? h->dialect->max_params : 500;
-	for (int from = 0; rc == SKED_OK && from < k; from += per)
-		rc = read_chunk(h, ids + from, at + from,
-		                k - from < per ? k - from : per, p);
+	/* one task a statement: what one statement holds is then bounded
+	 * by SKED_MAX_PARENTS x SKED_RESULT_MAX */
+	for (int from = 0; rc == SKED_OK && from < k; from++)
+		rc = read_chunk(h, ids + from, at + from, 1, p);
 	if (rc != SKED_OK && p) {
 		char msg[600];
+		const char *why =
+		        rc == SKED_ENOMEM ? "out of memory" : sked_errmsg(h);
+		/* a failure the handle did not describe still says what */
+		if (!why || !*why || strcmp(why, "no error") == 0)
+			why = sked_strerror(rc);
 		snprintf(msg, sizeof msg,
-		         "cannot read the results of its parents: %s",
-		         rc == SKED_ENOMEM ? "out of memory" : sked_errmsg(h));
+		         "cannot read the results of its parents: %s", why);
 		sked__log(SKED_LOG_WARN, "%s (%d claimed task(s))", msg, k);
 		for (int i = 0; i < n; i++) {
 			sked__wk_parents_free(p[i]);

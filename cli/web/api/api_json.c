@@ -221,7 +221,7 @@ api_status_value(const char *key, const char *s, int *out, char *err,
 		return 0;
 	snprintf(err, len,
 	         "'%s': '%.32s' is not one of pending, running, succeeded, "
-	         "dead, retry, cancelled",
+	         "dead, retry, cancelled, blocked",
 	         key, s);
 	return -1;
 }

@@ -247,6 +247,29 @@ out:
 	free(ids);
 }
 
+/* A task in a list: its payload cut to LIST_PREVIEW bytes (at a UTF-8
+ * character's start), with "payload_bytes" and "payload_cut" saying so;
+ * GET /api/tasks/ID has it whole. A page is then at most LIST_MAX
+ * previews, not LIST_MAX payloads of 1 MiB (issue 39). */
+#define LIST_PREVIEW 1024
+
+static json_t *
+list_entry(const sked_task *t)
+{
+	json_t *o = cli_task_json(t);
+	size_t cut = LIST_PREVIEW;
+
+	if (!o || !t->payload || t->payload_len <= LIST_PREVIEW)
+		return o;
+	while (cut > 0 && ((unsigned char)t->payload[cut] & 0xc0) == 0x80)
+		cut--;
+	json_object_set_new(o, "payload", cli_json_str(t->payload, cut));
+	json_object_set_new(o, "payload_bytes",
+	                    json_integer((json_int_t)t->payload_len));
+	json_object_set_new(o, "payload_cut", json_true());
+	return o;
+}
+
 void
 api_get_tasks(struct cli_api *a, const struct cli_http_request *rq,
               struct cli_http_reply *rp)
@@ -317,7 +340,7 @@ api_get_tasks(struct cli_api *a, const struct cli_http_request *rq,
 	}
 	shown = n > (size_t)limit ? (size_t)limit : n;
 	for (i = 0; i < shown; i++)
-		json_array_append_new(arr, cli_task_json(&t[i]));
+		json_array_append_new(arr, list_entry(&t[i]));
 	api_reply(rp, 200,
 	          json_pack("{s:o, s:o}", "tasks", arr, "next_before",
 	                    n > shown ? json_integer(t[shown - 1].id)
@@ -409,6 +432,13 @@ api_post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
 		                           "changed", (json_int_t)changed,
 		                           "applied", 1));
 	}
+	/* a change of everything is refused, as the CLI's cancel --yes
+	 * without a filter is (a filter left null counts as absent) */
+	if (json_is_true(confirm) && !status && !f.kind && !f.queue && !older)
+		return api_fail(rp, 400, EX_USAGE,
+		                "%s by filter needs one of 'status', 'kind', "
+		                "'queue' or 'older_than' (or 'ids')",
+		                v->cmd);
 	/* by filter, as the CLI: the statuses it may touch */
 	memcpy(st, v->dflt, sizeof st);
 	if (status) {

@@ -243,7 +243,13 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 		ex = EX_SOFTWARE;
 		goto out;
 	}
-	if (auth && auth[0] && (ex = dash_load_auth(&d, auth)) != 0)
+	/* an empty --auth (an unset variable) is a mistake, not "no auth" */
+	if (auth && !auth[0]) {
+		ex = cli_usage("dashboard",
+		               "--auth: give file:PATH or env:VAR");
+		goto out;
+	}
+	if (auth && (ex = dash_load_auth(&d, auth)) != 0)
 		goto out;
 	if (api && (ex = cli_api_new(api, d.read_only, &d.api)) != 0)
 		goto out;
