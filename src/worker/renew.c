@@ -453,7 +453,9 @@ sked__wk_heartbeat_main(void *arg)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	int64_t next = sked__mono_ms() + sked__wk_beat_interval(w);
+	/* the first beat at once: its list of held tasks (empty) lets the
+	 * beats after it be idle ones */
+	int64_t next = sked__mono_ms();
 	int64_t last = 0; /* when the last beat began */
 	int failing = 0, was_idle = 0;
 	w->beat.listed_none = 0;

@@ -427,7 +427,7 @@ enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 /* The idle claim poll (worker.c, poll_now): a listening node that does
  * not lead claims at least this often; without notifications the poll
  * backs off up to IDLE_POLL_MAX_MS. */
-#define LISTEN_SAFETY_MS 30000
+#define LISTEN_SAFETY_MS 60000
 #define IDLE_POLL_MAX_MS 2000
 
 /* How long --until-empty keeps trying a database that does not answer. */

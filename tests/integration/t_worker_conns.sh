@@ -81,7 +81,7 @@ role="${PREFIX}two"
 sql "DROP ROLE IF EXISTS $role" >/dev/null 2>&1 || true
 sql "CREATE ROLE $role LOGIN CONNECTION LIMIT 2 IN ROLE postgres" >/dev/null
 two=""
-trap 'rc=$?; [ -n "$two" ] && kill -9 "$two" 2>/dev/null; sql "DROP ROLE IF EXISTS $role" >/dev/null 2>&1; (exit $rc); cleanup' EXIT
+trap 'rc=$?; set +e; [ -z "$two" ] || kill -9 "$two" 2>/dev/null || true; sql "DROP ROLE IF EXISTS $role" >/dev/null 2>&1 || true; (exit $rc); cleanup' EXIT
 url=$(echo "$SKED_TEST_PG_URL" | sed "s|//[^@]*@|//$role@|")
 seq 1 300 | sk enqueue x --lines - >/dev/null
 SKED_DATABASE_URL=$url "$SKED" worker --node-id conns-two --handler "x=$h $T" \
