@@ -216,7 +216,7 @@ sv_pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 # test's worker was killed so at a test's exit.
 sv_kill_server() {
 	[ -n "$2" ] && [ -r "/proc/$2/cmdline" ] || return 0
-	case "$(tr '\0' ' ' <"/proc/$2/cmdline" 2>/dev/null)" in
+	case "$(tr '\0' ' ' 2>/dev/null <"/proc/$2/cmdline")" in
 	*"$1"*) kill -9 "$2" 2>/dev/null || true ;;
 	esac
 }
@@ -234,14 +234,15 @@ sv_kill_server() {
 sv_etcd_start() { # DIR CLIENT_PORT PEER_PORT
 	command -v etcd >/dev/null || { echo "etcd is not installed" >&2; return 1; }
 	mkdir -p "$1"
-	etcd --name sked-etcd --data-dir "$1/data" \
+	# from a subshell, as Patroni below: not a job of the caller's shell
+	(etcd --name sked-etcd --data-dir "$1/data" \
 		--listen-client-urls "http://127.0.0.1:$2" \
 		--advertise-client-urls "http://127.0.0.1:$2" \
 		--listen-peer-urls "http://127.0.0.1:$3" \
 		--initial-advertise-peer-urls "http://127.0.0.1:$3" \
 		--initial-cluster "sked-etcd=http://127.0.0.1:$3" \
 		--listen-metrics-urls "" >"$1/etcd.log" 2>&1 &
-	echo "$!" >"$1/etcd.pid"
+	echo "$!" >"$1/etcd.pid")
 	_i=0
 	until ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:$2" endpoint health >/dev/null 2>&1; do
 		_i=$((_i + 1))
@@ -291,18 +292,20 @@ postgresql:
       username: postgres
   parameters:
     unix_socket_directories: $_d
-    max_connections: 200
     fsync: 'off'
 YML
 	if [ "$(id -u)" = 0 ]; then chown postgres "$_d/patroni.yml"; fi
-	# setpriv execs (runuser would fork): the pid kept is Patroni's own
+	# setpriv execs (runuser would fork): the pid kept is Patroni's own.
+	# Started from a subshell: not a job of the caller's shell, which
+	# would report its kill -9 on stderr.
 	if [ "$(id -u)" = 0 ]; then
-		setpriv --reuid=postgres --regid=postgres --init-groups \
+		(setpriv --reuid=postgres --regid=postgres --init-groups \
 			env HOME="$_d" patroni "$_d/patroni.yml" >"$_d/patroni.log" 2>&1 &
+		echo "$!" >"$_d/patroni.pid")
 	else
-		patroni "$_d/patroni.yml" >"$_d/patroni.log" 2>&1 &
+		(patroni "$_d/patroni.yml" >"$_d/patroni.log" 2>&1 &
+		echo "$!" >"$_d/patroni.pid")
 	fi
-	echo "$!" >"$_d/patroni.pid"
 }
 
 # sv_haproxy_start DIR PORT "PGPORT:RESTPORT ...": one frontend that
@@ -325,8 +328,8 @@ sv_haproxy_start() {
 			printf '  server n%s 127.0.0.1:%s maxconn 1000 check port %s\n' "$_n" "${_pr%%:*}" "${_pr#*:}"
 		done
 	} >"$1/haproxy.cfg"
-	"$_hp" -q -f "$1/haproxy.cfg" >"$1/haproxy.log" 2>&1 &
-	echo "$!" >"$1/haproxy.run.pid"
+	("$_hp" -q -f "$1/haproxy.cfg" >"$1/haproxy.log" 2>&1 &
+	echo "$!" >"$1/haproxy.run.pid")
 	sleep 0.3
 	kill -0 "$(cat "$1/haproxy.run.pid")" 2>/dev/null ||
 		{ cat "$1/haproxy.log" >&2; echo "HAProxy did not start (see $1/haproxy.log)" >&2; return 1; }

@@ -197,7 +197,14 @@ pat_up() {
 	wait_for 120 pat_ready || { pat_logs; fail "the Patroni cluster did not reach a leader and two running replicas: $(pat_members | tr '\n' ';')"; }
 	sv_haproxy_start "$SRV/haproxy" "$HP" "$PG1:$R1 $PG2:$R2 $PG3:$R3" || fail "HAProxy did not start on port $HP"
 	srv_track "$SRV/haproxy/haproxy.run.pid"
-	hp_primary() { [ "$(pg_sql_db "$HP" postgres 'SELECT pg_is_in_recovery()')" = f ]; }
+	# HAProxy takes every server for up until its checks say otherwise:
+	# six connections in a row (two rounds over three nodes) must all
+	# reach the primary
+	hp_primary() {
+		for _k in 1 2 3 4 5 6; do
+			[ "$(pg_sql_db "$HP" postgres 'SELECT pg_is_in_recovery()')" = f ] || return 1
+		done
+	}
 	wait_for 30 hp_primary || fail "HAProxy does not lead to the primary on port $HP"
 	pg_sql_db "$HP" postgres "CREATE DATABASE sked_test" >/dev/null
 }
