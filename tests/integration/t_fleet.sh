@@ -123,6 +123,8 @@ exited() { # the workers that are gone, with their last log line
 	done
 }
 a=$(alive)
+a_start=$a
+exited >"$T/exited.start"
 note "fleet: $a of $W workers running, $(nodes) registered, after $up_ms ms"
 [ "$a" = "$W" ] || promise connections "$((W - a)) of $W workers exited at start under a connection limit of $LIMIT: $(exited | head -n 3 | tr '\n' ';')"
 
@@ -218,7 +220,7 @@ t_end=$(now_ms)
 sk cron pause tick >/dev/null
 
 a=$(alive)
-[ "$a" = $((W - 1)) ] || promise connections "$((W - 1 - a)) workers exited during the drain (limit $LIMIT): $(exited | grep -v "^w$vi:" | head -n 3 | tr '\n' ';')"
+[ "$a" = $((a_start - 1)) ] || promise connections "$((a_start - 1 - a)) workers exited during the drain (limit $LIMIT): $(exited | grep -v "^w$vi:" | grep -v -F -f "$T/exited.start" | head -n 3 | tr '\n' ';')"
 for i in $(seq 1 "$W"); do kill_child TERM "$(cat "$T/w$i.pid")"; done
 for i in $(seq 1 "$W"); do
 	p=$(cat "$T/w$i.pid")
