@@ -11,6 +11,8 @@
 #     PostgreSQL; the processes' own sockets elsewhere);
 #   quiet when idle (PostgreSQL): well under one transaction per idle
 #     worker per second (the benchmark, bench/fleet.sh, holds it to 0.2);
+#   max-connections: ten of the workers run with --max-connections 2 and
+#     never hold more under the drain's backlog (their sockets, sampled);
 #   leader: one live cluster lock held by a worker elects the node that
 #     does the chores; it is killed -9 mid-drain while it runs a task and
 #     a new leader takes over: the dead node's lease is taken back (a
@@ -91,10 +93,20 @@ H
 )
 : >"$T/ends"
 
-# ---- 100 workers ----
+# ---- 100 workers; the first CAPPED of them capped at 2 connections ----
+CAPPED=10
+cap=""
+if "$SKED" worker --help 2>&1 | grep -q -- '--max-connections'; then
+	cap="--max-connections 2"
+else
+	promise max-connections "sked worker has no --max-connections flag"
+fi
 t0=$(now_ms)
 for i in $(seq 1 "$W"); do
-	"$SKED" worker --node-id "${PREFIX}w$i" --concurrency 1 --lease ${LEASE}s \
+	c=""
+	[ "$i" -gt "$CAPPED" ] || c=$cap
+	# shellcheck disable=SC2086 # $c: a flag and its value, or nothing
+	"$SKED" worker --node-id "${PREFIX}w$i" --concurrency 1 --lease ${LEASE}s $c \
 		--handler "work=$h $T" --handler "tick=$h $T" >"$T/w$i.log" 2>&1 &
 	echo $! >"$T/w$i.pid"
 done
@@ -176,7 +188,20 @@ fi
 sk cron add tick '* * * * * *' tick --misfire fire-all >/dev/null
 seq 1 "$N" | sk enqueue work --lines - >/dev/null
 t_drain=$(now_ms)
-half() { [ "$(grep -c ' work$' "$T/ends")" -ge $((N / 3)) ]; }
+# capped_max: the most connections any capped worker holds right now
+capped_max() {
+	cp=" "
+	for i in $(seq 1 "$CAPPED"); do cp="$cp$(cat "$T/w$i.pid") "; done
+	ss -Htnp state established "( dport = :$dbport or dport = :$sport )" 2>/dev/null |
+		grep -o 'pid=[0-9]*' | sort | uniq -c |
+		awk -v pids="$cp" '{ sub("pid=", "", $2) } index(pids, " " $2 " ") && $1 > m { m = $1 } END { print m + 0 }'
+}
+cmax=0
+half() {
+	m=$(capped_max)
+	[ "$m" -le "$cmax" ] || { cmax=$m; echo "$m" >"$T/capped.max"; }
+	[ "$(grep -c ' work$' "$T/ends")" -ge $((N / 3)) ]
+}
 wait_for 120 half || promise drain "a third of the drain did not run within 120 s ($(grep -c ' work$' "$T/ends") tasks)"
 # the victim: the leader, once it runs a task of the drain (so that a
 # lease of a dead node must be taken back); without a leader, any worker
@@ -209,6 +234,11 @@ taken_back() { [ "$(count "SELECT COUNT(*) FROM $ALL_RUNS r WHERE node_id = '$vi
 if [ -n "$held" ]; then
 	wait_for $((LEASE * 6)) taken_back ||
 		promise chores "the killed node's expired lease was not taken back within $((LEASE * 6)) s (tasks $held)"
+fi
+if [ -n "$cap" ]; then
+	cm=$(cat "$T/capped.max" 2>/dev/null || echo 0)
+	note "under the backlog a worker with --max-connections 2 held at most $cm"
+	[ "$cm" -le 2 ] || promise max-connections "a worker with --max-connections 2 held $cm connections under a backlog"
 fi
 undone() { count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE kind = 'work' AND status <> 2"; }
 drained() { [ "$(undone)" = 0 ]; }
