@@ -2,9 +2,9 @@
 # t_fleet — (pg, pgbouncer, mariadb) a fleet: 100 worker processes with
 # one slot each on loopback, against a server of the test's own whose
 # connection limit is below what the old design opened (6 per worker:
-# PostgreSQL max_connections 250; through PgBouncer in transaction pooling,
-# max_client_conn 250 in front of such a server; MariaDB max_connections
-# 250). Each promise of the fleet contract (docs/design.md, "Fleets") is
+# PostgreSQL, a role with CONNECTION LIMIT 250; through PgBouncer in
+# transaction pooling, max_client_conn 250; MariaDB, a user with
+# MAX_USER_CONNECTIONS 250). Each promise of the fleet contract (docs/design.md, "Fleets") is
 # checked, and a broken one is named in the failure:
 #   connections: no worker exits for a connection refused; idle, a worker
 #     holds at most 2 (pg_stat_activity by the node's application_name on
@@ -54,36 +54,53 @@ else
 	set -- $(free_ports 2)
 fi
 sport=$1 bport=$2
+# The limit is the workers' own (a role's CONNECTION LIMIT, PgBouncer's
+# max_client_conn, a user's MAX_USER_CONNECTIONS) on a server with room
+# above it, so that the test's own probes always get in.
 case "$SKED_BACKEND" in
 pg | pgbouncer)
-	pg_new fleet "$sport" -c max_connections=$LIMIT
+	pg_new fleet "$sport" -c max_connections=$((LIMIT + 60))
 	# the sql helper and the checks read the server itself
 	SKED_TEST_PG_URL="postgres://postgres@127.0.0.1:$sport/sked_test"
 	URL=$SKED_TEST_PG_URL
-	if [ "$SKED_BACKEND" = pgbouncer ]; then
+	if [ "$SKED_BACKEND" = pg ]; then
+		pg_sql "$sport" "CREATE ROLE fleet LOGIN CONNECTION LIMIT $LIMIT" >/dev/null
+		WURL="postgres://fleet@127.0.0.1:$sport/sked_test"
+	else
 		sv_pgb_start "$SRV/pgb" "$bport" "$sport" max_client_conn=$LIMIT ||
 			fail "PgBouncer did not start on port $bport"
 		srv_track "$SRV/pgb/pgbouncer.pid"
-		URL="postgres://postgres@127.0.0.1:$bport/sked_test?sked_pooling=transaction"
+		WURL="postgres://postgres@127.0.0.1:$bport/sked_test?sked_pooling=transaction"
 	fi
-	dbport=${URL#*127.0.0.1:}
-	dbport=${dbport%%/*}
 	;;
 mariadb)
-	my_new fleet "$sport" --max-connections=$LIMIT
+	my_new fleet "$sport" --max-connections=$((LIMIT + 60))
 	my_wait fleet 60
 	my_user fleet
+	my_root fleet "CREATE USER IF NOT EXISTS 'fleet'@'127.0.0.1' IDENTIFIED BY 'sked-test-pw' WITH MAX_USER_CONNECTIONS $LIMIT;
+		GRANT ALL ON sked_test.* TO 'fleet'@'127.0.0.1'"
 	SKED_TEST_MY_URL="mysql://sked:sked-test-pw@127.0.0.1:$sport/sked_test"
 	URL=$SKED_TEST_MY_URL
-	dbport=$sport
+	WURL="mysql://fleet:sked-test-pw@127.0.0.1:$sport/sked_test"
 	;;
 esac
+dbport=${WURL#*127.0.0.1:}
+dbport=${dbport%%/*}
 cat >"$T/sked.conf" <<CONF
 [sked]
 database = $URL
 prefix = $PREFIX
 CONF
 init_db
+if [ "$SKED_BACKEND" = pg ]; then
+	sql "GRANT ALL ON ALL TABLES IN SCHEMA public TO fleet; GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO fleet" >/dev/null
+fi
+# the workers' own config: the limited user, or the pooler
+cat >"$T/fleet.conf" <<CONF
+[sked]
+database = $WURL
+prefix = $PREFIX
+CONF
 
 h=$(handler h.sh <<'H'
 #!/bin/sh
@@ -92,6 +109,20 @@ echo "E $SKED_TASK_ID $SKED_TASK_ATTEMPT $SKED_TASK_KIND" >>"$1/ends"
 H
 )
 : >"$T/ends"
+
+# fleet_kill: kill -9 every worker of this test and its child process,
+# each only while its command line names this test's folder; on any exit,
+# before the servers stop (a worker left behind would wait for its server
+# with --wait-db and take the port's next server's connections)
+fleet_kill() {
+	for f in "$T"/w*.pid; do
+		[ -f "$f" ] || continue
+		p=$(cat "$f")
+		for c in $(pgrep -P "$p" 2>/dev/null); do kill_server "$T/" "$c"; done
+		kill_server "$T/" "$p"
+	done
+}
+trap 'rc=$?; fleet_kill; srv_stop_all; (exit $rc); cleanup' EXIT
 
 # ---- 100 workers; the first CAPPED of them capped at 2 connections ----
 CAPPED=10
@@ -106,7 +137,7 @@ for i in $(seq 1 "$W"); do
 	c=""
 	[ "$i" -gt "$CAPPED" ] || c=$cap
 	# shellcheck disable=SC2086 # $c: a flag and its value, or nothing
-	"$SKED" worker --node-id "${PREFIX}w$i" --concurrency 1 --lease ${LEASE}s $c \
+	SKED_CONFIG=$T/fleet.conf "$SKED" worker --node-id "${PREFIX}w$i" --concurrency 1 --lease ${LEASE}s $c \
 		--handler "work=$h $T" --handler "tick=$h $T" >"$T/w$i.log" 2>&1 &
 	echo $! >"$T/w$i.pid"
 done
@@ -151,7 +182,8 @@ conns_by_pid() {
 	for i in $(seq 1 "$W"); do pids="$pids$(cat "$T/w$i.pid") "; done
 	awk -v pids="$pids" 'index(pids, " " $1 " ") { n++; s += $2; if ($2 > m) m = $2 } END { print n + 0, s + 0, m + 0 }' "$T/conns"
 }
-set -- $(conns_by_pid)
+# shellcheck disable=SC2046 # three numbers, split on purpose
+set -- $(conns_by_pid) 0 0 0
 note "idle: $1 workers hold $2 connections to the database port(s), at most $3 each"
 [ "$3" -le 2 ] || promise connections "an idle worker holds $3 connections (at most 2 promised; $2 for $1 workers)"
 if [ "$(family)" = pg ] && [ "$SKED_BACKEND" = pg ]; then
