@@ -12,7 +12,8 @@
 #     transactions (pg_stat_database), the server's CPU (utime + stime of
 #     the postmaster and every backend, from /proc, as % of one core),
 #     and connections (pg_stat_activity, by the nodes' application_name:
-#     total and the most any one worker holds);
+#     total and the most any one worker holds; and every client session,
+#     which also counts those a worker opens without its node's name);
 #   - FLEET_LONE lone tasks enqueued one at a time, FLEET_LONE_GAP apart:
 #     statements per enqueued task beyond the idle rate (the enqueue
 #     command's own included), pick-up latency p50/p99 from the run
@@ -57,7 +58,9 @@ stop_all() {
 }
 trap stop_all EXIT
 URL="postgres://postgres@127.0.0.1:$PORT/sked_bench"
-q() { psql -X -q -At -F ' ' "$URL" -c "$1"; }
+# every read of the bench carries the mark fleet_probe, so that the
+# statement counts leave them out (and nothing else)
+q() { psql -X -q -At -F ' ' "$URL" -c "/* fleet_probe */ $1"; }
 q "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
 pm=$(sv_pg_pid "$DIR/pg")
 tck=$(getconf CLK_TCK)
@@ -73,7 +76,7 @@ server_ticks() {
 	} | awk '{ s += $1 } END { print s + 0 }'
 }
 # statements run by anyone but this bench's own reads
-stmts() { q "SELECT COALESCE(sum(calls), 0) FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%fleet_probe%'"; }
+stmts() { q "SELECT COALESCE(sum(calls), 0) FROM pg_stat_statements WHERE query NOT LIKE '%fleet_probe%'"; }
 xacts() { q "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'sked_bench'"; }
 now_ms() { date +%s%3N; }
 
@@ -112,11 +115,14 @@ for W in $sizes; do
 	# shellcheck disable=SC2046 # two numbers, split on purpose
 	set -- $(q "SELECT COALESCE(sum(n), 0), COALESCE(max(n), 0) FROM (SELECT application_name, count(*) AS n FROM pg_stat_activity WHERE application_name LIKE '${prefix}w%' GROUP BY application_name) s")
 	conns=$1 conns_max=$2
+	# every client session on the database but this probe: also those a
+	# worker opens without its node's name (the CLI's own)
+	conns_all=$(q "SELECT count(*) - 1 FROM pg_stat_activity WHERE datname = 'sked_bench' AND backend_type = 'client backend'")
 	idle_s=$(awk -v d=$((s1 - s0)) -v w="$W" -v ms=$((m1 - m0)) 'BEGIN { printf "%.3f", d / w / (ms / 1000) }')
 	idle_x=$(awk -v d=$((x1 - x0)) -v w="$W" -v ms=$((m1 - m0)) 'BEGIN { printf "%.3f", d / w / (ms / 1000) }')
 	cpu=$(awk -v d=$((c1 - c0)) -v t="$tck" -v ms=$((m1 - m0)) 'BEGIN { printf "%.1f", 100 * d / t / (ms / 1000) }')
 	idle_rate=$(awk -v d=$((s1 - s0)) -v ms=$((m1 - m0)) 'BEGIN { print d / (ms / 1000) }')
-	say "W=$W idle: $idle_s statements ($idle_x transactions) per worker per second, server CPU $cpu % of a core, $conns connections (max $conns_max per worker)"
+	say "W=$W idle: $idle_s statements ($idle_x transactions) per worker per second, server CPU $cpu % of a core, $conns named connections (max $conns_max per worker), $conns_all sessions in all"
 
 	# ---- lone tasks ----
 	s0=$(stmts) m0=$(now_ms)
@@ -154,14 +160,14 @@ for W in $sizes; do
 
 	alive2=0
 	for p in $pids; do kill -0 "$p" 2>/dev/null && alive2=$((alive2 + 1)); done
-	echo "$W $alive $up_ms $idle_s $idle_x $cpu $conns $conns_max $per_task $p50 $p99 $rate $peak $alive2" >>"$out"
+	echo "$W $alive $up_ms $idle_s $idle_x $cpu $conns $conns_max $per_task $p50 $p99 $rate $peak $alive2 $conns_all" >>"$out"
 	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in $pids; do wait "$p" 2>/dev/null || true; done
 	pids=""
 done
 
-echo "| workers | running (start, end) | idle stmts/worker/s | idle xacts/worker/s | server CPU idle | connections idle (max/worker) | stmts per lone task | pick-up p50 | p99 | drain tasks/s | connections in drain |"
+echo "| workers | running (start, end) | idle stmts/worker/s | idle xacts/worker/s | server CPU idle | connections idle: named (max/worker), all | stmts per lone task | pick-up p50 | p99 | drain tasks/s | named connections in drain |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-while read -r W alive up idle_s idle_x cpu conns cmax per p50 p99 rate peak alive2; do
-	echo "| $W | $alive, $alive2 | $idle_s | $idle_x | $cpu % | $conns ($cmax) | $per | $p50 ms | $p99 ms | $rate | $peak |"
+while read -r W alive up idle_s idle_x cpu conns cmax per p50 p99 rate peak alive2 call; do
+	echo "| $W | $alive, $alive2 | $idle_s | $idle_x | $cpu % | $conns ($cmax), $call | $per | $p50 ms | $p99 ms | $rate | $peak |"
 done <"$out"
