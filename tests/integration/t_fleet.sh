@@ -7,8 +7,9 @@
 # MAX_USER_CONNECTIONS 250). Each promise of the fleet contract (docs/design.md, "Fleets") is
 # checked, and a broken one is named in the failure:
 #   connections: no worker exits for a connection refused; idle, a worker
-#     holds at most 2 (pg_stat_activity by the node's application_name on
-#     PostgreSQL; the processes' own sockets elsewhere);
+#     holds at most 2 (the processes' own sockets, every backend: they
+#     also count a connection that carries no node name; and on
+#     PostgreSQL pg_stat_activity by the node's application_name);
 #   quiet when idle (PostgreSQL): well under one transaction per idle
 #     worker per second (the benchmark, bench/fleet.sh, holds it to 0.2);
 #   max-connections: ten of the workers run with --max-connections 2 and
