@@ -118,8 +118,10 @@ for W in $sizes; do
 	# every client session on the database but this probe: also those a
 	# worker opens without its node's name (the CLI's own)
 	conns_all=$(q "SELECT count(*) - 1 FROM pg_stat_activity WHERE datname = 'sked_bench' AND backend_type = 'client backend'")
-	idle_s=$(awk -v d=$((s1 - s0)) -v w="$W" -v ms=$((m1 - m0)) 'BEGIN { printf "%.3f", d / w / (ms / 1000) }')
-	idle_x=$(awk -v d=$((x1 - x0)) -v w="$W" -v ms=$((m1 - m0)) 'BEGIN { printf "%.3f", d / w / (ms / 1000) }')
+	# per worker that runs: with a server too slow to accept them all,
+	# some may have given up
+	idle_s=$(awk -v d=$((s1 - s0)) -v w="$alive" -v ms=$((m1 - m0)) 'BEGIN { printf "%.3f", d / w / (ms / 1000) }')
+	idle_x=$(awk -v d=$((x1 - x0)) -v w="$alive" -v ms=$((m1 - m0)) 'BEGIN { printf "%.3f", d / w / (ms / 1000) }')
 	cpu=$(awk -v d=$((c1 - c0)) -v t="$tck" -v ms=$((m1 - m0)) 'BEGIN { printf "%.1f", 100 * d / t / (ms / 1000) }')
 	idle_rate=$(awk -v d=$((s1 - s0)) -v ms=$((m1 - m0)) 'BEGIN { print d / (ms / 1000) }')
 	say "W=$W idle: $idle_s statements ($idle_x transactions) per worker per second, server CPU $cpu % of a core, $conns named connections (max $conns_max per worker), $conns_all sessions in all"
