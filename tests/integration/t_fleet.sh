@@ -15,7 +15,8 @@
 #   max-connections: ten of the workers run with --max-connections 2 and
 #     never hold more under the drain's backlog (their sockets, sampled);
 #   leader: one live cluster lock held by a worker elects the node that
-#     does the chores; it is killed -9 mid-drain while it runs a task and
+#     does the chores; it is killed -9 mid-drain while it runs a task (if
+#     it runs none within 30 s, a worker that runs one dies with it) and
 #     a new leader takes over: the dead node's lease is taken back (a
 #     lease-expired run on record, the task run again elsewhere) and a
 #     per-second schedule (--misfire fire-all) fires exactly once per fire
@@ -252,6 +253,21 @@ held=$(sql "SELECT id FROM {p}task WHERE node_id = '$victim' AND status = 1 AND 
 kill_child 9 "$(cat "$T/w$vi.pid")"
 t_kill=$(now_ms)
 note "killed $victim (leader: ${L:-none}) holding task(s) $held"
+kills=1
+vi2=""
+lv=$victim # the node whose expired lease must be taken back
+if [ -z "$held" ]; then
+	# the leader held none: a second worker that runs one dies too, so
+	# that a dead node's lease is there to be taken back
+	lv=$(sql "SELECT node_id FROM {p}task WHERE status = 1 AND kind = 'work' AND node_id LIKE '${PREFIX}w%' AND node_id <> '$victim' LIMIT 1")
+	if [ -n "$lv" ]; then
+		vi2=${lv#"${PREFIX}w"}
+		held=$(sql "SELECT id FROM {p}task WHERE node_id = '$lv' AND status = 1 AND kind = 'work'" | tr '\n' ' ')
+		kill_child 9 "$(cat "$T/w$vi2.pid")"
+		kills=2
+		note "killed $lv too, holding task(s) $held"
+	fi
+fi
 
 # a new leader within one lease (and some slack for a loaded machine)
 if [ -n "$L" ]; then
@@ -263,7 +279,7 @@ if [ -n "$L" ]; then
 	fi
 fi
 # the dead node's lease is taken back and its task(s) run elsewhere
-taken_back() { [ "$(count "SELECT COUNT(*) FROM $ALL_RUNS r WHERE node_id = '$victim' AND outcome = 'lease-expired'")" -gt 0 ]; }
+taken_back() { [ "$(count "SELECT COUNT(*) FROM $ALL_RUNS r WHERE node_id = '$lv' AND outcome = 'lease-expired'")" -gt 0 ]; }
 if [ -n "$held" ]; then
 	wait_for $((LEASE * 6)) taken_back ||
 		promise chores "the killed node's expired lease was not taken back within $((LEASE * 6)) s (tasks $held)"
@@ -283,11 +299,11 @@ t_end=$(now_ms)
 sk cron pause tick >/dev/null
 
 a=$(alive)
-[ "$a" = $((a_start - 1)) ] || promise connections "$((a_start - 1 - a)) workers exited during the drain (limit $LIMIT): $(exited | grep -v "^w$vi:" | grep -v -F -f "$T/exited.start" | head -n 3 | tr '\n' ';')"
+[ "$a" = $((a_start - kills)) ] || promise connections "$((a_start - kills - a)) workers exited during the drain (limit $LIMIT): $(exited | grep -v "^w$vi:" | grep -v "^w${vi2:-none}:" | grep -v -F -f "$T/exited.start" | head -n 3 | tr '\n' ';')"
 for i in $(seq 1 "$W"); do kill_child TERM "$(cat "$T/w$i.pid")"; done
 for i in $(seq 1 "$W"); do
 	p=$(cat "$T/w$i.pid")
-	[ "$i" = "$vi" ] && continue
+	[ "$i" = "$vi" ] || [ "$i" = "${vi2:-none}" ] && continue
 	is_child "$p" || continue
 	wait_exit "$p" 60
 	[ "$wrc" = 0 ] || promise connections "worker w$i exited $wrc at its stop: $(tail -n 1 "$T/w$i.log")"
