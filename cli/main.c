@@ -242,7 +242,7 @@ static const struct cli_cmd commands[] = {
          "[--timeout D]\n"
          "            [--retry-base D] [--retry-max D] [--prefetch auto|off|N] "
          "[--lanes N]\n"
-         "            [--until-empty] [--wait-db D|forever] "
+         "            [--max-connections N] [--until-empty] [--wait-db D|forever] "
          "[--lock-wait-warn D|never]",
          "run tasks with handler programs until stopped",
          "  --queues Q[:N],…      queues to serve; N caps the slots for Q\n"
@@ -269,6 +269,8 @@ static const struct cli_cmd commands[] = {
          "                        each on a connection of its own "
          "(default 2; 1 on\n"
          "                        SQLite and with several queues)\n"
+         "  --max-connections N   at most N connections at once (2-1000;\n"
+         "                        default no cap; idle it holds 2)\n"
          "  --until-empty         exit once nothing is due or running\n"
          "  --http ADDR:PORT      serve /metrics, /healthz and /readyz "
          "(docs/operations.md);\n"

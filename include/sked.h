@@ -549,11 +549,13 @@ typedef struct sked_worker_options {
 #define SKED_PREFETCH_OFF (-1)
 
 /* A worker on h's database. The worker claims through h, and
- * sked_worker_run() opens two more connections of its own to the same
- * database with the same options: one for the finisher (recording
- * results) and one for lease renewal and the node's heartbeat; three in
- * all, and the lanes' (sked_worker_set_lanes: two more by default, used
- * while there is a backlog). h is borrowed: it must outlive the worker and must not be used
+ * sked_worker_run() opens more connections of its own to the same
+ * database with the same options: one for lease renewal and the node's
+ * heartbeat (at the start: two in all at idle), and, only while work
+ * needs them, the finisher's (recording results), the lanes'
+ * (sked_worker_set_lanes: two by default, while there is a backlog) and
+ * the pruner's (sked_worker_set_max_connections caps them). h is
+ * borrowed: it must outlive the worker and must not be used
  * elsewhere while sked_worker_run() runs. SKED_EINVAL (with a one-line
  * sked_errmsg(h)) for a bad node id, queue list or option; *out is NULL
  * on failure. */
@@ -1042,6 +1044,17 @@ SKED_API int sked_worker_set_retention(sked_worker *w, int64_t succeeded_ms,
  * connections more than the three of sked_worker_new's note. Call
  * before sked_worker_run; SKED_EINVAL outside 0-64. */
 SKED_API int sked_worker_set_lanes(sked_worker *w, int lanes);
+/* Connections: at most n at once for this worker, h's included (0, the
+ * default: no cap). An idle worker holds two: h (it claims, and listens
+ * for new tasks on PostgreSQL) and the heartbeat's (leases and the node
+ * row, never queued behind a claim). The finisher's, the lanes' and the
+ * pruner's open when work needs them, share what the cap leaves (n - 2),
+ * and close once unused for 10 s; when none can be had the worker goes on
+ * without (h records outcomes, claims are one at a time). A connection
+ * the database refuses is the same: logged once, tried again with
+ * back-off; only h itself is needed. Call before sked_worker_run;
+ * SKED_EINVAL unless 0 or 2-1000. */
+SKED_API int sked_worker_set_max_connections(sked_worker *w, int n);
 
 typedef struct sked_lock_row {
 	char *name;

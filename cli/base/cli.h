@@ -66,6 +66,7 @@ struct cli_config {
 	int64_t retry_base_ms, retry_max_ms;
 	int prefetch;                 /* [worker] prefetch */
 	int lanes;                    /* [worker] lanes (0: the default) */
+	int max_connections;          /* [worker] max_connections (0: no cap) */
 	int64_t lock_wait_warn_ms;    /* [worker] lock_wait_warn: -1 never */
 	int64_t wait_db_ms;           /* [worker] wait_db: -1 forever */
 	int wait_db_set;              /* wait_db was given */

@@ -12,7 +12,7 @@
  *   [sked]          database, strategy, prefix
  *   [worker]        node_id, queues, concurrency, lease, poll, grace,
  *                   timeout, retry_base, retry_max, prefetch, lanes, wait_db,
- *                   lock_wait_warn
+ *                   lock_wait_warn, max_connections
  *   [handler.KIND]  command, timeout
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
  *                   max_attempts, misfire, overlap: a schedule that a
@@ -196,6 +196,8 @@ on_worker(struct parse *p, const char *name, const char *value)
 		return set_int(p, &cfg->concurrency, name, value, 1, 4096);
 	if (strcmp(name, "lanes") == 0)
 		return set_int(p, &cfg->lanes, name, value, 1, 64);
+	if (strcmp(name, "max_connections") == 0)
+		return set_int(p, &cfg->max_connections, name, value, 2, 1000);
 	if (strcmp(name, "lease") == 0)
 		return set_duration(p, &cfg->lease_ms, name, value);
 	if (strcmp(name, "poll") == 0)

@@ -191,7 +191,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		O_HTTP,
 		O_WAITDB,
 		O_LOCKWAIT,
-		O_LANES
+		O_LANES,
+		O_MAXCONN
 	};
 	static const struct option opts[] = {
 	        {"queues", required_argument, NULL, O_QUEUES},
@@ -207,6 +208,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	        {"until-empty", no_argument, NULL, O_EMPTY},
 	        {"prefetch", required_argument, NULL, O_PREFETCH},
 	        {"lanes", required_argument, NULL, O_LANES},
+	        {"max-connections", required_argument, NULL, O_MAXCONN},
 	        {"wait-db", required_argument, NULL, O_WAITDB},
 	        {"lock-wait-warn", required_argument, NULL, O_LOCKWAIT},
 	        {"http", required_argument, NULL, O_HTTP},
@@ -226,6 +228,7 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	long long v;
 	int ch, ex = 0, rc;
 	int lanes = cfg->lanes;
+	int max_conns = cfg->max_connections;
 
 	memset(&wo, 0, sizeof wo);
 	/* The config file first; flags overwrite below. */
@@ -270,6 +273,12 @@ cmd_worker(struct cli *c, int argc, char **argv)
 			                        &v)) != 0)
 				goto out;
 			lanes = (int)v;
+			break;
+		case O_MAXCONN:
+			if ((ex = cli_parse_int("--max-connections", optarg, 2,
+			                        1000, &v)) != 0)
+				goto out;
+			max_conns = (int)v;
 			break;
 		case O_PREFETCH:
 			if ((ex = cli_parse_prefetch("--prefetch", optarg,
@@ -395,7 +404,8 @@ cmd_worker(struct cli *c, int argc, char **argv)
 	cli_retention(cfg, keep);
 	if ((rc = sked_worker_set_retention(w, keep[0], keep[1], keep[2])) !=
 	            SKED_OK ||
-	    (rc = sked_worker_set_lanes(w, lanes)) != SKED_OK) {
+	    (rc = sked_worker_set_lanes(w, lanes)) != SKED_OK ||
+	    (rc = sked_worker_set_max_connections(w, max_conns)) != SKED_OK) {
 		ex = cli_fail(c->h, rc, "worker");
 		goto out;
 	}

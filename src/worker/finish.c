@@ -325,18 +325,15 @@ sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
 	}
 }
 
-/* Finish what the pool completed: one transaction for the batch, on the
- * finisher's connection. Returns how many jobs were finished (slots
- * freed); on a database failure puts them back and sets *db_failed. */
+/* Finish what the pool completed: one transaction for the batch, on h
+ * (the finisher's connection, or the loop's when the finisher has none).
+ * Returns how many jobs were finished (slots freed); on a database
+ * failure puts them back and sets *db_failed. */
 static int
-finish_done(sked_worker *w, int *db_failed)
+finish_done(sked_worker *w, sked *h, int64_t before, int *db_failed)
 {
 	/* take at most FINISH_MAX outcomes: one transaction stays short */
 	int n = 0;
-	int64_t before =
-	        w->fused && atomic_load(&w->sh.fusing) && !w->sh.fin_exit
-	                ? sked__mono_ms() - FUSED_FALLBACK_MS + 1
-	                : 0;
 	sked_job *list = sked__wk_take_done(w, FINISH_MAX, before, &n);
 	if (!list)
 		return 0;
@@ -347,13 +344,15 @@ finish_done(sked_worker *w, int *db_failed)
 		*db_failed = 1;
 		return 0;
 	}
-	int rc = sked__finish(w->fin.h, w->node_id, o, n);
+	int rc = sked__finish(h, w->node_id, o, n);
 	if (rc != SKED_OK) {
 		sked__log(SKED_LOG_WARN, "cannot record %d result(s) yet: %s",
-		          n, sked_errmsg(w->fin.h));
+		          n, sked_errmsg(h));
 		if (rc == SKED_EUNAVAILABLE)
-			sked__ignore(sked__wk_reconnect(w, w->fin.h,
-			                                SKED_CONN_FINISHES));
+			sked__ignore(sked__wk_reconnect(
+			        w, h,
+			        h == w->h ? SKED_CONN_CLAIMS
+			                  : SKED_CONN_FINISHES));
 		sked__wk_unrecorded(w, list, o, n);
 		free(o);
 		*db_failed = 1;
@@ -364,6 +363,13 @@ finish_done(sked_worker *w, int *db_failed)
 	free(o);
 	return n;
 }
+
+int
+sked__wk_finish_on(sked_worker *w, sked *h, int *db_failed)
+{
+	return finish_done(w, h, 0, db_failed);
+}
+
 static void
 add_ms(struct timespec *ts, int64_t ms)
 {
@@ -374,6 +380,41 @@ add_ms(struct timespec *ts, int64_t ms)
 		ts->tv_nsec -= 1000000000;
 	}
 }
+
+static void
+timed_wait(sked_worker *w, int64_t ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	add_ms(&until, ms);
+	pthread_cond_timedwait(&w->sh.cv_done, &w->sh.mu, &until);
+}
+
+/* The finisher's connection, opened when outcomes come (w->sh.mu held,
+ * released meanwhile). 0: none to be had: the loop records them
+ * (w->sh.fin_borrow) until the next try. */
+static int
+have_connection(sked_worker *w)
+{
+	if (w->fin.h)
+		return 1;
+	int64_t now = sked__mono_ms();
+	if (now >= w->fin.retry_at) {
+		pthread_mutex_unlock(&w->sh.mu);
+		w->fin.h = sked__wk_conn_open(w, WK_CONN_FIN);
+		pthread_mutex_lock(&w->sh.mu);
+		if (w->fin.h) {
+			w->fin.backoff = 0;
+			atomic_store(&w->sh.fin_borrow, 0);
+			return 1;
+		}
+		w->fin.retry_at = sked__wk_conn_backoff(&w->fin.backoff);
+	}
+	if (!atomic_exchange(&w->sh.fin_borrow, 1))
+		sked__wk_ring(w);
+	return 0;
+}
+
 void *
 sked__wk_finisher_main(void *arg)
 {
@@ -382,10 +423,24 @@ sked__wk_finisher_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t backoff = 0, give_up = 0;
+	w->fin.used_ms = sked__mono_ms();
 	pthread_mutex_lock(&w->sh.mu);
 	for (;;) {
-		while (!w->sh.done_head && !w->sh.fin_exit)
-			pthread_cond_wait(&w->sh.cv_done, &w->sh.mu);
+		while (!w->sh.done_head && !w->sh.fin_exit) {
+			/* connections follow the work: one unused for a
+			 * while is closed */
+			int64_t idle = sked__mono_ms() - w->fin.used_ms;
+			if (w->fin.h && idle >= CONN_IDLE_MS) {
+				pthread_mutex_unlock(&w->sh.mu);
+				sked__wk_conn_close(w, &w->fin.h, WK_CONN_FIN);
+				pthread_mutex_lock(&w->sh.mu);
+				continue;
+			}
+			if (w->fin.h)
+				timed_wait(w, CONN_IDLE_MS - idle);
+			else
+				pthread_cond_wait(&w->sh.cv_done, &w->sh.mu);
+		}
 		if (!w->sh.done_head)
 			break;
 		/* where the loop records outcomes with its claims (one
@@ -397,11 +452,7 @@ sked__wk_finisher_main(void *arg)
 			int64_t age =
 			        sked__mono_ms() - w->sh.done_head->done_ms;
 			if (age < FUSED_FALLBACK_MS) {
-				struct timespec until;
-				clock_gettime(CLOCK_REALTIME, &until);
-				add_ms(&until, FUSED_FALLBACK_MS - age);
-				pthread_cond_timedwait(&w->sh.cv_done,
-				                       &w->sh.mu, &until);
+				timed_wait(w, FUSED_FALLBACK_MS - age);
 				continue;
 			}
 		}
@@ -419,9 +470,22 @@ sked__wk_finisher_main(void *arg)
 		}
 		if (w->sh.fin_exit && !give_up)
 			give_up = sked__mono_ms() + 10000;
-		pthread_mutex_unlock(&w->sh.mu);
 		int failed = 0;
-		finish_done(w, &failed);
+		if (!have_connection(w)) {
+			/* the loop records them meanwhile */
+			failed = 1;
+		} else {
+			int64_t before =
+			        w->fused && atomic_load(&w->sh.fusing) &&
+			                        !w->sh.fin_exit
+			                ? sked__mono_ms() - FUSED_FALLBACK_MS +
+			                          1
+			                : 0;
+			pthread_mutex_unlock(&w->sh.mu);
+			finish_done(w, w->fin.h, before, &failed);
+			w->fin.used_ms = sked__mono_ms();
+			pthread_mutex_lock(&w->sh.mu);
+		}
 		if (failed) {
 			if (give_up && sked__mono_ms() > give_up) {
 				sked__log(
@@ -429,19 +493,27 @@ sked__wk_finisher_main(void *arg)
 				        "giving up recording results: their "
 				        "leases will expire and the tasks will "
 				        "run again");
-				pthread_mutex_lock(&w->sh.mu);
 				break;
 			}
 			backoff = backoff ? backoff * 2 : 50;
 			if (backoff > 2000)
 				backoff = 2000;
+			if (!w->fin.h && !w->sh.fin_exit) {
+				/* no connection: wait for the next try (the
+				 * loop records meanwhile) */
+				int64_t d = w->fin.retry_at - sked__mono_ms();
+				timed_wait(w, d > 10 ? d : 10);
+				backoff = 0;
+				continue;
+			}
+			pthread_mutex_unlock(&w->sh.mu);
 			struct timespec ts = {backoff / 1000,
 			                      (backoff % 1000) * 1000000};
 			nanosleep(&ts, NULL);
+			pthread_mutex_lock(&w->sh.mu);
 		} else {
 			backoff = 0;
 		}
-		pthread_mutex_lock(&w->sh.mu);
 	}
 	pthread_mutex_unlock(&w->sh.mu);
 	return NULL;

@@ -261,10 +261,48 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 
 typedef struct sked_lane {
 	sked_worker *w;
-	sked *h; /* owned: this lane's connection */
+	sked *h; /* owned: this lane's connection, open while it claims */
 	pthread_t th;
 	int started;
+	int64_t used_ms; /* monotonic ms of its last claim */
 } sked_lane;
+
+/* A lane about to claim has a connection (w->sh.mu held, released
+ * meanwhile): opened now if it had none. 0: none to be had (the cap, or
+ * refused): the lanes stop until the back-off has passed, and the loop
+ * claims alone meanwhile. */
+static int
+lane_connection(sked_lane *l)
+{
+	sked_worker *w = l->w;
+	if (l->h)
+		return 1;
+	pthread_mutex_unlock(&w->sh.mu);
+	l->h = sked__wk_conn_open(w, WK_CONN_LANE);
+	pthread_mutex_lock(&w->sh.mu);
+	if (l->h) {
+		w->sh.lanes_backoff = 0;
+		l->used_ms = sked__mono_ms();
+		return 1;
+	}
+	w->sh.lanes_refused_until = sked__wk_conn_backoff(&w->sh.lanes_backoff);
+	w->sh.lanes_go = 0;
+	sked__wk_ring(w); /* the loop claims */
+	return 0;
+}
+
+/* A lane's connection unused for CONN_IDLE_MS is closed (w->sh.mu held,
+ * released meanwhile). */
+static void
+lane_idle(sked_lane *l)
+{
+	sked_worker *w = l->w;
+	if (!l->h || sked__mono_ms() - l->used_ms < CONN_IDLE_MS)
+		return;
+	pthread_mutex_unlock(&w->sh.mu);
+	sked__wk_conn_close(w, &l->h, WK_CONN_LANE);
+	pthread_mutex_lock(&w->sh.mu);
+}
 
 static void
 wait_ms(sked_worker *w, int64_t ms)
@@ -306,9 +344,12 @@ lane_main(void *arg)
 		         !w->sh.claim_unknown && room > 0;
 		if (!go) {
 			first_short = 0;
+			lane_idle(l);
 			wait_ms(w, 100);
 			continue;
 		}
+		if (!lane_connection(l))
+			continue;
 		if (room < lane_chunk(w)) {
 			int64_t now = sked__mono_ms();
 			if (!first_short)
@@ -352,6 +393,7 @@ lane_main(void *arg)
 			/* it may have committed all the same: the loop
 			 * finds out once no claim is in flight */
 			w->sh.claim_unknown = 1;
+			atomic_fetch_add(&w->sh.claim_failures, 1);
 			w->sh.lanes_go = 0;
 			pthread_mutex_unlock(&w->sh.mu);
 			if (rc == SKED_EUNAVAILABLE)
@@ -360,6 +402,7 @@ lane_main(void *arg)
 		}
 		int got = n;
 		sked__wk_claim_end(w, l->h, seq, room, c, n, qi, sent);
+		l->used_ms = sked__mono_ms();
 		pthread_mutex_lock(&w->sh.mu);
 		if (rc == SKED_OK && plain && req.limit == 0) {
 			/* only recorded outcomes (no room was left once they
@@ -415,19 +458,14 @@ sked__wk_lanes_start(sked_worker *w)
 	if (!w->lane.v)
 		return sked__fail(w->h, SKED_ENOMEM, "out of memory");
 	w->lane.alloc = want;
+	w->sh.lanes_refused_until = 0;
+	w->sh.lanes_backoff = 0;
+	/* each lane opens its connection when a backlog begins, and closes
+	 * it once unused for CONN_IDLE_MS (lane_connection, lane_idle) */
 	for (int i = 0; i < want; i++) {
 		sked_lane *l = &w->lane.v[i];
 		l->w = w;
-		int rc = sked__clone(w->h, &l->h);
-		if (rc != SKED_OK) {
-			sked__fail(w->h, rc,
-			           "cannot open a claim connection (lane %d "
-			           "of %d): %s",
-			           i + 1, want, sked_errmsg(l->h));
-			sked_close(l->h);
-			l->h = NULL;
-			return rc;
-		}
+		l->h = NULL;
 		if (pthread_create(&l->th, NULL, lane_main, l) != 0)
 			return sked__fail(w->h, SKED_ENOMEM,
 			                  "cannot start a lane thread");
@@ -451,7 +489,7 @@ sked__wk_lanes_stop(sked_worker *w)
 		sked_lane *l = &w->lane.v[i];
 		if (l->started)
 			pthread_join(l->th, NULL);
-		sked_close(l->h);
+		sked__wk_conn_close(w, &l->h, WK_CONN_LANE);
 	}
 	free(w->lane.v);
 	w->lane.v = NULL;

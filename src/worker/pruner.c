@@ -5,10 +5,11 @@
  * locks). A thread started only when some status has an age
  * (sked_worker_set_retention), with a connection of its own (w->prune.h) for
  * the length of a turn, so that between turns a worker holds its usual
- * three sessions. About once a minute
- * it tries the cluster lock "sked-prune" without waiting: the node that
- * holds it prunes, the others skip their turn, so one node at a time does
- * the deleting. A turn removes at most PRUNE_TURN tasks per status and
+ * two. Retention is the cluster's chore: only the leader (lead.c) prunes,
+ * about once a minute, and it still tries the cluster lock "sked-prune"
+ * without waiting, so that one node at a time does the deleting even
+ * while two believe they lead (or an older sked prunes too). A turn that
+ * cannot have a connection (the cap, or refused) comes back 10 s later. A turn removes at most PRUNE_TURN tasks per status and
  * comes back a second later while it has not caught up. It never touches
  * the claim loop's connection, so claims do not wait for it.
  */
@@ -83,17 +84,22 @@ sked__wk_pruner_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t next = sked__mono_ms() + 2000; /* soon after the start */
 	while (!atomic_load(&w->sh.side_exit)) {
-		if (sked__mono_ms() >= next) {
-			/* a connection for the turn only: a worker keeps its
-			 * three sessions between turns */
-			if (sked__clone(w->h, &w->prune.h) == SKED_OK) {
+		if (sked__mono_ms() >= next && !sked__wk_leads(w)) {
+			/* retention is the leader's (lead.c): look again
+			 * soon after this node comes to lead */
+			next = sked__mono_ms() + 1000;
+		} else if (sked__mono_ms() >= next) {
+			/* a connection for the turn only: between turns a
+			 * worker keeps its two */
+			w->prune.h = sked__wk_conn_open(w, WK_CONN_PRUNER);
+			if (w->prune.h) {
 				sked__wk_waits_conn(w, w->prune.h,
 				                    WAIT_SLOT_PRUNER);
 				next = turn(w);
-			} else
+			} else {
 				next = sked__mono_ms() + 10000;
-			sked_close(w->prune.h);
-			w->prune.h = NULL;
+			}
+			sked__wk_conn_close(w, &w->prune.h, WK_CONN_PRUNER);
 		}
 		struct timespec ts = {0, 100 * 1000000L};
 		nanosleep(&ts, NULL);

@@ -374,7 +374,7 @@ check_waits(sked_worker *w, sked *conn)
 static void
 vacuum_hot_table(sked_worker *w, int64_t now)
 {
-	if (!(w->beat.h->dialect->caps & SKED_CAP_VACUUM) ||
+	if (!w->beat.h || !(w->beat.h->dialect->caps & SKED_CAP_VACUUM) ||
 	    now - w->beat.vacuumed_ms < VACUUM_EVERY_MS)
 		return;
 	pthread_mutex_lock(&w->sh.mu);
@@ -400,6 +400,52 @@ busy_now(sked_worker *w)
 	return n;
 }
 
+/* Whether this beat may leave the leases alone (an idle node): it holds
+ * no job and no claim is in flight, no claim has failed since a list of
+ * held tasks came back empty, and no stray is waiting for its second
+ * look. A claim whose reply came back put its tasks in w->sh.all (and
+ * those recorded since are held no more); only a failed one may have
+ * left tasks held with no job here. Then there is nothing to renew and
+ * nothing to find: the beat is the node row's alone. */
+static int
+idle_beat(sked_worker *w)
+{
+	if (!w->beat.listed_none || w->beat.nstray ||
+	    atomic_load(&w->sh.claim_failures) != w->beat.listed_seq)
+		return 0;
+	pthread_mutex_lock(&w->sh.mu);
+	int idle = !w->sh.all && w->sh.claims_inflight == 0;
+	pthread_mutex_unlock(&w->sh.mu);
+	return idle;
+}
+
+/* The next beat after one that began at began: every lease/3 while the
+ * node holds leases, every lease/2 when idle (the node row only says it
+ * is alive: a node is dead after a lease without a beat). */
+static int64_t
+next_beat(sked_worker *w, int64_t began, int idle)
+{
+	return began + (idle ? w->o.lease_ms / 2 : sked__wk_beat_interval(w));
+}
+
+/* No connection yet (refused at the start, or since): try again when
+ * the back-off says. 1: there is one now. */
+static int
+beat_connection(sked_worker *w, int64_t now)
+{
+	if (w->beat.h)
+		return 1;
+	if (now < w->beat.retry_at)
+		return 0;
+	w->beat.h = sked__wk_conn_open(w, WK_CONN_BEAT);
+	if (!w->beat.h) {
+		w->beat.retry_at = sked__wk_conn_backoff(&w->beat.backoff);
+		return 0;
+	}
+	w->beat.backoff = 0;
+	return 1;
+}
+
 void *
 sked__wk_heartbeat_main(void *arg)
 {
@@ -408,14 +454,29 @@ sked__wk_heartbeat_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t next = sked__mono_ms() + sked__wk_beat_interval(w);
-	int failing = 0;
+	int64_t last = 0; /* when the last beat began */
+	int failing = 0, was_idle = 0;
+	w->beat.listed_none = 0;
+	w->beat.leads = 0;
+	w->beat.lead_next = 0;
 	/* the lock-wait watchdog asks on this connection, between beats */
-	int asks = (w->beat.h->dialect->caps & SKED_CAP_WAIT_HOLDER) != 0;
+	int asks = (w->h->dialect->caps & SKED_CAP_WAIT_HOLDER) != 0;
 	while (!atomic_load(&w->sh.side_exit)) {
 		int64_t now = sked__mono_ms();
+		if (!beat_connection(w, now)) {
+			struct timespec ts = {0, 100 * 1000000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		sked__wk_lead_turn(w, now);
 		if (asks)
 			check_waits(w, w->beat.h);
 		vacuum_hot_table(w, now);
+		/* a node that was idle at its last beat and holds leases now
+		 * renews them on the busy schedule */
+		if (was_idle && last && !idle_beat(w) &&
+		    next > last + sked__wk_beat_interval(w))
+			next = last + sked__wk_beat_interval(w);
 		if (now < next) {
 			int64_t d = next - now;
 			struct timespec ts = {d / 1000, (d % 1000) * 1000000};
@@ -428,10 +489,20 @@ sked__wk_heartbeat_main(void *arg)
 		int64_t *ids = NULL;
 		int *att = NULL;
 		int n = 0;
+		int idle = idle_beat(w);
+		unsigned long long seq = atomic_load(&w->sh.claim_failures);
+		int none_in_flight = atomic_load(&w->sh.claims_dispatched) ==
+		                     atomic_load(&w->sh.claims_begun);
 		int rc = sked__node_beat(w->beat.h, w->node_id, busy_now(w));
-		if (rc == SKED_OK)
+		if (rc == SKED_OK && !idle)
 			rc = sked__renew(w->beat.h, w->node_id, w->o.lease_ms,
 			                 &ids, &att, &n);
+		last = began;
+		was_idle = idle;
+		if (rc == SKED_OK && !idle) {
+			w->beat.listed_seq = seq;
+			w->beat.listed_none = n == 0 && none_in_flight;
+		}
 		sked__wk_note(w,
 		              rc == SKED_OK ? &w->sh.renewals
 		                            : &w->sh.renewal_errors,
@@ -447,7 +518,7 @@ sked__wk_heartbeat_main(void *arg)
 				sked__log(SKED_LOG_INFO, "lease renewal works "
 				                         "again");
 			failing = 0;
-			next = began + sked__wk_beat_interval(w);
+			next = next_beat(w, began, idle);
 		} else {
 			if (!failing)
 				sked__log(SKED_LOG_WARN,
@@ -466,6 +537,7 @@ sked__wk_heartbeat_main(void *arg)
 		free(ids);
 		free(att);
 	}
+	sked__wk_lead_end(w);
 	return NULL;
 }
 /* The watchdog: never let a lease expire under a handler. It runs apart
@@ -480,7 +552,7 @@ sked__wk_watchdog_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t last = sked__mono_ms();
 	/* a database that cannot name a holder: told from here, no SQL */
-	int tells = !(w->beat.h->dialect->caps & SKED_CAP_WAIT_HOLDER);
+	int tells = !(w->h->dialect->caps & SKED_CAP_WAIT_HOLDER);
 	while (!atomic_load(&w->sh.side_exit)) {
 		int64_t now = sked__mono_ms();
 		stop_unleased(w, now, now - last);

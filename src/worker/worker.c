@@ -145,6 +145,7 @@ claim_some(sked_worker *w, int *db_failed)
 			 * with the connection): find out before going on */
 			pthread_mutex_lock(&w->sh.mu);
 			w->sh.claim_unknown = 1;
+			atomic_fetch_add(&w->sh.claim_failures, 1);
 			pthread_mutex_unlock(&w->sh.mu);
 			if (rc == SKED_EUNAVAILABLE)
 				sked__ignore(sked__wk_reconnect(
@@ -158,7 +159,8 @@ claim_some(sked_worker *w, int *db_failed)
 			w->sh.backlog = got == req.limit && got > 0;
 		/* a backlog on one plain queue: the lanes take over */
 		if (qi == 0 && w->lane.n && nq == 1 && plain && w->sh.backlog &&
-		    !(w->nqueues && w->queues[0].max > 0)) {
+		    !(w->nqueues && w->queues[0].max > 0) &&
+		    sked__mono_ms() >= w->sh.lanes_refused_until) {
 			w->sh.lanes_go = 1;
 			pthread_cond_broadcast(&w->sh.cv_lane);
 		}
@@ -271,19 +273,18 @@ static int
 start_threads(sked_worker *w)
 {
 	sked__wk_waits_start(w);
-	int rc = sked__clone(w->h, &w->beat.h);
-	if (rc != SKED_OK) {
-		sked__fail(w->h, rc, "cannot open the heartbeat connection: %s",
-		           sked_errmsg(w->beat.h));
-		return rc;
-	}
-	rc = sked__clone(w->h, &w->fin.h);
-	if (rc != SKED_OK) {
-		sked__fail(w->h, rc,
-		           "cannot open the finisher's connection: %s",
-		           sked_errmsg(w->fin.h));
-		return rc;
-	}
+	/* the heartbeat's connection now (it keeps the leases); refused,
+	 * the heartbeat tries again (renew.c). The finisher's and the
+	 * lanes' open when work needs them (conns.c). */
+	w->beat.h = sked__wk_conn_open(w, WK_CONN_BEAT);
+	w->beat.retry_at = 0;
+	w->beat.backoff = 0;
+	w->fin.h = NULL;
+	w->fin.retry_at = 0;
+	w->fin.backoff = 0;
+	atomic_store(&w->sh.fin_borrow, 0);
+	atomic_store(&w->sh.lead_until_ms, 0);
+	int rc;
 	if (pthread_create(&w->fin.th, NULL, sked__wk_finisher_main, w) != 0)
 		return sked__fail(w->h, SKED_ENOMEM,
 		                  "cannot start the finisher thread");
@@ -346,8 +347,7 @@ stop_threads(sked_worker *w)
 		pthread_join(w->fin.th, NULL);
 		w->fin.started = 0;
 	}
-	sked_close(w->fin.h);
-	w->fin.h = NULL;
+	sked__wk_conn_close(w, &w->fin.h, WK_CONN_FIN);
 	atomic_store(&w->sh.side_exit, 1);
 	if (w->watch.started) {
 		pthread_join(w->watch.th, NULL);
@@ -361,10 +361,8 @@ stop_threads(sked_worker *w)
 		pthread_join(w->prune.th, NULL);
 		w->prune.started = 0;
 	}
-	sked_close(w->prune.h);
-	w->prune.h = NULL;
-	sked_close(w->beat.h);
-	w->beat.h = NULL;
+	sked__wk_conn_close(w, &w->prune.h, WK_CONN_PRUNER);
+	sked__wk_conn_close(w, &w->beat.h, WK_CONN_BEAT);
 	sked__wk_waits_stop(w);
 }
 
@@ -438,17 +436,21 @@ chore_schedules(sked_worker *w, int64_t now)
 
 /* What the loop does besides claiming, in this order, each when its
  * period has passed (0: every turn); one that runs after_failure runs
- * even when one before it failed in the same turn. */
+ * even when one before it failed in the same turn. The cluster's chores
+ * (leader_only) run on the elected leader alone (lead.c); each is
+ * exactly once by its own conditional statement all the same, so two
+ * nodes that both believe they lead for a moment do no harm
+ * (docs/design.md, "The leader"). */
 static const wk_chore chores[WK_CHORES] = {
         /* tasks held ahead too long go back: a look every quarter of
          * the bound, not on every wake (the queue may hold a thousand) */
-        {"give back held", 1, chore_give_back_held, HOLD_MAX_MS / 4, 0, 0},
+        {"give back held", 0, 1, chore_give_back_held, HOLD_MAX_MS / 4, 0, 0},
         /* expired leases: every poll, at most once a second */
-        {"take back expired leases", 1, chore_reap, EVERY_POLL, 0, 0},
+        {"take back expired leases", 1, 1, chore_reap, EVERY_POLL, 0, 0},
         /* forget nodes dead for a day (docs/operations.md) */
-        {"forget dead nodes", 0, chore_forget_nodes, 60000, 0, 0},
+        {"forget dead nodes", 1, 0, chore_forget_nodes, 60000, 0, 0},
         /* fire due schedules (exactly once across the cluster) */
-        {"fire schedules", 0, chore_schedules, 0, 0, 0},
+        {"fire schedules", 1, 0, chore_schedules, 0, 0, 0},
 };
 
 static void
@@ -460,6 +462,7 @@ chores_start(sked_worker *w)
 			w->loop.chores[i].period_ms =
 			        w->o.poll_ms < 1000 ? 1000 : w->o.poll_ms;
 	w->loop.first_free = 0;
+	w->loop.idle_poll_ms = w->o.poll_ms;
 	memset(&w->loop.sched, 0, sizeof w->loop.sched);
 	w->loop.sched_in = 0;
 }
@@ -469,9 +472,13 @@ static int
 chores_run(sked_worker *w, int64_t now)
 {
 	int failed = 0;
+	int leads = sked__wk_leads(w);
+	if (!leads)
+		w->loop.sched_in = 0; /* the leader fires schedules */
 	for (int i = 0; i < WK_CHORES; i++) {
 		wk_chore *c = &w->loop.chores[i];
-		if ((failed && !c->after_failure) || now < c->next)
+		if ((failed && !c->after_failure) || now < c->next ||
+		    (c->leader_only && !leads))
 			continue;
 		int rc = c->run(w, now);
 		if (rc != SKED_OK) {
@@ -523,6 +530,10 @@ stopping(sked_worker *w, int stop, int64_t *grace_end)
 	}
 	if (stop == 2 || now >= *grace_end)
 		cancel_held(w, CANCEL_SHUTDOWN);
+	if (atomic_load(&w->sh.fin_borrow)) {
+		int failed = 0;
+		sked__wk_finish_on(w, w->h, &failed);
+	}
 	if (unsettled(w) == 0)
 		return 1;
 	if (now > *grace_end + 10000)
@@ -562,6 +573,45 @@ may_claim(sked_worker *w, int64_t now, int *linger)
 	return !*linger && !lanes;
 }
 
+/* The idle claim poll (docs/design.md, "Quiet when idle"):
+ *   - a node that listens for new tasks (PostgreSQL LISTEN) and does not
+ *     lead claims when told, and otherwise once a LISTEN_SAFETY_MS (a
+ *     notification lost, or a task that became due with no one told);
+ *   - the leader polls at the poll interval: it picks up tasks that
+ *     became due (delays, retries) for the cluster;
+ *   - a drain (until_empty) polls at the poll interval: it looks
+ *     whether the work is done;
+ *   - without notifications the poll doubles after each empty claim from
+ *     poll_ms up to IDLE_POLL_MAX_MS (or poll_ms when that is longer),
+ *     and is back at poll_ms as soon as a claim finds work. */
+static int64_t
+poll_now(sked_worker *w)
+{
+	if (w->o.until_empty)
+		return w->o.poll_ms; /* a drain looks whether it is done */
+	if (w->h->listening && !sked__wk_leads(w))
+		return w->o.poll_ms > LISTEN_SAFETY_MS ? w->o.poll_ms
+		                                       : LISTEN_SAFETY_MS;
+	if (w->h->listening || w->loop.idle_poll_ms < w->o.poll_ms)
+		return w->o.poll_ms;
+	return w->loop.idle_poll_ms;
+}
+
+/* After a round of claims: the next idle poll (no notifications). */
+static void
+poll_backoff(sked_worker *w)
+{
+	if (w->loop.claimed_last > 0 || w->loop.idle_poll_ms < w->o.poll_ms) {
+		w->loop.idle_poll_ms = w->o.poll_ms;
+		return;
+	}
+	int64_t top = w->o.poll_ms > IDLE_POLL_MAX_MS ? w->o.poll_ms
+	                                              : IDLE_POLL_MAX_MS;
+	w->loop.idle_poll_ms *= 2;
+	if (w->loop.idle_poll_ms > top)
+		w->loop.idle_poll_ms = top;
+}
+
 /* How long the loop sleeps with nothing to do: the poll, less when a
  * schedule is due sooner, and tasks held ahead are looked at again
  * before their bound. */
@@ -569,8 +619,8 @@ static int64_t
 idle_ms(sked_worker *w)
 {
 	int64_t sched_in = w->loop.sched_in;
-	int64_t idle = sched_in > 0 && sched_in < w->o.poll_ms ? sched_in
-	                                                       : w->o.poll_ms;
+	int64_t poll = poll_now(w);
+	int64_t idle = sched_in > 0 && sched_in < poll ? sched_in : poll;
 	pthread_mutex_lock(&w->sh.mu);
 	if (w->sh.jobs_head && idle > HOLD_MAX_MS / 4)
 		idle = HOLD_MAX_MS / 4;
@@ -683,9 +733,14 @@ sked_worker_run(sked_worker *w)
 		int db_failed = chores_run(w, now);
 		int linger = 0, full = 0;
 		int go = may_claim(w, now, &linger);
+		if (!db_failed && atomic_load(&w->sh.fin_borrow))
+			/* the finisher has no connection: record here */
+			sked__wk_finish_on(w, w->h, &db_failed);
 		if (!db_failed && go) {
 			full = claim_some(w, &db_failed);
 			w->loop.first_free = 0;
+			if (!db_failed)
+				poll_backoff(w);
 		}
 
 		if (w->o.until_empty && !db_failed && unsettled(w) == 0) {

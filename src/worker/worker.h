@@ -24,9 +24,10 @@
  *   (the caller of                  caller's)       room in one call (while
  *   sked_worker_run)                                there is no backlog),
  *              hands jobs to the pool, runs the periodic chores (give
- *              back what is held too long, take back expired leases,
- *              forget dead nodes, fire due schedules: w->loop.chores, a
-              table),
+ *              back what is held too long; on the leader only: take back
+ *              expired leases, forget dead nodes, fire due schedules:
+ *              w->loop.chores, a table), records outcomes while the
+ *              finisher has no connection (w->sh.fin_borrow),
  *              gives back what a failed claim may have taken, and sleeps
  *              on w->wake_fd (or the server's notification socket).
  *   the lanes  lanes.c   w->lane    one each        while there is a
@@ -67,7 +68,12 @@
  * this order: lanes, pool, finisher, heartbeat and watchdog, pruner. The
  * extra connections are clones of w->h (sked__clone, handle.c: its
  * detection, rendered statements and schema check reused, only the
- * connection and its session new), closed with their role.
+ * connection and its session new), opened by conns.c under the cap
+ * (w->max_conns): the heartbeat's at the start, the finisher's and the
+ * lanes' when work needs them (closed once unused for CONN_IDLE_MS), the
+ * pruner's per turn; a refused one is done without (conns.c). The
+ * heartbeat also keeps the leader lock (lead.c): the node that holds it
+ * runs the cluster's chores.
  *
  * What crosses between roles, all in w->sh (struct wk_shared):
  *   - under w->sh.mu: the job lists and counts (a job moves between them
@@ -246,6 +252,8 @@ typedef struct wk_shared {
 	 * under way the first time since handed over. */
 	atomic_ullong claims_begun;      /* claims sent */
 	atomic_ullong claims_dispatched; /* claims done, their jobs in all */
+	atomic_ullong claim_failures;    /* claims that failed (their reply
+	                                    may have been lost) */
 	atomic_llong lease_ok_ms; /* monotonic ms the last renewal began */
 	atomic_llong loop_ok_ms, fin_ok_ms; /* monotonic ms of progress */
 	atomic_int run_started;
@@ -257,11 +265,33 @@ typedef struct wk_shared {
 	/* the lock-wait slots (renew.c) of the loop's and the pruner's
 	 * connections (WAIT_SLOT_*), each under its own lock */
 	sked_wait_slot waits[2];
+
+	/* connections (conns.c): the extra ones open now (the finisher's,
+	 * lanes', pruner's: not the loop's or the heartbeat's), opened and
+	 * refused so far, and whether a refusal has been told */
+	atomic_int extra;
+	atomic_llong conns_opened, conns_refused;
+	atomic_int refused_told;
+	/* the finisher has no connection: the loop records outcomes on its
+	 * own (finish.c) */
+	atomic_int fin_borrow;
+	/* w->sh.mu: no lane claims before this (monotonic ms): a lane's
+	 * connection was refused */
+	int64_t lanes_refused_until;
+	int64_t lanes_backoff;
+
+	/* the leader (lead.c): this node runs the cluster's chores while
+	 * the monotonic clock is before lead_until_ms (set by the heartbeat,
+	 * which holds the leader lock) */
+	atomic_llong lead_until_ms;
+	atomic_llong lead_token;
 } wk_shared;
 
 /* One entry of the loop's table of periodic chores (worker.c). */
 typedef struct wk_chore {
 	const char *name;
+	/* the cluster's, not this node's: only the leader runs it */
+	int leader_only;
 	/* runs even when a chore before it failed in the same turn */
 	int after_failure;
 	/* SKED_OK, or an error: the turn counts as a database failure */
@@ -280,6 +310,9 @@ typedef struct wk_loop {
 	int64_t sched_in;           /* ms to the next fire (0: none known) */
 	int64_t first_free;         /* when a lone free slot began to wait */
 	int claimed_last;           /* tasks its last round claimed */
+	int64_t idle_poll_ms;       /* the idle claim poll now: poll_ms,
+	                               doubled after each empty claim up to
+	                               IDLE_POLL_MAX_MS (no notifications) */
 	int wal_woke;               /* SQLite's WAL watch woke it */
 } wk_loop;
 
@@ -292,9 +325,12 @@ typedef struct wk_pool {
 
 /* The finisher's (finish.c). */
 typedef struct wk_finisher {
-	sked *h; /* owned: its connection */
+	sked *h; /* owned: its connection, open while outcomes come */
 	pthread_t th;
 	int started;
+	int64_t used_ms;  /* monotonic ms it last recorded */
+	int64_t retry_at; /* no connection: when to try to open one */
+	int64_t backoff;
 } wk_finisher;
 
 /* The heartbeat's (renew.c). */
@@ -312,6 +348,17 @@ typedef struct wk_beat {
 	/* the last wait of each slot already told: the heartbeat's, or the
 	 * watchdog's where the database cannot name a holder (never both) */
 	unsigned long waits_told[2];
+	/* no connection (refused): when to try again */
+	int64_t retry_at, backoff;
+	/* the idle beat (no lease held, no claim since the last list):
+	 * the claims begun at the last list of held tasks, and whether it
+	 * listed none */
+	unsigned long long listed_seq;
+	int listed_none;
+	/* the leader lock (lead.c) */
+	int leads;
+	int64_t lead_token;
+	int64_t lead_next; /* monotonic ms of the next extend or look */
 } wk_beat;
 
 /* The watchdog's (renew.c). */
@@ -349,6 +396,7 @@ struct sked_worker {
 	int64_t keep_ms[3];   /* retention: ages of succeeded, dead, cancelled;
 	                       0 keeps */
 	int lanes_max;        /* sked_worker_set_lanes; 0: the default */
+	int max_conns;        /* sked_worker_set_max_connections; 0: none */
 	int fused;            /* claims may carry outcomes (SKED_CAP_FUSED, or
 	                       SQLite's one write transaction) */
 	int wake_fd;          /* eventfd: the loop's doorbell */
@@ -376,6 +424,12 @@ struct sked_worker {
 
 enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 
+/* The idle claim poll (worker.c, poll_now): a listening node that does
+ * not lead claims at least this often; without notifications the poll
+ * backs off up to IDLE_POLL_MAX_MS. */
+#define LISTEN_SAFETY_MS 30000
+#define IDLE_POLL_MAX_MS 2000
+
 /* How long --until-empty keeps trying a database that does not answer. */
 #define UNTIL_EMPTY_GIVE_UP_MS 60000
 
@@ -397,6 +451,31 @@ enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 /* After SQLite's WAL watch woke the loop and its claim found nothing, how
  * soon it looks again (the commit may not have been published yet). */
 #define WAL_RECHECK_MS 3
+
+/* ---- worker/conns.c: the extra connections ---- */
+enum { WK_CONN_BEAT, WK_CONN_FIN, WK_CONN_LANE, WK_CONN_PRUNER };
+/* An extra connection, a clone of w->h; NULL when the cap leaves no room
+ * or the database refused it (logged once until one opens again). */
+sked *sked__wk_conn_open(sked_worker *w, int which);
+/* Close *h (opened by sked__wk_conn_open for which); *h = NULL. */
+void sked__wk_conn_close(sked_worker *w, sked **h, int which);
+/* After a refusal: the next try, monotonic ms (back-off doubled from
+ * CONN_RETRY_MIN_MS to CONN_RETRY_MAX_MS). */
+int64_t sked__wk_conn_backoff(int64_t *backoff);
+#define CONN_RETRY_MIN_MS 1000
+#define CONN_RETRY_MAX_MS 60000
+/* An extra connection unused this long is closed (finisher, lanes). */
+#define CONN_IDLE_MS 10000
+
+/* ---- worker/lead.c: the leader of the cluster's chores ---- */
+#define LEADER_LOCK "sked-leader"
+/* the heartbeat's turn: extend the leader lock, or look whether it is
+ * free and take it */
+void sked__wk_lead_turn(sked_worker *w, int64_t now);
+/* this node leads now */
+int sked__wk_leads(sked_worker *w);
+/* the heartbeat ends: give the lock up so another node leads at once */
+void sked__wk_lead_end(sked_worker *w);
 
 /* ---- worker/jobs.c ---- */
 void sked__wk_ring(sked_worker *w); /* wake the loop */
@@ -540,5 +619,8 @@ void *sked__wk_heartbeat_main(void *arg);
 void *sked__wk_watchdog_main(void *arg);
 void *sked__wk_finisher_main(void *arg);
 void *sked__wk_pruner_main(void *arg);
+/* The loop records outcomes on h (the finisher has no connection): up
+ * to FINISH_MAX in one transaction; how many. */
+int sked__wk_finish_on(sked_worker *w, sked *h, int *db_failed);
 
 #endif /* SKED_WORKER_WORKER_H */
