@@ -168,3 +168,10 @@ add_test(NAME build/docs COMMAND sh ${CMAKE_SOURCE_DIR}/tests/build/t_docs.sh)
 set_tests_properties(build/docs PROPERTIES
   ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_SRC=${CMAKE_SOURCE_DIR}"
   LABELS build TIMEOUT 60)
+# The fleet and Patroni tests (t_fleet: 100 worker processes on a server
+# of its own; t_patroni: three Patroni-run nodes, etcd, HAProxy, 8
+# workers) each load the machine alone: one at a time, beside the rest.
+foreach(b pg pgbouncer mariadb)
+  set_tests_properties(${b}/t_fleet PROPERTIES RESOURCE_LOCK sked_fleet TIMEOUT 900)
+endforeach()
+set_tests_properties(pg/t_patroni PROPERTIES RESOURCE_LOCK sked_fleet TIMEOUT 900)

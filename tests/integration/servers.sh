@@ -22,9 +22,21 @@
 #   gal_up                    gal_init, then start all three nodes and wait
 #                             until they form one cluster
 #   gal_logs                  the nodes' log lines that say why, on stderr
+#   pat_up                    etcd, three PostgreSQL nodes under Patroni and
+#                             HAProxy in front (ports: SKED_TEST_PATRONI_PORTS,
+#                             the first of nine, else free ones); sets
+#                             HP (HAProxy's port), PG1..3, R1..3 (REST)
+#   pat_leader, pat_members   the leader's name; "name role state" lines
+#   pat_ctl ARGS...           patronictl on this cluster
+#   pat_kill I                kill -9 node I whole: Patroni and its server
 #   srv_stop_all              stop everything started here (on EXIT)
 
-pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+# The starting and stopping itself is scripts/serverlib.sh's, the one
+# server-starter library (shared with scripts/test-servers.sh); this file
+# gives it the test's folder, turns its errors into fail or skip, and
+# kills what the test started when it ends.
+. "$(dirname "$0")/../../scripts/serverlib.sh"
+pg_bin() { sv_pg_bin; }
 
 # PostgreSQL will not run as root: as root, servers run as 'postgres' in
 # a folder that user can reach.
@@ -36,118 +48,60 @@ else
 	mkdir -p "$SRV"
 fi
 srv_dir() { echo "$SRV"; }
-as_pg() {
-	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
+as_pg() { sv_as_pg "$@"; }
 
 pg_start_dir() { # NAME PORT [-c k=v]...
 	_n=$1
-	_d=$(srv_dir)/$1
 	_port=$2
 	shift 2
-	as_pg "$(pg_bin)/pg_ctl" -D "$_d/data" -l "$_d/server.log" -w -t 60 \
-		-o "-c listen_addresses=127.0.0.1 -p $_port -k $_d -c max_connections=200 -c fsync=off $*" \
-		start >/dev/null || { cat "$_d/server.log" >&2; fail "PostgreSQL $_n did not start on port $_port (see $_d/server.log)"; }
-	echo "$_n $_port" >>"$(srv_dir)/pg.list"
+	sv_pg_start "$SRV/$_n" "$_port" -c max_connections=200 -c fsync=off "$@" ||
+		fail "PostgreSQL $_n did not start on port $_port (see $SRV/$_n/server.log)"
+	echo "$_n $_port" >>"$SRV/pg.list"
 }
 
 pg_new() { # NAME PORT [-c k=v]...
 	[ -n "$(pg_bin)" ] || skip "PostgreSQL server binaries are not installed"
-	d=$(srv_dir)/$1
-	mkdir -p "$d"
-	[ "$(id -u)" = 0 ] && chown postgres "$d"
-	as_pg "$(pg_bin)/initdb" -D "$d/data" -A trust -U postgres --locale=C \
-		-E UTF8 >"$d/initdb.log" 2>&1 || fail "initdb for $1 failed (see $d/initdb.log)"
+	sv_pg_init "$SRV/$1" || fail "initdb for $1 failed (see $SRV/$1/initdb.log)"
 	pg_start_dir "$@"
 	pg_sql_db "$2" postgres "CREATE DATABASE sked_test" >/dev/null
 }
 
 pg_standby() { # NAME PORT FROM_PORT
-	d=$(srv_dir)/$1
-	mkdir -p "$d"
-	[ "$(id -u)" = 0 ] && chown postgres "$d"
-	as_pg "$(pg_bin)/pg_basebackup" -h 127.0.0.1 -p "$3" -U postgres \
-		-D "$d/data" -R -X stream -c fast \
-		-d "application_name=$1" >"$d/basebackup.log" 2>&1 ||
-		fail "pg_basebackup for $1 failed (see $d/basebackup.log)"
-	# the standby names itself to the primary (synchronous_standby_names)
-	echo "primary_conninfo = 'host=127.0.0.1 port=$3 user=postgres application_name=$1'" \
-		>>"$d/data/postgresql.auto.conf"
+	sv_pg_standby "$SRV/$1" "$1" "$3" || fail "pg_basebackup for $1 failed (see $SRV/$1/basebackup.log)"
 	pg_start_dir "$1" "$2"
 }
 
-pg_pid() { head -n 1 "$(srv_dir)/$1/data/postmaster.pid"; }
-
-pg_kill() { # the whole server at once, as when its machine dies
-	p=$(pg_pid "$1")
-	kill -STOP "$p"
-	for c in $(pgrep -P "$p"); do kill -9 "$c" 2>/dev/null || true; done
-	kill -9 "$p"
-	i=0
-	while kill -0 "$p" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "postmaster of $1 did not die"
-		sleep 0.05
-	done
-}
+pg_pid() { sv_pg_pid "$SRV/$1"; }
+pg_kill() { sv_pg_kill "$SRV/$1" || fail "postmaster of $1 did not die"; }
 
 # the standby's WAL receiver, to hold back replication for a while
 pg_walreceiver() { pgrep -P "$(pg_pid "$1")" -f 'walreceiver'; }
 
-pg_promote() {
-	as_pg "$(pg_bin)/pg_ctl" -D "$(srv_dir)/$1/data" -w -t 60 promote >/dev/null ||
-		fail "promote of $1 failed"
-}
+pg_promote() { sv_pg_promote "$SRV/$1" || fail "promote of $1 failed"; }
 
 pg_sql_db() { psql -X -q -At -F '	' -h 127.0.0.1 -p "$1" -U postgres -d "$2" -c "$3"; }
 pg_sql() { pg_sql_db "$1" sked_test "$(printf '%s' "$2" | sed "s/{p}/$PREFIX/g")"; }
 
-# Every MariaDB here has a tmpdir of its own: a starting mariadbd deletes
-# every "#sql*" file in its tmpdir, and with /tmp shared it deleted the
-# temporary tables of another test's mariadb-install-db in mid-bootstrap
-# ("Unknown table 'mysql.tmp_user_sys'").
 my_new() { # NAME PORT [mariadbd args]...
 	command -v mariadb-install-db >/dev/null || skip "MariaDB server is not installed"
-	name=$1
-	d=$(srv_dir)/$1
-	mkdir -p "$d/tmp"
-	user=$(id -un)
-	[ -d "$d/data/mysql" ] || mariadb-install-db --no-defaults --datadir="$d/data" \
-		--tmpdir="$d/tmp" --user="$user" --auth-root-authentication-method=normal \
-		--skip-test-db >"$d/install.log" 2>&1 || fail "mariadb-install-db for $name failed (see $d/install.log)"
+	sv_my_install "$SRV/$1" || fail "mariadb-install-db for $1 failed (see $SRV/$1/install.log)"
 	my_start "$@"
 }
 
 my_start() { # NAME PORT [args]
 	_n=$1
-	_d=$(srv_dir)/$1
 	_port=$2
 	shift 2
-	mkdir -p "$_d/tmp"
-	/usr/sbin/mariadbd --no-defaults --datadir="$_d/data" --socket="$_d/sock" \
-		--tmpdir="$_d/tmp" --port="$_port" --bind-address=127.0.0.1 --pid-file="$_d/pid" \
-		--user="$(id -un)" --max-connections=300 --innodb-buffer-pool-size=64M \
-		--log-error="$_d/server.log" "$@" >/dev/null 2>&1 &
-	echo "$!" >"$_d/mysqld.pid"
-	echo "$_n $_port" >>"$(srv_dir)/my.list"
+	sv_my_start "$SRV/$_n" "$_port" 64M "$(id -un)" "$@"
+	echo "$_n $_port" >>"$SRV/my.list"
 }
 
-my_wait() { # NAME SECONDS: until it answers and is ready
-	d=$(srv_dir)/$1
-	i=0
-	until mariadb-admin --no-defaults --socket="$d/sock" -uroot ping >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt $(($2 * 5)) ] || { tail -n 20 "$d/server.log" >&2; fail "MariaDB $1 did not start (see $d/server.log)"; }
-		sleep 0.2
-	done
-}
+my_wait() { sv_my_wait "$SRV/$1" "$2" || fail "MariaDB $1 did not start (see $SRV/$1/server.log)"; }
 
-my_root() { mariadb --no-defaults --socket="$(srv_dir)/$1/sock" -uroot -N -B -e "$2"; }
+my_root() { mariadb --no-defaults --socket="$SRV/$1/sock" -uroot -N -B -e "$2"; }
 
 my_user() { # NAME: the sked user and database, as on the shared server
-	my_root "$1" "CREATE DATABASE IF NOT EXISTS sked_test CHARACTER SET utf8mb4;
-		CREATE USER IF NOT EXISTS 'sked'@'127.0.0.1' IDENTIFIED BY 'sked-test-pw';
-		GRANT ALL ON *.* TO 'sked'@'127.0.0.1';"
+	sv_my_user "$SRV/$1" || fail "could not make the sked user on $1"
 }
 
 my_sql() {
@@ -177,27 +131,16 @@ gal_node() { # I [args]: start node I
 	shift
 	eval "p=\$P$i g=\$G$i ist=\$I$i sst=\$S$i"
 	d="$SRV/n$i"
-	if [ ! -d "$d/data/mysql" ]; then
-		mkdir -p "$d/tmp"
-		chown "$gal_runas" "$d" "$d/tmp"
-		runuser -u "$gal_runas" -- mariadb-install-db --no-defaults --datadir="$d/data" \
-			--tmpdir="$d/tmp" --user="$gal_runas" --auth-root-authentication-method=normal \
-			--skip-test-db >"$d/install.log" 2>&1 ||
-			fail "mariadb-install-db for node $i failed (see $d/install.log)"
-	fi
-	/usr/sbin/mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" \
-		--tmpdir="$d/tmp" --port="$p" --bind-address=127.0.0.1 --pid-file="$d/pid" \
-		--user="$gal_runas" \
-		--log-error="$d/server.log" --innodb-buffer-pool-size=64M \
-		--max-connections=300 --binlog-format=ROW --innodb-autoinc-lock-mode=2 \
+	sv_my_install "$d" "$gal_runas" || fail "mariadb-install-db for node $i failed (see $d/install.log)"
+	sv_my_start "$d" "$p" 64M "$gal_runas" \
+		--binlog-format=ROW --innodb-autoinc-lock-mode=2 \
 		--wsrep-on=ON --wsrep-provider=/usr/lib/galera/libgalera_smm.so \
 		--wsrep-cluster-name="sked$PREFIX" --wsrep-cluster-address="$gcomm" \
 		--wsrep-node-name="n$i" --wsrep-node-address="127.0.0.1:$g" \
 		--wsrep-node-incoming-address="127.0.0.1:$p" \
 		--wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$g;ist.recv_addr=127.0.0.1:$ist;gcache.size=32M" \
 		--wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$sst" \
-		"$@" >/dev/null 2>&1 &
-	echo "$!" >"$d/mysqld.pid"
+		"$@"
 	echo "n$i $p" >>"$SRV/my.list"
 }
 gal_ready() { [ "$(my_root "n$1" "SHOW STATUS LIKE 'wsrep_ready'" 2>/dev/null | cut -f2)" = ON ]; }
@@ -221,19 +164,83 @@ gal_logs() {
 	done
 }
 
-# kill_server DATADIR PID: kill -9 PID only while its command line names
-# DATADIR. The pid file of a server the test killed stays behind, and on
-# a busy machine its number soon belongs to another process: another
-# test's worker was killed so at this test's exit.
-kill_server() {
-	[ -n "$2" ] && [ -r "/proc/$2/cmdline" ] || return 0
-	case "$(tr '\0' ' ' <"/proc/$2/cmdline" 2>/dev/null)" in
-	*"$1"*) kill -9 "$2" 2>/dev/null || true ;;
-	esac
+# kill_server DATADIR PID: kill -9 PID only while it is that server
+# (a stored pid soon names another process on a busy machine)
+kill_server() { sv_kill_server "$@"; }
+
+# ---- Patroni: etcd, three PostgreSQL nodes, HAProxy (serverlib.sh) ----
+# srv_track PIDFILE: a process to kill -9 at the end, while its command
+# line still names this test's folder
+srv_track() { echo "$1" >>"$SRV/proc.list"; }
+pat_up() {
+	for b in patroni patronictl etcd etcdctl; do
+		command -v $b >/dev/null || skip "$b is not installed (scripts/deps.sh test)"
+	done
+	[ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null || skip "haproxy is not installed (scripts/deps.sh test)"
+	if [ -n "${SKED_TEST_PATRONI_PORTS:-}" ]; then
+		# shellcheck disable=SC2046 # the ports, split on purpose
+		set -- $(seq "$SKED_TEST_PATRONI_PORTS" $((SKED_TEST_PATRONI_PORTS + 8)))
+	else
+		# shellcheck disable=SC2046
+		set -- $(free_ports 9)
+	fi
+	EC=$1 EP=$2 PG1=$3 R1=$4 PG2=$5 R2=$6 PG3=$7 R3=$8 HP=$9
+	PAT_SCOPE="sked$PREFIX"
+	sv_etcd_start "$SRV/etcd" "$EC" "$EP" || fail "etcd did not start on port $EC"
+	srv_track "$SRV/etcd/etcd.pid"
+	for i in 1 2 3; do
+		eval "sv_patroni_node \"\$SRV/pn$i\" pn$i \$PG$i \$R$i $EC $PAT_SCOPE"
+		srv_track "$SRV/pn$i/patroni.pid"
+		eval "echo \"pn$i \$PG$i\"" >>"$SRV/pg.list"
+	done
+	pat_ready() { [ "$(pat_members | grep -c ' running$')" = 3 ] && [ -n "$(pat_leader)" ]; }
+	wait_for 120 pat_ready || { pat_logs; fail "the Patroni cluster did not reach a leader and two running replicas: $(pat_members | tr '\n' ';')"; }
+	sv_haproxy_start "$SRV/haproxy" "$HP" "$PG1:$R1 $PG2:$R2 $PG3:$R3" || fail "HAProxy did not start on port $HP"
+	srv_track "$SRV/haproxy/haproxy.run.pid"
+	# HAProxy takes every server for up until its checks say otherwise:
+	# six connections in a row (two rounds over three nodes) must all
+	# reach the primary
+	hp_primary() {
+		for _k in 1 2 3 4 5 6; do
+			[ "$(pg_sql_db "$HP" postgres 'SELECT pg_is_in_recovery()')" = f ] || return 1
+		done
+	}
+	wait_for 30 hp_primary || fail "HAProxy does not lead to the primary on port $HP"
+	pg_sql_db "$HP" postgres "CREATE DATABASE sked_test" >/dev/null
+}
+# "name role state" per member, from the first REST API that answers
+pat_members() {
+	for r in $R1 $R2 $R3; do
+		curl -s -m 2 "http://127.0.0.1:$r/cluster" 2>/dev/null | python3 -c '
+import json, sys
+for m in json.load(sys.stdin)["members"]:
+    print(m["name"], m["role"], m["state"])' 2>/dev/null && return 0
+	done
+	return 1
+}
+pat_leader() { pat_members | awk '$2 == "leader" && $3 == "running" { print $1 }'; }
+pat_ctl() { patronictl -c "$SRV/pn1/patroni.yml" "$@"; }
+pat_kill() { # I: the node's machine dies: Patroni and its server at once
+	kill -STOP "$(cat "$SRV/pn$1/patroni.pid")" 2>/dev/null || true
+	sv_pg_kill "$SRV/pn$1" || fail "the server of node $1 did not die"
+	kill_server "$SRV/pn$1" "$(cat "$SRV/pn$1/patroni.pid")"
+}
+pat_logs() {
+	for f in "$SRV"/pn*/patroni.log "$SRV"/etcd/etcd.log; do
+		[ -f "$f" ] || continue
+		echo "--- ${f#"$SRV"/}" >&2
+		tail -n 15 "$f" >&2
+	done
 }
 
 srv_stop_all() {
 	[ -n "${SRV:-}" ] || return 0
+	# Patroni first: it would start its server again
+	if [ -f "$SRV/proc.list" ]; then
+		while read -r f; do
+			[ -f "$f" ] && kill_server "$SRV" "$(cat "$f")"
+		done <"$SRV/proc.list"
+	fi
 	if [ -f "$SRV/pg.list" ]; then
 		while read -r n p; do
 			f="$SRV/$n/data/postmaster.pid"
