@@ -41,7 +41,10 @@ static atomic_int g_hup, g_stopping;
 struct cli_ops {
 	struct cli *c;
 	sked_worker *w;
-	sked *h; /* own connection: metrics, readiness, reload */
+	sked *h; /* own connection: metrics, readiness, reload; opened on
+	            first use (ops_conn), NULL until then or while refused */
+	int64_t h_retry_ms; /* db_mu: no new try before this (monotonic) */
+	int h_refused;      /* db_mu: the last try failed (logged once) */
 	pthread_mutex_t db_mu;
 	struct cli_http *http;
 	pthread_t thread;
@@ -56,6 +59,46 @@ void
 cli_ops_hup(void)
 {
 	atomic_store(&g_hup, 1);
+}
+
+/* The operations side's own connection, opened the first time a scrape,
+ * a readiness probe or a reload needs it (db_mu held), not at start: an
+ * idle worker keeps to its two connections (docs/design.md, "Fleets"),
+ * and a server that refuses one more client never stops the worker. A
+ * refusal is logged once, then tried again at most every 5 s; NULL
+ * meanwhile. */
+static sked *
+ops_conn(struct cli_ops *o)
+{
+	sked_options so;
+	int64_t now = cli_mono_ms();
+	int rc;
+
+	if (o->h != NULL || now < o->h_retry_ms)
+		return o->h;
+	memset(&so, 0, sizeof so);
+	so.strategy = o->c->strategy;
+	so.prefix = o->c->prefix;
+	rc = sked_open(o->c->url, &so, &o->h);
+	if (rc == SKED_OK) {
+		if (o->h_refused)
+			sked_log(SKED_LOG_INFO,
+			         "worker: the metrics connection "
+			         "is open again");
+		o->h_refused = 0;
+		return o->h;
+	}
+	if (!o->h_refused)
+		sked_log(SKED_LOG_WARN,
+		         "worker: no connection for /metrics, /readyz and "
+		         "reloads (%s); the worker goes on, tried again at "
+		         "most every 5 s",
+		         o->h ? sked_errmsg(o->h) : sked_strerror(rc));
+	o->h_refused = 1;
+	sked_close(o->h);
+	o->h = NULL;
+	o->h_retry_ms = now + 5000;
+	return NULL;
 }
 
 void
@@ -333,7 +376,17 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 		}
 		render_worker(o, &m, &rp->body);
 		sked_worker_metrics_free(&m);
-		cli_metrics_cluster(o->h, &o->db_mu, &rp->body);
+		pthread_mutex_lock(&o->db_mu);
+		sked *h = ops_conn(o);
+		pthread_mutex_unlock(&o->db_mu);
+		if (h != NULL) {
+			cli_metrics_cluster(h, &o->db_mu, &rp->body);
+		} else {
+			cli_prom_family(&rp->body, "sked_up", "gauge",
+			                "1 when this scrape could read the "
+			                "cluster gauges from the database.");
+			cli_sbuf_puts(&rp->body, "sked_up 0\n");
+		}
 		return;
 	}
 	if (strcmp(rq->path, "/healthz") == 0 ||
@@ -357,11 +410,16 @@ on_http(void *ud, const struct cli_http_request *rq, struct cli_http_reply *rp)
 				         "database: busy (a scrape is waiting "
 				         "on it)");
 			} else {
-				if (sked_now(o->h, &now) != SKED_OK) {
+				sked *h = ops_conn(o);
+				if (h == NULL) {
+					ok = 0;
+					snprintf(why, sizeof why,
+					         "database: no connection");
+				} else if (sked_now(h, &now) != SKED_OK) {
 					ok = 0;
 					snprintf(why, sizeof why,
 					         "database: %s",
-					         sked_errmsg(o->h));
+					         sked_errmsg(h));
 				}
 				pthread_mutex_unlock(&o->db_mu);
 			}
@@ -419,9 +477,9 @@ reload(struct cli_ops *o)
 		cli_config_free(&tmp.cfg);
 		return;
 	}
-	tmp.h = o->h;
 	pthread_mutex_lock(&o->db_mu);
-	ex = o->h ? cli_sync_schedules(&tmp) : EX_UNAVAILABLE;
+	tmp.h = ops_conn(o);
+	ex = tmp.h ? cli_sync_schedules(&tmp) : EX_UNAVAILABLE;
 	pthread_mutex_unlock(&o->db_mu);
 	sked_log(ex == 0 ? SKED_LOG_INFO : SKED_LOG_WARN,
 	         "SIGHUP: %s: %zu schedule(s) %s; %s", o->c->cfg.path,
@@ -509,10 +567,9 @@ cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
               struct cli_ops **out)
 {
 	struct cli_ops *o;
-	sked_options so;
 	sked_info info;
 	char err[256];
-	int rc, port = 0;
+	int port = 0;
 
 	*out = NULL;
 	o = calloc(1, sizeof *o);
@@ -525,16 +582,8 @@ cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
 	pthread_mutex_init(&o->db_mu, NULL);
 	if (sked_get_info(c->h, &info) == SKED_OK)
 		snprintf(o->strategy, sizeof o->strategy, "%s", info.strategy);
-	/* a connection of its own, for scrapes and reloads */
-	memset(&so, 0, sizeof so);
-	so.strategy = c->strategy;
-	so.prefix = c->prefix;
-	rc = sked_open(c->url, &so, &o->h);
-	if (rc != SKED_OK) {
-		int ex = cli_fail(o->h, rc, "worker: metrics connection");
-		cli_ops_stop(o);
-		return ex;
-	}
+	/* its own connection, for scrapes and reloads, opens on first use
+	 * (ops_conn) */
 	if (listen) {
 		struct sockaddr_storage ss;
 		unsigned alen;
