@@ -10,8 +10,10 @@
 #     holds at most 2 (the processes' own sockets, every backend: they
 #     also count a connection that carries no node name; and on
 #     PostgreSQL pg_stat_activity by the node's application_name);
-#   quiet when idle (PostgreSQL): well under one transaction per idle
-#     worker per second (the benchmark, bench/fleet.sh, holds it to 0.2);
+#   quiet when idle (PostgreSQL): an idle worker's transactions a second
+#     stay at the design's 3.5/lease (beats and leader-lock reads), not
+#     growing with the fleet (t_idle_statements holds 0.2 at the default
+#     lease);
 #   max-connections: ten of the workers run with --max-connections 2 and
 #     never hold more under the drain's backlog (their sockets, sampled);
 #   leader: one live cluster lock held by a worker elects the node that
@@ -199,8 +201,15 @@ if [ "$(family)" = pg ] && [ "$SKED_BACKEND" = pg ]; then
 	a=$(alive)
 	per=$(awk -v d=$((x1 - x0)) -v w="$a" 'BEGIN { printf "%.2f", d / (w > 0 ? w : 1) / 10 }')
 	note "idle: $((x1 - x0)) transactions in 10 s: $per per running worker per second"
-	awk -v p="$per" 'BEGIN { exit !(p <= 0.5) }' ||
-		promise quiet "idle workers ran $per transactions per worker per second (0.2 promised with LISTEN)"
+	# An idle worker beats every lease/2 and reads the leader lock every
+	# 2/3 lease (docs/design.md, "Fleets"): 3.5/lease statements a
+	# second, 0.12 at the default 30 s lease, where t_idle_statements
+	# holds the 0.2 promise. This fleet runs a 5 s lease for a quick
+	# take-over, so its bound is that rate with a margin of 30 %: what
+	# must not happen is a cost that grows with the fleet or a poll.
+	bound=$(awk -v l="$LEASE" 'BEGIN { printf "%.2f", 3.5 / l * 1.3 }')
+	awk -v p="$per" -v b="$bound" 'BEGIN { exit !(p <= b) }' ||
+		promise quiet "idle workers ran $per transactions per worker per second ($bound is the design's rate at a ${LEASE} s lease, 0.12 at the default 30 s)"
 fi
 
 # ---- the leader ----
