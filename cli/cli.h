@@ -312,6 +312,12 @@ struct cli_verb {
 	int allowed[4], dflt[4];
 };
 extern const struct cli_verb cli_cancel_verb, cli_retry_verb;
+/* Steer one task (cmd_steer.c; the API shares it): cancel, reporting
+ * the tasks cancelled with it ("cancelled_with"), or retry (with_deps:
+ * with the sub-graph its end cancelled, "retried_with"), reporting the
+ * status it is in now; *out a JSON object. A library status code. */
+int cli_steer_one(sked *h, const struct cli_verb *v, int64_t id, int with_deps,
+                  json_t **out);
 /* 1 when v may act on tasks of that status */
 int cli_verb_allows(const struct cli_verb *v, int status);
 /* "dead", "pending or retry": the statuses of st (ending in -1) */

@@ -235,6 +235,17 @@ typedef enum sked_sql {
 	SKED_SQL_RETRY_RUNS,
 	SKED_SQL_RETRY_BACK,
 	SKED_SQL_RETRY_DROP,
+	/* a retried task waits for its parents again (queue.c): the live
+	 * parents of the retried {ids}, locked one by one in id order
+	 * through SKED_SQL_DEP_LIVE; then, once they are back, each retried
+	 * child's open parents (child id, count: a live parent, or under
+	 * "cancel" one that ended dead or cancelled) and the child ?1 set
+	 * blocked with ?2 open parents; the cancelled children of ?1 that
+	 * its end cancelled (error ?2 or ?3), for retry with dependents */
+	SKED_SQL_RETRY_PARENTS,
+	SKED_SQL_RETRY_OPEN,
+	SKED_SQL_RETRY_BLOCK,
+	SKED_SQL_RETRY_CASCADE,
 	/* dependencies (model/deps.c): the ended parents among {ids};
 	 * a parent ?1's blocked children released (all, or those that
 	 * ignore a failed parent), cancelled (error ?2) and listed; at

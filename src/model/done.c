@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/buf.h"
 
@@ -41,6 +42,26 @@ ids_q(sked *h, sked_sql stmt, const int64_t *ids, int n, sked_res *r)
 	free(sql.p);
 	free(p);
 	return rc;
+}
+
+int
+sked__cascade_add(sked *h, const int64_t *ids, int n)
+{
+	if (!h->cascade.on || n <= 0)
+		return SKED_OK;
+	if (h->cascade.n + (size_t)n > h->cascade.cap) {
+		size_t nc = h->cascade.cap ? h->cascade.cap : 64;
+		while (nc < h->cascade.n + (size_t)n)
+			nc *= 2;
+		int64_t *g = realloc(h->cascade.ids, sizeof *g * nc);
+		if (!g)
+			return sked__fail(h, SKED_ENOMEM, "out of memory");
+		h->cascade.ids = g;
+		h->cascade.cap = nc;
+	}
+	memcpy(h->cascade.ids + h->cascade.n, ids, sizeof *ids * (size_t)n);
+	h->cascade.n += (size_t)n;
+	return SKED_OK;
 }
 
 /* Parent id ended with status st: its children learn it. */
@@ -80,7 +101,9 @@ parent_ended(sked *h, int64_t id, int st)
 	sked__res_clear(&r);
 	/* the cancelled children end here too: moved, and their own
 	 * children told, in this transaction */
-	rc = n > 0 ? sked__move_done(h, kids, n) : SKED_OK;
+	rc = n > 0 ? sked__cascade_add(h, kids, n) : SKED_OK;
+	if (rc == SKED_OK && n > 0)
+		rc = sked__move_done(h, kids, n);
 	free(kids);
 	return rc;
 }
