@@ -256,6 +256,17 @@ typedef enum sked_sql {
 	 * prune keeps a parent whose children live, and drops the edges
 	 * of the tasks {ids} it removes (as child, as parent) */
 	SKED_SQL_DEP_ENDED,
+	/* the blocked children of the ended parents {ids} (a plain read),
+	 * then those children {ids} locked in ascending id order: every
+	 * ending transaction takes its children's row locks in one global
+	 * order, so two of them never wait on each other (done.c) */
+	SKED_SQL_DEP_KIDS,
+	SKED_SQL_DEP_LOCK,
+	/* SKED_SQL_DEP_RELEASE(_IGN) over the parent's children {ids}, read
+	 * by SKED_SQL_DEP_KIDS: where an UPDATE with a subquery would scan
+	 * and lock rows that are not its children (MySQL) */
+	SKED_SQL_DEP_RELEASE_IDS,
+	SKED_SQL_DEP_RELEASE_IDS_IGN,
 	SKED_SQL_DEP_RELEASE,
 	SKED_SQL_DEP_RELEASE_IGN,
 	SKED_SQL_DEP_CANCEL,
