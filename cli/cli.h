@@ -194,6 +194,9 @@ int cli_broken_pipe(void);
 json_t *cli_json_time(int64_t ms);
 json_t *cli_json_str(const char *s, size_t len);
 json_t *cli_json_cstr(const char *s);
+/* A task's result (docs/workflows.md): valid JSON as that value, other
+ * text as a string, NULL as null. */
+json_t *cli_json_result(const char *s);
 int cli_json_print(json_t *v);
 
 /* A text table: add rows of ncols strings, print with aligned columns. */
