@@ -113,10 +113,10 @@ add_test(NAME build/test_index COMMAND python3
          ${CMAKE_SOURCE_DIR}/tests/build/test_index.py ${CMAKE_SOURCE_DIR} --check)
 set_tests_properties(build/test_index PROPERTIES LABELS build TIMEOUT 60)
 
-# build/templates: every TPL call of the dashboard (cli/*.c) names a
-# fragment of cli/templates/ and gives exactly its placeholders a value
-# (tests/build/t_templates.py), on every path, not only those the page
-# tests take.
+# build/templates: every TPL call of the dashboard (cli/**/*.c) names a
+# fragment of cli/web/dashboard/templates/ and gives exactly its
+# placeholders a value (tests/build/t_templates.py), on every path, not
+# only those the page tests take.
 add_test(NAME build/templates COMMAND python3
          ${CMAKE_SOURCE_DIR}/tests/build/t_templates.py ${CMAKE_SOURCE_DIR})
 set_tests_properties(build/templates PROPERTIES LABELS build TIMEOUT 60)
