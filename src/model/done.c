@@ -117,9 +117,16 @@ typedef struct ended {
 } ended;
 
 static int
+cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int
 cmp_ended(const void *a, const void *b)
 {
-	return sked__cmp_i64(&((const ended *)a)->id, &((const ended *)b)->id);
+	return cmp_id(&((const ended *)a)->id, &((const ended *)b)->id);
 }
 
 /* The blocked children of the ended parents e[k] (sorted by id), as
@@ -171,7 +178,7 @@ lock_children(sked *h, const ended *e, int k, int64_t **pairs, size_t *np)
 	if (rc == SKED_OK && n > 1) {
 		for (size_t i = 0; i < n; i++)
 			kids[i] = pr[2 * i + 1];
-		qsort(kids, n, sizeof *kids, sked__cmp_i64);
+		qsort(kids, n, sizeof *kids, cmp_id);
 		size_t u = 0;
 		for (size_t i = 0; i < n; i++)
 			if (u == 0 || kids[u - 1] != kids[i])
