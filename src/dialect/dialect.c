@@ -545,9 +545,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                "({ids}) AND dependents <> 0 AND status IN "
                                "(2, 3, 5)",
         [SKED_SQL_DEP_KIDS] =
-                "SELECT e.parent_id, e.child_id FROM {p}task_dep e JOIN "
-                "{p}task c ON c.id = e.child_id WHERE e.parent_id IN ({ids}) "
-                "AND c.status = 6 ORDER BY e.parent_id, e.child_id",
+                "SELECT k.parent_id, k.child_id FROM {p}task_dep k JOIN "
+                "{p}task c ON c.id = k.child_id WHERE k.parent_id IN ({ids}) "
+                "AND c.status = 6 ORDER BY k.parent_id, k.child_id",
         [SKED_SQL_DEP_RELEASE_IDS] = DEP_RELEASE_IDS("{p}task", ""),
         [SKED_SQL_DEP_RELEASE_IDS_IGN] =
                 DEP_RELEASE_IDS("{p}task", " AND on_parent_failure = 1"),
