@@ -222,11 +222,15 @@ static const struct cli_cmd commands[] = {
          "for)\n" STEER_FILTER_HELP ".\n",
          0},
         {"retry", cmd_retry, NULL,
-         "retry ID\n"
+         "retry [--with-dependents] ID\n"
          "       sked retry [--status S] [--kind K] [--queue Q] "
          "[--older-than D] [--yes]",
          "run a dead, cancelled or waiting task again now, or every one a "
          "filter matches",
+         "  --with-dependents also bring back the tasks its end "
+         "cancelled (blocked\n"
+         "                    until their parents succeed; "
+         "docs/workflows.md)\n"
          "  --status S        dead (default), cancelled or "
          "retry\n" STEER_FILTER_HELP "\n"
          "  (of waiting tasks: one statement); a task whose unique key "

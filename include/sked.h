@@ -391,6 +391,20 @@ SKED_API int sked_cancel(sked *h, int64_t id);
  * running or succeeded. */
 SKED_API int sked_retry(sked *h, int64_t id);
 
+/* Graphs (docs/workflows.md, "Mending a graph"). sked_cancel_graph:
+ * sked_cancel, and *with (freed with free(); NULL when none) the *n
+ * tasks its end cancelled with it (its blocked children that asked for
+ * "cancel", theirs, …), in the order they ended. sked_retry_graph: retry
+ * a dead or cancelled task together with the sub-graph its end
+ * cancelled (each cancelled child naming it as the parent that stopped
+ * it, theirs, …), in one transaction: the task is pending again (or
+ * blocked, while a parent of its own has not succeeded), the others
+ * blocked with the count of their parents still to succeed; *ids (free())
+ * lists the *n tasks retried, the task first. SKED_ESTATE when the task
+ * is not dead or cancelled. */
+SKED_API int sked_cancel_graph(sked *h, int64_t id, int64_t **with, size_t *n);
+SKED_API int sked_retry_graph(sked *h, int64_t id, int64_t **ids, size_t *n);
+
 /* One attempt at a task. */
 typedef struct sked_run {
 	int64_t id; /* 0: the attempt that ended the task, recorded on its

@@ -195,6 +195,9 @@ int cli_broken_pipe(void);
 json_t *cli_json_time(int64_t ms);
 json_t *cli_json_str(const char *s, size_t len);
 json_t *cli_json_cstr(const char *s);
+/* A task's result (docs/workflows.md): valid JSON as that value, other
+ * text as a string, NULL as null. */
+json_t *cli_json_result(const char *s);
 int cli_json_print(json_t *v);
 
 /* A text table: add rows of ncols strings, print with aligned columns. */
@@ -313,6 +316,12 @@ struct cli_verb {
 	int allowed[4], dflt[4];
 };
 extern const struct cli_verb cli_cancel_verb, cli_retry_verb;
+/* Steer one task (cmd_steer.c; the API shares it): cancel, reporting
+ * the tasks cancelled with it ("cancelled_with"), or retry (with_deps:
+ * with the sub-graph its end cancelled, "retried_with"), reporting the
+ * status it is in now; *out a JSON object. A library status code. */
+int cli_steer_one(sked *h, const struct cli_verb *v, int64_t id, int with_deps,
+                  json_t **out);
 /* 1 when v may act on tasks of that status */
 int cli_verb_allows(const struct cli_verb *v, int status);
 /* "dead", "pending or retry": the statuses of st (ending in -1) */

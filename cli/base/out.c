@@ -367,6 +367,13 @@ cli_json_cstr(const char *s)
 	return s == NULL ? json_null() : cli_json_str(s, strlen(s));
 }
 
+json_t *
+cli_json_result(const char *s)
+{
+	json_t *v = s ? json_loads(s, JSON_DECODE_ANY, NULL) : NULL;
+	return v ? v : cli_json_cstr(s);
+}
+
 int
 cli_json_print(json_t *v)
 {

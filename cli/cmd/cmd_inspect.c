@@ -376,7 +376,7 @@ cli_show_json(sked *h, int64_t id, json_t **out, const char **what)
 		return rc;
 	}
 	json_t *o = cli_task_json(t), *arr = json_array();
-	json_object_set_new(o, "result", cli_json_cstr(t->result));
+	json_object_set_new(o, "result", cli_json_result(t->result));
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, cli_run_json(&runs[i]));
 	json_object_set_new(o, "runs", arr);

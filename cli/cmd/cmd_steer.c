@@ -45,22 +45,90 @@ cli_verb_allows(const struct cli_verb *v, int status)
 	return 0;
 }
 
+static json_t *
+id_array(const int64_t *ids, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_integer((json_int_t)ids[i]));
+	return a;
+}
+
+int
+cli_steer_one(sked *h, const struct cli_verb *v, int64_t id, int with_deps,
+              json_t **out)
+{
+	int64_t *ids = NULL;
+	size_t n = 0;
+	sked_task *t = NULL;
+	int rc;
+
+	*out = NULL;
+	if (v == &cli_cancel_verb)
+		rc = sked_cancel_graph(h, id, &ids, &n);
+	else if (with_deps)
+		rc = sked_retry_graph(h, id, &ids, &n);
+	else
+		rc = v->one(h, id);
+	if (rc != SKED_OK)
+		return rc;
+	*out = json_pack("{s:I, s:s}", "id", (json_int_t)id, "result", v->done);
+	if (v == &cli_cancel_verb) {
+		json_object_set_new(*out, "cancelled_with", id_array(ids, n));
+	} else {
+		/* retried: pending, or blocked again while a parent has not
+		 * succeeded (the retry never runs it early) */
+		if (sked_task_get(h, id, &t) == SKED_OK)
+			json_object_set_new(
+			        *out, "status",
+			        json_string(sked_status_name(t->status)));
+		sked_tasks_free(t, t ? 1 : 0);
+		if (with_deps)
+			json_object_set_new(*out, "retried_with",
+			                    id_array(n > 0 ? ids + 1 : ids,
+			                             n > 0 ? n - 1 : 0));
+	}
+	free(ids);
+	return SKED_OK;
+}
+
 static int
-steer_one(struct cli *c, const struct cli_verb *v, const char *arg)
+steer_one(struct cli *c, const struct cli_verb *v, const char *arg,
+          int with_deps)
 {
 	int64_t id;
 	int ex, rc;
+	json_t *o, *with;
+	const char *st;
 
 	if ((ex = cli_parse_id(v->cmd, arg, &id)) != 0)
 		return ex;
 	if ((ex = cli_open_existing(c)) != 0)
 		return ex;
-	if ((rc = v->one(c->h, id)) != SKED_OK)
+	if ((rc = cli_steer_one(c->h, v, id, with_deps, &o)) != SKED_OK)
 		return cli_fail(c->h, rc, "%s task %" PRId64, v->cmd, id);
 	if (c->json)
-		return cli_json_print(json_pack(
-		        "{s:I, s:s}", "id", (json_int_t)id, "result", v->done));
-	printf("task %" PRId64 " %s\n", id, v->done);
+		return cli_json_print(o);
+	st = json_string_value(json_object_get(o, "status"));
+	with = json_object_get(o,
+	                       with_deps ? "retried_with" : "cancelled_with");
+	if (st && strcmp(st, "blocked") == 0)
+		printf("task %" PRId64 " is blocked again: it runs once its "
+		       "parents have succeeded\n",
+		       id);
+	else
+		printf("task %" PRId64 " %s\n", id, v->done);
+	if (json_array_size(with) > 0 && v == &cli_cancel_verb)
+		printf("%zu task(s) cancelled with it (its children that "
+		       "asked for cancel, and theirs; --json lists them)\n",
+		       json_array_size(with));
+	else if (json_array_size(with) > 0)
+		printf("%zu task(s) its end had cancelled are back, blocked "
+		       "until their parents succeed\n",
+		       json_array_size(with));
+	else if (with_deps)
+		printf("no task had been cancelled with it\n");
+	json_decref(o);
 	return EX_OK;
 }
 
@@ -147,20 +215,21 @@ steer_where(struct cli *c, const struct cli_verb *v, sked_list_filter *f,
 static int
 steer(struct cli *c, const struct cli_verb *v, int argc, char **argv)
 {
-	enum { O_STATUS = 1, O_KIND, O_QUEUE, O_OLDER, O_YES };
+	enum { O_STATUS = 1, O_KIND, O_QUEUE, O_OLDER, O_YES, O_DEPS };
 	static const struct option opts[] = {
 	        {"status", required_argument, NULL, O_STATUS},
 	        {"kind", required_argument, NULL, O_KIND},
 	        {"queue", required_argument, NULL, O_QUEUE},
 	        {"older-than", required_argument, NULL, O_OLDER},
 	        {"yes", no_argument, NULL, O_YES},
+	        {"with-dependents", no_argument, NULL, O_DEPS},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
 	sked_list_filter f;
 	int st[4] = {-1, -1, -1, -1};
 	int64_t older_ms = 0;
-	int ch, ex, yes = 0, filters = 0;
+	int ch, ex, yes = 0, filters = 0, deps = 0;
 	char words[64];
 
 	memset(&f, 0, sizeof f);
@@ -201,6 +270,11 @@ steer(struct cli *c, const struct cli_verb *v, int argc, char **argv)
 		case O_YES:
 			yes = 1;
 			break;
+		case O_DEPS:
+			if (v != &cli_retry_verb)
+				return cli_opt_error(v->cmd, '?', argv);
+			deps = 1;
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, v->cmd);
 			return EX_OK;
@@ -218,8 +292,10 @@ steer(struct cli *c, const struct cli_verb *v, int argc, char **argv)
 		if (filters || yes)
 			return cli_usage(v->cmd, "give a task ID or filters, "
 			                         "not both");
-		return steer_one(c, v, argv[optind]);
+		return steer_one(c, v, argv[optind], deps);
 	}
+	if (deps)
+		return cli_usage(v->cmd, "--with-dependents: give one task ID");
 	if (!filters)
 		return cli_usage(v->cmd, "missing the task ID, or a filter "
 		                         "(--status, --kind, --queue, "

@@ -70,6 +70,14 @@
 	"open_parents - 1 END WHERE status = 6" and                            \
 	        " AND id IN "                                                  \
 	        "(SELECT child_id FROM {p}task_dep WHERE parent_id = ?1)"
+/* the same over the parent's children {ids} (from ?1), read before;
+ * tbl names the table (MySQL: through its primary key) */
+#define DEP_RELEASE_IDS(tbl, and)                                              \
+	"UPDATE " tbl " SET status = CASE WHEN open_parents <= 1 THEN 0 "      \
+	"ELSE 6 END, updated_at = {now}, version = version + 1, "              \
+	"open_parents = CASE WHEN open_parents <= 1 THEN -1 ELSE "             \
+	"open_parents - 1 END WHERE status = 6" and                            \
+	        " AND id IN ({ids})"
 /* an ended task whose children have not all ended is kept */
 #define KEEP_PARENTS                                                           \
 	" AND (dependents = 0 OR NOT EXISTS (SELECT 1 FROM {p}task_dep e "     \
@@ -515,9 +523,36 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "exit_code, error, output FROM {p}task_done WHERE id IN "
                 "({ids}) AND status IN (3, 5) AND outcome IS NOT NULL",
         [SKED_SQL_RETRY_BACK] = SKED__RETRY_BACK,
+        [SKED_SQL_RETRY_PARENTS] =
+                "SELECT DISTINCT e.parent_id FROM {p}task_dep e JOIN "
+                "{p}task t ON t.id = e.parent_id WHERE e.child_id IN ({ids}) "
+                "ORDER BY e.parent_id",
+        [SKED_SQL_RETRY_OPEN] =
+                "SELECT e.child_id, COUNT(*) FROM {p}task_dep e JOIN "
+                "{p}task c ON c.id = e.child_id LEFT JOIN {p}task_done d ON "
+                "d.id = e.parent_id WHERE e.child_id IN ({ids}) AND "
+                "(EXISTS (SELECT 1 FROM {p}task l WHERE l.id = e.parent_id) "
+                "OR (c.on_parent_failure = 0 AND d.status IN (3, 5))) "
+                "GROUP BY e.child_id",
+        [SKED_SQL_RETRY_BLOCK] =
+                "UPDATE {p}task SET status = 6, open_parents = ?2 WHERE id = "
+                "?1 AND status = 0",
+        [SKED_SQL_RETRY_CASCADE] =
+                "SELECT d.id FROM {p}task_dep e JOIN {p}task_done d ON d.id = "
+                "e.child_id WHERE e.parent_id = ?1 AND d.status = 5 AND "
+                "d.last_error IN (?2, ?3) ORDER BY d.id",
         [SKED_SQL_DEP_ENDED] = "SELECT id, status FROM {p}task WHERE id IN "
                                "({ids}) AND dependents <> 0 AND status IN "
                                "(2, 3, 5)",
+        [SKED_SQL_DEP_KIDS] =
+                "SELECT k.parent_id, k.child_id FROM {p}task_dep k JOIN "
+                "{p}task c ON c.id = k.child_id WHERE k.parent_id IN ({ids}) "
+                "AND c.status = 6 ORDER BY k.parent_id, k.child_id",
+        [SKED_SQL_DEP_RELEASE_IDS] = DEP_RELEASE_IDS("{p}task", ""),
+        [SKED_SQL_DEP_RELEASE_IDS_IGN] =
+                DEP_RELEASE_IDS("{p}task", " AND on_parent_failure = 1"),
+        [SKED_SQL_DEP_LOCK] = "SELECT id FROM {p}task WHERE id IN ({ids}) AND "
+                              "status = 6 ORDER BY id FOR UPDATE",
         /* status before open_parents: MySQL assigns left to right, from
          * the values already assigned */
         [SKED_SQL_DEP_RELEASE] = DEP_RELEASE(""),

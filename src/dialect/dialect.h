@@ -240,6 +240,17 @@ typedef enum sked_sql {
 	SKED_SQL_RETRY_RUNS,
 	SKED_SQL_RETRY_BACK,
 	SKED_SQL_RETRY_DROP,
+	/* a retried task waits for its parents again (queue.c): the live
+	 * parents of the retried {ids}, locked one by one in id order
+	 * through SKED_SQL_DEP_LIVE; then, once they are back, each retried
+	 * child's open parents (child id, count: a live parent, or under
+	 * "cancel" one that ended dead or cancelled) and the child ?1 set
+	 * blocked with ?2 open parents; the cancelled children of ?1 that
+	 * its end cancelled (error ?2 or ?3), for retry with dependents */
+	SKED_SQL_RETRY_PARENTS,
+	SKED_SQL_RETRY_OPEN,
+	SKED_SQL_RETRY_BLOCK,
+	SKED_SQL_RETRY_CASCADE,
 	/* dependencies (model/deps.c): the ended parents among {ids};
 	 * a parent ?1's blocked children released (all, or those that
 	 * ignore a failed parent), cancelled (error ?2) and listed; at
@@ -250,6 +261,17 @@ typedef enum sked_sql {
 	 * prune keeps a parent whose children live, and drops the edges
 	 * of the tasks {ids} it removes (as child, as parent) */
 	SKED_SQL_DEP_ENDED,
+	/* the blocked children of the ended parents {ids} (a plain read),
+	 * then those children {ids} locked in ascending id order: every
+	 * ending transaction takes its children's row locks in one global
+	 * order, so two of them never wait on each other (done.c) */
+	SKED_SQL_DEP_KIDS,
+	SKED_SQL_DEP_LOCK,
+	/* SKED_SQL_DEP_RELEASE(_IGN) over the parent's children {ids}, read
+	 * by SKED_SQL_DEP_KIDS: where an UPDATE with a subquery would scan
+	 * and lock rows that are not its children (MySQL) */
+	SKED_SQL_DEP_RELEASE_IDS,
+	SKED_SQL_DEP_RELEASE_IDS_IGN,
 	SKED_SQL_DEP_RELEASE,
 	SKED_SQL_DEP_RELEASE_IGN,
 	SKED_SQL_DEP_CANCEL,

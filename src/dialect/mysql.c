@@ -68,6 +68,23 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 ", v.c8, v.c4, v.c5, v.c6, v.c7 FROM ({rows8}) v "
                 "JOIN " BY_ID " ON t.id = v.c1 AND t.attempts = v.c2 "
                 "WHERE t.status IN (2, 3)",
+        /* the primary key's ranges, walked in ascending order */
+        [SKED_SQL_DEP_LOCK] = "SELECT t.id FROM " BY_ID
+                              " WHERE t.id IN ({ids}) AND t.status = 6 "
+                              "ORDER BY t.id FOR UPDATE",
+        /* single-table: MySQL assigns left to right (status first) */
+        [SKED_SQL_DEP_RELEASE_IDS] =
+                "UPDATE " BY_ID " SET t.status = CASE WHEN t.open_parents <= "
+                "1 THEN 0 ELSE 6 END, t.updated_at = {now}, t.version = "
+                "t.version + 1, t.open_parents = CASE WHEN t.open_parents <= "
+                "1 THEN -1 ELSE t.open_parents - 1 END WHERE t.status = 6 "
+                "AND t.id IN ({ids})",
+        [SKED_SQL_DEP_RELEASE_IDS_IGN] =
+                "UPDATE " BY_ID " SET t.status = CASE WHEN t.open_parents <= "
+                "1 THEN 0 ELSE 6 END, t.updated_at = {now}, t.version = "
+                "t.version + 1, t.open_parents = CASE WHEN t.open_parents <= "
+                "1 THEN -1 ELSE t.open_parents - 1 END WHERE t.status = 6 "
+                "AND t.on_parent_failure = 1 AND t.id IN ({ids})",
         [SKED_SQL_DONE_DROP] = "DELETE t FROM " BY_ID " WHERE t.id IN ({ids}) "
                                "AND t.status IN (2, 3, 5)",
         [SKED_SQL_META_CREATE] = "CREATE TABLE IF NOT EXISTS {p}meta ("

@@ -20,6 +20,9 @@ static const char *const sqlite_sql[SKED_SQL__COUNT] = {
         [SKED_SQL_LIM_LOCK] = "SELECT concurrency, per_key, rate_n, rate_ms, "
                               "rate_log, {nowms}, paused FROM {p}queue_limit "
                               "WHERE queue = ?1",
+        /* one writer: nothing to order (done.c does not run it here) */
+        [SKED_SQL_DEP_LOCK] = "SELECT id FROM {p}task WHERE id IN ({ids}) "
+                              "AND status = 6",
 };
 
 const sked_dialect sked__dialect_sqlite = {

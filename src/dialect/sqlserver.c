@@ -117,6 +117,9 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
         /* limits (limits.c): the limit row under an update lock, which
          * every limited claim of the queue takes first and holds to its
          * commit; plain readers (S locks) are not kept out by it */
+        /* the clustered index's seeks, in ascending order */
+        [SKED_SQL_DEP_LOCK] = "SELECT id FROM {p}task WITH (UPDLOCK, ROWLOCK) "
+                              "WHERE id IN ({ids}) AND status = 6 ORDER BY id",
         [SKED_SQL_LIM_LOCK] =
                 "SELECT concurrency, per_key, rate_n, rate_ms, "
                 "rate_log, {nowms}, paused FROM {p}queue_limit WITH "

@@ -77,6 +77,13 @@ struct sked {
 	/* which queues have cluster-wide limits, as this handle last read
 	 * them (limits.c); NULL until its first claim */
 	struct sked_limits *limits;
+	/* the tasks a cancel cancelled with it, collected while on
+	 * (done.c, sked_cancel_graph); off otherwise */
+	struct {
+		int on, oom;
+		int64_t *ids;
+		size_t n, cap;
+	} cascade;
 };
 
 /* Record the detail of a failure on h and return rc. The message is one

@@ -38,6 +38,11 @@ int sked__deps_parents(sked *h, const sked_enqueue_opts *o, size_t nchild,
 int sked__deps_link(sked *h, int64_t child, const int64_t *parents, int n,
                     int open, int policy, int64_t bad, int bad_st,
                     int *pending);
+/* deps.c: qsort's order of int64_t values */
+int sked__cmp_i64(const void *a, const void *b);
+/* done.c: while h->cascade.on, the ids of the tasks a parent's end
+ * cancelled with it are appended to h->cascade (sked_cancel_graph) */
+int sked__cascade_add(sked *h, const int64_t *ids, int n);
 
 /* queue.c: steering inside the caller's transaction (admin.c's bulk forms
  * share them). Cancel one live task and move it to {p}task_done; retry

@@ -24,8 +24,8 @@
 
 #include "util/buf.h"
 
-static int
-cmp_i64(const void *a, const void *b)
+int
+sked__cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 	return x < y ? -1 : x > y;
@@ -71,7 +71,7 @@ sked__deps_parents(sked *h, const sked_enqueue_opts *o, size_t nchild,
 	if (!u)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	memcpy(u, o->after, sizeof *u * n);
-	qsort(u, n, sizeof *u, cmp_i64);
+	qsort(u, n, sizeof *u, sked__cmp_i64);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
 		if (m == 0 || u[m - 1] != u[i])

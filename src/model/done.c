@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/buf.h"
 
@@ -43,19 +44,41 @@ ids_q(sked *h, sked_sql stmt, const int64_t *ids, int n, sked_res *r)
 	return rc;
 }
 
-/* Parent id ended with status st: its children learn it. */
+int
+sked__cascade_add(sked *h, const int64_t *ids, int n)
+{
+	if (!h->cascade.on || n <= 0)
+		return SKED_OK;
+	if (h->cascade.n + (size_t)n > h->cascade.cap) {
+		size_t nc = h->cascade.cap ? h->cascade.cap : 64;
+		while (nc < h->cascade.n + (size_t)n)
+			nc *= 2;
+		int64_t *g = realloc(h->cascade.ids, sizeof *g * nc);
+		if (!g)
+			return sked__fail(h, SKED_ENOMEM, "out of memory");
+		h->cascade.ids = g;
+		h->cascade.cap = nc;
+	}
+	memcpy(h->cascade.ids + h->cascade.n, ids, sizeof *ids * (size_t)n);
+	h->cascade.n += (size_t)n;
+	return SKED_OK;
+}
+
+/* Parent id ended with status st: its children learn it (released: its
+ * release ran already, release_by_ids). *woke: some changed (some may
+ * be pending now). */
 static int
-parent_ended(sked *h, int64_t id, int st)
+parent_ended(sked *h, int64_t id, int st, int released, int *woke)
 {
 	sked_val p[2] = {SKED_INTV(id), SKED_NULLV};
-	int rc = sked__q(h,
-	                 st == SKED_SUCCEEDED ? SKED_SQL_DEP_RELEASE
-	                                      : SKED_SQL_DEP_RELEASE_IGN,
-	                 p, 1, NULL);
-	/* children changed (some may be pending now): wake the workers
-	 * where the product can (PostgreSQL: delivered at commit) */
-	if (rc == SKED_OK && sked__affected(h) > 0 && h->notify_sql)
-		rc = sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+	int rc = released ? SKED_OK
+	                  : sked__q(h,
+	                            st == SKED_SUCCEEDED
+	                                    ? SKED_SQL_DEP_RELEASE
+	                                    : SKED_SQL_DEP_RELEASE_IGN,
+	                            p, 1, NULL);
+	if (!released && rc == SKED_OK && sked__affected(h) > 0)
+		*woke = 1;
 	if (rc != SKED_OK || st == SKED_SUCCEEDED)
 		return rc;
 	char err[128];
@@ -80,8 +103,152 @@ parent_ended(sked *h, int64_t id, int st)
 	sked__res_clear(&r);
 	/* the cancelled children end here too: moved, and their own
 	 * children told, in this transaction */
-	rc = n > 0 ? sked__move_done(h, kids, n) : SKED_OK;
+	rc = n > 0 ? sked__cascade_add(h, kids, n) : SKED_OK;
+	if (rc == SKED_OK && n > 0)
+		rc = sked__move_done(h, kids, n);
 	free(kids);
+	return rc;
+}
+
+/* an ended parent and its status */
+typedef struct ended {
+	int64_t id;
+	int st;
+} ended;
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_ended(const void *a, const void *b)
+{
+	return cmp_id(&((const ended *)a)->id, &((const ended *)b)->id);
+}
+
+/* The blocked children of the ended parents e[k] (sorted by id), as
+ * (parent, child) pairs by parent then child into *pairs (2 values a
+ * pair, *np pairs), locked in ascending child id order before any of
+ * them is updated: every ending transaction takes its children's row
+ * locks in that one order, so two transactions whose parents share
+ * children queue on each other, never wait on each other in a cycle (a
+ * deadlock costs the server's detection, 1 s on PostgreSQL, and a
+ * retry). A single child needs no order; SQLite has one writer. */
+static int
+lock_children(sked *h, const ended *e, int k, int64_t **pairs, size_t *np)
+{
+	enum { PER = 400 };
+	*pairs = NULL;
+	*np = 0;
+	if (h->dialect == &sked__dialect_sqlite)
+		return SKED_OK;
+	int64_t *ids = malloc(sizeof *ids * (size_t)(k < PER ? k : PER));
+	int64_t *pr = NULL, *kids = NULL;
+	size_t n = 0, cap = 0;
+	int rc = ids ? SKED_OK : sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int at = 0; at < k && rc == SKED_OK; at += PER) {
+		int m = k - at < PER ? k - at : PER;
+		sked_res r = {0};
+		for (int i = 0; i < m; i++)
+			ids[i] = e[at + i].id;
+		rc = ids_q(h, SKED_SQL_DEP_KIDS, ids, m, &r);
+		if (rc == SKED_OK && n + (size_t)r.nrows > cap) {
+			size_t nc = n + (size_t)r.nrows + 16;
+			int64_t *g = realloc(pr, sizeof *g * 2 * nc);
+			if (!g)
+				rc = sked__fail(h, SKED_ENOMEM,
+				                "out of memory");
+			else {
+				pr = g;
+				cap = nc;
+			}
+		}
+		for (int i = 0; rc == SKED_OK && i < r.nrows; i++, n++) {
+			pr[2 * n] = sked__res_int(&r, i, 0);
+			pr[2 * n + 1] = sked__res_int(&r, i, 1);
+		}
+		sked__res_clear(&r);
+	}
+	free(ids);
+	if (rc == SKED_OK && n > 1 && !(kids = malloc(sizeof *kids * n)))
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+	if (rc == SKED_OK && n > 1) {
+		for (size_t i = 0; i < n; i++)
+			kids[i] = pr[2 * i + 1];
+		qsort(kids, n, sizeof *kids, cmp_id);
+		size_t u = 0;
+		for (size_t i = 0; i < n; i++)
+			if (u == 0 || kids[u - 1] != kids[i])
+				kids[u++] = kids[i];
+		/* ascending chunks, each locked in ascending order */
+		for (size_t at = 0; u > 1 && at < u && rc == SKED_OK;
+		     at += PER) {
+			int m = u - at < PER ? (int)(u - at) : PER;
+			rc = ids_q(h, SKED_SQL_DEP_LOCK, kids + at, m, NULL);
+		}
+	}
+	free(kids);
+	if (rc != SKED_OK) {
+		free(pr);
+		return rc;
+	}
+	*pairs = pr;
+	*np = n;
+	return SKED_OK;
+}
+
+/* MySQL: parent id's release over its children read in pairs (its
+ * UPDATE with a subquery would scan the task table, locking rows that
+ * are other transactions' children, out of order). */
+static int
+release_by_ids(sked *h, int64_t id, int st, const int64_t *pairs, size_t np,
+               int *woke)
+{
+	enum { PER = 400 };
+	int64_t kids[PER];
+	int m = 0, rc = SKED_OK;
+	sked_sql q = st == SKED_SUCCEEDED ? SKED_SQL_DEP_RELEASE_IDS
+	                                  : SKED_SQL_DEP_RELEASE_IDS_IGN;
+	for (size_t i = 0; i <= np && rc == SKED_OK; i++) {
+		if (i < np && pairs[2 * i] == id)
+			kids[m++] = pairs[2 * i + 1];
+		if (m > 0 && (m == PER || i == np || pairs[2 * i] != id)) {
+			rc = ids_q(h, q, kids, m, NULL);
+			if (rc == SKED_OK && sked__affected(h) > 0)
+				*woke = 1;
+			m = 0;
+		}
+	}
+	return rc;
+}
+
+/* The ended parents e[k] (each with dependents) tell their children, in
+ * parent id order, after their children are locked in child id order;
+ * one wake-up for the workers where the product can (PostgreSQL:
+ * delivered at commit). */
+static int
+parents_ended(sked *h, ended *e, int k)
+{
+	if (k > 1)
+		qsort(e, (size_t)k, sizeof *e, cmp_ended);
+	int woke = 0;
+	int64_t *pairs = NULL;
+	size_t np = 0;
+	int by_ids = strcmp(h->dialect->name, "mysql") == 0;
+	int rc = lock_children(h, e, k, &pairs, &np);
+	for (int i = 0; i < k && rc == SKED_OK; i++) {
+		if (by_ids)
+			rc = release_by_ids(h, e[i].id, e[i].st, pairs, np,
+			                    &woke);
+		if (rc == SKED_OK)
+			rc = parent_ended(h, e[i].id, e[i].st, by_ids, &woke);
+	}
+	free(pairs);
+	if (rc == SKED_OK && woke && h->notify_sql)
+		rc = sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
 	return rc;
 }
 
@@ -97,21 +264,18 @@ sked__deps_ended(sked *h, const int64_t *ids, int n)
 		return rc;
 	}
 	int k = r.nrows;
-	int64_t *pid = malloc(sizeof *pid * (size_t)k);
-	int *pst = malloc(sizeof *pst * (size_t)k);
-	if (!pid || !pst) {
-		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
-		k = 0;
+	ended *e = malloc(sizeof *e * (size_t)k);
+	if (!e) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	}
 	for (int i = 0; i < k; i++) {
-		pid[i] = sked__res_int(&r, i, 0);
-		pst[i] = (int)sked__res_int(&r, i, 1);
+		e[i].id = sked__res_int(&r, i, 0);
+		e[i].st = (int)sked__res_int(&r, i, 1);
 	}
 	sked__res_clear(&r);
-	for (int i = 0; i < k && rc == SKED_OK; i++)
-		rc = parent_ended(h, pid[i], pst[i]);
-	free(pid);
-	free(pst);
+	rc = parents_ended(h, e, k);
+	free(e);
 	return rc;
 }
 
@@ -135,11 +299,21 @@ sked__drop_ended(sked *h, const int64_t *ids, const sked_val *p, int n)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	rc = sked__qdyn(h, drop.p, p, n, ret ? &r : NULL);
 	free(drop.p);
+	int k = 0;
+	ended *e = rc == SKED_OK && r.nrows > 0
+	                   ? malloc(sizeof *e * (size_t)r.nrows)
+	                   : NULL;
+	if (rc == SKED_OK && r.nrows > 0 && !e)
+		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (int i = 0; rc == SKED_OK && i < r.nrows; i++)
-		if (sked__res_int(&r, i, 2) != 0)
-			rc = parent_ended(h, sked__res_int(&r, i, 0),
-			                  (int)sked__res_int(&r, i, 1));
+		if (sked__res_int(&r, i, 2) != 0) {
+			e[k].id = sked__res_int(&r, i, 0);
+			e[k++].st = (int)sked__res_int(&r, i, 1);
+		}
 	sked__res_clear(&r);
+	if (rc == SKED_OK && k > 0)
+		rc = parents_ended(h, e, k);
+	free(e);
 	return rc;
 }
 

@@ -350,31 +350,169 @@ sked_cancel(sked *h, int64_t id)
 	                                         : "changed");
 }
 
+/* Statements over {ids} go in chunks of this many (under every
+ * product's parameter limit) */
+#define RETRY_CHUNK 400
+
+/* Lock the live parents of the ended tasks ids (about to come back), one
+ * by one in id order: a parent ending at the same moment either ended
+ * before (and is read as ended by the count below) or waits for this
+ * commit and then finds its retried children blocked. */
+static int
+lock_live_parents(sked *h, const int64_t *ids, int n)
+{
+	sked_val *p =
+	        calloc((size_t)(n < RETRY_CHUNK ? n : RETRY_CHUNK), sizeof *p);
+	int64_t *par = NULL;
+	size_t np = 0, cap = 0;
+	int rc = p ? SKED_OK : sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int at = 0; at < n && rc == SKED_OK; at += RETRY_CHUNK) {
+		int k = n - at < RETRY_CHUNK ? n - at : RETRY_CHUNK;
+		sked_buf sql = {0};
+		sked_res r = {0};
+		sked__sql_fill(&sql, h->sql[SKED_SQL_RETRY_PARENTS], 1, k);
+		for (int i = 0; i < k; i++)
+			p[i] = SKED_INTV(ids[at + i]);
+		rc = sql.oom ? sked__fail(h, SKED_ENOMEM, "out of memory")
+		             : sked__qdyn(h, sql.p, p, k, &r);
+		sked__buf_free(&sql);
+		for (int i = 0; rc == SKED_OK && i < r.nrows; i++) {
+			if (np == cap) {
+				size_t nc = cap ? 2 * cap : 64;
+				int64_t *g = realloc(par, sizeof *g * nc);
+				if (!g) {
+					rc = sked__fail(h, SKED_ENOMEM,
+					                "out of memory");
+					break;
+				}
+				par = g;
+				cap = nc;
+			}
+			par[np++] = sked__res_int(&r, i, 0);
+		}
+		sked__res_clear(&r);
+	}
+	free(p);
+	if (rc == SKED_OK && np > 1) {
+		qsort(par, np, sizeof *par, sked__cmp_i64);
+		size_t m = 0;
+		for (size_t i = 0; i < np; i++)
+			if (m == 0 || par[m - 1] != par[i])
+				par[m++] = par[i];
+		np = m;
+	}
+	for (size_t i = 0; i < np && rc == SKED_OK; i++) {
+		sked_val v[2] = {SKED_INTV(par[i]), SKED_INTV(0)};
+		rc = sked__q(h, SKED_SQL_DEP_LIVE, v, 2, NULL);
+	}
+	free(par);
+	return rc;
+}
+
+/* The retried tasks ids, back in {p}task as pending, that still wait for
+ * a parent (a live one; under "cancel" also one that ended dead or
+ * cancelled, which must run again and succeed first) become blocked with
+ * that many open parents: a retry never runs a child before its parents
+ * (docs/workflows.md). Runs after every chunk is back, so a parent
+ * retried in the same call counts as live. */
+static int
+block_waiting(sked *h, const int64_t *ids, int n)
+{
+	sked_val *p =
+	        calloc((size_t)(n < RETRY_CHUNK ? n : RETRY_CHUNK), sizeof *p);
+	int rc = p ? SKED_OK : sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int at = 0; at < n && rc == SKED_OK; at += RETRY_CHUNK) {
+		int k = n - at < RETRY_CHUNK ? n - at : RETRY_CHUNK;
+		sked_buf sql = {0};
+		sked_res r = {0};
+		sked__sql_fill(&sql, h->sql[SKED_SQL_RETRY_OPEN], 1, k);
+		for (int i = 0; i < k; i++)
+			p[i] = SKED_INTV(ids[at + i]);
+		rc = sql.oom ? sked__fail(h, SKED_ENOMEM, "out of memory")
+		             : sked__qdyn(h, sql.p, p, k, &r);
+		sked__buf_free(&sql);
+		for (int i = 0; rc == SKED_OK && i < r.nrows; i++) {
+			sked_val v[2] = {SKED_INTV(sked__res_int(&r, i, 0)),
+			                 SKED_INTV(sked__res_int(&r, i, 1))};
+			rc = sked__q(h, SKED_SQL_RETRY_BLOCK, v, 2, NULL);
+		}
+		sked__res_clear(&r);
+	}
+	free(p);
+	return rc;
+}
+
+SKED_API int
+sked_cancel_graph(sked *h, int64_t id, int64_t **with, size_t *n)
+{
+	if (!h || !h->db || !with || !n)
+		return SKED_EINVAL;
+	*with = NULL;
+	*n = 0;
+	h->cascade.on = 1;
+	h->cascade.n = 0;
+	int rc = sked_cancel(h, id);
+	h->cascade.on = 0;
+	if (rc == SKED_OK) {
+		*with = h->cascade.ids;
+		*n = h->cascade.n;
+	} else {
+		free(h->cascade.ids);
+	}
+	h->cascade.ids = NULL;
+	h->cascade.n = h->cascade.cap = 0;
+	return rc;
+}
+
 /* Retry the ended tasks ids (dead or cancelled, in {p}task_done) inside
  * the caller's transaction: their rows there are locked first (so two
- * retries of one task take turns, and the second finds it gone), copied
- * back into {p}task as pending with the same ids, and dropped. *changed:
- * how many went back. A unique key or schedule fire that a live task has
- * taken meanwhile makes the copy fail (SKED_DBE_UNIQUE); the caller rolls
- * back and says so (retry_refused). */
+ * retries of one task take turns, and the second finds it gone), the live
+ * parents of any of them locked in id order, the rows copied back into
+ * {p}task as pending with the same ids and dropped; those whose parents
+ * have not all ended well are then blocked again (block_waiting).
+ * *changed: how many went back. A unique key or schedule fire that a live
+ * task has taken meanwhile makes the copy fail (SKED_DBE_UNIQUE); the
+ * caller rolls back and says so (retry_refused). */
 int
 sked__retry_back(sked *h, const int64_t *ids, int n, int64_t *changed)
 {
 	*changed = 0;
-	sked_val *p = calloc((size_t)n, sizeof *p);
+	int k0 = n < RETRY_CHUNK ? n : RETRY_CHUNK;
+	sked_val *p = calloc((size_t)(k0 > 0 ? k0 : 1), sizeof *p);
 	if (!p)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
-	int64_t locked = 0, dropped = 0;
-	int rc = run_ids(h, SKED_SQL_RETRY_LOCK, p, 1, ids, n, &locked);
-	if (rc == SKED_OK && locked > 0)
-		rc = run_ids(h, SKED_SQL_RETRY_RUNS, p, 1, ids, n, NULL);
-	if (rc == SKED_OK && locked > 0)
-		rc = run_ids(h, SKED_SQL_RETRY_BACK, p, 1, ids, n, NULL);
-	if (rc == SKED_OK && locked > 0)
-		rc = run_ids(h, SKED_SQL_RETRY_DROP, p, 1, ids, n, &dropped);
+	int64_t total = 0;
+	int rc = SKED_OK;
+	for (int at = 0; at < n && rc == SKED_OK; at += RETRY_CHUNK) {
+		int k = n - at < RETRY_CHUNK ? n - at : RETRY_CHUNK;
+		int64_t locked = 0;
+		rc = run_ids(h, SKED_SQL_RETRY_LOCK, p, 1, ids + at, k,
+		             &locked);
+		total += locked;
+	}
+	if (rc != SKED_OK || total == 0) {
+		free(p);
+		return rc;
+	}
+	rc = lock_live_parents(h, ids, n);
+	total = 0;
+	for (int at = 0; at < n && rc == SKED_OK; at += RETRY_CHUNK) {
+		int k = n - at < RETRY_CHUNK ? n - at : RETRY_CHUNK;
+		int64_t dropped = 0;
+		rc = run_ids(h, SKED_SQL_RETRY_RUNS, p, 1, ids + at, k, NULL);
+		if (rc == SKED_OK)
+			rc = run_ids(h, SKED_SQL_RETRY_BACK, p, 1, ids + at, k,
+			             NULL);
+		if (rc == SKED_OK)
+			rc = run_ids(h, SKED_SQL_RETRY_DROP, p, 1, ids + at, k,
+			             &dropped);
+		total += dropped;
+	}
 	free(p);
+	if (rc == SKED_OK && total > 0)
+		rc = block_waiting(h, ids, n);
 	if (rc == SKED_OK)
-		*changed = dropped;
+		*changed = total;
 	return rc;
 }
 
@@ -461,6 +599,94 @@ sked_retry(sked *h, int64_t id)
 	return sked__fail(h, SKED_ESTATE,
 	                  "task %lld is %s; only dead, "
 	                  "cancelled or waiting tasks can be retried",
+	                  (long long)id, sked_status_name(st));
+}
+
+/* The sub-graph the end of ended task id cancelled: its cancelled
+ * children whose error names it ("parent N ended dead", "parent N was
+ * cancelled"), theirs, …; appended to *all (id itself first). */
+static int
+cascade_of(sked *h, int64_t **all, size_t *n, size_t *cap)
+{
+	for (size_t at = 0; at < *n; at++) {
+		char dead[64], cancelled[64];
+		snprintf(dead, sizeof dead, "parent %lld ended dead",
+		         (long long)(*all)[at]);
+		snprintf(cancelled, sizeof cancelled,
+		         "parent %lld was cancelled", (long long)(*all)[at]);
+		sked_val p[3] = {SKED_INTV((*all)[at]), SKED_TEXTV(dead),
+		                 SKED_TEXTV(cancelled)};
+		sked_res r = {0};
+		int rc = sked__q(h, SKED_SQL_RETRY_CASCADE, p, 3, &r);
+		if (rc != SKED_OK)
+			return rc;
+		for (int i = 0; i < r.nrows; i++) {
+			int64_t c = sked__res_int(&r, i, 0);
+			int seen = 0; /* a child of two parents of the graph */
+			for (size_t j = 0; j < *n && !seen; j++)
+				seen = (*all)[j] == c;
+			if (seen)
+				continue;
+			if (*n == *cap) {
+				size_t nc = *cap * 2;
+				int64_t *g = realloc(*all, sizeof *g * nc);
+				if (!g) {
+					sked__res_clear(&r);
+					return sked__fail(h, SKED_ENOMEM,
+					                  "out of memory");
+				}
+				*all = g;
+				*cap = nc;
+			}
+			(*all)[(*n)++] = c;
+		}
+		sked__res_clear(&r);
+	}
+	return SKED_OK;
+}
+
+SKED_API int
+sked_retry_graph(sked *h, int64_t id, int64_t **ids, size_t *n)
+{
+	if (!h || !h->db || !ids || !n)
+		return SKED_EINVAL;
+	*ids = NULL;
+	*n = 0;
+	size_t cap = 64, k = 1;
+	int64_t *all = malloc(sizeof *all * cap), changed = 0;
+	if (!all)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	all[0] = id;
+	int rc = sked__begin(h, 0);
+	if (rc == SKED_OK)
+		rc = cascade_of(h, &all, &k, &cap);
+	if (rc == SKED_OK && k > (size_t)INT32_MAX)
+		rc = sked__fail(h, SKED_EINVAL, "too many tasks");
+	if (rc == SKED_OK)
+		rc = sked__retry_back(h, all, (int)k, &changed);
+	if (rc == SKED_OK && changed)
+		rc = sked__commit(h);
+	else if (rc == SKED_OK)
+		sked__rollback(h);
+	if (rc != SKED_OK) {
+		int unique = sked__err_kind(h) == SKED_DBE_UNIQUE;
+		int frc = sked__fail_db(h, rc, "cannot retry the tasks");
+		sked__rollback(h);
+		free(all);
+		return unique ? sked__retry_refused(h, id) : frc;
+	}
+	if (changed) {
+		*ids = all;
+		*n = (size_t)changed < k ? (size_t)changed : k;
+		return SKED_OK;
+	}
+	free(all);
+	int st;
+	if ((rc = task_status(h, id, &st)) != SKED_OK)
+		return rc;
+	return sked__fail(h, SKED_ESTATE,
+	                  "task %lld is %s; only a dead or cancelled task "
+	                  "can be retried with its dependents",
 	                  (long long)id, sked_status_name(st));
 }
 

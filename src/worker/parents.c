@@ -73,7 +73,13 @@ parents_text(sked_parents *p, const unsigned char *cut)
 	json_t *a = json_array();
 	sked_buf ids = {0};
 	for (size_t i = 0; a && i < p->n; i++) {
-		json_t *r = p->result[i] ? json_string(p->result[i]) : NULL;
+		/* a result that is JSON goes on as that value, text as a
+		 * string (docs/workflows.md) */
+		json_t *r = p->result[i] ? json_loads(p->result[i],
+		                                      JSON_DECODE_ANY, NULL)
+		                         : NULL;
+		if (p->result[i] && !r)
+			r = json_string(p->result[i]);
 		json_t *o = json_pack("{s:I, s:s?, s:o?}", "id",
 		                      (json_int_t)p->id[i], "kind", p->kind[i],
 		                      "result", r);
@@ -232,6 +238,9 @@ sked__wk_set_result(sked_job *j, const char *s, size_t len)
 	j->result_over = 0;
 	if (!s)
 		return SKED_OK;
+	/* one trailing newline (echo's) is not part of a result */
+	if (len > 0 && s[len - 1] == '\n')
+		len -= len > 1 && s[len - 2] == '\r' ? 2 : 1;
 	if (len > SKED_RESULT_MAX) {
 		j->result_over = len;
 		return SKED_OK;

@@ -124,7 +124,7 @@ assert par == [{"id": pa, "kind": "prog", "result": "prog result %d" % pa},
 sk --json show "$cpipe" | python3 -c '
 import json, sys
 pa, pb = int(sys.argv[1]), int(sys.argv[2])
-par = json.loads(json.load(sys.stdin)["result"])["parents"]
+par = json.load(sys.stdin)["result"]["parents"]  # a JSON result: an object
 assert par == [{"id": pa, "kind": "prog", "result": "prog result %d" % pa},
                {"id": pb, "kind": "pipe", "result": "pipe result %d" % pb}], par
 ' "$pa" "$pb" || fail "the pipe: child did not get both parents in \"parents\""
@@ -142,7 +142,7 @@ done
 sk --json show "$bin" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["result"]
-assert r == "x\ufffdy\x01z\x1b[31m\n", repr(r)
+assert r == "x\ufffdy\x01z\x1b[31m", repr(r)  # the last newline dropped
 ' || fail "the binary result is not stored as sanitised text"
 sk --json show "$ctl" | python3 -c '
 import json, sys
@@ -204,7 +204,7 @@ expect_eq "$(status_of "$late")" 0 "a child of ended parents is pending at once"
 sk --json show "$late" | python3 -c '
 import json, sys
 pa, pb = int(sys.argv[1]), int(sys.argv[2])
-par = json.loads(json.load(sys.stdin)["result"])["parents"]
+par = json.load(sys.stdin)["result"]["parents"]  # a JSON result: an object
 assert [p["id"] for p in par] == [pa, pb], par
 assert par[1]["result"] == "pipe result %d" % pb, par
 ' "$pa" "$pb" || fail "a child of ended parents did not get them"
@@ -222,7 +222,7 @@ curl -s -m 10 -H "Authorization: Bearer $tok" "$base/api/tasks/$bin" >"$T/api" |
 python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["result"]
-assert r == "x\ufffdy\x01z\x1b[31m\n", repr(r)
+assert r == "x\ufffdy\x01z\x1b[31m", repr(r)  # the last newline dropped
 ' "$T/api" || fail "the API's show does not carry the result: $(cat "$T/api")"
 base=$hb
 

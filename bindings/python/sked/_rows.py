@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
-from typing import Optional, Tuple
+import json
+from typing import Any, Optional, Tuple
 
 from ._ffi import (
     _LockRow, _LockState, _QueueInfo, _Run, _Schedule, _Task, _lib)
@@ -23,7 +24,7 @@ class Task:
                  "priority", "run_at_ms", "attempts", "max_attempts",
                  "node_id", "lease_until_ms", "unique_key", "schedule_name",
                  "fire_time_ms", "last_error", "created_ms", "updated_ms",
-                 "finished_ms", "result", "traceparent")
+                 "finished_ms", "result", "result_text", "traceparent")
 
     id: int
     queue: str
@@ -43,7 +44,10 @@ class Task:
     created_ms: int
     updated_ms: int
     finished_ms: int
-    result: Optional[str]
+    # the result as left (text), and as a value: valid JSON decoded (a
+    # dict, list, number, str, bool), other text as it is
+    result: Any
+    result_text: Optional[str]
     traceparent: Optional[str]
 
     def __init__(self, t: _Task) -> None:
@@ -58,8 +62,15 @@ class Task:
                   "updated_ms", "finished_ms"):
             setattr(self, f, getattr(t, f))
         for f in ("node_id", "unique_key", "schedule_name", "last_error",
-                  "result", "traceparent"):
+                  "traceparent"):
             setattr(self, f, _text(getattr(t, f)))
+        self.result_text = _text(t.result)
+        self.result = self.result_text
+        if self.result_text is not None:
+            try:
+                self.result = json.loads(self.result_text)
+            except ValueError:
+                pass
 
     @property
     def payload(self) -> str:

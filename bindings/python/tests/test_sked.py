@@ -606,13 +606,15 @@ class TestReach(DbCase):
         self.assertEqual(seen, ["hi"])
         self.assertEqual({self.db.get(i).status for i in [a, c] + b},
                          {"succeeded"})
-        # a returned value is the task's result (JSON unless text), and
-        # a child's handler sees its parents' results
+        # a returned value is the task's result (JSON unless text),
+        # read back as that value, and a child's handler sees its
+        # parents' results as values too (a dict here, not its text)
         self.assertIsNone(self.db.get(a).result)
-        self.assertEqual(self.db.get(b[0]).result, '{"answer": 42}')
+        self.assertEqual(self.db.get(b[0]).result, {"answer": 42})
+        self.assertEqual(self.db.get(b[0]).result_text, '{"answer": 42}')
         self.assertEqual(self.db.get(c).result,
-                         'parents %d:py.plain:None,%d:py.value:'
-                         '{"answer": 42}' % (a, b[0]))
+                         "parents %d:py.plain:None,%d:py.value:"
+                         "{'answer': 42}" % (a, b[0]))
         self.assertEqual([w for w in caught
                           if issubclass(w.category, sked.ResultNotStored)],
                          [])

@@ -365,16 +365,21 @@ api_post_one(struct cli_api *a, const struct cli_verb *v, int64_t id,
              json_t *body, struct cli_http_reply *rp)
 {
 	static const char *const none[] = {NULL};
+	static const char *const retry[] = {"with_dependents", NULL};
+	json_t *deps = json_object_get(body, "with_dependents"), *o;
 	char err[128];
 	int rc;
 
-	if (api_known_fields(body, none, err, sizeof err))
+	if (api_known_fields(body, v == &cli_retry_verb ? retry : none, err,
+	                     sizeof err))
 		return api_fail(rp, 400, EX_DATAERR, "%s", err);
-	if ((rc = v->one(a->h, id)) != SKED_OK)
+	if (deps && !json_is_boolean(deps))
+		return api_fail(rp, 400, EX_DATAERR,
+		                "'with_dependents' must be true or false");
+	if ((rc = cli_steer_one(a->h, v, id, json_is_true(deps), &o)) !=
+	    SKED_OK)
 		return api_fail_rc(a, rp, rc, v->cmd);
-	api_reply(rp, 200,
-	          json_pack("{s:I, s:s}", "id", (json_int_t)id, "result",
-	                    v->done));
+	api_reply(rp, 200, o);
 }
 
 void

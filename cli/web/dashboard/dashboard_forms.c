@@ -79,8 +79,28 @@ dash_post_tasks(struct dash *d, const struct cli_http_request *rq,
 		}
 		if (n == 0)
 			return redirect(rp, backp, "none", 0);
-		rc = retry ? sked_retry_ids(d->h, ids, n, &done)
-		           : sked_cancel_ids(d->h, ids, n, &done);
+		char w[4];
+		int64_t *with = NULL;
+		size_t nw = 0;
+		if (n == 1 && retry &&
+		    cli_http_form(rq, "with_dependents", 0, w, sizeof w) &&
+		    strcmp(w, "1") == 0) {
+			/* the task and the sub-graph its end cancelled */
+			rc = sked_retry_graph(d->h, ids[0], &with, &nw);
+			done = (int64_t)nw;
+		} else if (n == 1 && !retry) {
+			/* one task: the count says what went with it */
+			rc = sked_cancel_graph(d->h, ids[0], &with, &nw);
+			done = rc == SKED_OK ? 1 + (int64_t)nw : 0;
+			if (rc == SKED_ESTATE || rc == SKED_ENOTFOUND)
+				/* ended or gone: skipped, as the
+				 * bulk form skips it */
+				rc = SKED_OK;
+		} else {
+			rc = retry ? sked_retry_ids(d->h, ids, n, &done)
+			           : sked_cancel_ids(d->h, ids, n, &done);
+		}
+		free(with);
 	}
 	if (rc != SKED_OK)
 		return dash_input_error(d, rp, rc,

@@ -292,6 +292,11 @@ actions(struct cli_sbuf *b, const sked_task *t)
 		dash_csrf_field(b);
 		TPL(b, "task.retry_end", {"id", TPL_INT(t->id)});
 	}
+	if (st == SKED_DEAD || st == SKED_CANCELLED) {
+		TPL0(b, "task.retry");
+		dash_csrf_field(b);
+		TPL(b, "task.retry_deps_end", {"id", TPL_INT(t->id)});
+	}
 	if (st == SKED_PENDING || st == SKED_RETRY || st == SKED_RUNNING ||
 	    st == SKED_BLOCKED) {
 		TPL0(b, "task.cancel");
