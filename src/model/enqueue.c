@@ -476,39 +476,14 @@ enqueue_rows(sked *h, const char *kind, size_t n, const char *const *payloads,
 	return SKED_OK;
 }
 
-SKED_API int
-sked_enqueue_many(sked *h, const char *kind, size_t n,
-                  const char *const *payloads, const size_t *lens,
-                  const sked_enqueue_opts *opts, int64_t *ids_out)
+/* One row per statement in one transaction: what every dialect can do,
+ * and the only way for rows that carry a concurrency key or a trace
+ * context. */
+static int
+enqueue_each(sked *h, const char *kind, size_t n, const char *const *payloads,
+             const size_t *lens, const sked_enqueue_opts *opts,
+             int64_t *ids_out)
 {
-	if (!h || !h->db || (n && (!payloads || !ids_out)))
-		return SKED_EINVAL;
-	if (opts && opts->unique_key)
-		return sked__fail(h, SKED_EINVAL,
-		                  "a unique key cannot be shared by several "
-		                  "tasks");
-	for (size_t i = 0; i < n; i++) {
-		size_t len = lens ? lens[i]
-		                  : (payloads[i] ? strlen(payloads[i]) : 0);
-		int rc = check_enqueue(h, kind, payloads[i], len, opts);
-		if (rc != SKED_OK)
-			return rc;
-	}
-	if (n == 0)
-		return SKED_OK;
-	int rc0 = sked__deps_check(h, opts);
-	if (rc0 != SKED_OK)
-		return rc0;
-	if (opts && opts->n_after)
-		return enqueue_after(h, kind, n, payloads, lens, opts, ids_out);
-	/* a concurrency key (limits.c) or a trace context takes the
-	 * one-row insert below */
-	int keyed = opts && (opts->concurrency_key || opts->traceparent);
-	if ((h->dialect->caps & SKED_CAP_ARRAYS) && !keyed)
-		return enqueue_arrays(h, kind, n, payloads, lens, opts,
-		                      ids_out);
-	if ((h->dialect->caps & SKED_CAP_INSERT_ROWS) && !keyed)
-		return enqueue_rows(h, kind, n, payloads, lens, opts, ids_out);
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin the enqueue");
@@ -535,4 +510,70 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot commit the enqueue");
 	return SKED_OK;
+}
+
+/* ---- ways: how many tasks reach the database ----
+ *
+ * The first way whose needs h's dialect has and whose options it takes
+ * is the one (as outcome.c's ways[] for finishing): "after" (parents:
+ * deps.c, every dialect), "arrays" (one PostgreSQL statement), "rows"
+ * (SQL Server's multi-row inserts), "each" (a row per statement). */
+typedef int (*enqueue_fn)(sked *, const char *, size_t, const char *const *,
+                          const size_t *, const sked_enqueue_opts *, int64_t *);
+
+typedef struct enqueue_way {
+	const char *name;
+	unsigned caps; /* the dialect capabilities it needs (0: none) */
+	int after;     /* 1: for tasks with parents only */
+	int plain;     /* 1: not for a concurrency key or trace context */
+	enqueue_fn run;
+} enqueue_way;
+
+static const enqueue_way ways[] = {
+        {"after", 0, 1, 0, enqueue_after},
+        {"arrays", SKED_CAP_ARRAYS, 0, 1, enqueue_arrays},
+        {"rows", SKED_CAP_INSERT_ROWS, 0, 1, enqueue_rows},
+        {"each", 0, 0, 0, enqueue_each},
+};
+
+static const enqueue_way *
+way_for(const sked *h, const sked_enqueue_opts *o)
+{
+	int after = o && o->n_after;
+	int keyed = o && (o->concurrency_key || o->traceparent);
+	size_t n = sizeof ways / sizeof ways[0];
+	for (size_t i = 0; i < n; i++) {
+		const enqueue_way *w = &ways[i];
+		if (w->after != after || (w->plain && keyed) ||
+		    (h->dialect->caps & w->caps) != w->caps)
+			continue;
+		return w;
+	}
+	return &ways[n - 1];
+}
+
+SKED_API int
+sked_enqueue_many(sked *h, const char *kind, size_t n,
+                  const char *const *payloads, const size_t *lens,
+                  const sked_enqueue_opts *opts, int64_t *ids_out)
+{
+	if (!h || !h->db || (n && (!payloads || !ids_out)))
+		return SKED_EINVAL;
+	if (opts && opts->unique_key)
+		return sked__fail(h, SKED_EINVAL,
+		                  "a unique key cannot be shared by several "
+		                  "tasks");
+	for (size_t i = 0; i < n; i++) {
+		size_t len = lens ? lens[i]
+		                  : (payloads[i] ? strlen(payloads[i]) : 0);
+		int rc = check_enqueue(h, kind, payloads[i], len, opts);
+		if (rc != SKED_OK)
+			return rc;
+	}
+	if (n == 0)
+		return SKED_OK;
+	int rc = sked__deps_check(h, opts);
+	if (rc != SKED_OK)
+		return rc;
+	return way_for(h, opts)->run(h, kind, n, payloads, lens, opts, ids_out);
 }
