@@ -68,9 +68,8 @@
 #define ENQ_HEAD                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at, concurrency_key, traceparent) OUTPUT inserted.id VALUES " \
-	"(?1, ?2, ?3, "                                                        \
-	"0, ?4, "
+	"updated_at, concurrency_key, traceparent, unique_scope) OUTPUT "      \
+	"inserted.id VALUES (?1, ?2, ?3, 0, ?4, "
 
 #define ROWS_HEAD                                                              \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
@@ -86,9 +85,9 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "name NVARCHAR(64) NOT NULL PRIMARY KEY, "
                 "value NVARCHAR(255) NOT NULL)",
         [SKED_SQL_ENQ_IN] =
-                ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9)",
+                ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10)",
         [SKED_SQL_ENQ_AT] =
-                ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9)",
+                ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10)",
         [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_CLAIM_Q] =
                 CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
@@ -138,6 +137,21 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "ON c.session_id = s.session_id "
                 "WHERE r.session_id = ?1 AND r.blocking_session_id <> 0 "
                 "ORDER BY s.session_id",
+        /* the computed column unique_held is the key while held
+         * (sql/sqlserver/010_unique_scope.sql) */
+        [SKED_SQL_UNIQUE_HELD] =
+                "SELECT id FROM {p}task WHERE unique_held = ?1",
+        [SKED_SQL_LIVE_UNIQUE] =
+                "SELECT id FROM {p}task WHERE unique_held = ?1",
+        /* HOLDLOCK: the key's range stays locked from the match to the
+         * insert, so two enqueuers of a new key take turns */
+        [SKED_SQL_UNIQUE_FOR_PUT] =
+                "MERGE {p}unique_for WITH (HOLDLOCK) AS u USING (SELECT "
+                "?1 AS k) AS s ON u.unique_key = s.k WHEN MATCHED AND "
+                "u.held_until <= {now} THEN UPDATE SET task_id = ?2, "
+                "held_until = {now+?3} WHEN NOT MATCHED THEN INSERT "
+                "(unique_key, task_id, held_until) VALUES (?1, ?2, "
+                "{now+?3});",
 };
 
 const sked_dialect sked__dialect_sqlserver = {
