@@ -102,7 +102,8 @@ extern "C" {
 	X(UNSUPPORTED, 18, "not supported by this build or database")          \
 	X(READONLY, 19, "database is read-only")                               \
 	X(BUSY, 20, "database busy or in conflict; try again")                 \
-	X(PERM, 21, "permission denied by the database")
+	X(PERM, 21, "permission denied by the database")                       \
+	X(CONFIG, 22, "database missing or connection settings refused")
 
 typedef enum sked_status_code {
 	SKED_OK = 0,
