@@ -32,6 +32,7 @@ static const char *const enqueue_fields[] = {"kind",
                                              "unique_scope",
                                              "unique_for",
                                              "unique_replace",
+                                             "timeout",
                                              NULL};
 
 /* "after": parents' ids (docs/workflows.md), at most IDS_MAX of them,
@@ -128,7 +129,7 @@ static int
 enqueue_opts(json_t *body, sked_enqueue_opts *eo, int64_t *after, char *err,
              size_t len)
 {
-	const char *at, *in;
+	const char *at, *in, *to;
 	long long v;
 	int set;
 
@@ -170,6 +171,13 @@ enqueue_opts(json_t *body, sked_enqueue_opts *eo, int64_t *after, char *err,
 	}
 	if (in && api_duration("in", in, &eo->delay_ms, err, len))
 		return -1;
+	if (api_str_field(body, "timeout", &to, err, len) ||
+	    (to && api_duration("timeout", to, &eo->timeout_ms, err, len)))
+		return -1;
+	if (to && eo->timeout_ms <= 0) {
+		snprintf(err, len, "'timeout' must be above 0");
+		return -1;
+	}
 	return unique_fields(body, eo, err, len);
 }
 

@@ -182,7 +182,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_TRACE,
 		O_USCOPE,
 		O_UFOR,
-		O_UREPLACE
+		O_UREPLACE,
+		O_TIMEOUT
 	};
 	static const struct option opts[] = {
 	        {"payload", required_argument, NULL, O_PAYLOAD},
@@ -200,6 +201,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"unique-scope", required_argument, NULL, O_USCOPE},
 	        {"unique-for", required_argument, NULL, O_UFOR},
 	        {"unique-replace", no_argument, NULL, O_UREPLACE},
+	        {"timeout", required_argument, NULL, O_TIMEOUT},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -294,6 +296,18 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 			break;
 		case O_UREPLACE:
 			eo.unique_replace = 1;
+			break;
+		case O_TIMEOUT: /* bounded by the kind's: docs/handlers.md */
+			if ((ex = cli_parse_duration("--timeout", optarg,
+			                             &eo.timeout_ms)) != 0) {
+				free(after);
+				return ex;
+			}
+			if (eo.timeout_ms <= 0) {
+				free(after);
+				return cli_usage("enqueue", "--timeout: give a "
+				                            "duration above 0");
+			}
 			break;
 		case O_AFTER:
 			if ((ex = parse_after(optarg, &after, &eo.n_after)) !=

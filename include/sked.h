@@ -320,6 +320,11 @@ typedef struct sked_enqueue_opts {
 	int unique_scope;
 	int64_t unique_for_ms;
 	int unique_replace;
+	/* 0: none; else the task's own timeout, 1 ms to SKED_DURATION_MAX_MS:
+	 * its handler is stopped after the shorter of this and its kind's
+	 * (the worker's --timeout or the handler's own), as a kind's
+	 * timeout stops it (docs/handlers.md). */
+	int64_t timeout_ms;
 } sked_enqueue_opts;
 
 #define SKED_UNIQUE_LIVE    0

@@ -77,6 +77,7 @@ SKED_API int sked_enqueue_opts_set_unique_scope(sked_enqueue_opts *o, int v);
 SKED_API int sked_enqueue_opts_set_unique_for_ms(sked_enqueue_opts *o,
                                                  int64_t v);
 SKED_API int sked_enqueue_opts_set_unique_replace(sked_enqueue_opts *o, int v);
+SKED_API int sked_enqueue_opts_set_timeout_ms(sked_enqueue_opts *o, int64_t v);
 
 SKED_API sked_list_filter *sked_list_filter_new(void);
 SKED_API void sked_list_filter_free(sked_list_filter *o);

@@ -15,3 +15,5 @@ CREATE TABLE IF NOT EXISTS {p}unique_for (
 	held_until DATETIME(3) NOT NULL,
 	PRIMARY KEY (unique_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+-- A task's own timeout in ms (enqueue --timeout D), NULL for none.
+ALTER TABLE {p}task ADD COLUMN timeout_ms BIGINT NULL;

@@ -25,3 +25,7 @@ CREATE TABLE IF NOT EXISTS {p}unique_for (
 	task_id bigint NOT NULL,
 	held_until timestamptz NOT NULL
 );
+-- A task's own timeout in ms (enqueue --timeout D), NULL for none: the
+-- claim hands it to the worker, which stops the handler after the
+-- shorter of it and the kind's (docs/handlers.md).
+ALTER TABLE {p}task ADD COLUMN IF NOT EXISTS timeout_ms bigint;

@@ -9,3 +9,5 @@ CREATE TABLE IF NOT EXISTS {p}unique_for (
 	task_id INTEGER NOT NULL,
 	held_until INTEGER NOT NULL
 );
+-- A task's own timeout in ms (enqueue --timeout D), NULL for none.
+ALTER TABLE {p}task ADD COLUMN timeout_ms INTEGER;

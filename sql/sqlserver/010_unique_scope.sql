@@ -19,3 +19,6 @@ IF OBJECT_ID(N'{p}unique_for', N'U') IS NULL CREATE TABLE {p}unique_for (
 	task_id BIGINT NOT NULL,
 	held_until DATETIME2(3) NOT NULL
 );
+-- A task's own timeout in ms (enqueue --timeout D), NULL for none.
+IF COL_LENGTH(N'{p}task', N'timeout_ms') IS NULL
+	ALTER TABLE {p}task ADD timeout_ms BIGINT NULL;

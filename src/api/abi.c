@@ -199,6 +199,7 @@ SET_STR(sked_enqueue_opts, traceparent, 4)
 SET_NUM(sked_enqueue_opts, unique_scope, int)
 SET_NUM(sked_enqueue_opts, unique_for_ms, int64_t)
 SET_NUM(sked_enqueue_opts, unique_replace, int)
+SET_NUM(sked_enqueue_opts, timeout_ms, int64_t)
 
 LIFECYCLE(sked_list_filter, b->o.status = -1)
 SET_STR(sked_list_filter, queue, 0)

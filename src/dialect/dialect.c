@@ -51,7 +51,7 @@
  * for most) */
 #define CLAIMED_COLS                                                           \
 	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}, "  \
-	"open_parents, traceparent"
+	"open_parents, traceparent, timeout_ms"
 
 #define CLAIM_SET                                                              \
 	"status = 1, node_id = ?1, lease_until = {now+?2}, "                   \
@@ -114,8 +114,8 @@
 #define ENQ_COLS                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at, concurrency_key, traceparent, unique_scope) VALUES (?1, " \
-	"?2, ?3, 0, ?4, "
+	"updated_at, concurrency_key, traceparent, unique_scope, timeout_ms) " \
+	"VALUES (?1, ?2, ?3, 0, ?4, "
 
 /* The cluster gauges' rows: (queue, status, count, due, oldest run_at ms,
  * now ms); status 1 rows come from the running index; status -1 is the
@@ -151,9 +151,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_META_PUT] =
                 "INSERT INTO {p}meta (name, value) VALUES (?1, ?2)",
         [SKED_SQL_ENQ_IN] = ENQ_COLS
-        "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10){ret}",
+        "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11){ret}",
         [SKED_SQL_ENQ_AT] = ENQ_COLS
-        "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10){ret}",
+        "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11){ret}",
         /* a task is in {p}task while live, in {p}task_done once ended:
          * one statement reads both, so it sees the task on one side of a
          * move (a statement's snapshot, or the move's row locks) */

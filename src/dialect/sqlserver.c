@@ -48,7 +48,8 @@
 #define CLAIM_HEAD                                                             \
 	"WITH c AS (SELECT TOP (?3) id, queue, kind, payload, status, "        \
 	"node_id, lease_until, started_at, attempts, max_attempts, version, "  \
-	"updated_at, open_parents, traceparent FROM {p}task WITH (UPDLOCK, "   \
+	"updated_at, open_parents, traceparent, timeout_ms FROM {p}task "      \
+	"WITH (UPDLOCK, "                                                      \
 	"READPAST, "                                                           \
 	"ROWLOCK) "                                                            \
 	"WHERE status IN (0, 4) AND run_at <= {now} "
@@ -57,7 +58,7 @@
 	" OUTPUT inserted.id, inserted.queue, inserted.kind, "                 \
 	"inserted.payload, inserted.attempts, inserted.max_attempts, "         \
 	"{ms:inserted.started_at}, inserted.open_parents, "                    \
-	"inserted.traceparent"
+	"inserted.traceparent, inserted.timeout_ms"
 
 #define LOCK_HEAD                                                              \
 	"SELECT TOP (?3) id FROM {p}task WITH (UPDLOCK, READPAST, ROWLOCK) "   \
@@ -68,7 +69,8 @@
 #define ENQ_HEAD                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at, concurrency_key, traceparent, unique_scope) OUTPUT "      \
+	"updated_at, concurrency_key, traceparent, unique_scope, timeout_ms) " \
+	"OUTPUT "                                                              \
 	"inserted.id VALUES (?1, ?2, ?3, 0, ?4, "
 
 #define ROWS_HEAD                                                              \
@@ -84,10 +86,10 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "IF OBJECT_ID(N'{p}meta', N'U') IS NULL CREATE TABLE {p}meta ("
                 "name NVARCHAR(64) NOT NULL PRIMARY KEY, "
                 "value NVARCHAR(255) NOT NULL)",
-        [SKED_SQL_ENQ_IN] =
-                ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10)",
-        [SKED_SQL_ENQ_AT] =
-                ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10)",
+        [SKED_SQL_ENQ_IN] = ENQ_HEAD
+        "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11)",
+        [SKED_SQL_ENQ_AT] = ENQ_HEAD
+        "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11)",
         [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_CLAIM_Q] =
                 CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,

@@ -78,6 +78,10 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		return sked__fail(h, SKED_EINVAL,
 		                  "replace works with the live and pending "
 		                  "scopes, not with a period");
+	if (o && (o->timeout_ms < 0 || o->timeout_ms > SKED_DURATION_MAX_MS))
+		return sked__fail(h, SKED_EINVAL,
+		                  "timeout must be 1 ms to 100 years "
+		                  "(SKED_DURATION_MAX_MS), or 0 for none");
 	if (o && o->concurrency_key &&
 	    (!*o->concurrency_key ||
 	     strlen(o->concurrency_key) > SKED_MAX_NAME))
@@ -132,7 +136,7 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	int at = o->run_at_ms != 0;
 	/* schema 10: NULL, the live scope, is what a plain INSERT gets */
 	int scope = o->unique_for_ms ? SKED_UNIQUE_PERIOD : o->unique_scope;
-	sked_val p[10] = {
+	sked_val p[11] = {
 	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
 	        SKED_TEXTV(kind),
 	        SKED_BLOBV(payload ? payload : "", payload ? len : 0),
@@ -146,10 +150,12 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	        /* the W3C trace context, or NULL */
 	        SKED_TEXTV(o->traceparent),
 	        o->unique_key && scope ? SKED_INTV(scope) : SKED_NULLV,
+	        /* the task's own timeout (schema 10), or NULL */
+	        o->timeout_ms ? SKED_INTV(o->timeout_ms) : SKED_NULLV,
 	};
 	sked_res r = {0};
 	*dup = 0;
-	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 10, &r);
+	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 11, &r);
 	if (rc == SKED_OK) {
 		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : sked__last_id(h);
 		sked__res_clear(&r);
@@ -668,7 +674,8 @@ typedef struct enqueue_way {
 	const char *name;
 	unsigned caps; /* the dialect capabilities it needs (0: none) */
 	int after;     /* 1: for tasks with parents only */
-	int plain;     /* 1: not for a concurrency key or trace context */
+	int plain;     /* 1: not for a concurrency key, trace context or
+	                  timeout */
 	enqueue_fn run;
 } enqueue_way;
 
@@ -683,7 +690,8 @@ static const enqueue_way *
 way_for(const sked *h, const sked_enqueue_opts *o)
 {
 	int after = o && o->n_after;
-	int keyed = o && (o->concurrency_key || o->traceparent);
+	int keyed =
+	        o && (o->concurrency_key || o->traceparent || o->timeout_ms);
 	size_t n = sizeof ways / sizeof ways[0];
 	for (size_t i = 0; i < n; i++) {
 		const enqueue_way *w = &ways[i];

@@ -188,7 +188,8 @@ class Sked:
                 traceparent: Optional[str] = None,
                 unique_scope: Optional[str] = None,
                 unique_for: Optional[Duration] = None,
-                unique_replace: bool = False) -> int:
+                unique_replace: bool = False,
+                timeout: Optional[Duration] = None) -> int:
         """Enqueue one task and return its id. payload is str or bytes;
         run_at a datetime (naive = UTC) or delay seconds/timedelta from
         the database's now; an existing unique_key returns its task's id;
@@ -201,7 +202,9 @@ class Sked:
         "pending" (until it starts); unique_for: held for this period
         from the enqueue instead; unique_replace: a holder that has not
         started takes this payload and run time (debounce; the scope is
-        "pending" unless given). docs/unique.md."""
+        "pending" unless given). docs/unique.md. timeout: seconds or a
+        timedelta after which the handler is stopped (the kind's, if
+        shorter, still holds)."""
         return self.enqueue_ex(kind, payload, queue=queue, priority=priority,
                                run_at=run_at, delay=delay,
                                max_attempts=max_attempts,
@@ -212,7 +215,8 @@ class Sked:
                                traceparent=traceparent,
                                unique_scope=unique_scope,
                                unique_for=unique_for,
-                               unique_replace=unique_replace)[0]
+                               unique_replace=unique_replace,
+                               timeout=timeout)[0]
 
     def enqueue_ex(self, kind: str, payload: Optional[Payload] = b"", *,
                    queue: Optional[str] = None, priority: int = 0,
@@ -226,7 +230,8 @@ class Sked:
                    traceparent: Optional[str] = None,
                    unique_scope: Optional[str] = None,
                    unique_for: Optional[Duration] = None,
-                   unique_replace: bool = False) -> Tuple[int, bool]:
+                   unique_replace: bool = False,
+                   timeout: Optional[Duration] = None) -> Tuple[int, bool]:
         """As enqueue, returning (id, existed): existed is True when
         unique_key was held by a task (replaced or not)."""
         kind_b = _name(kind, "kind")
@@ -236,7 +241,8 @@ class Sked:
                                 unique_key, concurrency_key, after,
                                 on_parent_failure, traceparent,
                                 {"scope": unique_scope, "for": unique_for,
-                                 "replace": unique_replace}) as o:
+                                 "replace": unique_replace,
+                                 "timeout": timeout}) as o:
             self._check(_lib.sked_enqueue(self._handle(), kind_b, data,
                                           len(data), o.ptr,
                                           ctypes.byref(tid),

@@ -250,7 +250,7 @@ _OPTION_FIELDS: Dict[str, Dict[str, Any]] = {
                           "on_parent_failure": c_int,
                           "traceparent": c_char_p,
                           "unique_scope": c_int, "unique_for_ms": c_int64,
-                          "unique_replace": c_int},
+                          "unique_replace": c_int, "timeout_ms": c_int64},
     "sked_list_filter": {"queue": c_char_p, "kind": c_char_p,
                          "node_id": c_char_p, "status": c_int,
                          "limit": c_int, "before_id": c_int64,

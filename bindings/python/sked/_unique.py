@@ -1,6 +1,6 @@
-"""Unique keys' scopes for enqueue (docs/unique.md): the keyword
-arguments unique_scope, unique_for and unique_replace as the fields of
-libsked's enqueue options. Layer: the binding's value helpers, beside
+"""Unique keys' scopes for enqueue (docs/unique.md), and a task's own
+timeout: the keyword arguments unique_scope, unique_for, unique_replace
+and timeout as the fields of libsked's enqueue options. Layer: the binding's value helpers, beside
 _values.py; it knows nothing of the client or the worker."""
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ def _unique_fields(unique: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     checks the rest (a key is needed, 1 ms to 100 years)."""
     if not unique:
         return {}
+    own = unique.get("timeout")
+    timeout = None if own is None else _ms(own, "timeout")
+    if timeout is not None and timeout <= 0:
+        raise InvalidArgument(_EINVAL, "sked: timeout must be above 0")
     scope, period = unique.get("scope"), unique.get("for")
     replace = bool(unique.get("replace"))
     if scope is not None and scope not in _SCOPES:
@@ -36,4 +40,5 @@ def _unique_fields(unique: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if scope is None and replace and ms is None:
         scope = "pending"
     return {"unique_scope": _SCOPES[scope] if scope else None,
-            "unique_for_ms": ms, "unique_replace": 1 if replace else None}
+            "unique_for_ms": ms, "unique_replace": 1 if replace else None,
+            "timeout_ms": timeout}

@@ -124,6 +124,13 @@ class TestTasks(DbCase):
         with self.assertRaises(sked.InvalidArgument):
             self.db.enqueue("k", unique_for=60)
 
+    def test_task_timeout(self):
+        tid = self.db.enqueue("k", timeout=dt.timedelta(seconds=1.5))
+        self.assertEqual(self.sql("SELECT timeout_ms FROM {p}task WHERE "
+                                  "id = %d" % tid), [("1500",)])
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("k", timeout=0)
+
     def test_enqueue_many(self):
         payloads = ["p%d" % i for i in range(50)] + ["caf\u00e9".encode(), ""]
         ids = self.db.enqueue_many("bulk", payloads, queue="bq", priority=2,
