@@ -82,8 +82,10 @@ is_status() { [ "$(status_of "$1")" = "$2" ]; }
 wait_for 20 is_status "$r" 2 || fail "the racing key's task did not succeed"
 kill -TERM "$wpid"
 wait_exit "$wpid" 20
-# never two tasks with the key live at once: each task made with it was
-# made after the one before it had ended
-both="SELECT id, created_at, finished_at FROM {p}task WHERE unique_key = 'race-1' UNION ALL SELECT id, created_at, finished_at FROM {p}task_done WHERE unique_key = 'race-1'"
-expect_eq "$(count "SELECT COUNT(*) FROM ($both) a JOIN ($both) b ON a.id < b.id AND (a.finished_at IS NULL OR b.created_at < a.finished_at)")" 0 "tasks with race-1 live at the same time"
+# never two tasks with the key live at once: the index allows one, and
+# every enqueuer above exited 0 with the holder's id or a new one. (The
+# rows' timestamps cannot show it: PostgreSQL's now() is the start of a
+# statement, which may have begun before the holder's end that it waited
+# for.)
+[ "$(count "SELECT COUNT(*) FROM {p}task WHERE unique_key = 'race-1'")" -le 1 ] || fail "two live tasks hold race-1"
 expect_eq "$(where_of "$r")" task_done "table of the racing key's task"
