@@ -75,7 +75,7 @@ install(CODE "
   else()
     set(_etc \"\${_p}/etc\")
   endif()
-  foreach(_u sked-worker.service sked@.service)
+  foreach(_u sked-worker.service sked@.service sked-dashboard.service)
     file(READ \"${CMAKE_SOURCE_DIR}/examples/systemd/\${_u}\" _t)
     string(REPLACE \"/usr/bin/sked\" \"\${_p}/${CMAKE_INSTALL_BINDIR}/sked\" _t \"\${_t}\")
     string(REPLACE \"/etc/sked/\" \"\${_etc}/sked/\" _t \"\${_t}\")
@@ -96,6 +96,7 @@ install(FILES examples/systemd/sked.sysusers.conf
 file(GLOB SKED_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md ${CMAKE_SOURCE_DIR}/docs/*.yaml)
 install(FILES README.md ${SKED_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES examples/systemd/sked-worker.service examples/systemd/sked@.service
+  examples/systemd/sked-dashboard.service
   examples/systemd/sked.conf examples/systemd/sked.sysusers.conf
   contrib/sked.ini examples/pg_enqueue_tx.c
   contrib/prometheus/sked-rules.yml contrib/grafana/sked-dashboard.json

@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 9
+#define SKED_SCHEMA_VERSION 10
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -102,7 +102,8 @@ extern "C" {
 	X(UNSUPPORTED, 18, "not supported by this build or database")          \
 	X(READONLY, 19, "database is read-only")                               \
 	X(BUSY, 20, "database busy or in conflict; try again")                 \
-	X(PERM, 21, "permission denied by the database")
+	X(PERM, 21, "permission denied by the database")                       \
+	X(CONFIG, 22, "database missing or connection settings refused")
 
 typedef enum sked_status_code {
 	SKED_OK = 0,
@@ -308,7 +309,38 @@ typedef struct sked_enqueue_opts {
 	 * task keeps and its handler receives (TRACEPARENT, docs/handlers.md).
 	 * Anything else is SKED_EINVAL. */
 	const char *traceparent;
+	/* How long unique_key holds (docs/unique.md); set with unique_key
+	 * only (SKED_EINVAL otherwise):
+	 *   SKED_UNIQUE_LIVE (0)  while the task is live: pending, retrying,
+	 *                         running or blocked; an ended task frees it
+	 *   SKED_UNIQUE_PENDING   until the task first starts
+	 *   SKED_UNIQUE_PERIOD    for unique_for_ms from the holder's enqueue,
+	 *                         whatever becomes of it
+	 * An enqueue whose key is held returns the holder (*existed_out 1).
+	 * unique_for_ms: 1 ms to SKED_DURATION_MAX_MS; set, it makes the
+	 * scope SKED_UNIQUE_PERIOD (which needs it). unique_replace (live and pending scopes): a
+	 * holder that has not started (or waits to retry, in the live scope)
+	 * takes this enqueue's payload and run-at instead (debounce;
+	 * *existed_out SKED_ENQ_REPLACED); a running holder is returned as
+	 * it is (live) or does not hold the key (pending). */
+	int unique_scope;
+	int64_t unique_for_ms;
+	int unique_replace;
+	/* 0: none; else the task's own timeout, 1 ms to SKED_DURATION_MAX_MS:
+	 * its handler is stopped after the shorter of this and its kind's
+	 * (the worker's --timeout or the handler's own), as a kind's
+	 * timeout stops it (docs/handlers.md). */
+	int64_t timeout_ms;
 } sked_enqueue_opts;
+
+#define SKED_UNIQUE_LIVE    0
+#define SKED_UNIQUE_PENDING 1
+#define SKED_UNIQUE_PERIOD  2
+
+/* *existed_out of sked_enqueue */
+#define SKED_ENQ_NEW      0 /* a new task */
+#define SKED_ENQ_EXISTED  1 /* the key's holder, unchanged */
+#define SKED_ENQ_REPLACED 2 /* the key's holder, given the new payload */
 
 #define SKED_PARENT_CANCEL 0 /* cancel this task and what waits on it */
 #define SKED_PARENT_IGNORE 1 /* count the parent as ended */
@@ -317,9 +349,12 @@ typedef struct sked_enqueue_opts {
  * SKED_MAX_NAME bytes, starting with a letter or digit. payload may be
  * NULL (empty); at most SKED_MAX_PAYLOAD bytes (SKED_ETOOBIG) of text:
  * a zero byte in it is SKED_EINVAL on every database.
- * *id_out gets the task id; *existed_out (may be NULL) is 1 when
- * unique_key matched an existing task, whose id is returned, and 0
- * otherwise, failures included. SKED_EINVAL (with a one-line
+ * *id_out gets the task id; *existed_out (may be NULL) is
+ * SKED_ENQ_EXISTED (1) when unique_key is held by a task (its scope:
+ * unique_scope), whose id is returned, SKED_ENQ_REPLACED (2) when that
+ * task took this payload and run-at (unique_replace), and 0 otherwise,
+ * failures included. Race-free: of concurrent enqueuers of one key,
+ * on every database and claim strategy, one makes the task. SKED_EINVAL (with a one-line
  * sked_errmsg()) for a bad name, unique key or max_attempts. */
 SKED_API int sked_enqueue(sked *h, const char *kind, const char *payload,
                           size_t payload_len, const sked_enqueue_opts *opts,

@@ -72,6 +72,12 @@ SKED_API int sked_enqueue_opts_set_on_parent_failure(sked_enqueue_opts *o,
                                                      int v);
 SKED_API int sked_enqueue_opts_set_traceparent(sked_enqueue_opts *o,
                                                const char *v);
+/* unique scopes (sked.h: SKED_UNIQUE_*, docs/unique.md) */
+SKED_API int sked_enqueue_opts_set_unique_scope(sked_enqueue_opts *o, int v);
+SKED_API int sked_enqueue_opts_set_unique_for_ms(sked_enqueue_opts *o,
+                                                 int64_t v);
+SKED_API int sked_enqueue_opts_set_unique_replace(sked_enqueue_opts *o, int v);
+SKED_API int sked_enqueue_opts_set_timeout_ms(sked_enqueue_opts *o, int64_t v);
 
 SKED_API sked_list_filter *sked_list_filter_new(void);
 SKED_API void sked_list_filter_free(sked_list_filter *o);

@@ -144,7 +144,8 @@ control sked misc "" "$sked_deps, systemd | systemd-standalone-sysusers" \
 	"distributed task scheduler on your database - command and daemon" \
 	" This package holds the sked command (workers, the web dashboard, the
  operator's commands), its man page and bash completion, the hardened
- systemd units sked-worker.service and sked@.service, the system user sked
+ systemd units sked-worker.service, sked@.service and sked-dashboard.service,
+ the system user sked
  (sysusers.d) and the config file /etc/sked/sked.conf."
 
 # libskedN: the shlibs file and the ldconfig trigger

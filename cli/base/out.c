@@ -81,6 +81,7 @@ cli_exit_code(int rc)
 		return EX_TEMPFAIL;
 	case SKED_ESCHEMA:
 	case SKED_ESTRATEGY:
+	case SKED_ECONFIG:
 		return EX_CONFIG;
 	case SKED_EPERM:
 		return EX_NOPERM;

@@ -257,7 +257,11 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_CKEY,
 		O_AFTER,
 		O_ONFAIL,
-		O_TRACE
+		O_TRACE,
+		O_USCOPE,
+		O_UFOR,
+		O_UREPLACE,
+		O_TIMEOUT
 	};
 	static const struct option opts[] = {
 	        {"payload", required_argument, NULL, O_PAYLOAD},
@@ -272,6 +276,10 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"after", required_argument, NULL, O_AFTER},
 	        {"on-parent-failure", required_argument, NULL, O_ONFAIL},
 	        {"traceparent", required_argument, NULL, O_TRACE},
+	        {"unique-scope", required_argument, NULL, O_USCOPE},
+	        {"unique-for", required_argument, NULL, O_UFOR},
+	        {"unique-replace", no_argument, NULL, O_UREPLACE},
+	        {"timeout", required_argument, NULL, O_TIMEOUT},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -282,7 +290,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	int64_t *after = NULL;
 	long long v;
 	int64_t id = 0;
-	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0;
+	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0, scoped = 0;
 
 	memset(&eo, 0, sizeof eo);
 	/* the caller's trace context, as a tracing-aware parent passes it;
@@ -335,6 +343,50 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		case O_TRACE:
 			eo.traceparent = optarg;
 			break;
+		case O_USCOPE: /* docs/unique.md */
+			if (strcmp(optarg, "live") == 0)
+				eo.unique_scope = SKED_UNIQUE_LIVE;
+			else if (strcmp(optarg, "pending") == 0)
+				eo.unique_scope = SKED_UNIQUE_PENDING;
+			else {
+				free(after);
+				return cli_usage(
+				        "enqueue",
+				        "--unique-scope: give live or "
+				        "pending, not '%s' (a period is "
+				        "--unique-for D)",
+				        optarg);
+			}
+			scoped = 1;
+			break;
+		case O_UFOR:
+			if ((ex = cli_parse_duration("--unique-for", optarg,
+			                             &eo.unique_for_ms)) != 0) {
+				free(after);
+				return ex;
+			}
+			if (eo.unique_for_ms <= 0) {
+				free(after);
+				return cli_usage("enqueue",
+				                 "--unique-for: give a period "
+				                 "above 0");
+			}
+			break;
+		case O_UREPLACE:
+			eo.unique_replace = 1;
+			break;
+		case O_TIMEOUT: /* bounded by the kind's: docs/handlers.md */
+			if ((ex = cli_parse_duration("--timeout", optarg,
+			                             &eo.timeout_ms)) != 0) {
+				free(after);
+				return ex;
+			}
+			if (eo.timeout_ms <= 0) {
+				free(after);
+				return cli_usage("enqueue", "--timeout: give a "
+				                            "duration above 0");
+			}
+			break;
 		case O_AFTER:
 			if ((ex = parse_after(optarg, &after, &eo.n_after)) !=
 			    0) {
@@ -379,6 +431,23 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		return cli_usage("enqueue", "--lines and --payload conflict");
 	if (lines != NULL && eo.unique_key != NULL)
 		return cli_usage("enqueue", "--lines and --unique conflict");
+	if ((scoped || eo.unique_for_ms || eo.unique_replace) &&
+	    eo.unique_key == NULL) {
+		free(after);
+		return cli_usage("enqueue",
+		                 "--unique-scope, --unique-for and "
+		                 "--unique-replace need --unique KEY");
+	}
+	if (scoped && eo.unique_for_ms) {
+		free(after);
+		return cli_usage("enqueue",
+		                 "--unique-scope and --unique-for conflict (a "
+		                 "key is held by state or for a period)");
+	}
+	/* debounce: a running task must not swallow the new payload, so
+	 * a replace holds the key until the task starts unless told */
+	if (eo.unique_replace && !scoped && !eo.unique_for_ms)
+		eo.unique_scope = SKED_UNIQUE_PENDING;
 	if (lines != NULL) {
 		ex = enqueue_lines(c, kind, lines, &eo);
 		free(after);
@@ -407,12 +476,20 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	}
 	note_run_at(c, id, &eo);
 	if (c->json) {
-		ex = cli_json_print(json_pack("{s:I, s:b}", "id",
+		ex = cli_json_print(json_pack("{s:I, s:b, s:b}", "id",
 		                              (json_int_t)id, "existed",
-		                              existed));
+		                              existed != 0, "replaced",
+		                              existed == SKED_ENQ_REPLACED));
 	} else {
 		printf("%" PRId64 "\n", id);
-		if (existed) {
+		if (existed == SKED_ENQ_REPLACED) {
+			fflush(stdout);
+			fprintf(stderr,
+			        "note: task %" PRId64 " held unique key '%s' "
+			        "and waited: it takes this payload and run "
+			        "time (nothing new enqueued)\n",
+			        id, eo.unique_key);
+		} else if (existed) {
 			fflush(stdout);
 			fprintf(stderr,
 			        "note: a task with unique key '%s' already "

@@ -55,10 +55,22 @@ typedef struct sked_claimed {
 	size_t payload_len;
 	int attempt, max_attempts;
 	int64_t started_ms;
-	int has_parents;   /* it waited for parents (their results are read
+	int has_parents;    /* it waited for parents (their results are read
 	                    for its handler: worker/parents.c) */
-	char *traceparent; /* or NULL */
+	char *traceparent;  /* or NULL */
+	int64_t timeout_ms; /* its own timeout (enqueue --timeout), 0: none */
 } sked_claimed;
+
+/* How long the handler of t may run: the shorter of the task's own
+ * timeout and kind_ms, the kind's (or the worker's); 0 for neither. A
+ * task cannot outlast its kind's bound (docs/handlers.md). */
+static inline int64_t
+sked__claimed_timeout(const sked_claimed *t, int64_t kind_ms)
+{
+	if (t->timeout_ms <= 0)
+		return kind_ms;
+	return kind_ms > 0 && kind_ms < t->timeout_ms ? kind_ms : t->timeout_ms;
+}
 
 typedef struct sked_claim_strategy {
 	sked_strategy id;

@@ -52,6 +52,12 @@ sked__claimed_from_row(const sked_res *r, int i, int tp_col, sked_claimed *t)
 	t->traceparent = sked__res_null(r, i, tp_col)
 	                         ? NULL
 	                         : sked__res_dup(r, i, tp_col, &oom);
+	/* the task's own timeout (schema 10; NULL: none), after it, where
+	 * the dialect's claim answers it (Oracle's does not yet) */
+	t->timeout_ms =
+	        tp_col + 1 >= r->ncols || sked__res_null(r, i, tp_col + 1)
+	                ? 0
+	                : sked__res_int(r, i, tp_col + 1);
 	return oom ? SKED_ENOMEM : SKED_OK;
 }
 

@@ -107,6 +107,7 @@ sked__db_open(const char *url, sked_db **out, char *err, size_t errlen)
 		     : db->err.kind == SKED_DBE_NOMEM    ? SKED_ENOMEM
 		     : db->err.kind == SKED_DBE_READONLY ? SKED_EREADONLY
 		     : db->err.kind == SKED_DBE_PERM     ? SKED_EPERM
+		     : db->err.kind == SKED_DBE_CONFIG   ? SKED_ECONFIG
 		                                         : SKED_EUNAVAILABLE;
 		free(db);
 		return rc;
@@ -180,6 +181,8 @@ sked__db_status(const sked_db *db)
 		return SKED_ENOMEM;
 	case SKED_DBE_PERM:
 		return SKED_EPERM;
+	case SKED_DBE_CONFIG:
+		return SKED_ECONFIG;
 	case SKED_DBE_UNIQUE:
 	case SKED_DBE_OTHER:
 	case SKED_DBE_DATA:

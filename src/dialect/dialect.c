@@ -51,7 +51,7 @@
  * for most) */
 #define CLAIMED_COLS                                                           \
 	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}, "  \
-	"open_parents, traceparent"
+	"open_parents, traceparent, timeout_ms"
 
 #define CLAIM_SET                                                              \
 	"status = 1, node_id = ?1, lease_until = {now+?2}, "                   \
@@ -101,6 +101,20 @@
 #define NOT_PAUSED                                                             \
 	"queue NOT IN (SELECT queue FROM {p}queue_limit WHERE paused = 1)"
 
+/* a live task that holds its unique key ?1 by its scope (schema 10):
+ * the predicate of the unique index {p}task_unique_held, word for word,
+ * so that PostgreSQL and SQLite find the holder by that index */
+#define HELD                                                                   \
+	"unique_key = ?1 AND unique_key IS NOT NULL AND (unique_scope IS "     \
+	"NULL OR (unique_scope = 1 AND attempts = 0))"
+
+/* debounce (--unique-replace): the holder ?1, while it waits and still
+ * holds its key, takes the new payload ?2 and run-at */
+#define REPLACE(at)                                                            \
+	"UPDATE {p}task SET payload = ?2, run_at = " at ", updated_at = "      \
+	"{now}, version = version + 1 WHERE id = ?1 AND status IN (0, 4, 6) "  \
+	"AND (unique_scope IS NULL OR attempts = 0)"
+
 #define DEF_COLS                                                               \
 	"cron, tz, kind, payload, queue, priority, max_attempts, misfire, "    \
 	"overlap"
@@ -108,8 +122,8 @@
 #define ENQ_COLS                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at, concurrency_key, traceparent) VALUES (?1, ?2, ?3, 0, "    \
-	"?4, "
+	"updated_at, concurrency_key, traceparent, unique_scope, timeout_ms) " \
+	"VALUES (?1, ?2, ?3, 0, ?4, "
 
 /* The cluster gauges' rows: (queue, status, count, due, oldest run_at ms,
  * now ms); status 1 rows come from the running index; status -1 is the
@@ -144,16 +158,17 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_META_DEL] = "DELETE FROM {p}meta WHERE name = ?1",
         [SKED_SQL_META_PUT] =
                 "INSERT INTO {p}meta (name, value) VALUES (?1, ?2)",
-        [SKED_SQL_ENQ_IN] =
-                ENQ_COLS "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9){ret}",
-        [SKED_SQL_ENQ_AT] =
-                ENQ_COLS "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9){ret}",
+        [SKED_SQL_ENQ_IN] = ENQ_COLS
+        "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11){ret}",
+        [SKED_SQL_ENQ_AT] = ENQ_COLS
+        "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11){ret}",
         /* a task is in {p}task while live, in {p}task_done once ended:
          * one statement reads both, so it sees the task on one side of a
          * move (a statement's snapshot, or the move's row locks) */
         [SKED_SQL_UNIQUE_GET] =
                 "SELECT id FROM {p}task WHERE unique_key = ?1 UNION ALL "
-                "SELECT id FROM {p}task_done WHERE unique_key = ?1",
+                "SELECT id FROM {p}task_done WHERE unique_key = ?1 ORDER BY 1 "
+                "DESC",
         /* with the result (lists leave it out: up to 64 KiB a task) */
         [SKED_SQL_TASK_GET] =
                 "SELECT " TASK_COLS ", result FROM {p}task WHERE id = ?1 "
@@ -489,7 +504,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "SELECT id FROM {p}task_done WHERE unique_key = ?1",
         [SKED_SQL_DONE_FIRE] = "SELECT id FROM {p}task_done WHERE "
                                "schedule_name = ?1 AND fire_time = {ts:?2}",
-        [SKED_SQL_LIVE_UNIQUE] = "SELECT id FROM {p}task WHERE unique_key = ?1",
+        [SKED_SQL_LIVE_UNIQUE] = "SELECT id FROM {p}task WHERE " HELD,
         [SKED_SQL_ENQ_UNDO] =
                 "DELETE FROM {p}task WHERE id = ?1 AND status = 0",
         [SKED_SQL_LIST_DONE_HEAD] =
@@ -662,6 +677,20 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_LOCK_XQ] =
                 "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE NOT_LIMITED
                         CLAIM_ORDER " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_UNIQUE_HELD] = "SELECT id FROM {p}task WHERE " HELD,
+        /* SQLite 3.24+ and PostgreSQL: one statement decides; a row
+         * whose period is over is taken over, a held one is left */
+        [SKED_SQL_UNIQUE_FOR_PUT] =
+                "INSERT INTO {p}unique_for (unique_key, task_id, held_until) "
+                "VALUES (?1, ?2, {now+?3}) ON CONFLICT (unique_key) DO "
+                "UPDATE SET task_id = excluded.task_id, held_until = "
+                "excluded.held_until WHERE {p}unique_for.held_until <= {now}",
+        [SKED_SQL_UNIQUE_FOR_GET] =
+                "SELECT task_id FROM {p}unique_for WHERE unique_key = ?1",
+        [SKED_SQL_UNIQUE_FOR_PRUNE] =
+                "DELETE FROM {p}unique_for WHERE held_until <= {now}",
+        [SKED_SQL_UNIQUE_REPLACE_IN] = REPLACE("{now+?3}"),
+        [SKED_SQL_UNIQUE_REPLACE_AT] = REPLACE("{ts:?3}"),
 };
 
 /* The statement id is the drivers' prepared-statement cache slot: they

@@ -370,6 +370,18 @@ typedef enum sked_sql {
 	SKED_SQL_CLAIM_XQ,
 	SKED_SQL_CAND_XQ,
 	SKED_SQL_LOCK_XQ,
+	/* unique scopes (enqueue.c, schema 10): the task ?1 that holds key
+	 * ?1 now by its scope (live, or not yet started); a period's key row
+	 * ?1 upserted for task ?2 until now + ?3 ms, taken over only when
+	 * its period is over, and read back; the key rows whose period is
+	 * over, removed (retention); the waiting holder ?1 given payload ?2
+	 * and run-at now + ?3 ms (_IN) or at ?3 ms (_AT) */
+	SKED_SQL_UNIQUE_HELD,
+	SKED_SQL_UNIQUE_FOR_PUT,
+	SKED_SQL_UNIQUE_FOR_GET,
+	SKED_SQL_UNIQUE_FOR_PRUNE,
+	SKED_SQL_UNIQUE_REPLACE_IN,
+	SKED_SQL_UNIQUE_REPLACE_AT,
 	SKED_SQL__COUNT
 } sked_sql;
 

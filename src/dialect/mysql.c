@@ -165,6 +165,20 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 "ON ca.PROCESSLIST_ID = bt.PROCESSLIST_ID "
                 "AND ca.ATTR_NAME = 'program_name' "
                 "WHERE rt.PROCESSLIST_ID = ?1 ORDER BY bt.PROCESSLIST_ID",
+        /* the generated column unique_held is the key while held
+         * (sql/mysql/010_unique_scope.sql) */
+        [SKED_SQL_UNIQUE_HELD] =
+                "SELECT id FROM {p}task WHERE unique_held = ?1",
+        [SKED_SQL_LIVE_UNIQUE] =
+                "SELECT id FROM {p}task WHERE unique_held = ?1",
+        /* the assignments run in order and see what the earlier ones
+         * set: held_until is tested before it is assigned */
+        [SKED_SQL_UNIQUE_FOR_PUT] =
+                "INSERT INTO {p}unique_for (unique_key, task_id, held_until) "
+                "VALUES (?1, ?2, {now+?3}) ON DUPLICATE KEY UPDATE task_id "
+                "= IF(held_until <= {now}, VALUES(task_id), task_id), "
+                "held_until = IF(held_until <= {now}, VALUES(held_until), "
+                "held_until)",
 };
 
 const sked_dialect sked__dialect_mysql = {

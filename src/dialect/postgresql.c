@@ -59,9 +59,10 @@
 	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
 	"RETURNING t.id, t.queue, t.kind, t.payload, t.attempts, "             \
 	"t.max_attempts, t.started_at, t.priority, t.run_at, "                 \
-	"t.open_parents, t.traceparent) "                                      \
+	"t.open_parents, t.traceparent, t.timeout_ms) "                        \
 	"SELECT id, queue, kind, payload, attempts, max_attempts, "            \
-	"{ms:started_at}, open_parents, traceparent FROM u ORDER BY "          \
+	"{ms:started_at}, open_parents, traceparent, timeout_ms FROM u "       \
+	"ORDER BY "                                                            \
 	"priority DESC, run_at, id"
 
 /* Outstanding work counted through the partial indexes (running rows,
@@ -229,12 +230,14 @@ static const char finish_arrays[] =
 	"updated_at = now() WHERE t.id = ANY (ARRAY(SELECT id FROM c)) "       \
 	"RETURNING t.id, "                                                     \
 	"t.queue, t.kind, t.payload, t.attempts, t.max_attempts, "             \
-	"t.started_at, t.priority, t.run_at, t.open_parents, t.traceparent) "  \
+	"t.started_at, t.priority, t.run_at, t.open_parents, t.traceparent, "  \
+	"t.timeout_ms) "                                                       \
 	"SELECT cl.id, cl.queue, cl.kind, cl.payload, cl.attempts, "           \
 	"cl.max_attempts, {ms:cl.started_at}, 1, cl.priority, "                \
-	"{ms:cl.run_at}, cl.open_parents, cl.traceparent FROM cl UNION ALL "   \
+	"{ms:cl.run_at}, cl.open_parents, cl.traceparent, cl.timeout_ms FROM " \
+	"cl UNION ALL "                                                        \
 	"SELECT o.ord, NULL, NULL, NULL, " APPLIED ", NULL, NULL, 0, NULL, "   \
-	"NULL, 0, NULL FROM o LEFT JOIN a "                                    \
+	"NULL, 0, NULL, NULL FROM o LEFT JOIN a "                              \
 	"ON a.id = o.id ORDER BY 8 DESC, 9 DESC, 10, 1"
 
 /* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),

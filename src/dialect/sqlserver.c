@@ -48,7 +48,8 @@
 #define CLAIM_HEAD                                                             \
 	"WITH c AS (SELECT TOP (?3) id, queue, kind, payload, status, "        \
 	"node_id, lease_until, started_at, attempts, max_attempts, version, "  \
-	"updated_at, open_parents, traceparent FROM {p}task WITH (UPDLOCK, "   \
+	"updated_at, open_parents, traceparent, timeout_ms FROM {p}task "      \
+	"WITH (UPDLOCK, "                                                      \
 	"READPAST, "                                                           \
 	"ROWLOCK) "                                                            \
 	"WHERE status IN (0, 4) AND run_at <= {now} "
@@ -57,7 +58,7 @@
 	" OUTPUT inserted.id, inserted.queue, inserted.kind, "                 \
 	"inserted.payload, inserted.attempts, inserted.max_attempts, "         \
 	"{ms:inserted.started_at}, inserted.open_parents, "                    \
-	"inserted.traceparent"
+	"inserted.traceparent, inserted.timeout_ms"
 
 #define LOCK_HEAD                                                              \
 	"SELECT TOP (?3) id FROM {p}task WITH (UPDLOCK, READPAST, ROWLOCK) "   \
@@ -68,9 +69,9 @@
 #define ENQ_HEAD                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
-	"updated_at, concurrency_key, traceparent) OUTPUT inserted.id VALUES " \
-	"(?1, ?2, ?3, "                                                        \
-	"0, ?4, "
+	"updated_at, concurrency_key, traceparent, unique_scope, timeout_ms) " \
+	"OUTPUT "                                                              \
+	"inserted.id VALUES (?1, ?2, ?3, 0, ?4, "
 
 #define ROWS_HEAD                                                              \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
@@ -85,10 +86,10 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "IF OBJECT_ID(N'{p}meta', N'U') IS NULL CREATE TABLE {p}meta ("
                 "name NVARCHAR(64) NOT NULL PRIMARY KEY, "
                 "value NVARCHAR(255) NOT NULL)",
-        [SKED_SQL_ENQ_IN] =
-                ENQ_HEAD "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9)",
-        [SKED_SQL_ENQ_AT] =
-                ENQ_HEAD "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9)",
+        [SKED_SQL_ENQ_IN] = ENQ_HEAD
+        "{now+?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11)",
+        [SKED_SQL_ENQ_AT] = ENQ_HEAD
+        "{ts:?5}, 0, ?6, 0, ?7, {now}, {now}, ?8, ?9, ?10, ?11)",
         [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
         [SKED_SQL_CLAIM_Q] =
                 CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
@@ -141,6 +142,21 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                 "ON c.session_id = s.session_id "
                 "WHERE r.session_id = ?1 AND r.blocking_session_id <> 0 "
                 "ORDER BY s.session_id",
+        /* the computed column unique_held is the key while held
+         * (sql/sqlserver/010_unique_scope.sql) */
+        [SKED_SQL_UNIQUE_HELD] =
+                "SELECT id FROM {p}task WHERE unique_held = ?1",
+        [SKED_SQL_LIVE_UNIQUE] =
+                "SELECT id FROM {p}task WHERE unique_held = ?1",
+        /* HOLDLOCK: the key's range stays locked from the match to the
+         * insert, so two enqueuers of a new key take turns */
+        [SKED_SQL_UNIQUE_FOR_PUT] =
+                "MERGE {p}unique_for WITH (HOLDLOCK) AS u USING (SELECT "
+                "?1 AS k) AS s ON u.unique_key = s.k WHEN MATCHED AND "
+                "u.held_until <= {now} THEN UPDATE SET task_id = ?2, "
+                "held_until = {now+?3} WHEN NOT MATCHED THEN INSERT "
+                "(unique_key, task_id, held_until) VALUES (?1, ?2, "
+                "{now+?3});",
 };
 
 const sked_dialect sked__dialect_sqlserver = {

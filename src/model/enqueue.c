@@ -58,6 +58,38 @@ check_enqueue(sked *h, const char *kind, const char *payload,
 		return sked__fail(h, SKED_EINVAL,
 		                  "unique key must be 1 to %d bytes",
 		                  SKED_MAX_NAME);
+	if (o && (o->unique_scope || o->unique_for_ms || o->unique_replace) &&
+	    !o->unique_key)
+		return sked__fail(h, SKED_EINVAL,
+		                  "a unique scope, period or replace needs a "
+		                  "unique key");
+	if (o && (o->unique_scope < SKED_UNIQUE_LIVE ||
+	          o->unique_scope > SKED_UNIQUE_PERIOD))
+		return sked__fail(
+		        h, SKED_EINVAL,
+		        "unique scope %d is not live (0), pending (1) "
+		        "or period (2)",
+		        o->unique_scope);
+	if (o &&
+	    (o->unique_for_ms < 0 || o->unique_for_ms > SKED_DURATION_MAX_MS))
+		return sked__fail(h, SKED_EINVAL,
+		                  "unique period must be 1 ms to 100 years");
+	if (o && o->unique_for_ms && o->unique_scope == SKED_UNIQUE_PENDING)
+		return sked__fail(h, SKED_EINVAL,
+		                  "a unique key is held either until its task "
+		                  "starts or for a period, not both");
+	if (o && o->unique_scope == SKED_UNIQUE_PERIOD && !o->unique_for_ms)
+		return sked__fail(h, SKED_EINVAL,
+		                  "the period scope needs its period "
+		                  "(unique_for_ms, --unique-for D)");
+	if (o && o->unique_replace && o->unique_for_ms)
+		return sked__fail(h, SKED_EINVAL,
+		                  "replace works with the live and pending "
+		                  "scopes, not with a period");
+	if (o && (o->timeout_ms < 0 || o->timeout_ms > SKED_DURATION_MAX_MS))
+		return sked__fail(h, SKED_EINVAL,
+		                  "timeout must be 1 ms to 100 years "
+		                  "(SKED_DURATION_MAX_MS), or 0 for none");
 	if (o && o->concurrency_key &&
 	    (!*o->concurrency_key ||
 	     strlen(o->concurrency_key) > SKED_MAX_NAME))
@@ -135,7 +167,9 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	if (!o)
 		o = &defaults;
 	int at = o->run_at_ms != 0;
-	sked_val p[9] = {
+	/* schema 10: NULL, the live scope, is what a plain INSERT gets */
+	int scope = o->unique_for_ms ? SKED_UNIQUE_PERIOD : o->unique_scope;
+	sked_val p[11] = {
 	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
 	        SKED_TEXTV(kind),
 	        SKED_BLOBV(payload ? payload : "", payload ? len : 0),
@@ -148,10 +182,13 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	        SKED_TEXTV(o->concurrency_key),
 	        /* the W3C trace context, or NULL */
 	        SKED_TEXTV(o->traceparent),
+	        o->unique_key && scope ? SKED_INTV(scope) : SKED_NULLV,
+	        /* the task's own timeout (schema 10), or NULL */
+	        o->timeout_ms ? SKED_INTV(o->timeout_ms) : SKED_NULLV,
 	};
 	sked_res r = {0};
 	*dup = 0;
-	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 9, &r);
+	int rc = sked__q(h, at ? SKED_SQL_ENQ_AT : SKED_SQL_ENQ_IN, p, 11, &r);
 	if (rc == SKED_OK) {
 		*id = r.nrows > 0 ? sked__res_int(&r, 0, 0) : sked__last_id(h);
 		sked__res_clear(&r);
@@ -177,94 +214,206 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	return SKED_OK;
 }
 
-/* Enqueue with a unique key: the key is taken while a task holding it is
- * in either table, live ({p}task, whose unique index decides) or ended
- * ({p}task_done, until retention removes it). One transaction: the insert
- * into {p}task, then, in a new statement, a look for the key among ended
- * tasks; found, the insert is rolled back and that task's id returned.
- * Race-free across the move (docs/design.md, "Ended tasks"): a move that
- * committed before the insert returned is seen by the next statement
- * (READ COMMITTED: every statement reads what has committed; SQLite:
- * writers take turns), and a move still in flight holds the key's entry
- * in {p}task's unique index, so the insert waits for it to end. */
+/* ---- unique keys (docs/unique.md) ----
+ *
+ * The live and pending scopes are one unique index on {p}task whose
+ * predicate is the scope (schema 10, {p}task_unique_held): the insert is
+ * the probe, and its refusal names a holder that the next statement
+ * finds by the same index. A holder that vanished in between (ended,
+ * started, or an enqueue that rolled back) frees the key: try again.
+ * The claim moves attempts, as it always did, and the index follows; it
+ * runs no statement of its own. A period is a row of {p}unique_for,
+ * upserted in the enqueue's transaction: the upsert decides, under the
+ * row's lock. Nothing of the ended table is read. */
 #define ENQ_TRIES 5
 
+/* The task that holds o's key now (*held 0: none). */
 static int
-enqueue_unique(sked *h, const char *kind, const char *payload, size_t len,
+unique_holder(sked *h, const sked_enqueue_opts *o, int64_t *held)
+{
+	sked_val k = SKED_TEXTV(o->unique_key);
+	*held = 0;
+	int rc = sked__one_id(h, SKED_SQL_UNIQUE_HELD, &k, 1, held);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot look up the unique key");
+	return SKED_OK;
+}
+
+/* Debounce: the holder takes o's payload and run-at if it still waits
+ * and holds the key; *done 0 when it no longer does. */
+static int
+unique_replace(sked *h, int64_t held, const char *payload, size_t len,
+               const sked_enqueue_opts *o, int *done)
+{
+	int at = o->run_at_ms != 0;
+	sked_val p[3] = {
+	        SKED_INTV(held),
+	        SKED_BLOBV(payload ? payload : "", payload ? len : 0),
+	        SKED_INTV(at ? o->run_at_ms : o->delay_ms),
+	};
+	int rc = sked__q(
+	        h, at ? SKED_SQL_UNIQUE_REPLACE_AT : SKED_SQL_UNIQUE_REPLACE_IN,
+	        p, 3, NULL);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot replace the waiting task");
+	*done = sked__affected(h) > 0;
+	if (*done)
+		sked__ignore(notify(h)); /* its run-at may be sooner */
+	return SKED_OK;
+}
+
+/* The key is held by *held: answer with it, or replace it. *settled 0:
+ * the holder no longer held the key, ask again. */
+static int
+unique_answer(sked *h, const char *payload, size_t len,
+              const sked_enqueue_opts *o, int64_t held, int64_t *id, int *dup,
+              int *settled)
+{
+	*settled = 1;
+	*id = held;
+	*dup = SKED_ENQ_EXISTED;
+	if (!o->unique_replace)
+		return SKED_OK;
+	int done = 0;
+	int rc = unique_replace(h, held, payload, len, o, &done);
+	if (rc != SKED_OK || done) {
+		*dup = rc == SKED_OK ? SKED_ENQ_REPLACED : 0;
+		return rc;
+	}
+	/* it started: in the live scope a running task still holds the
+	 * key (returned as it is); in the pending scope it does not */
+	int64_t now_held = 0;
+	if ((rc = unique_holder(h, o, &now_held)) != SKED_OK)
+		return rc;
+	if (now_held != held)
+		*settled = 0;
+	return SKED_OK;
+}
+
+static int
+enqueue_scoped(sked *h, const char *kind, const char *payload, size_t len,
+               const sked_enqueue_opts *o, int64_t *id, int *dup)
+{
+	for (int attempt = 1; attempt <= ENQ_TRIES; attempt++) {
+		int64_t held = 0;
+		int settled = 1, rc;
+		*dup = 0;
+		/* a replace expects a holder, and the application's own
+		 * transaction must not meet the index's refusal (PostgreSQL
+		 * would abort it): ask first. Elsewhere the insert asks. */
+		if (o->unique_replace || h->borrowed) {
+			if ((rc = unique_holder(h, o, &held)) != SKED_OK)
+				return rc;
+			if (held) {
+				rc = unique_answer(h, payload, len, o, held, id,
+				                   dup, &settled);
+				if (rc != SKED_OK || settled)
+					return rc;
+				continue;
+			}
+		}
+		rc = insert_task(h, kind, payload, len, o, id, dup);
+		if (rc != SKED_OK) {
+			if (sked__retry_pause(h, rc, attempt, ENQ_TRIES,
+			                      "enqueue"))
+				continue;
+			return rc;
+		}
+		if (!*dup) {
+			sked__ignore(notify(h)); /* autocommit */
+			return SKED_OK;
+		}
+		if ((rc = unique_holder(h, o, &held)) != SKED_OK)
+			return rc;
+		if (!held) /* it ended or started meanwhile */
+			continue;
+		rc = unique_answer(h, payload, len, o, held, id, dup, &settled);
+		if (rc != SKED_OK || settled)
+			return rc;
+	}
+	*dup = 0;
+	return sked__fail(h, SKED_EBUSY,
+	                  "unique key '%s' is being taken and freed by "
+	                  "others; try again",
+	                  o->unique_key);
+}
+
+/* The period scope: the task inserted, then its key row upserted and
+ * read back, in one transaction; a key row held by another task rolls
+ * the insert back and names that task. */
+static int
+enqueue_period(sked *h, const char *kind, const char *payload, size_t len,
                const sked_enqueue_opts *o, int64_t *id, int *dup)
 {
 	sked_val k = SKED_TEXTV(o->unique_key);
-	int64_t ended = 0;
-	/* The common repeat of an ended task's key, answered without an
-	 * insert (whose rollback would make the enqueuers waiting on it
-	 * deadlock on MySQL's unique index); the look-up after the insert
-	 * is the one that closes the race. */
-	int rc = sked__one_id(h, SKED_SQL_DONE_UNIQUE, &k, 1, &ended);
-	if (rc != SKED_OK)
-		return sked__fail_db(h, rc, "cannot look up the unique key");
-	if (ended) {
-		*id = ended;
-		*dup = 1;
-		return SKED_OK;
-	}
-	/* a holder that vanished between the insert and the look-up (pruned,
-	 * or an enqueue that rolled back) frees the key, and a deadlock
-	 * between enqueuers of one key is rolled back: try again */
 	for (int attempt = 1; attempt <= ENQ_TRIES; attempt++) {
+		int64_t holder = 0;
 		*dup = 0;
-		if ((rc = sked__begin(h, 0)) != SKED_OK)
+		int rc = sked__begin(h, 0);
+		if (rc != SKED_OK)
 			return sked__fail_db(h, rc, "cannot begin the enqueue");
 		rc = insert_task(h, kind, payload, len, o, id, dup);
-		if (rc == SKED_OK && !*dup) {
-			rc = sked__one_id(h, SKED_SQL_DONE_UNIQUE, &k, 1,
-			                  &ended);
+		if (rc == SKED_OK) {
+			sked_val p[3] = {k, SKED_INTV(*id),
+			                 SKED_INTV(o->unique_for_ms)};
+			rc = sked__q(h, SKED_SQL_UNIQUE_FOR_PUT, p, 3, NULL);
+			if (rc == SKED_OK)
+				rc = sked__one_id(h, SKED_SQL_UNIQUE_FOR_GET,
+				                  &k, 1, &holder);
 			if (rc != SKED_OK)
 				sked__fail_db(h, rc,
-				              "cannot look up the unique key");
+				              "cannot take the unique key");
 		}
-		if (rc != SKED_OK &&
-		    sked__retry_pause(h, rc, attempt, ENQ_TRIES, "enqueue"))
-			continue;
-		if (rc == SKED_OK && ended && h->borrowed) {
-			/* the application's transaction: no rollback of
-			 * ours, so the new row goes by hand */
-			sked_val u = SKED_INTV(*id);
-			rc = sked__q(h, SKED_SQL_ENQ_UNDO, &u, 1, NULL);
-			if (rc != SKED_OK)
-				return sked__fail_db(h, rc, "cannot enqueue");
-		}
-		if (rc != SKED_OK || *dup || ended) {
+		if (rc != SKED_OK) {
 			sked__rollback(h);
-			if (rc != SKED_OK)
-				return rc;
-			if (ended) { /* an ended task holds the key */
-				*id = ended;
-				*dup = 1;
-				return SKED_OK;
+			if (sked__retry_pause(h, rc, attempt, ENQ_TRIES,
+			                      "enqueue"))
+				continue;
+			return rc;
+		}
+		if (holder != *id) {
+			if (h->borrowed) {
+				/* the application's transaction: the new row
+				 * goes by hand */
+				sked_val u = SKED_INTV(*id);
+				rc = sked__q(h, SKED_SQL_ENQ_UNDO, &u, 1, NULL);
+				if (rc != SKED_OK)
+					return sked__fail_db(h, rc,
+					                     "cannot enqueue");
 			}
-			rc = sked__one_id(h, SKED_SQL_UNIQUE_GET, &k, 1, id);
-			if (rc != SKED_OK)
-				return sked__fail_db(
-				        h, rc, "cannot look up the unique key");
-			if (*id)
-				return SKED_OK;
-			continue;
+			sked__rollback(h);
+			*id = holder;
+			*dup = SKED_ENQ_EXISTED;
+			return SKED_OK;
 		}
 		/* delivered at commit, like enqueue_many's */
 		if ((rc = notify(h)) == SKED_OK)
 			rc = sked__commit(h);
 		else
 			sked__rollback(h);
-		if (rc != SKED_OK)
+		if (rc != SKED_OK) {
+			if (sked__retry_pause(h, rc, attempt, ENQ_TRIES,
+			                      "enqueue"))
+				continue;
 			return sked__fail_db(h, rc,
 			                     "cannot commit the enqueue");
+		}
 		return SKED_OK;
 	}
 	*dup = 0;
 	return sked__fail(h, SKED_EBUSY,
-	                  "unique key '%s' is being enqueued and removed by "
-	                  "others; try again",
+	                  "unique key '%s' is being taken by others; try "
+	                  "again",
 	                  o->unique_key);
+}
+
+static int
+enqueue_unique(sked *h, const char *kind, const char *payload, size_t len,
+               const sked_enqueue_opts *o, int64_t *id, int *dup)
+{
+	if (o->unique_for_ms)
+		return enqueue_period(h, kind, payload, len, o, id, dup);
+	return enqueue_scoped(h, kind, payload, len, o, id, dup);
 }
 
 /* Tasks with parents (deps.c, docs/workflows.md): the parents counted
@@ -510,41 +659,14 @@ enqueue_rows(sked *h, const char *kind, size_t n, const char *const *payloads,
 	return SKED_OK;
 }
 
-SKED_API int
-sked_enqueue_many(sked *h, const char *kind, size_t n,
-                  const char *const *payloads, const size_t *lens,
-                  const sked_enqueue_opts *opts, int64_t *ids_out)
+/* One row per statement in one transaction: what every dialect can do,
+ * and the only way for rows that carry a concurrency key or a trace
+ * context. */
+static int
+enqueue_each(sked *h, const char *kind, size_t n, const char *const *payloads,
+             const size_t *lens, const sked_enqueue_opts *opts,
+             int64_t *ids_out)
 {
-	if (!h || !h->db || (n && (!payloads || !ids_out)))
-		return SKED_EINVAL;
-	if (opts && opts->unique_key)
-		return sked__fail(h, SKED_EINVAL,
-		                  "a unique key cannot be shared by several "
-		                  "tasks");
-	for (size_t i = 0; i < n; i++) {
-		size_t len = lens ? lens[i]
-		                  : (payloads[i] ? strlen(payloads[i]) : 0);
-		int rc = check_enqueue(h, kind, payloads[i], len, opts);
-		if (rc != SKED_OK)
-			return rc;
-	}
-	if (n == 0)
-		return SKED_OK;
-	int rc0 = sked__deps_check(h, opts);
-	if (rc0 == SKED_OK)
-		rc0 = check_edges(h, n, opts);
-	if (rc0 != SKED_OK)
-		return rc0;
-	if (opts && opts->n_after)
-		return enqueue_after(h, kind, n, payloads, lens, opts, ids_out);
-	/* a concurrency key (limits.c) or a trace context takes the
-	 * one-row insert below */
-	int keyed = opts && (opts->concurrency_key || opts->traceparent);
-	if ((h->dialect->caps & SKED_CAP_ARRAYS) && !keyed)
-		return enqueue_arrays(h, kind, n, payloads, lens, opts,
-		                      ids_out);
-	if ((h->dialect->caps & SKED_CAP_INSERT_ROWS) && !keyed)
-		return enqueue_rows(h, kind, n, payloads, lens, opts, ids_out);
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot begin the enqueue");
@@ -571,4 +693,74 @@ sked_enqueue_many(sked *h, const char *kind, size_t n,
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot commit the enqueue");
 	return SKED_OK;
+}
+
+/* ---- ways: how many tasks reach the database ----
+ *
+ * The first way whose needs h's dialect has and whose options it takes
+ * is the one (as outcome.c's ways[] for finishing): "after" (parents:
+ * deps.c, every dialect), "arrays" (one PostgreSQL statement), "rows"
+ * (SQL Server's multi-row inserts), "each" (a row per statement). */
+typedef int (*enqueue_fn)(sked *, const char *, size_t, const char *const *,
+                          const size_t *, const sked_enqueue_opts *, int64_t *);
+
+typedef struct enqueue_way {
+	const char *name;
+	unsigned caps; /* the dialect capabilities it needs (0: none) */
+	int after;     /* 1: for tasks with parents only */
+	int plain;     /* 1: not for a concurrency key, trace context or
+	                  timeout */
+	enqueue_fn run;
+} enqueue_way;
+
+static const enqueue_way ways[] = {
+        {"after", 0, 1, 0, enqueue_after},
+        {"arrays", SKED_CAP_ARRAYS, 0, 1, enqueue_arrays},
+        {"rows", SKED_CAP_INSERT_ROWS, 0, 1, enqueue_rows},
+        {"each", 0, 0, 0, enqueue_each},
+};
+
+static const enqueue_way *
+way_for(const sked *h, const sked_enqueue_opts *o)
+{
+	int after = o && o->n_after;
+	int keyed =
+	        o && (o->concurrency_key || o->traceparent || o->timeout_ms);
+	size_t n = sizeof ways / sizeof ways[0];
+	for (size_t i = 0; i < n; i++) {
+		const enqueue_way *w = &ways[i];
+		if (w->after != after || (w->plain && keyed) ||
+		    (h->dialect->caps & w->caps) != w->caps)
+			continue;
+		return w;
+	}
+	return &ways[n - 1];
+}
+
+SKED_API int
+sked_enqueue_many(sked *h, const char *kind, size_t n,
+                  const char *const *payloads, const size_t *lens,
+                  const sked_enqueue_opts *opts, int64_t *ids_out)
+{
+	if (!h || !h->db || (n && (!payloads || !ids_out)))
+		return SKED_EINVAL;
+	if (opts && opts->unique_key)
+		return sked__fail(h, SKED_EINVAL,
+		                  "a unique key cannot be shared by several "
+		                  "tasks");
+	for (size_t i = 0; i < n; i++) {
+		size_t len = lens ? lens[i]
+		                  : (payloads[i] ? strlen(payloads[i]) : 0);
+		int rc = check_enqueue(h, kind, payloads[i], len, opts);
+		if (rc != SKED_OK)
+			return rc;
+	}
+	if (n == 0)
+		return SKED_OK;
+	int rc = sked__deps_check(h, opts);
+	if (rc == SKED_OK)
+		rc = check_edges(h, n, opts);
+	if (rc != SKED_OK)
+		return rc;
+	return way_for(h, opts)->run(h, kind, n, payloads, lens, opts, ids_out);
 }

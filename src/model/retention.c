@@ -127,5 +127,9 @@ sked_prune(sked *h, int status, int64_t older_than_ms, int64_t max_tasks,
 	}
 	if (removed)
 		*removed = total;
+	/* the rows of period keys whose period is over (docs/unique.md):
+	 * one statement, best effort (a later prune removes what is left,
+	 * and a row past its period holds nothing) */
+	sked__ignore(sked__q(h, SKED_SQL_UNIQUE_FOR_PRUNE, NULL, 0, NULL));
 	return SKED_OK;
 }

@@ -236,7 +236,8 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 		j->error = strdup("out of memory");
 		return;
 	}
-	int64_t timeout = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms;
+	int64_t timeout = sked__claimed_timeout(
+	        &j->t, x->timeout_ms ? x->timeout_ms : w->o.timeout_ms);
 	struct body b = {.buf = malloc(SKED_RESULT_MAX + 2)};
 	char *post = body_with_parents(j);
 	if (!b.buf) {

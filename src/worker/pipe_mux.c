@@ -849,7 +849,8 @@ sked__wk_run_pipe(sked_job *j, const handler *x, sked_pipe **mine)
 		fail(j, "out of memory");
 		return;
 	}
-	int64_t timeout = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms;
+	int64_t timeout = sked__claimed_timeout(
+	        &j->t, x->timeout_ms ? x->timeout_ms : w->o.timeout_ms);
 	slot s = {.j = j, .wake_fd = c->wake_fd};
 	pthread_mutex_lock(&k->mu);
 	proc *p = acquire(k, &s);

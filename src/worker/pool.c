@@ -216,7 +216,8 @@ run_program(sked_job *j, const handler *x)
 	        .scrub_env = 1,
 	        .input = j->t.payload,
 	        .input_len = j->t.payload_len,
-	        .timeout_ms = x->timeout_ms ? x->timeout_ms : w->o.timeout_ms,
+	        .timeout_ms = sked__claimed_timeout(
+	                &j->t, x->timeout_ms ? x->timeout_ms : w->o.timeout_ms),
 	        /* SIGTERM to SIGKILL: 2 s, but short enough that a handler
 	         * ignoring SIGTERM is dead before a lease the watchdog gave
 	         * up on can expire (short leases) */

@@ -54,6 +54,7 @@ grep -q sked_cli "$W/contents" && fail "libsked-dev holds sked_cli.h, which is n
 has "$prog" /usr/bin/sked /usr/share/man/man1/sked.1.gz \
 	/usr/share/bash-completion/completions/sked \
 	/lib/systemd/system/sked-worker.service '/lib/systemd/system/sked@\.service' \
+	/lib/systemd/system/sked-dashboard.service \
 	/usr/lib/sysusers.d/sked.conf /etc/sked/sked.conf /usr/share/doc/sked/cli.md
 grep -q 'libsked\.so' "$W/contents" && fail "the package sked holds the library"
 dpkg-deb -I "$prog" conffiles | grep -qx /etc/sked/sked.conf ||
@@ -119,10 +120,16 @@ cp -a "$R" "$V"
 mkdir -p "$V/bin"
 cp /bin/kill "$V/bin/kill"
 cp -rn /lib/systemd/system/. "$V/lib/systemd/system/"
-systemd-analyze verify --man=no --root="$V" sked-worker.service sked@test.service \
+grep -q '^ExecStart=/usr/bin/sked --config /etc/sked/sked.conf dashboard' \
+	"$R/lib/systemd/system/sked-dashboard.service" || fail "sked-dashboard.service's ExecStart"
+for unit in sked-worker.service sked@.service sked-dashboard.service; do
+	grep -qx 'RestartPreventExitStatus=64 77 78' "$R/lib/systemd/system/$unit" ||
+		fail "$unit restarts on what a restart cannot fix (no RestartPreventExitStatus)"
+done
+systemd-analyze verify --man=no --root="$V" sked-worker.service sked@test.service sked-dashboard.service \
 	>"$W/verify" 2>&1 || { cat "$W/verify" >&2; fail "systemd-analyze verify rejects the units"; }
 [ ! -s "$W/verify" ] || { cat "$W/verify" >&2; fail "systemd-analyze verify warns about the units"; }
-for unit in sked-worker.service sked@test.service; do
+for unit in sked-worker.service sked@test.service sked-dashboard.service; do
 	systemd-analyze security --offline=yes --root="$R" "$unit" >"$W/security" 2>&1 ||
 		{ cat "$W/security" >&2; fail "systemd-analyze security on $unit failed"; }
 	level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p' "$W/security")

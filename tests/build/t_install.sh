@@ -112,7 +112,7 @@ for f in README.md cli.md schedules.md examples/sked-worker.service; do
 	[ -f "$P/share/doc/sked/$f" ] || fail "$f is not in $P/share/doc/sked"
 done
 # ---- the systemd units: the paths of this prefix, not /usr ----
-for u in sked-worker.service sked@.service; do
+for u in sked-worker.service sked@.service sked-dashboard.service; do
 	f=$P/lib/systemd/system/$u
 	[ -f "$f" ] || fail "no $u in $P/lib/systemd/system"
 	grep -q "^ExecStart=$P/bin/sked --config $P/etc/sked/" "$f" ||

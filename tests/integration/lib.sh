@@ -164,7 +164,7 @@ cleanup() {
 	pkill -9 -f "$T/" 2>/dev/null || true
 	case "$(family)" in
 	pg | mariadb)
-		for t in run task task_done queue_limit node schedule lock meta; do
+		for t in run task task_done queue_limit node schedule lock meta unique_for; do
 			sql "DROP TABLE IF EXISTS {p}$t" >/dev/null 2>&1 || true
 		done
 		;;

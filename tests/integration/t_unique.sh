@@ -31,8 +31,9 @@ other=$(sk enqueue mail --unique welcome-43)
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task")" 2 "tasks after a second key"
 expect_eq "$(sk --json enqueue mail --unique welcome-42 2>/dev/null | json_get 'd["existed"]')" true "JSON existed flag"
 
-# Across the move (schema 4): a key stays taken while its task is in
-# either table, live or ended, until retention removes the ended task.
+# The default scope (schema 10): a key is held while its task is live;
+# once the task has ended (moved to task_done) the key is free again at
+# once, not only after retention.
 h=$(handler h.sh <<'H'
 #!/bin/sh
 [ "$(cat)" = slow ] && sleep 1
@@ -42,25 +43,22 @@ H
 s=$(sk enqueue mail --queue u --unique done-1)
 sk worker --queues u --handler "mail=$h" --until-empty --poll 100ms --lease 5s
 expect_eq "$(where_of "$s")" task_done "table of the succeeded task"
-expect_eq "$(sk enqueue mail --unique done-1 2>/dev/null)" "$s" "id for the key of a succeeded task"
-expect_eq "$(sk --json enqueue mail --unique done-1 2>/dev/null | json_get 'd["existed"]')" true "existed for the key of a succeeded task"
+again=$(sk enqueue mail --queue u --unique done-1 2>"$T/err")
+[ "$again" != "$s" ] || fail "the key of a succeeded task still names it"
+grep -q . "$T/err" && fail "a note for a key whose task has ended: $(cat "$T/err")"
+expect_eq "$(where_of "$again")" task "table of the new task with a freed key"
 c=$(sk enqueue mail --queue u --unique cancel-1 --in 1h)
 sk cancel "$c" >/dev/null
 expect_eq "$(where_of "$c")" task_done "table of the cancelled task"
-expect_eq "$(sk enqueue mail --unique cancel-1 2>/dev/null)" "$c" "id for the key of a cancelled task"
-expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE unique_key IN ('done-1', 'cancel-1')")" 0 "live tasks made for ended keys"
-
-# once retention has removed the ended task, the key is free again
-sk prune --older-than 0s >/dev/null
-again=$(sk enqueue mail --queue u --unique done-1 2>/dev/null)
-[ "$again" != "$s" ] || fail "the key of a pruned task still names it"
-expect_eq "$(where_of "$again")" task "table of the new task with a freed key"
-again_c=$(sk enqueue mail --queue u --unique cancel-1 2>/dev/null)
-[ "$again_c" != "$c" ] || fail "the key of a pruned cancelled task still names it"
+again_c=$(sk enqueue mail --queue u --unique cancel-1 --in 1h 2>/dev/null)
+[ "$again_c" != "$c" ] || fail "the key of a cancelled task still names it"
+# a running task holds it (live: pending, retrying, running, blocked)
+sk cancel "$again" >/dev/null
 
 # Enqueuers racing with the end of the task that holds their key: a
 # worker finishes it (moving it to task_done) while rounds of enqueuers
-# ask for the same key; never a second task, every enqueuer gets its id.
+# ask for the same key; never two live tasks with the key, and every
+# enqueuer gets the id of the task that held it when it asked.
 r=$(sk enqueue mail --queue race --unique race-1 --payload slow)
 start_worker rw --queues race --handler "mail=$h" --poll 50ms --lease 5s
 sleep 0.5
@@ -80,9 +78,14 @@ while [ $round -lt 6 ]; do
 	round=$((round + 1))
 	sleep 0.1
 done
-wait_for 20 test "$(status_of "$r")" = 2 || fail "the racing key's task did not succeed"
+is_status() { [ "$(status_of "$1")" = "$2" ]; }
+wait_for 20 is_status "$r" 2 || fail "the racing key's task did not succeed"
 kill -TERM "$wpid"
 wait_exit "$wpid" 20
-expect_eq "$(count "SELECT (SELECT COUNT(*) FROM {p}task WHERE unique_key = 'race-1') + (SELECT COUNT(*) FROM {p}task_done WHERE unique_key = 'race-1')")" 1 "tasks with the racing key"
-expect_eq "$(cat "$T"/rid.* | sort -u)" "$r" "ids printed by the racing enqueuers"
+# never two tasks with the key live at once: the index allows one, and
+# every enqueuer above exited 0 with the holder's id or a new one. (The
+# rows' timestamps cannot show it: PostgreSQL's now() is the start of a
+# statement, which may have begun before the holder's end that it waited
+# for.)
+[ "$(count "SELECT COUNT(*) FROM {p}task WHERE unique_key = 'race-1'")" -le 1 ] || fail "two live tasks hold race-1"
 expect_eq "$(where_of "$r")" task_done "table of the racing key's task"

@@ -21,6 +21,7 @@ from ._values import (
     Duration, Payload, _Options, _bytes, _epoch_ms, _int, _ms, _name, _str,
     _text, _time)
 from ._rows import LockRow, LockState, QueueInfo, Run, Schedule, Task
+from ._unique import _unique_fields
 
 if TYPE_CHECKING:  # _worker imports this module: Sked.worker() imports it
     from ._worker import Worker
@@ -142,7 +143,8 @@ class Sked:
                       concurrency_key: Optional[str],
                       after: Optional[Sequence[int]] = None,
                       on_parent_failure: str = "cancel",
-                      traceparent: Optional[str] = None) -> _Options:
+                      traceparent: Optional[str] = None,
+                      unique: Optional[Dict[str, Any]] = None) -> _Options:
         if run_at is not None and delay is not None:
             raise InvalidArgument(_EINVAL,
                                   "sked: give run_at or delay, not both")
@@ -165,7 +167,7 @@ class Sked:
             delay_ms=None if delay is None else _ms(delay, "delay"),
             max_attempts=max_attempts, concurrency_key=concurrency_key,
             on_parent_failure=policies[on_parent_failure],
-            traceparent=traceparent)
+            traceparent=traceparent, **_unique_fields(unique))
         if ids:
             arr = (c_int64 * len(ids))(*ids)
             rc = _lib.sked_enqueue_opts_set_after(o.ptr, arr, len(ids))
@@ -183,7 +185,11 @@ class Sked:
                 concurrency_key: Optional[str] = None,
                 after: Optional[Sequence[int]] = None,
                 on_parent_failure: str = "cancel",
-                traceparent: Optional[str] = None) -> int:
+                traceparent: Optional[str] = None,
+                unique_scope: Optional[str] = None,
+                unique_for: Optional[Duration] = None,
+                unique_replace: bool = False,
+                timeout: Optional[Duration] = None) -> int:
         """Enqueue one task and return its id. payload is str or bytes;
         run_at a datetime (naive = UTC) or delay seconds/timedelta from
         the database's now; an existing unique_key returns its task's id;
@@ -191,7 +197,14 @@ class Sked:
         (set_queue_limits(per_key=…)); after: parent task ids, the task
         is blocked until each has ended, on_parent_failure "cancel" or
         "ignore" (docs/workflows.md); traceparent: a W3C trace context
-        ("00-<32 hex>-<16 hex>-<2 hex>") the handler receives."""
+        ("00-<32 hex>-<16 hex>-<2 hex>") the handler receives.
+        unique_scope "live" (the key is held while its task is live) or
+        "pending" (until it starts); unique_for: held for this period
+        from the enqueue instead; unique_replace: a holder that has not
+        started takes this payload and run time (debounce; the scope is
+        "pending" unless given). docs/unique.md. timeout: seconds or a
+        timedelta after which the handler is stopped (the kind's, if
+        shorter, still holds)."""
         return self.enqueue_ex(kind, payload, queue=queue, priority=priority,
                                run_at=run_at, delay=delay,
                                max_attempts=max_attempts,
@@ -199,7 +212,11 @@ class Sked:
                                concurrency_key=concurrency_key,
                                after=after,
                                on_parent_failure=on_parent_failure,
-                               traceparent=traceparent)[0]
+                               traceparent=traceparent,
+                               unique_scope=unique_scope,
+                               unique_for=unique_for,
+                               unique_replace=unique_replace,
+                               timeout=timeout)[0]
 
     def enqueue_ex(self, kind: str, payload: Optional[Payload] = b"", *,
                    queue: Optional[str] = None, priority: int = 0,
@@ -210,15 +227,22 @@ class Sked:
                    concurrency_key: Optional[str] = None,
                    after: Optional[Sequence[int]] = None,
                    on_parent_failure: str = "cancel",
-                   traceparent: Optional[str] = None) -> Tuple[int, bool]:
+                   traceparent: Optional[str] = None,
+                   unique_scope: Optional[str] = None,
+                   unique_for: Optional[Duration] = None,
+                   unique_replace: bool = False,
+                   timeout: Optional[Duration] = None) -> Tuple[int, bool]:
         """As enqueue, returning (id, existed): existed is True when
-        unique_key matched a task that was there already."""
+        unique_key was held by a task (replaced or not)."""
         kind_b = _name(kind, "kind")
         data = _bytes(b"" if payload is None else payload, "payload")
         tid, existed = c_int64(), c_int()
         with self._enqueue_opts(queue, priority, run_at, delay, max_attempts,
                                 unique_key, concurrency_key, after,
-                                on_parent_failure, traceparent) as o:
+                                on_parent_failure, traceparent,
+                                {"scope": unique_scope, "for": unique_for,
+                                 "replace": unique_replace,
+                                 "timeout": timeout}) as o:
             self._check(_lib.sked_enqueue(self._handle(), kind_b, data,
                                           len(data), o.ptr,
                                           ctypes.byref(tid),

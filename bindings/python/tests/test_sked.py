@@ -98,6 +98,39 @@ class TestTasks(DbCase):
         self.assertEqual(self.db.find_unique("same"), a)
         self.assertEqual(self.sql("SELECT count(*) FROM {p}task"), [("1",)])
 
+    def test_unique_scopes(self):
+        # pending scope: the holder answers while it has not started
+        a, _ = self.db.enqueue_ex("k", "1", unique_key="p",
+                                  unique_scope="pending", delay=3600)
+        b, existed = self.db.enqueue_ex("k", "2", unique_key="p",
+                                        unique_scope="pending")
+        self.assertEqual((b, existed), (a, True))
+        # debounce: the waiting holder takes the new payload
+        c, existed = self.db.enqueue_ex("k", "new", unique_key="p",
+                                        unique_replace=True, delay=3600)
+        self.assertEqual((c, existed), (a, True))
+        self.assertEqual(self.db.get(a).payload, "new")
+        # a period holds the key after its task has ended
+        d = self.db.enqueue("k", unique_key="f", unique_for=3600)
+        self.db.cancel(d)
+        self.assertEqual(self.db.enqueue("k", unique_key="f",
+                                         unique_for=3600), d)
+        # an ended live-scope task frees its key
+        e = self.db.enqueue("k", unique_key="l")
+        self.db.cancel(e)
+        self.assertNotEqual(self.db.enqueue("k", unique_key="l"), e)
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("k", unique_key="x", unique_scope="someday")
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("k", unique_for=60)
+
+    def test_task_timeout(self):
+        tid = self.db.enqueue("k", timeout=dt.timedelta(seconds=1.5))
+        self.assertEqual(self.sql("SELECT timeout_ms FROM {p}task WHERE "
+                                  "id = %d" % tid), [("1500",)])
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.enqueue("k", timeout=0)
+
     def test_enqueue_many(self):
         payloads = ["p%d" % i for i in range(50)] + ["caf\u00e9".encode(), ""]
         ids = self.db.enqueue_many("bulk", payloads, queue="bq", priority=2,

@@ -29,6 +29,10 @@ static const char *const enqueue_fields[] = {"kind",
                                              "traceparent",
                                              "after",
                                              "on_parent_failure",
+                                             "unique_scope",
+                                             "unique_for",
+                                             "unique_replace",
+                                             "timeout",
                                              NULL};
 
 /* "after": parents' ids (docs/workflows.md), at most IDS_MAX of them,
@@ -77,13 +81,55 @@ deps_fields(json_t *body, sked_enqueue_opts *eo, int64_t *ids, char *err,
 	return 0;
 }
 
+/* A unique key's scope (docs/unique.md): "unique_scope" live or
+ * pending, "unique_for" a duration (the period scope), "unique_replace"
+ * true to debounce (pending unless a scope is given), as the command
+ * line's --unique-scope, --unique-for and --unique-replace. */
+static int
+unique_fields(json_t *body, sked_enqueue_opts *eo, char *err, size_t len)
+{
+	const char *scope, *period;
+	json_t *rep = json_object_get(body, "unique_replace");
+	if (api_str_field(body, "unique_scope", &scope, err, len) ||
+	    api_str_field(body, "unique_for", &period, err, len))
+		return -1;
+	if (rep && !json_is_boolean(rep) && !json_is_null(rep)) {
+		snprintf(err, len, "'unique_replace' must be true or false");
+		return -1;
+	}
+	if (scope && strcmp(scope, "pending") == 0)
+		eo->unique_scope = SKED_UNIQUE_PENDING;
+	else if (scope && strcmp(scope, "live") != 0) {
+		snprintf(err, len,
+		         "'unique_scope': give live or pending, not '%.32s' "
+		         "(a period is 'unique_for')",
+		         scope);
+		return -1;
+	}
+	if (period &&
+	    api_duration("unique_for", period, &eo->unique_for_ms, err, len))
+		return -1;
+	if (period && eo->unique_for_ms <= 0) {
+		snprintf(err, len, "'unique_for' must be above 0");
+		return -1;
+	}
+	if (scope && period) {
+		snprintf(err, len, "'unique_scope' and 'unique_for' conflict");
+		return -1;
+	}
+	eo->unique_replace = json_is_true(rep);
+	if (eo->unique_replace && !scope && !period)
+		eo->unique_scope = SKED_UNIQUE_PENDING;
+	return 0;
+}
+
 /* The options every enqueue shares, from body, into eo; the parents'
  * ids go into after (room for IDS_MAX). */
 static int
 enqueue_opts(json_t *body, sked_enqueue_opts *eo, int64_t *after, char *err,
              size_t len)
 {
-	const char *at, *in;
+	const char *at, *in, *to;
 	long long v;
 	int set;
 
@@ -125,7 +171,14 @@ enqueue_opts(json_t *body, sked_enqueue_opts *eo, int64_t *after, char *err,
 	}
 	if (in && api_duration("in", in, &eo->delay_ms, err, len))
 		return -1;
-	return 0;
+	if (api_str_field(body, "timeout", &to, err, len) ||
+	    (to && api_duration("timeout", to, &eo->timeout_ms, err, len)))
+		return -1;
+	if (to && eo->timeout_ms <= 0) {
+		snprintf(err, len, "'timeout' must be above 0");
+		return -1;
+	}
+	return unique_fields(body, eo, err, len);
 }
 
 /* A payload: a string as it is, null as none, any other JSON value as
@@ -179,8 +232,9 @@ api_post_enqueue(struct cli_api *a, json_t *body, struct cli_http_reply *rp)
 	if (rc != SKED_OK)
 		return api_fail_rc(a, rp, rc, "enqueue");
 	api_reply(rp, existed ? 200 : 201,
-	          json_pack("{s:I, s:b}", "id", (json_int_t)id, "existed",
-	                    existed));
+	          json_pack("{s:I, s:b, s:b}", "id", (json_int_t)id, "existed",
+	                    existed != 0, "replaced",
+	                    existed == SKED_ENQ_REPLACED));
 }
 
 void

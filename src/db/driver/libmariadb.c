@@ -67,6 +67,33 @@ set_err(sked_dberr *e, unsigned int no, const char *state, const char *msg,
 	         e->sqlstate[0] ? ", SQLSTATE " : "", e->sqlstate);
 }
 
+/* A failed connect by the server's error number: access denied
+ * (1045 ER_ACCESS_DENIED_ERROR, 1044 ER_DBACCESS_DENIED_ERROR, 1698
+ * ER_ACCESS_DENIED_NO_PASSWORD_ERROR), an unknown database (1049
+ * ER_BAD_DB_ERROR), TLS that cannot be had (2026 CR_SSL_CONNECTION_ERROR,
+ * 3159 ER_SECURE_TRANSPORT_REQUIRED) or an authentication method the
+ * client lacks (1251, 2059): waiting cannot fix them. Anything else
+ * (2002/2003 refused, 1040 too many connections, a server starting) may
+ * come back. */
+static sked_dbe_kind
+connect_kind(unsigned int n)
+{
+	switch (n) {
+	case 1044:
+	case 1045:
+	case 1698:
+		return SKED_DBE_PERM;
+	case 1049:
+	case 1251:
+	case 2026:
+	case 2059:
+	case 3159:
+		return SKED_DBE_CONFIG;
+	default:
+		return SKED_DBE_CONNECT;
+	}
+}
+
 static void
 conn_err(sked_dberr *e, MYSQL *m, const char *what)
 {
@@ -352,9 +379,10 @@ my_connect(const char *url, void **conn, sked_dberr *e)
 		sked__url_redact(url, red, sizeof red);
 		snprintf(what, sizeof what, "cannot connect to %s", red);
 		conn_err(e, c->m, what);
-		/* whatever the server said, the connection did not happen */
+		/* whatever the server said, the connection did not happen;
+		 * what waiting cannot fix ends the wait (connect_kind) */
 		if (e->kind != SKED_DBE_NOMEM)
-			e->kind = SKED_DBE_CONNECT;
+			e->kind = connect_kind(mysql_errno(c->m));
 		rc = SKED_EUNAVAILABLE;
 		goto fail;
 	}

@@ -405,6 +405,46 @@ check_url(const char *url, sked_dberr *e)
 	return rc;
 }
 
+/* A failed connect that waiting cannot fix, by libpq's message (a
+ * connect has no SQLSTATE to read): the server's FATAL texts for a
+ * missing database (3D000) and for a failed authentication or missing
+ * role (28P01, 28000), and libpq's own for TLS it cannot have. These are
+ * the English texts (the server's lc_messages and the client's locale
+ * may translate them): anything else, translated or not, is a server
+ * that may come back (refused, starting up, too many clients), as
+ * before. */
+static sked_dbe_kind
+connect_kind(const char *m)
+{
+	static const char *const perm[] = {
+	        "password authentication failed",
+	        "authentication failed for user",
+	        "no pg_hba.conf entry",
+	        "pg_hba.conf rejects connection",
+	        "no password supplied",
+	        "role \"",
+	};
+	static const char *const config[] = {
+	        "server does not support SSL, but SSL was required",
+	        "SSL is not supported by this build",
+	        "certificate verify failed",
+	        "sslmode value",
+	};
+	if (!m)
+		return SKED_DBE_CONNECT;
+	if (strstr(m, "database \"") && strstr(m, "does not exist"))
+		return SKED_DBE_CONFIG;
+	for (size_t i = 0; i < sizeof perm / sizeof perm[0]; i++)
+		if (strstr(m, perm[i]) &&
+		    (i + 1 < sizeof perm / sizeof perm[0] ||
+		     strstr(m, "does not exist")))
+			return SKED_DBE_PERM;
+	for (size_t i = 0; i < sizeof config / sizeof config[0]; i++)
+		if (strstr(m, config[i]))
+			return SKED_DBE_CONFIG;
+	return SKED_DBE_CONNECT;
+}
+
 static int
 pg_connect(const char *url_in, void **out, sked_dberr *e)
 {
@@ -452,6 +492,8 @@ pg_connect(const char *url_in, void **out, sked_dberr *e)
 		        pw);
 		free(pw);
 		free(url);
+		if (p->conn)
+			e->kind = connect_kind(PQerrorMessage(p->conn));
 		pg_close(p);
 		return e->kind == SKED_DBE_NOMEM ? SKED_ENOMEM
 		                                 : SKED_EUNAVAILABLE;

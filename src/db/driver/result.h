@@ -74,9 +74,14 @@ typedef enum {
 	SKED_DBE_NOTABLE,  /* the table does not exist (schema missing) */
 	SKED_DBE_NOMEM,
 	SKED_DBE_PERM, /* the user lacks a right (a GRANT): SKED_EPERM */
-	SKED_DBE_DATA  /* the server refused a value (SQLSTATE class 22: bad
+	SKED_DBE_DATA, /* the server refused a value (SQLSTATE class 22: bad
 	                 encoding, out of range, too long): SKED_EDB, and the
 	                 same statement would be refused again */
+	/* a connection refused for what waiting cannot fix (a connect's
+	 * kinds only): the database does not exist, or TLS is required or
+	 * refused: SKED_ECONFIG; authentication failed or the role does
+	 * not exist: SKED_DBE_PERM */
+	SKED_DBE_CONFIG
 } sked_dbe_kind;
 
 typedef struct sked_dberr {
