@@ -18,6 +18,9 @@
 
 /* ---- enqueue ---- */
 
+/* enqueue_lines's wait_ms when --wait is not given */
+#define NO_WAIT INT64_MIN
+
 /* Split buf into lines; a final newline does not make an empty line. */
 static int
 split_lines(char *buf, size_t len, char ***lines, size_t **lens, size_t *n)
@@ -86,7 +89,7 @@ parse_after(const char *arg, int64_t **ids, size_t *n)
 
 static int
 enqueue_lines(struct cli *c, const char *kind, const char *path,
-              const sked_enqueue_opts *eo)
+              const sked_enqueue_opts *eo, int64_t wait_ms)
 {
 	char *buf = NULL, **lines = NULL;
 	size_t len = 0, *lens = NULL, n = 0, i;
@@ -118,7 +121,10 @@ enqueue_lines(struct cli *c, const char *kind, const char *path,
 	}
 	if (n > 0)
 		note_run_at(c, ids[0], eo);
-	if (c->json) {
+	if (wait_ms != NO_WAIT) {
+		/* --wait: the wait's lines say the ids */
+		ex = n > 0 ? cli_wait_ids(c, ids, n, wait_ms) : EX_OK;
+	} else if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
 			json_array_append_new(arr, json_integer(ids[i]));
@@ -179,7 +185,9 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_CKEY,
 		O_AFTER,
 		O_ONFAIL,
-		O_TRACE
+		O_TRACE,
+		O_WAIT,
+		O_TIMEOUT
 	};
 	static const struct option opts[] = {
 	        {"payload", required_argument, NULL, O_PAYLOAD},
@@ -194,6 +202,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"after", required_argument, NULL, O_AFTER},
 	        {"on-parent-failure", required_argument, NULL, O_ONFAIL},
 	        {"traceparent", required_argument, NULL, O_TRACE},
+	        {"wait", no_argument, NULL, O_WAIT},
+	        {"timeout", required_argument, NULL, O_TIMEOUT},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -204,7 +214,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	int64_t *after = NULL;
 	long long v;
 	int64_t id = 0;
-	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0;
+	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0, wait = 0;
+	int64_t wait_ms = NO_WAIT, timeout_ms = -1;
 
 	memset(&eo, 0, sizeof eo);
 	/* the caller's trace context, as a tracing-aware parent passes it;
@@ -217,6 +228,14 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		switch (ch) {
 		case O_PAYLOAD:
 			payload_arg = optarg;
+			break;
+		case O_WAIT:
+			wait = 1;
+			break;
+		case O_TIMEOUT:
+			if ((ex = cli_parse_duration("--timeout", optarg,
+			                             &timeout_ms)) != 0)
+				return ex;
 			break;
 		case O_LINES:
 			lines = optarg;
@@ -301,8 +320,12 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		return cli_usage("enqueue", "--lines and --payload conflict");
 	if (lines != NULL && eo.unique_key != NULL)
 		return cli_usage("enqueue", "--lines and --unique conflict");
+	if (timeout_ms >= 0 && !wait)
+		return cli_usage("enqueue", "--timeout needs --wait");
+	if (wait)
+		wait_ms = timeout_ms;
 	if (lines != NULL) {
-		ex = enqueue_lines(c, kind, lines, &eo);
+		ex = enqueue_lines(c, kind, lines, &eo, wait_ms);
 		free(after);
 		return ex;
 	}
@@ -328,7 +351,9 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	note_run_at(c, id, &eo);
-	if (c->json) {
+	if (wait) {
+		ex = cli_wait_ids(c, &id, 1, wait_ms);
+	} else if (c->json) {
 		ex = cli_json_print(json_pack("{s:I, s:b}", "id",
 		                              (json_int_t)id, "existed",
 		                              existed));

@@ -1,0 +1,4 @@
+-- sked schema, version 10: a placeholder. Step 10 belongs to another
+-- change made at the same time (unique scopes, issue 37); this file only
+-- keeps the steps contiguous on the branch that added step 11 (waiting,
+-- issue 36). When both meet, that change's step 10 replaces this file.

@@ -1,0 +1,4 @@
+-- sked schema, version 11, sqlserver: nothing. Waiting for a task's end (sked
+-- wait) reads the tables with a back-off here (docs/cli.md); only
+-- PostgreSQL, which can notify, needs a mark and a trigger
+-- (sql/postgresql/011_wait.sql).
