@@ -467,6 +467,21 @@ typedef struct sked_node {
 SKED_API int sked_nodes(sked *h, sked_node **out, size_t *n);
 SKED_API void sked_nodes_free(sked_node *nodes, size_t n);
 
+/* Due work no live node serves (docs/operations.md, "Why work waits"):
+ * one row per queue and kind with due tasks (pending or retry, run-at
+ * passed, the queue not paused) that no live node has both a handler and
+ * the queue for. Nodes record what they serve when they register (a node
+ * of a sked before schema 11 counts as serving everything). *out is NULL
+ * when *n is 0; at most 1000 rows, most due first. */
+typedef struct sked_unserved {
+	char queue[SKED_MAX_NAME + 1];
+	char kind[SKED_MAX_NAME + 1];
+	int64_t due;           /* tasks due */
+	int64_t oldest_due_ms; /* how long the oldest of them has been due */
+} sked_unserved;
+SKED_API int sked_unserved_get(sked *h, sked_unserved **out, size_t *n);
+SKED_API void sked_unserved_free(sked_unserved *u);
+
 /* The database's clock, now, into *now_ms. */
 SKED_API int sked_now(sked *h, int64_t *now_ms);
 

@@ -19,3 +19,11 @@ $$;
 DROP TRIGGER IF EXISTS {p}ended ON {p}task;
 CREATE TRIGGER {p}ended AFTER DELETE ON {p}task FOR EACH ROW
   WHEN (OLD.waited <> 0) EXECUTE PROCEDURE {p}ended_notify();
+-- What each node serves (docs/operations.md, "Why work waits"): the kinds
+-- it has handlers for and the queues it claims from, each as ",a,b,",
+-- NULL for every one (a catch-all handler, no --queues) or a node of an
+-- older sked. Written once when the node registers, never on the hot
+-- path; stats, the dashboard and /metrics name the due work no live node
+-- serves.
+ALTER TABLE {p}node ADD COLUMN IF NOT EXISTS serves_kinds text;
+ALTER TABLE {p}node ADD COLUMN IF NOT EXISTS serves_queues text;

@@ -399,7 +399,8 @@ enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 #define WAL_RECHECK_MS 3
 
 /* ---- worker/jobs.c ---- */
-void sked__wk_ring(sked_worker *w); /* wake the loop */
+void sked__wk_ring(sked_worker *w);   /* wake the loop */
+void sked__wk_serves(sked_worker *w); /* serves.c: once, registered */
 void sked__wk_drain_fd(int fd);
 void sked__wk_job_free(sked_job *j);
 void sked__wk_job_cancel(sked_job *j, int why); /* first reason wins */
