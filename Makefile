@@ -84,7 +84,7 @@ deb:
 test-index:
 	python3 tests/build/test_index.py .
 
-FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] tests/unit/*.[ch] tools/*.c \
+FORMATTED = include/*.h src/*/*.[ch] src/*/*/*.[ch] cli/*.[ch] cli/*/*.[ch] cli/*/*/*.[ch] tests/unit/*.[ch] tools/*.c \
 	examples/*.c
 
 format:

@@ -3,7 +3,7 @@
 # in the same session, printed as one side-by-side table.
 #
 # Layer: a script around two programs that do the measuring: `sked bench`
-# (cli/cmd_bench.c) and the peers harness ($SKED_PEERS_DIR/run.sh, which
+# (cli/bench/cmd_bench.c) and the peers harness ($SKED_PEERS_DIR/run.sh, which
 # also starts the PostgreSQL server on 127.0.0.1:55432, and ceiling.sh).
 # This script only prepares a fresh database per run, repeats, takes
 # medians and prints.

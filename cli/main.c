@@ -13,8 +13,8 @@
  * no function: it answers "not available yet" with EX_UNAVAILABLE, so
  * adding it later is one function and one line here.
  */
-#include "cli.h"
-#include "dashboard.h"
+#include "base/cli.h"
+#include "web/dashboard/dashboard.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,8 +1,8 @@
-# Turns the dashboard's static files (cli/dashboard/*) into C data: one
-# table of { name, content type, bytes, length }, so that `sked dashboard`
-# serves them from the binary. Run at build time. The same for the page
-# templates (cli/templates/*.html) with -DTABLE=cli_templates -DPREFIX=
-# (no "/static/" before the names).
+# Turns the dashboard's static files (cli/web/dashboard/static/*) into C
+# data: one table of { name, content type, bytes, length }, so that `sked
+# dashboard` serves them from the binary. Run at build time. The same for
+# the page templates (cli/web/dashboard/templates/*.html) with
+# -DTABLE=cli_templates -DPREFIX= (no "/static/" before the names).
 if(NOT DEFINED TABLE)
   set(TABLE cli_assets)
 endif()
@@ -12,7 +12,7 @@ endif()
 file(GLOB files RELATIVE ${ASSET_DIR} ${ASSET_DIR}/*)
 list(SORT files)
 set(out "/* Generated from ${ASSET_DIR} by cmake/embed_assets.cmake. Do not edit. */\n")
-string(APPEND out "#include \"dashboard.h\"\n")
+string(APPEND out "#include \"web/dashboard/dashboard.h\"\n")
 set(table "")
 set(i 0)
 foreach(f ${files})

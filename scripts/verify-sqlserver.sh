@@ -44,7 +44,7 @@ cleanup() {
 	rc=$?
 	rm -rf "$T"
 	echo "verify-sqlserver: the tables have the prefix $P; drop them with:" >&2
-	for t in run task node schedule lock meta; do
+	for t in task_dep task_done queue_limit run task node schedule lock meta; do
 		echo "  DROP TABLE ${P}$t;" >&2
 	done
 	exit $rc

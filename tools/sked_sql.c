@@ -8,8 +8,16 @@
  *
  *   build/sked-sql postgresql            # every statement, prefix sked_
  *   build/sked-sql sqlserver app_        # another prefix
+ *   build/sked-sql oracle                # Oracle's (never run here)
  *   build/sked-sql mysql | grep -A3 'CLAIM_ANY '
  *   build/sked-sql --schema sqlite       # the schema steps instead
+ *   build/sked-sql --run sqlserver       # only what the dialect runs,
+ *                                        # per-call tokens filled
+ *
+ * --run is what a grammar reads (tests/sqlgrammar): the statements the
+ * dialect's capability flags and claim shape make it run, each with its
+ * per-call tokens ({ids}, {rows}, {arg}, …) filled for a few values as
+ * sked__sql_fill fills them.
  *
  * A statement's name is its enum sked_sql member without SKED_SQL_; the
  * names come from src/dialect/dialect.h at build time (sql_names.h), and
@@ -20,6 +28,7 @@
 #include <string.h>
 
 #include "dialect/dialect.h"
+#include "util/buf.h"
 #include "sql_names.h"
 
 _Static_assert(sizeof sked_sql_names / sizeof sked_sql_names[0] ==
@@ -34,14 +43,15 @@ static const struct {
         {"postgresql", &sked__dialect_postgresql},
         {"mysql", &sked__dialect_mysql},
         {"sqlserver", &sked__dialect_sqlserver},
+        {"oracle", &sked__dialect_oracle},
 };
 #define NDIALECTS (sizeof dialects / sizeof dialects[0])
 
 static int
 usage(void)
 {
-	fprintf(stderr, "usage: sked-sql [--schema] "
-	                "sqlite|postgresql|mysql|sqlserver [PREFIX]\n");
+	fprintf(stderr, "usage: sked-sql [--schema|--run] "
+	                "sqlite|postgresql|mysql|sqlserver|oracle [PREFIX]\n");
 	return 64;
 }
 
@@ -49,6 +59,9 @@ int
 main(int argc, char **argv)
 {
 	int schema = argc > 1 && strcmp(argv[1], "--schema") == 0;
+	int run = !schema && argc > 1 && strcmp(argv[1], "--run") == 0;
+	if (run)
+		schema = 1; /* the same place for the dialect's name */
 	const char *which = argc > 1 + schema ? argv[1 + schema] : NULL;
 	const char *prefix = argc > 2 + schema ? argv[2 + schema] : "sked_";
 	const sked_dialect *d = NULL;
@@ -61,7 +74,7 @@ main(int argc, char **argv)
 			d = dialects[i].d;
 	if (!d)
 		return usage();
-	if (schema) {
+	if (schema && !run) {
 		for (const struct sked_schema_step *st = d->schema; st->version;
 		     st++) {
 			char *s = sked__dialect_expand(d, prefix, st->sql);
@@ -77,7 +90,20 @@ main(int argc, char **argv)
 		fprintf(stderr, "sked-sql: %s\n", err);
 		return 65;
 	}
-	for (int i = 0; i < SKED_SQL__COUNT; i++) {
+	for (int i = 0; run && i < SKED_SQL__COUNT; i++) {
+		if (!sql[i] || !sked__sql_needed(d, (sked_sql)i))
+			continue;
+		/* {arg} from ?1; {ids} three ids from ?3 (after node and
+		 * lease, as the claims bind them); rows two */
+		sked_buf b = {0};
+		sked__sql_fill(&b, sql[i], 3, strstr(sql[i], "{rows") ? 2 : 3);
+		if (b.oom)
+			return 70;
+		printf("-- %s %s (%d)\n%s;\n\n", which, sked_sql_names[i], i,
+		       b.p);
+		sked__buf_free(&b);
+	}
+	for (int i = 0; !run && i < SKED_SQL__COUNT; i++) {
 		printf("-- %s %s (%d)\n", which, sked_sql_names[i], i);
 		if (sql[i])
 			printf("%s;\n\n", sql[i]);

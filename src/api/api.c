@@ -135,6 +135,14 @@ setup(sked *h)
 		                  "sked needs SQL Server 2016 (13.x) or newer; "
 		                  "this is %s %s",
 		                  h->product, h->version);
+	/* the Oracle dialect's schema takes its ids from a sequence as a
+	 * column default and answers claims as implicit results (12c) */
+	if (h->decision.product == SKED_PROD_ORACLE && h->decision.major > 0 &&
+	    h->decision.major < 12)
+		return sked__fail(h, SKED_EUNSUPPORTED,
+		                  "sked needs Oracle Database 12c or newer; "
+		                  "this is %s %s",
+		                  h->product, h->version);
 	h->dialect = sked__dialect_for(h->decision.product);
 	if (!h->dialect)
 		return sked__fail(h, SKED_EUNSUPPORTED,

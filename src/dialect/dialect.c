@@ -640,23 +640,15 @@ _Static_assert(SKED_SQL__COUNT <= 192,
 static void
 putf(sked_buf *b, const char *fmt, const char *arg, size_t arglen)
 {
-	/* fmt holds "{}" where arg goes (once or twice); arg is not
-	 * NUL-terminated */
-	const char *pct = strstr(fmt, "{}");
-	if (!pct) {
-		sked__buf_put(b, fmt, strlen(fmt));
-		return;
-	}
-	sked__buf_put(b, fmt, (size_t)(pct - fmt));
-	sked__buf_put(b, arg, arglen);
-	const char *rest = pct + 2;
-	const char *pct2 = strstr(rest, "{}");
-	if (pct2) {
-		sked__buf_put(b, rest, (size_t)(pct2 - rest));
+	/* fmt holds "{}" where arg goes (any number of times: Oracle's
+	 * {ms:C} names C four times); arg is not NUL-terminated */
+	const char *pct;
+	while ((pct = strstr(fmt, "{}")) != NULL) {
+		sked__buf_put(b, fmt, (size_t)(pct - fmt));
 		sked__buf_put(b, arg, arglen);
-		rest = pct2 + 2;
+		fmt = pct + 2;
 	}
-	sked__buf_put(b, rest, strlen(rest));
+	sked__buf_put(b, fmt, strlen(fmt));
 }
 
 static int
@@ -670,7 +662,8 @@ static int
 per_call(const char *in, size_t n)
 {
 	return is(in, n, "arg") || is(in, n, "ids") || is(in, n, "rows") ||
-	       is(in, n, "rows7") || is(in, n, "rows8");
+	       is(in, n, "rows7") || is(in, n, "rows8") ||
+	       is(in, n, "rows7t") || is(in, n, "rows8t");
 }
 
 /* An argument of {now+X}, {ts:X}, {ms:X} or {lim:X}: text without
@@ -867,6 +860,47 @@ sked__dialect_free_rendered(char *out[SKED_SQL__COUNT])
 
 /* ---- per-call tokens ---- */
 
+/* {rows7t}, {rows8t}: the rows of {rows7}/{rows8} for a product whose
+ * SELECT needs a FROM and whose UNION ALL wants one type per column
+ * (Oracle: a NULL bound as text above a number is ORA-01790). The
+ * columns are those of SKED_SQL_RUN_ROWS and SKED_SQL_DONE_COPY_RUN:
+ * c1 task id, c2 attempt, c3 started ms and c5 exit code are numbers,
+ * c4 the outcome a short text, c6 error, c7 output and c8 result long
+ * texts. */
+static void
+fill_typed(sked_buf *b, int first, int n, int w)
+{
+	/* each value: what goes before its marker, and after */
+	static const char *const pre[8] = {"CAST(",    "CAST(",   "CAST(",
+	                                   "CAST(",    "CAST(",   "TO_CLOB(",
+	                                   "TO_CLOB(", "TO_CLOB("};
+	static const char *const post[8] = {" AS NUMBER(19))",
+	                                    " AS NUMBER(19))",
+	                                    " AS NUMBER(19))",
+	                                    " AS VARCHAR2(32))",
+	                                    " AS NUMBER(19))",
+	                                    ")",
+	                                    ")",
+	                                    ")"};
+	char num[48];
+	for (int i = 0; i < n; i++) {
+		sked__buf_puts(b, i ? " UNION ALL SELECT " : "SELECT ");
+		for (int k = 0; k < w; k++) {
+			snprintf(num, sizeof num, "%s?%d", k ? ", " : "",
+			         first + w * i + k);
+			sked__buf_puts(b, k ? ", " : "");
+			sked__buf_puts(b, pre[k]);
+			sked__buf_puts(b, num + (k ? 2 : 0));
+			sked__buf_puts(b, post[k]);
+			if (i == 0) {
+				snprintf(num, sizeof num, " AS c%d", k + 1);
+				sked__buf_puts(b, num);
+			}
+		}
+		sked__buf_puts(b, " FROM DUAL");
+	}
+}
+
 void
 sked__sql_fill(sked_buf *b, const char *s, int first, int n)
 {
@@ -893,6 +927,10 @@ sked__sql_fill(sked_buf *b, const char *s, int first, int n)
 				sked__buf_puts(b, num);
 			}
 			s = open + 5;
+		} else if (strncmp(open, "{rows7t}", 8) == 0 ||
+		           strncmp(open, "{rows8t}", 8) == 0) {
+			fill_typed(b, first, n, open[5] - '0');
+			s = open + 8;
 		} else if (strncmp(open, "{rows7}", 7) == 0 ||
 		           strncmp(open, "{rows8}", 7) == 0) {
 			int w = open[5] - '0';
@@ -951,6 +989,10 @@ sked__dialect_for(int product)
 #ifdef SKED_HAVE_DIALECT_MSSQL
 	case SKED_PROD_SQLSERVER:
 		return &sked__dialect_sqlserver;
+#endif
+#ifdef SKED_HAVE_DIALECT_ORACLE
+	case SKED_PROD_ORACLE:
+		return &sked__dialect_oracle;
 #endif
 	default:
 		return NULL;

@@ -41,6 +41,8 @@
  *   {now}      the database clock, as a timestamp column value
  *   {nowms}    the database clock, as int64 ms since the epoch
  *   {now+X}    the clock plus X milliseconds (X is a parameter marker)
+ *              (a dialect's format may name its argument any number of
+ *              times)
  *   {ts:X}     X (a parameter marker holding epoch ms) as a timestamp
  *   {ms:C}     column C read back as epoch ms (NULL stays NULL)
  *   {ret}      " RETURNING id" where the dialect has it, else ""
@@ -59,6 +61,8 @@
  *              c1, …, ?k+6 AS c7 UNION ALL SELECT ?k+7, …" (a batch of
  *              run rows where there are no array parameters)
  *   {rows8}    the same with eight values (c8: an ended task's result)
+ *   {rows7t}   {rows7} and {rows8} with each value cast to its column's
+ *   {rows8t}   type and FROM DUAL after each row (Oracle)
  *
  * Parameters are written '?N' (1-based, SQLite's own form); drivers whose
  * server wants something else rewrite the markers (db.h).
@@ -82,6 +86,7 @@ extern const struct sked_schema_step sked__schema_sqlite[];
 extern const struct sked_schema_step sked__schema_postgresql[];
 extern const struct sked_schema_step sked__schema_mysql[];
 extern const struct sked_schema_step sked__schema_sqlserver[];
+extern const struct sked_schema_step sked__schema_oracle[];
 
 /* The statements. Generic texts are in dialect.c, in the same order. */
 typedef enum sked_sql {
@@ -487,6 +492,7 @@ extern const sked_dialect sked__dialect_sqlite;
 extern const sked_dialect sked__dialect_postgresql;
 extern const sked_dialect sked__dialect_mysql;
 extern const sked_dialect sked__dialect_sqlserver;
+extern const sked_dialect sked__dialect_oracle;
 
 /* The dialect for a product name as sked__decide reports it, or NULL. */
 const sked_dialect *sked__dialect_for(int product);

@@ -10,11 +10,11 @@ around a circle) fails too. Only src/db/db.c calls a driver (the lib*.c
 files of src/db/driver/: their method tables are db.c's alone).
 
 Includes are read from the sources ('#include "…"', resolved as the
-compiler does: the including file's folder, then src/). Calls are read
-from the object files (OBJDIR: the sked_objs and sked targets' folders)
-with nm: an edge from a file to every file that defines a symbol it uses.
-Headers of include/ (sked.h, sked_abi.h; sked_cli.h, not installed) are
-the public API, open to every floor.
+compiler does: the including file's folder, then src/ or cli/). Calls are
+read from the object files (OBJDIR: the sked_objs and sked targets'
+folders) with nm: an edge from a file to every file that defines a
+symbol it uses. Headers of include/ (sked.h, sked_abi.h; sked_cli.h, not
+installed) are the public API, open to every floor.
 """
 import os
 import re
@@ -34,7 +34,17 @@ FLOORS = {
     "src/model": 6,      # tasks, leases, limits, locks, schedules, schema
     "src/api": 7,        # the public edge: open, close, what was chosen
     "src/worker": 8,     # the worker runtime and its threads
-    "cli": 9,            # the sked program, a client of sked.h only
+    # the sked program, a client of sked.h only, a folder per floor too
+    "cli/base": 9,           # cli.h, out, values, help, config, open, fleet
+    "cli/http": 9,           # the HTTP server
+    "cli/view": 10,          # what more than one command or page shows
+    "cli/cmd": 11,           # the one-shot commands
+    "cli/bench": 12,         # sked bench
+    "cli/demo": 12,          # sked demo
+    "cli/web/api": 12,       # the JSON API
+    "cli/web/dashboard": 13,  # the dashboard's pages (it serves the API)
+    "cli/serve": 14,         # sked worker and its HTTP side
+    "cli": 15,               # main.c: the command table
 }
 
 srcdir, objdirs = sys.argv[1], sys.argv[2:]
@@ -66,7 +76,8 @@ for rel in sources:
         text = fh.read()
     for name in inc_re.findall(text):
         target = None
-        for base in (os.path.dirname(rel), "src"):
+        top = rel.split("/", 1)[0]
+        for base in (os.path.dirname(rel), top, "src"):
             cand = os.path.normpath(os.path.join(base, name))
             if os.path.exists(os.path.join(srcdir, cand)):
                 target = cand

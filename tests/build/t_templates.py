@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 """t_templates.py SRCDIR — every call of a dashboard template matches it.
 
-The dashboard's pages are fragments of cli/templates/NAME.html, rendered by
-TPL(b, "file.fragment", {"name", value}, ...) or TPL0(b, "file.fragment")
-(cli/dashboard_tpl.h). The renderer refuses, when the page is made, a
-placeholder without a value and a value without a placeholder; this check
-finds the same mistakes in every call of the sources, on paths no other
-test takes: each call names its fragment literally, the fragment exists,
-and the names the call gives are exactly the fragment's placeholders. A
-fragment that no call renders fails too (dead HTML).
+The dashboard's pages are fragments of
+cli/web/dashboard/templates/NAME.html, rendered by TPL(b, "file.fragment",
+{"name", value}, ...) or TPL0(b, "file.fragment")
+(cli/web/dashboard/dashboard_tpl.h). The renderer refuses, when the page
+is made, a placeholder without a value and a value without a
+placeholder; this check finds the same mistakes in every call of the
+sources, on paths no other test takes: each call names its fragment
+literally, the fragment exists, and the names the call gives are exactly
+the fragment's placeholders. A fragment that no call renders fails too
+(dead HTML).
 """
 import os
 import re
 import sys
 
 srcdir = sys.argv[1]
-tpldir = os.path.join(srcdir, "cli", "templates")
+tpldir = os.path.join(srcdir, "cli", "web", "dashboard", "templates")
+tplrel = "cli/web/dashboard/templates"
 fails = []
 
 # ---- the templates: fragment -> its placeholders ----
@@ -30,7 +33,7 @@ for f in sorted(os.listdir(tpldir)):
     for name, body in define_re.findall(text):
         key = f"{f[:-5]}.{name}"
         if key in frags:
-            fails.append(f"FAIL: cli/templates/{f}: two fragments {name}")
+            fails.append(f"FAIL: {tplrel}/{f}: two fragments {name}")
         frags[key] = set(ph_re.findall(body))
 
 # ---- the calls ----
@@ -39,10 +42,12 @@ ncalls = 0
 call_re = re.compile(r"\bTPL0?\(")
 frag_re = re.compile(r'"(\w+\.\w+)"')
 arg_re = re.compile(r'\{\s*"(\w+)"\s*,')
-for f in sorted(os.listdir(os.path.join(srcdir, "cli"))):
-    if not f.endswith(".c"):
-        continue
-    path = os.path.join(srcdir, "cli", f)
+cfiles = []
+for root, _, files in os.walk(os.path.join(srcdir, "cli")):
+    cfiles += [os.path.relpath(os.path.join(root, f), srcdir)
+               for f in files if f.endswith(".c")]
+for f in sorted(cfiles):
+    path = os.path.join(srcdir, f)
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     for m in call_re.finditer(text):
@@ -58,7 +63,7 @@ for f in sorted(os.listdir(os.path.join(srcdir, "cli"))):
         head = call.split("{", 1)[0]
         names = frag_re.findall(head)
         if not names:
-            fails.append(f"FAIL: cli/{f}:{line}: a template call whose "
+            fails.append(f"FAIL: {f}:{line}: a template call whose "
                          "fragment is not named literally")
             continue
         given = set(arg_re.findall(call[len(head):]))
@@ -66,13 +71,13 @@ for f in sorted(os.listdir(os.path.join(srcdir, "cli"))):
         for n in names:
             used.add(n)
             if n not in frags:
-                fails.append(f"FAIL: cli/{f}:{line}: no fragment {n} in "
-                             "cli/templates")
+                fails.append(f"FAIL: {f}:{line}: no fragment {n} in "
+                             f"{tplrel}")
                 continue
             if given != frags[n]:
                 missing = sorted(frags[n] - given)
                 extra = sorted(given - frags[n])
-                fails.append(f"FAIL: cli/{f}:{line}: {n}: "
+                fails.append(f"FAIL: {f}:{line}: {n}: "
                              + (f"no value for {missing} " if missing else "")
                              + (f"no placeholder for {extra}" if extra
                                 else ""))

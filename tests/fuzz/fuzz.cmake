@@ -40,11 +40,11 @@ set(SKED_FUZZ_PARSERS
   "fuzz_cron:src/time/cron.c,src/time/tz.c,src/util/timefmt.c"
   "fuzz_tzif:src/time/tz.c,src/time/cron.c,src/util/timefmt.c"
   "fuzz_dur_time:src/util/dur.c,src/util/timefmt.c"
-  "fuzz_config:cli/config.c,cli/values.c"
+  "fuzz_config:cli/base/config.c,cli/base/values.c"
   "fuzz_pipe:-"
   "fuzz_outcome:src/util/text.c"
-  "fuzz_http:cli/http.c"
-  "fuzz_tpl:cli/dashboard_tpl.c,cli/http.c"
+  "fuzz_http:cli/http/http.c"
+  "fuzz_tpl:cli/web/dashboard/dashboard_tpl.c,cli/http/http.c"
   "fuzz_sqlsplit:src/util/sqlsplit.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
@@ -72,7 +72,7 @@ foreach(entry ${SKED_FUZZ_PARSERS})
   set(extra_corpus "")
   if(name STREQUAL "fuzz_tpl")
     list(APPEND plainsrc ${SKED_TEMPLATES_C})
-    set(extra_corpus ${CMAKE_SOURCE_DIR}/cli/templates)
+    set(extra_corpus ${CMAKE_SOURCE_DIR}/cli/web/dashboard/templates)
   endif()
   add_executable(${name} ${plainsrc})
   target_compile_options(${name} PRIVATE "SHELL:-iquote ${CMAKE_SOURCE_DIR}/src"

@@ -1,6 +1,6 @@
 /*
  * fuzz_config.c — a fuzz target for the `sked` program's config file
- * reader (cli/config.c over inih): sections, keys, values, durations and
+ * reader (cli/base/config.c over inih): sections, keys, values, durations and
  * numbers in them, over-long lines, handler and schedule sections.
  *
  * The bytes are written to a private file and read with cli_config_load,
@@ -9,7 +9,7 @@
  * refuses is reported in one line that names the file.
  *
  * cli_err, the program's one error printer, is this harness's own so the
- * message can be judged (cli/out.c is not linked). Built as a libFuzzer
+ * message can be judged (cli/base/out.c is not linked). Built as a libFuzzer
  * program with -DSKED_LIBFUZZER (`make fuzz`) and as a plain program
  * replaying tests/fuzz/corpus/config.
  */
@@ -21,7 +21,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "base/cli.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

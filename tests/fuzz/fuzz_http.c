@@ -1,6 +1,6 @@
 /*
  * fuzz_http.c — a fuzz target for what sked's HTTP server reads from a
- * request itself (cli/http.c; libmicrohttpd parses the request line and
+ * request itself (cli/http/http.c; libmicrohttpd parses the request line and
  * the headers): a form body (cli_http_form, percent-decoding), the
  * redirect path a POST names (cli_http_own_path), Basic credentials
  * (cli_http_basic) and a listen address (cli_http_parse_listen).
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "http.h"
+#include "http/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -57,8 +57,8 @@ b64(const char *in, size_t n, char *out)
 static void
 check_form(const char *body, size_t n)
 {
-	static const char *const names[] = {"csrf", "back", "id", "scope",
-	                                    "", "a"};
+	static const char *const names[] = {"csrf",  "back", "id",
+	                                    "scope", "",     "a"};
 	struct cli_http_request rq;
 	char buf[16];
 
@@ -71,8 +71,8 @@ check_form(const char *body, size_t n)
 		int missing = 0;
 		for (int i = 0; i < 8; i++) {
 			memset(buf, 'X', sizeof buf);
-			const char *v =
-			        cli_http_form(&rq, names[k], i, buf, sizeof buf);
+			const char *v = cli_http_form(&rq, names[k], i, buf,
+			                              sizeof buf);
 			if (!v) {
 				missing = 1;
 				continue;
@@ -80,7 +80,8 @@ check_form(const char *body, size_t n)
 			if (missing)
 				finding("a form value after a missing one");
 			if (v != buf || !memchr(buf, '\0', sizeof buf))
-				finding("a form value not NUL-terminated in its "
+				finding("a form value not NUL-terminated in "
+				        "its "
 				        "buffer");
 		}
 	}
@@ -145,7 +146,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int loop = 0;
 		char err[256];
 		/* names are not resolved here: only numeric addresses */
-		if (!strpbrk(line, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") &&
+		if (!strpbrk(line, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
+		                   "RSTUVWXYZ") &&
 		    cli_http_parse_listen(line, &ss, &alen, &loop, err,
 		                          sizeof err) == 0 &&
 		    alen > sizeof ss)

@@ -1,12 +1,12 @@
 /*
  * fuzz_tpl.c — a fuzz target for the dashboard's template renderer
- * (cli/dashboard_tpl.c): the parser of a template file and the
+ * (cli/web/dashboard/dashboard_tpl.c): the parser of a template file and the
  * substitution of a fragment's placeholders.
  *
  * Oracles, beyond the sanitizers: every template embedded in sked (the
- * files of cli/templates/) parses; a file that parses gives each of its
- * fragments, and a fragment rendered with a value for each of its
- * placeholders succeeds; rendered once with empty values and once with
+ * files of cli/web/dashboard/templates/) parses; a file that parses
+ * gives each of its fragments, and a fragment rendered with a value for
+ * each of its placeholders succeeds; rendered once with empty values and once with
  * the value <>"'& everywhere, the second is longer by exactly what the
  * escaping of each placeholder adds (&lt;&gt;&quot;&#39;&amp; for
  * {{x}}, %3C%3E%22%27%26 for {{x|url}}, the five bytes for {{x|raw}}),
@@ -16,14 +16,14 @@
  *
  * Input: a template file. Built as a libFuzzer program with
  * -DSKED_LIBFUZZER (`make fuzz`) and as a plain program replaying
- * tests/fuzz/corpus/tpl and cli/templates.
+ * tests/fuzz/corpus/tpl and cli/web/dashboard/templates.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dashboard_tpl.h"
+#include "web/dashboard/dashboard_tpl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,19 +1,19 @@
 #!/bin/sh
 # dashboard_diff.sh OLD_SKED NEW_SKED — do two builds of sked serve the
 # same dashboard? For a change that should not change a page (moving
-# HTML into cli/templates/, splitting the dashboard's files): one SQLite
-# database with a bit of everything (dead tasks with hostile text, a
-# blocked child, a paused queue with limits, schedules, a lock, a payload
-# with a NUL byte, a last error past 140 bytes, more than a page of
-# tasks), then every page, flash code, error page and POST of both
-# builds against copies of it, with and without --read-only, compared
-# byte for byte (status, headers, body). What differs from run to run
-# is normalised first: session ids, CSRF tokens, dates, relative times,
-# ages, Content-Length, the port, where the chart's bars stand (the
-# minute moves on); /metrics is not asked for (its timings).
-# Exit 0 when all are identical, 1 with the differing requests named.
-# A developer's tool (docs/design.md, "The dashboard's pages"); it needs
-# curl, sqlite3 and python3.
+# HTML into templates, splitting the dashboard's files, moving cli/'s
+# files into folders): one SQLite database with a bit of everything
+# (dead tasks with hostile text, a blocked child, a paused queue with
+# limits, schedules, a lock, a payload with a NUL byte, a last error
+# past 140 bytes, more than a page of tasks), then every page, flash
+# code, error page and POST of both builds against copies of it, with
+# and without --read-only, compared byte for byte (status, headers,
+# body). What differs from run to run is normalised first: session ids,
+# CSRF tokens, dates, relative times, ages, Content-Length, the port,
+# where the chart's bars stand (the minute moves on); /metrics is not
+# asked for (its timings). Exit 0 when all are identical, 1 with the
+# differing requests named. A developer's tool (docs/design.md, "The
+# dashboard's pages"); it needs curl, sqlite3 and python3.
 set -eu
 OLD=$1 NEW=$2
 W=$(mktemp -d "${TMPDIR:-/tmp}/dashboard_diff.XXXXXX")

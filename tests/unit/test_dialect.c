@@ -2,7 +2,7 @@
  * test_dialect.c — the statement registry, rendered for every dialect.
  *
  * Layer: tests (pure: no database). Every statement of every dialect
- * (sqlite, postgresql, mysql, sqlserver) is rendered for a prefix; the
+ * (sqlite, postgresql, mysql, sqlserver, oracle) is rendered for a prefix; the
  * test fails on a token left in the SQL (other than the per-call ones
  * sked__sql_fill fills), on a statement a dialect's capability flags or
  * claim shape need but that has no text, and on a renderer that lets an
@@ -23,10 +23,9 @@
 #include "util/buf.h"
 
 static const sked_dialect *const dialects[] = {
-        &sked__dialect_sqlite,
-        &sked__dialect_postgresql,
-        &sked__dialect_mysql,
-        &sked__dialect_sqlserver,
+        &sked__dialect_sqlite, &sked__dialect_postgresql,
+        &sked__dialect_mysql,  &sked__dialect_sqlserver,
+        &sked__dialect_oracle,
 };
 #define NDIALECTS (sizeof dialects / sizeof dialects[0])
 
@@ -57,7 +56,9 @@ no_token_left(const char *dname, int id, const char *s)
 		    strncmp(t, "{ids}", 5) != 0 &&
 		    strncmp(t, "{rows}", 6) != 0 &&
 		    strncmp(t, "{rows7}", 7) != 0 &&
-		    strncmp(t, "{rows8}", 7) != 0)
+		    strncmp(t, "{rows8}", 7) != 0 &&
+		    strncmp(t, "{rows7t}", 8) != 0 &&
+		    strncmp(t, "{rows8t}", 8) != 0)
 			fail_msg("%s statement %d has a token left at '%.20s': "
 			         "%s",
 			         dname, id, t, s);

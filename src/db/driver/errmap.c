@@ -120,6 +120,44 @@ sked__errmap_mssql(long no)
 }
 
 sked_dbe_kind
+sked__errmap_oracle(long no)
+{
+	switch (no) {
+	case 1: /* unique constraint violated (SQLSTATE 23000) */
+		return SKED_DBE_UNIQUE;
+	case 60:    /* deadlock detected while waiting for resource */
+	case 8177:  /* cannot serialize access for this transaction */
+	case 30006: /* resource busy; acquire with WAIT timeout expired */
+		return SKED_DBE_RETRY;
+	case 942: /* table or view does not exist */
+		return SKED_DBE_NOTABLE;
+	case 1031: /* insufficient privileges */
+		return SKED_DBE_PERM;
+	case 16000: /* database or pluggable database open for read-only */
+		return SKED_DBE_READONLY;
+	case 3113:  /* end-of-file on communication channel */
+	case 3114:  /* not connected to ORACLE */
+	case 3135:  /* connection lost contact */
+	case 12541: /* TNS: no listener */
+	case 12514: /* TNS: listener does not know of service */
+	case 12537: /* TNS: connection closed */
+	case 1017:  /* invalid username/password */
+	case 1089:  /* immediate shutdown or close in progress */
+	case 28:    /* your session has been killed */
+		return SKED_DBE_CONNECT;
+	case 4030: /* out of process memory */
+		return SKED_DBE_NOMEM;
+	case 1438:  /* value larger than specified precision */
+	case 12899: /* value too large for column */
+	case 1841:  /* (full) year must be between -4713 and +9999 */
+	case 1873:  /* the leading precision of the interval is too small */
+		return SKED_DBE_DATA;
+	default:
+		return SKED_DBE_OTHER;
+	}
+}
+
+sked_dbe_kind
 sked__errmap_sqlite(int rc, int ext, const char *msg)
 {
 	msg = msg ? msg : "";

@@ -23,6 +23,9 @@ sked_dbe_kind sked__errmap_mysql(unsigned int no);
 /* SQL Server error numbers. */
 sked_dbe_kind sked__errmap_mssql(long no);
 
+/* Oracle error numbers (ORA-NNNNN, as the ODBC driver's native error). */
+sked_dbe_kind sked__errmap_oracle(long no);
+
 /* SQLite result codes: rc (primary or extended), ext the extended code
  * when known (else rc), msg the message (sqliteodbc reports only the
  * primary code, so a unique violation is told by its text). */

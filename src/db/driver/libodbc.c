@@ -28,7 +28,8 @@
  * first write (a limited claim's row lock with it). On PostgreSQL the
  * transactions are therefore ODBC's own calls (the seam's tx verb):
  * autocommit off (psqlODBC then begins at the next statement),
- * SQLEndTran, autocommit on again.
+ * SQLEndTran, autocommit on again. Oracle, which has no BEGIN statement
+ * (a transaction starts with the first change), takes the same path.
  *
  * Product specifics, kept to what a native driver would do itself: on
  * SQLite the pragmas every SQLite connection gets (db/driver/errmap.c); on
@@ -77,7 +78,7 @@
 int sked__odbc_rewrite(const char *sql, char **out, int **map, int *nmarks)
         __attribute__((warn_unused_result));
 
-enum fam { FAM_OTHER, FAM_SQLITE, FAM_PG, FAM_MYSQL, FAM_MSSQL };
+enum fam { FAM_OTHER, FAM_SQLITE, FAM_PG, FAM_MYSQL, FAM_MSSQL, FAM_ORACLE };
 
 typedef struct ostmt {
 	SQLHSTMT st;
@@ -223,6 +224,8 @@ classify(int fam, const char *state, long native, const char *msg)
 		return sked__errmap_mysql((unsigned int)native);
 	case FAM_MSSQL:
 		return sked__errmap_mssql(native);
+	case FAM_ORACLE:
+		return sked__errmap_oracle(native);
 	case FAM_SQLITE:
 		/* sqliteodbc reports SQLite's result code as the native
 		 * error, mostly under SQLSTATE HY000 */
@@ -339,6 +342,8 @@ family(const char *product, const char *version)
 		return FAM_MYSQL;
 	case SKED_PROD_SQLSERVER:
 		return FAM_MSSQL;
+	case SKED_PROD_ORACLE:
+		return FAM_ORACLE;
 	default:
 		return FAM_OTHER;
 	}
@@ -704,7 +709,8 @@ odbc_tx(void *conn, int op, const char *sql, sked_dberr *e)
 	odbc *o = conn;
 	int rc = SKED_OK;
 	int64_t affected, last_id;
-	if (o->fam != FAM_PG)
+	/* Oracle has no BEGIN statement at all: the same calls */
+	if (o->fam != FAM_PG && o->fam != FAM_ORACLE)
 		return odbc_exec(conn, -1, sql, NULL, 0, NULL, &affected,
 		                 &last_id, e);
 	if (op == SKED_TX_BEGIN) {

@@ -1,0 +1,384 @@
+/*
+ * cli.h — what the files of the `sked` program share.
+ *
+ * Folder cli/base/ (floor 9 of cli/'s, docs/design.md): the sked program,
+ * a client of <sked.h> only (and of sked_cli.h, its helpers from libsked that are
+ * not installed).
+ *
+ * Layer: the command-line program, a client of <sked.h> only (never of
+ * anything under src/). main.c parses the global flags and dispatches;
+ * config.c reads the INI file; out.c turns library status codes into
+ * sysexits(3) codes and prints tables and JSON; each cmd_*.c implements
+ * a family of commands. The scheduling itself is left to the library.
+ */
+#ifndef SKED_CLI_H
+#define SKED_CLI_H
+
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sked.h>
+#include <sked_cli.h>
+
+#define CLI_DEFAULT_URL "sqlite:sked.db"
+
+/* One [handler.KIND] section of the config file, or one --handler flag. */
+struct cli_handler {
+	char *kind;
+	char *command;      /* split on blanks into argv; no shell */
+	int64_t timeout_ms; /* 0: the worker's default */
+	int line;           /* where it was defined in the file; 0: a flag */
+};
+
+/* One [schedule.NAME] section of the config file. Unset strings are NULL,
+ * numbers 0; misfire and overlap are checked names or NULL. */
+struct cli_schedule {
+	char *name, *cron, *tz, *kind, *payload, *queue;
+	char *misfire, *overlap;
+	int priority, max_attempts;
+	int line;
+};
+
+/* One [queue.NAME] section of the config file: the limits as
+ * sked_queue_set takes them (SKED_LIMIT_KEEP when not given, 0 for
+ * "none"). */
+struct cli_queue {
+	char *name;
+	int concurrency, per_key, rate_n;
+	int64_t rate_ms;
+	int line;
+};
+
+/* The config file, as read. Unset strings are NULL, unset numbers 0 (which
+ * the library reads as "its default"). */
+struct cli_config {
+	const char *path;
+	char *database, *strategy, *prefix; /* [sked] */
+	char *node_id, *queues;             /* [worker] */
+	char *http;                         /* [worker] http = ADDR:PORT */
+	int concurrency;
+	int64_t lease_ms, poll_ms, grace_ms, timeout_ms;
+	int64_t retry_base_ms, retry_max_ms;
+	int prefetch;                 /* [worker] prefetch */
+	int lanes;                    /* [worker] lanes (0: the default) */
+	int64_t lock_wait_warn_ms;    /* [worker] lock_wait_warn: -1 never */
+	int64_t wait_db_ms;           /* [worker] wait_db: -1 forever */
+	int wait_db_set;              /* wait_db was given */
+	struct cli_handler *handlers; /* [handler.KIND] */
+	size_t nhandlers;
+	struct cli_schedule *schedules; /* [schedule.NAME] */
+	size_t nschedules;
+	struct cli_queue *queues_limits; /* [queue.NAME] */
+	size_t nqueues_limits;
+	/* [retention] succeeded, dead, cancelled: ages, 0 = keep for ever;
+	 * keep_set[i] says the file gave it (else SKED_KEEP_*) */
+	int64_t keep_ms[3];
+	int keep_set[3];
+};
+
+/* The state of one invocation. */
+struct cli {
+	const char *url;      /* resolved: flag, env, config, default */
+	const char *strategy; /* resolved, or NULL for "auto" */
+	const char *prefix;   /* from the config, or NULL */
+	int json;             /* --json */
+	struct cli_config cfg;
+	sked *h; /* opened on demand by cli_open() */
+};
+
+/* Options every command accepts. */
+#define CLI_OPT_HELP 'h'
+#define CLI_OPT_JSON 0x100
+#define CLI_COMMON_OPTIONS                                                     \
+	{"help", no_argument, NULL, CLI_OPT_HELP},                             \
+	{                                                                      \
+		"json", no_argument, NULL, CLI_OPT_JSON                        \
+	}
+
+typedef int (*cli_cmd_fn)(struct cli *c, int argc, char **argv);
+
+/* ---- open.c ---- */
+
+/* Open c->h (once) on the resolved URL, creating or upgrading the schema
+ * when needed. Returns 0, or a sysexits code after printing one line. */
+int cli_open(struct cli *c);
+/* The same for a command that only reads or steers what exists (list,
+ * show, stats, nodes, cancel, retry, cron ls/rm/pause/resume): it
+ * never creates a database nor its schema. A sqlite: file that does not
+ * exist is EX_NOINPUT; a database without the current schema is
+ * sked_open's SKED_ESCHEMA (EX_CONFIG). */
+int cli_open_existing(struct cli *c);
+/* cli_open_existing for `info`: a database whose schema is missing or at
+ * another version opens all the same, with *schema_ok 0. */
+int cli_open_info(struct cli *c, int *schema_ok);
+/* cli_open for a daemon: while the database is unavailable
+ * (SKED_EUNAVAILABLE), say so once and retry with backoff (0.5 s doubling
+ * to 30 s) for wait_ms (-1: forever; 0: fail at once). */
+int cli_open_wait(struct cli *c, int64_t wait_ms);
+
+/* ---- help.c ---- */
+
+enum { CLI_CMD_HIDDEN = 1, CLI_CMD_NOCONFIG = 2 };
+
+/* One entry of main.c's command table. */
+struct cli_cmd {
+	const char *name;
+	cli_cmd_fn fn;             /* NULL: not available yet */
+	const struct cli_cmd *sub; /* subcommands, ended by a NULL name */
+	const char *usage;         /* what follows "sked " */
+	const char *summary;       /* one line for the command list */
+	const char *details;       /* the flags, for `sked help COMMAND` */
+	unsigned flags;
+};
+
+/* The table whose text cli_help prints (main.c gives it once, at start). */
+void cli_help_table(const struct cli_cmd *commands);
+/* The entry of table named name, or NULL. */
+const struct cli_cmd *cli_cmd_find(const struct cli_cmd *table,
+                                   const char *name);
+/* Every command with its summary; one command's usage and flags. */
+void cli_help_overview(FILE *f);
+void cli_help_one(FILE *f, const struct cli_cmd *t);
+/* Print the usage of a command ("enqueue", "cron next") to f. */
+void cli_help(FILE *f, const char *name);
+
+/* ---- out.c ---- */
+
+/* "sked: " + message + newline on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* With --log-format json (or SKED_LOG_FORMAT=json), cli_err writes its
+ * line through sked's log, as a JSON object at level error whose error
+ * key is the message, like every other line on stderr. */
+void cli_err_json(int on);
+/* The sysexits(3) code for a library status code. */
+int cli_exit_code(int rc);
+/* Report a library failure: "sked: WHAT: DETAIL", where DETAIL is
+ * sked_errmsg(h) when there is a handle and it says something, else the
+ * code's description. Returns cli_exit_code(rc). */
+int cli_fail(const sked *h, int rc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* A usage error: prints the line, then a hint; returns EX_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+/* Report getopt_long()'s '?' or ':' for command cmd; returns EX_USAGE. */
+int cli_opt_error(const char *cmd, int ch, char **argv);
+
+/* Strict parsers for flag values: on failure they print
+ * "sked: FLAG: 'VALUE' is not …" and return EX_USAGE; else 0. */
+int cli_parse_prefetch(const char *flag, const char *s, int *out);
+int cli_parse_int(const char *flag, const char *s, long long min, long long max,
+                  long long *out);
+int cli_parse_duration(const char *flag, const char *s, int64_t *ms);
+int cli_parse_time(const char *flag, const char *s, int64_t *ms);
+/* A positive task id given as a positional argument. */
+int cli_parse_id(const char *cmd, const char *s, int64_t *id);
+
+/* Time as ISO-8601 UTC with milliseconds, always ("….000Z" for a whole
+ * second), or "-" for 0. buf needs 32 bytes. */
+const char *cli_time(int64_t ms, char *buf, size_t len);
+/* The same in whole seconds, "2026-03-08T07:30:00Z": cron fire instants. */
+const char *cli_time_sec(int64_t ms, char *buf, size_t len);
+/* 1 when a failed write went to a pipe its reader closed (errno EPIPE,
+ * now or at an earlier call): a normal end for a listing, reported by
+ * nothing. */
+int cli_broken_pipe(void);
+
+/* JSON values: a time (null for 0), a string (null for NULL; bytes that are
+ * not UTF-8 become U+FFFD). cli_json_print writes v to stdout, one
+ * document and a newline, and releases it; returns 0 or EX_IOERR. */
+json_t *cli_json_time(int64_t ms);
+json_t *cli_json_str(const char *s, size_t len);
+json_t *cli_json_cstr(const char *s);
+int cli_json_print(json_t *v);
+
+/* A text table: add rows of ncols strings, print with aligned columns. */
+struct cli_table;
+struct cli_table *cli_table_new(size_t ncols, const char *const *headers);
+void cli_table_add(struct cli_table *t, const char *const *cells);
+void cli_table_print(const struct cli_table *t, FILE *f);
+void cli_table_free(struct cli_table *t);
+
+/* Read a whole file ("-": stdin) of at most max bytes; *len gets the
+ * size. Returns 0, EX_NOINPUT when it cannot be read, or EX_DATAERR when
+ * it is bigger than max (the line printed gives its true size). The
+ * buffer grows with the input; CLI_READ_UNBOUNDED: no limit but memory.
+ * *out is NUL-terminated; free it. */
+#define CLI_READ_UNBOUNDED (SIZE_MAX / 2)
+int cli_read_file(const char *flag, const char *path, size_t max, char **out,
+                  size_t *len);
+
+/* Parse only the common flags (--help, --json) of command cmd and expect
+ * exactly nargs positional arguments (what names them in the usage
+ * error). Returns -1 to go on, else an exit code. */
+int cli_simple_args(struct cli *c, const char *cmd, int argc, char **argv,
+                    int nargs, const char *what);
+
+/* Split a command on spaces and tabs into a NULL-terminated argv (no
+ * quoting, no shell). Free with cli_argv_free. NULL when empty or out of
+ * memory (errno tells which: 0 empty, ENOMEM). */
+char **cli_split_argv(const char *command);
+void cli_argv_free(char **argv);
+
+/* CLOCK_MONOTONIC, for intervals and deadlines (every process on the
+ * host shares it), in nanoseconds and milliseconds. */
+static inline int64_t
+cli_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t
+cli_mono_ms(void)
+{
+	return cli_mono_ns() / 1000000;
+}
+
+/* Sleep that long, going on after a signal handler ran. */
+static inline void
+cli_sleep_ns(int64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000),
+	                      (long)(ns % 1000000000)};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static inline void
+cli_sleep_ms(int64_t ms)
+{
+	cli_sleep_ns(ms * 1000000);
+}
+
+/* ---- values.c ---- */
+
+/* --prefetch / [worker] prefetch: auto (0), off or 0 (SKED_PREFETCH_OFF),
+ * or N up to 10000 (adaptive, at most N); -1 for anything else */
+int cli_prefetch_value(const char *s, int *out);
+
+/* ---- config.c ---- */
+
+/* Read the INI file at path into cfg. Returns 0, or EX_CONFIG after
+ * printing "sked: FILE:LINE: problem". */
+int cli_config_load(const char *path, struct cli_config *cfg);
+void cli_config_free(struct cli_config *cfg);
+
+/* ---- the commands ---- */
+
+int cmd_init(struct cli *c, int argc, char **argv);
+int cmd_info(struct cli *c, int argc, char **argv);
+int cmd_enqueue(struct cli *c, int argc, char **argv);
+int cmd_list(struct cli *c, int argc, char **argv);
+/* A task, one attempt, a queue and a schedule as `show --json`,
+ * `queue ls --json` and `cron ls --json` print them (the JSON API
+ * answers the same objects). New references. */
+json_t *cli_task_json(const sked_task *t);
+json_t *cli_run_json(const sked_run *r);
+int cli_show_json(sked *h, int64_t id, json_t **out, const char **what);
+/* the columns of `stats`: a status, or -1 for the due count */
+struct cli_stat_col {
+	const char *name;
+	int status;
+};
+extern const struct cli_stat_col cli_stat_cols[];
+extern const size_t cli_nstat;
+int64_t cli_stat_of(const sked_queue_stats *q, size_t col);
+json_t *cli_queue_json(const sked_queue_info *q);
+json_t *cli_schedule_json(const sked_schedule *s);
+int cmd_show(struct cli *c, int argc, char **argv);
+int cmd_cancel(struct cli *c, int argc, char **argv);
+int cmd_retry(struct cli *c, int argc, char **argv);
+
+/* ---- cmd_wait.c: sked wait, and enqueue --wait ---- */
+/* sked wait's exit codes for an outcome (docs/cli.md); a timeout is
+ * EX_TEMPFAIL (75), all succeeded 0 */
+#define CLI_WAIT_DEAD      68
+#define CLI_WAIT_CANCELLED 67
+int cmd_wait(struct cli *c, int argc, char **argv);
+/* wait for the n tasks ids (timeout_ms < 0: no bound), print each, and
+ * return the exit code of the worst outcome */
+int cli_wait_ids(struct cli *c, const int64_t *ids, size_t n,
+                 int64_t timeout_ms);
+
+/* ---- cmd_steer.c, for the JSON API too ---- */
+
+/* cancel or retry: one task, some ids, or what a filter matches */
+struct cli_verb {
+	const char *cmd;  /* "cancel" */
+	const char *past; /* "cancelled" */
+	const char *done; /* what the one-task form says: "cancelled" */
+	int (*one)(sked *, int64_t);
+	int (*ids)(sked *, const int64_t *, size_t, int64_t *);
+	int (*where)(sked *, const sked_list_filter *, int64_t *);
+	/* the statuses it may act on, and those it acts on by default
+	 * (when no status is named); -1 ends each list */
+	int allowed[4], dflt[4];
+};
+extern const struct cli_verb cli_cancel_verb, cli_retry_verb;
+/* 1 when v may act on tasks of that status */
+int cli_verb_allows(const struct cli_verb *v, int status);
+/* "dead", "pending or retry": the statuses of st (ending in -1) */
+void cli_status_words(const int *st, char *buf, size_t len);
+/* Count the tasks f matches in each status of st (ending in -1) into
+ * *matched; when apply, then steer them, *changed counting those that
+ * moved. On failure *at is the status being steered, or -1 when the
+ * count failed. Returns a library status code. */
+int cli_steer_where(sked *h, const struct cli_verb *v, sked_list_filter *f,
+                    const int *st, int apply, int64_t *matched,
+                    int64_t *changed, int *at);
+int cmd_nodes(struct cli *c, int argc, char **argv);
+int cmd_stats(struct cli *c, int argc, char **argv);
+int cmd_prune(struct cli *c, int argc, char **argv); /* cmd_prune.c */
+/* The retention ages in force: the config file's [retention], else the
+ * defaults (SKED_KEEP_*): succeeded, dead, cancelled. */
+void cli_retention(const struct cli_config *cfg, int64_t keep_ms[3]);
+int cmd_worker(struct cli *c, int argc, char **argv);
+int cmd_cron_next(struct cli *c, int argc, char **argv);
+int cmd_cron_add(struct cli *c, int argc, char **argv);
+int cmd_cron_ls(struct cli *c, int argc, char **argv);
+int cmd_cron_rm(struct cli *c, int argc, char **argv);
+int cmd_cron_pause(struct cli *c, int argc, char **argv);
+int cmd_cron_resume(struct cli *c, int argc, char **argv);
+int cmd_cron_run(struct cli *c, int argc, char **argv);
+int cmd_lock_run(struct cli *c, int argc, char **argv);
+int cmd_queue_set(struct cli *c, int argc, char **argv);
+int cmd_queue_ls(struct cli *c, int argc, char **argv);
+int cmd_queue_pause(struct cli *c, int argc, char **argv);
+/* 1 when queue is paused, as q (n of them, from sked_queue_list) says */
+int cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue);
+int cmd_queue_resume(struct cli *c, int argc, char **argv);
+/* The config file's [queue.NAME] sections: set each queue's limits
+ * (a worker does this when it starts, as for schedules). Returns 0 or a
+ * sysexits code after one line. */
+int cli_sync_queues(struct cli *c);
+/* A limit's value, N from 1 to 1000000 or "none" (0); a rate, N/DURATION
+ * or "none" (0). One line and EX_USAGE when it is neither. */
+int cli_parse_limit(const char *flag, const char *s, int *out);
+int cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms);
+/* Add or replace the config file's [schedule.NAME] schedules (a worker
+ * does this at start; others are left alone). c->h must be open.
+ * Returns 0, or a sysexits code after printing one line. */
+int cli_sync_schedules(struct cli *c);
+int cmd_demo(struct cli *c, int argc, char **argv);
+int cmd_demo_handler(struct cli *c, int argc, char **argv);
+int cmd_bench(struct cli *c, int argc, char **argv);
+
+/* ---- bench.c, for the bench's workers (worker --builtin-noop) ---- */
+
+/* The no-op C handler: counts its calls in the bench's shared file,
+ * stamps the start of latency tasks and the start, end and runs of a
+ * --pattern graph's tasks. userdata: cli_bench_attach(). */
+int cli_bench_noop(sked_job *job, void *userdata);
+/* Map the shared file named by SKED_BENCH_SHM; NULL when unset (then
+ * the handler only returns 0). */
+void *cli_bench_attach(void);
+
+#endif /* SKED_CLI_H */

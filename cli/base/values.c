@@ -1,0 +1,35 @@
+/*
+ * values.c — setting values that a flag and the config file both take,
+ * checked in one place.
+ *
+ * Layer: the bottom of the command-line program: pure parsing, no output,
+ * so that out.c (the flags) and config.c (the file) both call down into
+ * it and never into each other.
+ */
+#include "base/cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* [worker] prefetch and --prefetch (cli.h) */
+int
+cli_prefetch_value(const char *s, int *out)
+{
+	char *end;
+	long v;
+	if (strcmp(s, "auto") == 0) {
+		*out = 0; /* sked_worker_options: 0 is adaptive */
+		return 0;
+	}
+	if (strcmp(s, "off") == 0) {
+		*out = SKED_PREFETCH_OFF;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v > 10000)
+		return -1;
+	*out = v == 0 ? SKED_PREFETCH_OFF : (int)v; /* 0: none ahead */
+	return 0;
+}

@@ -1,0 +1,301 @@
+/*
+ * cmd_queue.c — `sked queue set QUEUE [--concurrency N|none]
+ * [--per-key N|none] [--rate N/DURATION|none]`, `sked queue pause|resume
+ * QUEUE` and `sked queue ls`: the cluster-wide limits and pause of a
+ * queue, and the config file's [queue.NAME] sections, which a worker
+ * applies when it starts.
+ *
+ * Layer: the command-line program, a client of sked.h only. Enforcing the
+ * limits is the library's (src/model/limits.c, docs/limits.md); this file
+ * parses flags, calls sked_queue_set and sked_queue_list and prints.
+ * A flag not given keeps that limit; "none" removes it. Bad numbers are
+ * usage errors (64); a bad queue name is the library's (65).
+ */
+#include "base/cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sysexits.h>
+
+#define MAX_LIMIT 1000000
+
+int
+cli_parse_limit(const char *flag, const char *s, int *out)
+{
+	char *end;
+	long v;
+	if (strcmp(s, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v < 1 ||
+	    v > MAX_LIMIT) {
+		cli_err("%s: '%s' is not a number from 1 to %d, nor none", flag,
+		        s, MAX_LIMIT);
+		return EX_USAGE;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int
+cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms)
+{
+	if (strcmp(s, "none") == 0) {
+		*n = 0;
+		*ms = 0;
+		return 0;
+	}
+	if (sked_parse_rate(s, n, ms) != SKED_OK) {
+		cli_err("%s: '%s' is not N/DURATION (N from 1 to 100000 starts "
+		        "per 1ms to 1d, e.g. 100/1m) or none",
+		        flag, s);
+		return EX_USAGE;
+	}
+	return 0;
+}
+
+/* One queue as `queue ls --json` prints it. */
+json_t *
+cli_queue_json(const sked_queue_info *q)
+{
+	char d[32];
+	json_t *rate =
+	        q->rate_n > 0
+	                ? json_pack("{s:i, s:I, s:s, s:i}", "n", q->rate_n,
+	                            "window_ms", (json_int_t)q->rate_window_ms,
+	                            "window",
+	                            sked_format_duration(q->rate_window_ms, d,
+	                                                 sizeof d),
+	                            "used", q->rate_used)
+	                : json_null();
+	return json_pack(
+	        "{s:o, s:b, s:b, s:o, s:o, s:o, s:i, s:i, s:i}", "queue",
+	        cli_json_cstr(q->queue), "paused", q->paused, "limited",
+	        q->limited, "concurrency",
+	        q->concurrency > 0 ? json_integer(q->concurrency) : json_null(),
+	        "per_key",
+	        q->per_key > 0 ? json_integer(q->per_key) : json_null(), "rate",
+	        rate, "running", q->running, "keys_running", q->keys_running,
+	        "keys_full", q->keys_full);
+}
+
+int
+cmd_queue_set(struct cli *c, int argc, char **argv)
+{
+	enum { O_CONC = 1, O_KEY, O_RATE };
+	static const struct option opts[] = {
+	        {"concurrency", required_argument, NULL, O_CONC},
+	        {"per-key", required_argument, NULL, O_KEY},
+	        {"rate", required_argument, NULL, O_RATE},
+	        CLI_COMMON_OPTIONS,
+	        {NULL, 0, NULL, 0},
+	};
+	int conc = SKED_LIMIT_KEEP, per_key = SKED_LIMIT_KEEP;
+	int rate_n = SKED_LIMIT_KEEP;
+	int64_t rate_ms = 0;
+	int ch, ex, rc;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case O_CONC:
+			if ((ex = cli_parse_limit("--concurrency", optarg,
+			                          &conc)) != 0)
+				return ex;
+			break;
+		case O_KEY:
+			if ((ex = cli_parse_limit("--per-key", optarg,
+			                          &per_key)) != 0)
+				return ex;
+			break;
+		case O_RATE:
+			if ((ex = cli_parse_rate_limit("--rate", optarg,
+			                               &rate_n, &rate_ms)) != 0)
+				return ex;
+			break;
+		case CLI_OPT_HELP:
+			cli_help(stdout, "queue set");
+			return EX_OK;
+		case CLI_OPT_JSON:
+			c->json = 1;
+			break;
+		default:
+			return cli_opt_error("queue set", ch, argv);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage("queue set", "missing QUEUE");
+	if (optind + 1 < argc)
+		return cli_usage("queue set", "unexpected argument '%s'",
+		                 argv[optind + 1]);
+	if (conc == SKED_LIMIT_KEEP && per_key == SKED_LIMIT_KEEP &&
+	    rate_n == SKED_LIMIT_KEEP)
+		return cli_usage("queue set",
+		                 "nothing to set: give --concurrency, "
+		                 "--per-key or --rate");
+	const char *queue = argv[optind];
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	rc = sked_queue_set(c->h, queue, conc, per_key, rate_n, rate_ms);
+	if (rc != SKED_OK)
+		return cli_fail(c->h, rc, "queue set");
+	if (!c->json)
+		return EX_OK;
+	/* --json: the queue as queue ls shows it now */
+	sked_queue_info *q = NULL, none = {.queue = (char *)queue};
+	size_t n = 0, i;
+	if ((rc = sked_queue_list(c->h, &q, &n)) != SKED_OK)
+		return cli_fail(c->h, rc, "queue set");
+	for (i = 0; i < n && strcmp(q[i].queue, queue) != 0; i++)
+		;
+	json_t *v = cli_queue_json(i < n ? &q[i] : &none);
+	sked_queue_info_free(q, n);
+	return cli_json_print(v);
+}
+
+int
+cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(q[i].queue, queue) == 0)
+			return q[i].paused;
+	return 0;
+}
+
+/* queue pause|resume QUEUE */
+static int
+pause_cmd(struct cli *c, int argc, char **argv, const char *cmd, int paused)
+{
+	int ex, rc;
+	if ((ex = cli_simple_args(c, cmd, argc, argv, 1, "QUEUE")) >= 0)
+		return ex;
+	const char *queue = argv[optind];
+	if ((ex = cli_open(c)) != 0)
+		return ex;
+	if ((rc = sked_queue_pause(c->h, queue, paused)) != SKED_OK)
+		return cli_fail(c->h, rc, "%s", cmd);
+	if (c->json)
+		return cli_json_print(json_pack("{s:s, s:b}", "queue", queue,
+		                                "paused", paused));
+	printf("%s queue %s\n", paused ? "paused" : "resumed", queue);
+	return EX_OK;
+}
+
+int
+cmd_queue_pause(struct cli *c, int argc, char **argv)
+{
+	return pause_cmd(c, argc, argv, "queue pause", 1);
+}
+
+int
+cmd_queue_resume(struct cli *c, int argc, char **argv)
+{
+	return pause_cmd(c, argc, argv, "queue resume", 0);
+}
+
+static const char *
+num_or_dash(int v, char *buf, size_t len)
+{
+	if (v <= 0)
+		return "-";
+	snprintf(buf, len, "%d", v);
+	return buf;
+}
+
+int
+cmd_queue_ls(struct cli *c, int argc, char **argv)
+{
+	static const struct option opts[] = {CLI_COMMON_OPTIONS,
+	                                     {NULL, 0, NULL, 0}};
+	static const char *const headers[] = {
+	        "QUEUE",       "STATE",   "RUNNING",
+	        "CONCURRENCY", "PER KEY", "KEYS RUNNING",
+	        "KEYS FULL",   "RATE",    "STARTS IN WINDOW"};
+	sked_queue_info *q = NULL;
+	size_t n = 0, i;
+	int ch, ex, rc;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (ch == CLI_OPT_HELP) {
+			cli_help(stdout, "queue ls");
+			return EX_OK;
+		}
+		if (ch != CLI_OPT_JSON)
+			return cli_opt_error("queue ls", ch, argv);
+		c->json = 1;
+	}
+	if (optind < argc)
+		return cli_usage("queue ls", "unexpected argument '%s'",
+		                 argv[optind]);
+	if ((ex = cli_open_existing(c)) != 0)
+		return ex;
+	if ((rc = sked_queue_list(c->h, &q, &n)) != SKED_OK)
+		return cli_fail(c->h, rc, "queue ls");
+	if (c->json) {
+		json_t *arr = json_array();
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, cli_queue_json(&q[i]));
+		sked_queue_info_free(q, n);
+		return cli_json_print(arr);
+	}
+	if (n == 0) {
+		printf("no limited or paused queues and no running tasks\n");
+		return EX_OK;
+	}
+	struct cli_table *t = cli_table_new(9, headers);
+	for (i = 0; t != NULL && i < n; i++) {
+		char run[16], conc[16], pk[16], kr[16], kf[16], rate[64],
+		        used[16], d[32];
+		snprintf(run, sizeof run, "%d", q[i].running);
+		snprintf(kr, sizeof kr, "%d", q[i].keys_running);
+		snprintf(kf, sizeof kf, "%d", q[i].keys_full);
+		if (q[i].rate_n > 0) {
+			snprintf(rate, sizeof rate, "%d/%s", q[i].rate_n,
+			         sked_format_duration(q[i].rate_window_ms, d,
+			                              sizeof d));
+			snprintf(used, sizeof used, "%d", q[i].rate_used);
+		} else {
+			snprintf(rate, sizeof rate, "-");
+			snprintf(used, sizeof used, "-");
+		}
+		const char *row[9] = {
+		        q[i].queue,
+		        q[i].paused ? "paused" : "active",
+		        run,
+		        num_or_dash(q[i].concurrency, conc, sizeof conc),
+		        num_or_dash(q[i].per_key, pk, sizeof pk),
+		        kr,
+		        q[i].per_key > 0 ? kf : "-",
+		        rate,
+		        used,
+		};
+		cli_table_add(t, row);
+	}
+	sked_queue_info_free(q, n);
+	if (t == NULL) {
+		cli_err("queue ls: out of memory");
+		return EX_OSERR;
+	}
+	cli_table_print(t, stdout);
+	cli_table_free(t);
+	return EX_OK;
+}
+
+int
+cli_sync_queues(struct cli *c)
+{
+	for (size_t i = 0; i < c->cfg.nqueues_limits; i++) {
+		const struct cli_queue *cq = &c->cfg.queues_limits[i];
+		int rc = sked_queue_set(c->h, cq->name, cq->concurrency,
+		                        cq->per_key, cq->rate_n, cq->rate_ms);
+		if (rc != SKED_OK)
+			return cli_fail(c->h, rc, "%s:%d: [queue.%s]",
+			                c->cfg.path, cq->line, cq->name);
+	}
+	return 0;
+}

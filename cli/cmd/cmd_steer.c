@@ -1,0 +1,240 @@
+/*
+ * cmd_steer.c — `sked cancel` and `sked retry`: steer one task by ID, or
+ * every task a filter matches (--status, --kind, --queue, --older-than):
+ * the count first, the change only with --yes.
+ *
+ * Layer: the command-line program, a client of sked.h only. Which states
+ * allow which move is the library's (sked_cancel, sked_retry and their
+ * _where forms, which work in short batches); its one-line refusal is
+ * passed on.
+ */
+#include "base/cli.h"
+
+#include <inttypes.h>
+#include <string.h>
+#include <sysexits.h>
+
+const struct cli_verb cli_cancel_verb = {
+        "cancel",
+        "cancelled",
+        "cancelled",
+        sked_cancel,
+        sked_cancel_ids,
+        sked_cancel_where,
+        {SKED_PENDING, SKED_RETRY, SKED_RUNNING, -1},
+        {SKED_PENDING, SKED_RETRY, -1, -1},
+};
+
+const struct cli_verb cli_retry_verb = {
+        "retry",
+        "retried",
+        "will run again",
+        sked_retry,
+        sked_retry_ids,
+        sked_retry_where,
+        {SKED_DEAD, SKED_CANCELLED, SKED_RETRY, -1},
+        {SKED_DEAD, -1, -1, -1},
+};
+
+int
+cli_verb_allows(const struct cli_verb *v, int status)
+{
+	for (int i = 0; i < 4 && v->allowed[i] >= 0; i++)
+		if (v->allowed[i] == status)
+			return 1;
+	return 0;
+}
+
+static int
+steer_one(struct cli *c, const struct cli_verb *v, const char *arg)
+{
+	int64_t id;
+	int ex, rc;
+
+	if ((ex = cli_parse_id(v->cmd, arg, &id)) != 0)
+		return ex;
+	if ((ex = cli_open_existing(c)) != 0)
+		return ex;
+	if ((rc = v->one(c->h, id)) != SKED_OK)
+		return cli_fail(c->h, rc, "%s task %" PRId64, v->cmd, id);
+	if (c->json)
+		return cli_json_print(json_pack(
+		        "{s:I, s:s}", "id", (json_int_t)id, "result", v->done));
+	printf("task %" PRId64 " %s\n", id, v->done);
+	return EX_OK;
+}
+
+void
+cli_status_words(const int *st, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < 4 && st[i] >= 0 && off < len; i++) {
+		int last = i == 3 || st[i + 1] < 0;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+		                        i == 0 ? ""
+		                        : last ? " or "
+		                               : ", ",
+		                        sked_status_name(st[i]));
+	}
+}
+
+int
+cli_steer_where(sked *h, const struct cli_verb *v, sked_list_filter *f,
+                const int *st, int apply, int64_t *matched, int64_t *changed,
+                int *at)
+{
+	int64_t n;
+	int rc;
+
+	*matched = *changed = 0;
+	*at = -1;
+	for (int i = 0; i < 4 && st[i] >= 0; i++) {
+		f->status = st[i];
+		if ((rc = sked_task_count(h, f, &n)) != SKED_OK)
+			return rc;
+		*matched += n;
+	}
+	for (int i = 0; apply && *matched > 0 && i < 4 && st[i] >= 0; i++) {
+		f->status = st[i];
+		n = 0;
+		rc = v->where(h, f, &n);
+		*changed += n;
+		if (rc != SKED_OK) {
+			*at = st[i];
+			return rc;
+		}
+	}
+	return SKED_OK;
+}
+
+static int
+steer_where(struct cli *c, const struct cli_verb *v, sked_list_filter *f,
+            const int *st, int64_t older_ms, int yes)
+{
+	int64_t matched, changed, now;
+	char words[64];
+	int ex, rc, at;
+
+	if ((ex = cli_open_existing(c)) != 0)
+		return ex;
+	if (older_ms > 0) {
+		if ((rc = sked_now(c->h, &now)) != SKED_OK)
+			return cli_fail(c->h, rc, "read the database clock");
+		f->created_before_ms = now - older_ms;
+	}
+	rc = cli_steer_where(c->h, v, f, st, yes, &matched, &changed, &at);
+	if (rc != SKED_OK && at < 0)
+		return cli_fail(c->h, rc, "count tasks");
+	if (rc != SKED_OK)
+		return cli_fail(c->h, rc, "%s %s task(s) (%" PRId64 " matched)",
+		                v->cmd, sked_status_name(at), matched);
+	cli_status_words(st, words, sizeof words);
+	if (c->json)
+		return cli_json_print(
+		        json_pack("{s:s, s:I, s:I, s:b}", "action", v->cmd,
+		                  "matched", (json_int_t)matched, "changed",
+		                  (json_int_t)changed, "applied", yes));
+	if (!yes)
+		printf("%" PRId64 " %s task(s) match; add --yes to %s them\n",
+		       matched, words, v->cmd);
+	else
+		printf("%" PRId64 " of %" PRId64 " matching %s task(s) %s\n",
+		       changed, matched, words, v->past);
+	return EX_OK;
+}
+
+static int
+steer(struct cli *c, const struct cli_verb *v, int argc, char **argv)
+{
+	enum { O_STATUS = 1, O_KIND, O_QUEUE, O_OLDER, O_YES };
+	static const struct option opts[] = {
+	        {"status", required_argument, NULL, O_STATUS},
+	        {"kind", required_argument, NULL, O_KIND},
+	        {"queue", required_argument, NULL, O_QUEUE},
+	        {"older-than", required_argument, NULL, O_OLDER},
+	        {"yes", no_argument, NULL, O_YES},
+	        CLI_COMMON_OPTIONS,
+	        {NULL, 0, NULL, 0},
+	};
+	sked_list_filter f;
+	int st[4] = {-1, -1, -1, -1};
+	int64_t older_ms = 0;
+	int ch, ex, yes = 0, filters = 0;
+	char words[64];
+
+	memset(&f, 0, sizeof f);
+	f.status = -1;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (ch) {
+		case O_STATUS:
+			st[0] = sked_status_parse(optarg);
+			if (!cli_verb_allows(v, st[0])) {
+				cli_status_words(v->allowed, words,
+				                 sizeof words);
+				return cli_usage(
+				        v->cmd,
+				        "--status: '%s' is not a status "
+				        "%s can act on (%s)",
+				        optarg, v->cmd, words);
+			}
+			filters++;
+			break;
+		case O_KIND:
+			f.kind = optarg;
+			filters++;
+			break;
+		case O_QUEUE:
+			f.queue = optarg;
+			filters++;
+			break;
+		case O_OLDER:
+			if ((ex = cli_parse_duration("--older-than", optarg,
+			                             &older_ms)) != 0)
+				return ex;
+			if (older_ms <= 0)
+				return cli_usage(v->cmd, "--older-than: give a "
+				                         "duration above zero");
+			filters++;
+			break;
+		case O_YES:
+			yes = 1;
+			break;
+		case CLI_OPT_HELP:
+			cli_help(stdout, v->cmd);
+			return EX_OK;
+		case CLI_OPT_JSON:
+			c->json = 1;
+			break;
+		default:
+			return cli_opt_error(v->cmd, ch, argv);
+		}
+	}
+	if (argc - optind > 1)
+		return cli_usage(v->cmd, "unexpected argument '%s'",
+		                 argv[optind + 1]);
+	if (argc - optind == 1) {
+		if (filters || yes)
+			return cli_usage(v->cmd, "give a task ID or filters, "
+			                         "not both");
+		return steer_one(c, v, argv[optind]);
+	}
+	if (!filters)
+		return cli_usage(v->cmd, "missing the task ID, or a filter "
+		                         "(--status, --kind, --queue, "
+		                         "--older-than)");
+	return steer_where(c, v, &f, st[0] >= 0 ? st : v->dflt, older_ms, yes);
+}
+
+int
+cmd_cancel(struct cli *c, int argc, char **argv)
+{
+	return steer(c, &cli_cancel_verb, argc, argv);
+}
+
+int
+cmd_retry(struct cli *c, int argc, char **argv)
+{
+	return steer(c, &cli_retry_verb, argc, argv);
+}
