@@ -17,7 +17,7 @@
  * request that finds every slot taken is answered at once with the task
  * as it is, like a wait of 0.
  */
-#include "api_int.h"
+#include "web/api/api_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
