@@ -173,6 +173,7 @@ static const struct cli_cmd commands[] = {
          "             [--timeout D]\n"
          "             [--concurrency-key KEY] [--after ID[,ID…]]\n"
          "             [--on-parent-failure cancel|ignore] [--traceparent TP]\n"
+         "             [--wait [--wait-timeout D]]\n"
          "       sked enqueue KIND --lines FILE|- [--queue Q] [--priority N] "
          "[…]",
          "add a task (or one per input line); prints the id(s)",
@@ -214,7 +215,13 @@ static const struct cli_cmd commands[] = {
          "hex>) the\n"
          "                    task keeps and its handler receives as "
          "TRACEPARENT;\n"
-         "                    default: TRACEPARENT from the environment\n",
+         "                    default: TRACEPARENT from the environment\n"
+         "  --wait            then wait for the task(s) to end, print and "
+         "exit as\n"
+         "                    sked wait does\n"
+         "  --wait-timeout D  with --wait: give up waiting after D (the "
+         "task's own\n"
+         "                    --timeout is how long its handler may run)\n",
          0},
         {"list", cmd_list, NULL,
          "list [--status S] [--queue Q] [--kind K] [--limit N]",
@@ -226,6 +233,23 @@ static const struct cli_cmd commands[] = {
          "a task, its result, its parents and children, and all its "
          "attempts",
          NULL, 0},
+        {"wait", cmd_wait, NULL, "wait ID… [--timeout D] [--json]",
+         "block until the tasks end; print each outcome, exit with the "
+         "worst",
+         "  Prints one line a task: ID STATUS and its result (succeeded) "
+         "or its last\n"
+         "  error (dead, cancelled); --json: an array of the tasks as show "
+         "--json\n"
+         "  prints them (without the attempts). At most 1000 ids.\n"
+         "  --timeout D  give up after D (30s, 5m; default: no bound)\n"
+         "  Exit: 0 all succeeded, 68 one ended dead, 67 one was "
+         "cancelled (and none\n"
+         "  dead), 75 the time ran out first (the tasks as they are now "
+         "are printed),\n"
+         "  65 an id of no task. PostgreSQL wakes the waiter when the task "
+         "ends;\n"
+         "  other databases are read with a back-off from 25 ms to 1 s.\n",
+         0},
         {"cancel", cmd_cancel, NULL,
          "cancel ID\n"
          "       sked cancel [--status S] [--kind K] [--queue Q] "

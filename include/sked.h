@@ -64,7 +64,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 10
+#define SKED_SCHEMA_VERSION 11
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -399,6 +399,29 @@ typedef struct sked_task {
  * on failure. */
 SKED_API int sked_task_get(sked *h, int64_t id, sked_task **out);
 
+/* Waiting for tasks to end (sked wait; docs/cli.md). sked_wait returns
+ * SKED_OK once each of the n tasks ids has ended (succeeded, dead or
+ * cancelled; read them with sked_task_get), SKED_ETIMEOUT when timeout_ms
+ * passed first (< 0: no bound; 0: look once), SKED_ENOTFOUND (*bad_id,
+ * may be NULL) for an id of no task, SKED_EINVAL for n = 0 or more than
+ * SKED_WAIT_MAX ids. *nended (may be NULL) is how many had ended.
+ * PostgreSQL wakes the waiter with a NOTIFY sent by the transaction that
+ * ends a task the waiter marked (schema step 11): no polling, and nothing
+ * on the hot path when nobody waits; elsewhere (and behind a transaction
+ * pooler) it reads the tasks with a back-off from SKED_WAIT_POLL_MIN_MS
+ * doubling to SKED_WAIT_POLL_MAX_MS (SQLite: woken early by a commit).
+ * The handle is busy meanwhile: one thread at a time, as always. */
+#define SKED_WAIT_MAX         1000
+#define SKED_WAIT_POLL_MIN_MS 25
+#define SKED_WAIT_POLL_MAX_MS 1000
+SKED_API int sked_wait(sked *h, const int64_t *ids, size_t n,
+                       int64_t timeout_ms, size_t *nended, int64_t *bad_id);
+/* The same for the first of them to end: SKED_OK with *ended_id; also
+ * SKED_ETIMEOUT as soon as wake_fd (>= 0; never read) turns readable,
+ * so that a thread serving several waiters can add one. */
+SKED_API int sked_wait_any(sked *h, const int64_t *ids, size_t n,
+                           int64_t timeout_ms, int wake_fd, int64_t *ended_id);
+
 typedef struct sked_list_filter {
 	int status;          /* -1: any */
 	const char *queue;   /* NULL: any */
@@ -498,6 +521,21 @@ typedef struct sked_node {
  * the strings live until then. */
 SKED_API int sked_nodes(sked *h, sked_node **out, size_t *n);
 SKED_API void sked_nodes_free(sked_node *nodes, size_t n);
+
+/* Due work no live node serves (docs/operations.md, "Why work waits"):
+ * one row per queue and kind with due tasks (pending or retry, run-at
+ * passed, the queue not paused) that no live node has both a handler and
+ * the queue for. Nodes record what they serve when they register (a node
+ * of a sked before schema 11 counts as serving everything). *out is NULL
+ * when *n is 0; at most 1000 rows, most due first. */
+typedef struct sked_unserved {
+	char queue[SKED_MAX_NAME + 1];
+	char kind[SKED_MAX_NAME + 1];
+	int64_t due;           /* tasks due */
+	int64_t oldest_due_ms; /* how long the oldest of them has been due */
+} sked_unserved;
+SKED_API int sked_unserved_get(sked *h, sked_unserved **out, size_t *n);
+SKED_API void sked_unserved_free(sked_unserved *u);
 
 /* The database's clock, now, into *now_ms. */
 SKED_API int sked_now(sked *h, int64_t *now_ms);

@@ -58,6 +58,14 @@ foreach(b sqlite pg)
     ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
     SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
 endforeach()
+# python-wait/<backend>: waiting from Python (db.wait, submit, result)
+foreach(b sqlite pg)
+  add_test(NAME python-wait/${b} COMMAND python3
+           ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_wait.py)
+  set_tests_properties(python-wait/${b} PROPERTIES
+    ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
+    SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
+endforeach()
 # python/install: bindings/python installed with pip into a venv (no
 # network), used from outside the tree, its hints checked with mypy.
 add_test(NAME python/install COMMAND sh

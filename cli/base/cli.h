@@ -301,6 +301,17 @@ int cmd_show(struct cli *c, int argc, char **argv);
 int cmd_cancel(struct cli *c, int argc, char **argv);
 int cmd_retry(struct cli *c, int argc, char **argv);
 
+/* ---- cmd_wait.c: sked wait, and enqueue --wait ---- */
+/* sked wait's exit codes for an outcome (docs/cli.md); a timeout is
+ * EX_TEMPFAIL (75), all succeeded 0 */
+#define CLI_WAIT_DEAD      68
+#define CLI_WAIT_CANCELLED 67
+int cmd_wait(struct cli *c, int argc, char **argv);
+/* wait for the n tasks ids (timeout_ms < 0: no bound), print each, and
+ * return the exit code of the worst outcome */
+int cli_wait_ids(struct cli *c, const int64_t *ids, size_t n,
+                 int64_t timeout_ms);
+
 /* ---- cmd_steer.c, for the JSON API too ---- */
 
 /* cancel or retry: one task, some ids, or what a filter matches */

@@ -97,6 +97,9 @@ read_lines_file(const char *path, char **out, size_t *len)
 	return EX_NOINPUT;
 }
 
+/* enqueue_lines's wait_ms when --wait is not given */
+#define NO_WAIT INT64_MIN
+
 /* Split buf into lines; a final newline does not make an empty line. */
 static int
 split_lines(char *buf, size_t len, char ***lines, size_t **lens, size_t *n)
@@ -165,7 +168,7 @@ parse_after(const char *arg, int64_t **ids, size_t *n)
 
 static int
 enqueue_lines(struct cli *c, const char *kind, const char *path,
-              const sked_enqueue_opts *eo)
+              const sked_enqueue_opts *eo, int64_t wait_ms)
 {
 	char *buf = NULL, **lines = NULL;
 	size_t len = 0, *lens = NULL, n = 0, i;
@@ -196,7 +199,10 @@ enqueue_lines(struct cli *c, const char *kind, const char *path,
 	}
 	if (n > 0)
 		note_run_at(c, ids[0], eo);
-	if (c->json) {
+	if (wait_ms != NO_WAIT) {
+		/* --wait: the wait's lines say the ids */
+		ex = n > 0 ? cli_wait_ids(c, ids, n, wait_ms) : EX_OK;
+	} else if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
 			json_array_append_new(arr, json_integer(ids[i]));
@@ -261,6 +267,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_USCOPE,
 		O_UFOR,
 		O_UREPLACE,
+		O_WAIT,
+		O_WAIT_TIMEOUT,
 		O_TIMEOUT
 	};
 	static const struct option opts[] = {
@@ -279,6 +287,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"unique-scope", required_argument, NULL, O_USCOPE},
 	        {"unique-for", required_argument, NULL, O_UFOR},
 	        {"unique-replace", no_argument, NULL, O_UREPLACE},
+	        {"wait", no_argument, NULL, O_WAIT},
+	        {"wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT},
 	        {"timeout", required_argument, NULL, O_TIMEOUT},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
@@ -291,6 +301,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	long long v;
 	int64_t id = 0;
 	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0, scoped = 0;
+	int wait = 0;
+	int64_t wait_ms = NO_WAIT, timeout_ms = -1;
 
 	memset(&eo, 0, sizeof eo);
 	/* the caller's trace context, as a tracing-aware parent passes it;
@@ -303,6 +315,14 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		switch (ch) {
 		case O_PAYLOAD:
 			payload_arg = optarg;
+			break;
+		case O_WAIT:
+			wait = 1;
+			break;
+		case O_WAIT_TIMEOUT:
+			if ((ex = cli_parse_duration("--wait-timeout", optarg,
+			                             &timeout_ms)) != 0)
+				return ex;
 			break;
 		case O_LINES:
 			lines = optarg;
@@ -448,8 +468,14 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	 * a replace holds the key until the task starts unless told */
 	if (eo.unique_replace && !scoped && !eo.unique_for_ms)
 		eo.unique_scope = SKED_UNIQUE_PENDING;
+	if (timeout_ms >= 0 && !wait) {
+		free(after);
+		return cli_usage("enqueue", "--wait-timeout needs --wait");
+	}
+	if (wait)
+		wait_ms = timeout_ms;
 	if (lines != NULL) {
-		ex = enqueue_lines(c, kind, lines, &eo);
+		ex = enqueue_lines(c, kind, lines, &eo, wait_ms);
 		free(after);
 		return ex;
 	}
@@ -475,7 +501,9 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	note_run_at(c, id, &eo);
-	if (c->json) {
+	if (wait) {
+		ex = cli_wait_ids(c, &id, 1, wait_ms);
+	} else if (c->json) {
 		ex = cli_json_print(json_pack("{s:I, s:b, s:b}", "id",
 		                              (json_int_t)id, "existed",
 		                              existed != 0, "replaced",

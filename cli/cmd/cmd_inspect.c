@@ -545,7 +545,8 @@ cmd_stats(struct cli *c, int argc, char **argv)
 	sked_queue_stats *qs = NULL, total;
 	sked_cluster_gauges g;
 	sked_queue_info *qi = NULL; /* which queues are paused */
-	size_t n = 0, nqi = 0, i, k;
+	sked_unserved *un = NULL;   /* due work no live node serves */
+	size_t n = 0, nqi = 0, nun = 0, i, k;
 	int ex, rc;
 	char od[32];
 
@@ -561,6 +562,12 @@ cmd_stats(struct cli *c, int argc, char **argv)
 		return cli_fail(c->h, rc, "stats");
 	}
 	if ((rc = sked_queue_list(c->h, &qi, &nqi)) != SKED_OK) {
+		sked_cluster_gauges_free(&g);
+		free(qs);
+		return cli_fail(c->h, rc, "stats");
+	}
+	if ((rc = sked_unserved_get(c->h, &un, &nun)) != SKED_OK) {
+		sked_queue_info_free(qi, nqi);
 		sked_cluster_gauges_free(&g);
 		free(qs);
 		return cli_fail(c->h, rc, "stats");
@@ -596,8 +603,17 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			        json_integer(cli_stat_of(&total, k)));
 		json_object_set_new(tot, "oldest_due_ms",
 		                    json_integer(cli_oldest_due_ms(&g, NULL)));
-		ex = cli_json_print(
-		        json_pack("{s:o, s:o}", "queues", arr, "total", tot));
+		json_t *ua = json_array();
+		for (i = 0; i < nun; i++)
+			json_array_append_new(
+			        ua, json_pack("{s:o, s:o, s:I, s:I}", "queue",
+			                      cli_json_cstr(un[i].queue),
+			                      "kind", cli_json_cstr(un[i].kind),
+			                      "due", (json_int_t)un[i].due,
+			                      "oldest_due_ms",
+			                      (json_int_t)un[i].oldest_due_ms));
+		ex = cli_json_print(json_pack("{s:o, s:o, s:o}", "queues", arr,
+		                              "total", tot, "unserved", ua));
 	} else {
 		const char *head[NSTAT + 3];
 		struct cli_table *t;
@@ -637,7 +653,18 @@ cmd_stats(struct cli *c, int argc, char **argv)
 		else
 			fprintf(stderr, "no tasks\n");
 		cli_table_free(t);
+		/* why work waits: due tasks no live node can run */
+		for (i = 0; i < nun; i++)
+			printf("unserved: %" PRId64
+			       " due task(s) of kind '%s' in "
+			       "queue '%s' (oldest due %s): no live node has "
+			       "a handler for it and that queue\n",
+			       un[i].due, un[i].kind, un[i].queue,
+			       sked_format_duration(un[i].oldest_due_ms / 1000 *
+			                                    1000,
+			                            od, sizeof od));
 	}
+	sked_unserved_free(un);
 	sked_queue_info_free(qi, nqi);
 	sked_cluster_gauges_free(&g);
 	free(qs);

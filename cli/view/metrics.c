@@ -5,8 +5,9 @@
  * serves only these, so they are there while every worker is down.
  *
  * Layer: the command-line program, a client of <sked.h> only. One scrape
- * costs one statement for the gauges and one for the queue limits, on
- * the caller's connection, under the caller's mutex.
+ * costs one statement for the gauges, one for the queue limits and two
+ * for the due work no live node serves, on the caller's connection,
+ * under the caller's mutex.
  */
 #include "view/metrics.h"
 
@@ -100,6 +101,8 @@ cli_metrics_cluster(sked *h, pthread_mutex_t *mu, struct cli_sbuf *b)
 	sked_cluster_gauges g;
 	sked_queue_info *lq = NULL; /* queue limits (docs/limits.md) */
 	size_t nlq = 0;
+	sked_unserved *un = NULL; /* why work waits (docs/operations.md) */
+	size_t nun = 0;
 	int64_t t0 = cli_mono_ms();
 	int rc;
 
@@ -108,6 +111,8 @@ cli_metrics_cluster(sked *h, pthread_mutex_t *mu, struct cli_sbuf *b)
 	if (rc != SKED_OK)
 		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(h));
 	else if (sked_queue_list(h, &lq, &nlq) != SKED_OK)
+		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(h));
+	if (rc == SKED_OK && sked_unserved_get(h, &un, &nun) != SKED_OK)
 		sked_log(SKED_LOG_WARN, "metrics: %s", sked_errmsg(h));
 	pthread_mutex_unlock(mu);
 	cli_prom_family(
@@ -179,6 +184,19 @@ cli_metrics_cluster(sked *h, pthread_mutex_t *mu, struct cli_sbuf *b)
 	                "sked_locks{state=\"free\"} %lld\n",
 	                (long long)g.locks_held,
 	                (long long)(g.locks - g.locks_held));
+	cli_prom_family(
+	        b, "sked_kind_unserved", "gauge",
+	        "Due tasks of a queue and kind that no live node has both a "
+	        "handler and the queue for (absent: every due task is "
+	        "served).");
+	for (size_t i = 0; i < nun; i++) {
+		cli_sbuf_puts(b, "sked_kind_unserved{queue=\"");
+		cli_prom_label(b, un[i].queue);
+		cli_sbuf_puts(b, "\",kind=\"");
+		cli_prom_label(b, un[i].kind);
+		cli_sbuf_printf(b, "\"} %lld\n", (long long)un[i].due);
+	}
+	sked_unserved_free(un);
 	sked_cluster_gauges_free(&g);
 	render_limits(b, lq, nlq);
 	sked_queue_info_free(lq, nlq);

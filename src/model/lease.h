@@ -36,6 +36,10 @@ int sked__reap(sked *h, int *taken) __attribute__((warn_unused_result));
  * live one with SKED_ESTATE), heartbeat it, remove it. */
 int sked__node_register(sked *h, const char *node_id, int64_t lease_ms,
                         int slots) __attribute__((warn_unused_result));
+/* unserved.c: what node_id serves, written once after it registers:
+ * kinds and queues each ",a,b," or NULL for every one */
+int sked__node_serves(sked *h, const char *node_id, const char *kinds,
+                      const char *queues);
 int sked__node_beat(sked *h, const char *node_id, int busy)
         __attribute__((warn_unused_result));
 int sked__node_unregister(sked *h, const char *node_id);

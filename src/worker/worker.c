@@ -703,6 +703,7 @@ sked_worker_run(sked_worker *w)
 	w->sh.ahead = 0;
 	if ((rc = claimable_kinds(w)) != SKED_OK)
 		return rc;
+	sked__wk_serves(w); /* what it serves, once (serves.c) */
 	rc = start_threads(w);
 	if (rc != SKED_OK) {
 		stop_threads(w);

@@ -478,7 +478,8 @@ int sked__wk_leads(sked_worker *w);
 void sked__wk_lead_end(sked_worker *w);
 
 /* ---- worker/jobs.c ---- */
-void sked__wk_ring(sked_worker *w); /* wake the loop */
+void sked__wk_ring(sked_worker *w);   /* wake the loop */
+void sked__wk_serves(sked_worker *w); /* serves.c: once, registered */
 void sked__wk_drain_fd(int fd);
 void sked__wk_job_free(sked_job *j);
 void sked__wk_job_cancel(sked_job *j, int why); /* first reason wins */

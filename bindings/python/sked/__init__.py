@@ -26,8 +26,8 @@ The package's modules, each with one job (this file only re-exports):
 _ffi (loading libsked, the ABI check, struct mirrors, function types),
 _errors (the exceptions and the code -> exception mapping), _values
 (conversions and option objects), _log (set_log), _rows (Task, Run,
-Schedule, ...), _client (open, Sked, Lock) and _worker (Job, Handlers,
-Worker). Import from `sked`, not from them.
+Schedule, ...), _client (open, Sked, Lock), _worker (Job, Handlers,
+Worker) and _wait (Sked.wait, TaskHandle). Import from `sked`, not from them.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from ._rows import LockRow, LockState, QueueInfo, Run, Schedule, Task
 from ._client import KEEP, Lock, Sked, open
 from ._worker import Handler as Handler
 from ._worker import PREFETCH_OFF, Handlers, Job, Worker
+from ._wait import TaskFailed, TaskHandle, WaitTimeout
 
 __all__ = [
     "ABI_VERSION", "PREFETCH_OFF", "KEEP", "open", "Sked", "Task", "Run",
@@ -52,6 +53,7 @@ __all__ = [
     "StateError", "Unavailable", "DatabaseError", "Busy", "SchemaError",
     "Unsupported", "Locked", "LockLost", "ResultNotStored", "GiveUp",
     "RetryIn", "library", "version", "set_log",
+    "TaskHandle", "TaskFailed", "WaitTimeout",
 ]
 
 # The public names keep the module they always had: sked.Task, not

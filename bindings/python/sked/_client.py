@@ -22,6 +22,7 @@ from ._values import (
     _text, _time)
 from ._rows import LockRow, LockState, QueueInfo, Run, Schedule, Task
 from ._unique import _unique_fields
+from ._wait import TaskHandle, wait as _wait
 
 if TYPE_CHECKING:  # _worker imports this module: Sked.worker() imports it
     from ._worker import Worker
@@ -654,6 +655,22 @@ class Sked:
         each ttl, or use `sked lock run` for a program."""
         return Lock(self, name, ttl, owner=owner or _owner(), wait=wait,
                     at_least=at_least)
+
+    # ---- waiting (_wait.py)
+
+    def wait(self, ids: Iterable[int],
+             timeout: Optional[Duration] = None) -> List[Task]:
+        """Block until each task has ended; see sked._wait.wait."""
+        return _wait(self, ids, timeout)
+
+    def task(self, task_id: int) -> TaskHandle:
+        """A handle on task task_id: .wait(), .result(), .get()."""
+        return TaskHandle(self, task_id)
+
+    def submit(self, kind: str, payload: Optional[Payload] = b"",
+               **options: Any) -> TaskHandle:
+        """enqueue(kind, payload, **options), as a TaskHandle."""
+        return TaskHandle(self, self.enqueue(kind, payload, **options))
 
     def worker(self, **options: Any) -> "Worker":
         """A Worker on this database, with a connection of its own (see

@@ -27,6 +27,10 @@ int cli_api_new(const char *spec, int read_only, struct cli_api **out);
 /* The database the API works on, and the mutex that guards it. */
 void cli_api_bind(struct cli_api *a, sked *h, pthread_mutex_t *mu);
 void cli_api_free(struct cli_api *a);
+/* Let GET /api/tasks/ID?wait=D long-poll: its own connection, opened on
+ * the first one, to url as the program opened it. -1: out of memory. */
+int cli_api_wait_new(struct cli_api *a, const char *url, const char *strategy,
+                     const char *prefix);
 
 /* 1 when path is the API's: "/api" or under "/api/" */
 int cli_api_path(const char *path);

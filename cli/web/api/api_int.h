@@ -24,6 +24,9 @@
 #define LIST_DFLT 100   /* tasks in a page when no limit is given */
 #define BULK_MAX  10000 /* tasks in one bulk enqueue */
 #define IDS_MAX   1000  /* ids in one cancel or retry */
+/* the long-poll (api_wait.c): the longest wait, the most at once */
+#define API_WAIT_MAX_MS 30000
+#define API_WAITS       64
 
 struct cli_api {
 	char *token;
@@ -31,6 +34,7 @@ struct cli_api {
 	int read_only;
 	sked *h;
 	pthread_mutex_t *mu;
+	struct cli_api_wait *wait; /* the long-poll's; NULL: none */
 };
 
 /* ---- api_tasks.c ---- */
@@ -46,6 +50,13 @@ void api_post_one(struct cli_api *a, const struct cli_verb *v, int64_t id,
 /* cancel or retry (v) some ids or a filter's tasks */
 void api_post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
                    struct cli_http_reply *rp);
+
+/* ---- api_wait.c ---- */
+/* Wait up to ms (cut to API_WAIT_MAX_MS) for task id to end, without
+ * the handle; 1 when it ended meanwhile, 0 otherwise (live, gone, no
+ * room among API_WAITS: the caller shows it as it is). */
+int api_wait_task(struct cli_api *a, int64_t id, int64_t ms);
+void cli_api_wait_free(struct cli_api *a);
 
 /* ---- api_queues.c ---- */
 void api_get_stats(struct cli_api *a, struct cli_http_reply *rp);

@@ -134,6 +134,7 @@ cli_api_free(struct cli_api *a)
 {
 	if (!a)
 		return;
+	cli_api_wait_free(a);
 	if (a->token) {
 		memset(a->token, 0, a->token_len);
 		free(a->token);
@@ -289,6 +290,15 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 	    !json_object_get(body, "traceparent"))
 		json_object_set_new(body, "traceparent", json_string(tph));
 
+	/* a long-poll waits before it takes the handle (api_wait.c) */
+	const char *wait = what == SHOW ? cli_http_arg(rq, "wait") : NULL;
+	if (wait) {
+		int64_t ms;
+		char err[160];
+		if (api_duration("wait", wait, &ms, err, sizeof err) != 0)
+			return api_fail(rp, 400, EX_USAGE, "%s", err);
+		api_wait_task(a, id, ms);
+	}
 	pthread_mutex_lock(a->mu);
 	switch (what) {
 	case LIST:

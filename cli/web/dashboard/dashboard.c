@@ -280,6 +280,11 @@ cmd_dashboard(struct cli *c, int argc, char **argv)
 		goto out;
 	d.h = c->h;
 	cli_api_bind(d.api, c->h, &d.db_mu);
+	if (d.api && cli_api_wait_new(d.api, c->url, c->strategy, c->prefix)) {
+		cli_err("dashboard: out of memory");
+		ex = EX_OSERR;
+		goto out;
+	}
 	sked_redact_url(c->url, d.url, sizeof d.url);
 	/* the server's threads inherit this mask: signals come to sigwait */
 	sigemptyset(&set);

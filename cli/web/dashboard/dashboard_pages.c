@@ -131,6 +131,17 @@ dash_overview(struct dash *d, const struct cli_http_request *rq,
 	dash_page_begin(d, b, "Overview", "/");
 	TPL0(b, "overview.top");
 	dash_flash(b, rq);
+	/* why work waits (docs/operations.md) */
+	sked_unserved *un = NULL;
+	size_t nun = 0;
+	if (sked_unserved_get(d->h, &un, &nun) != SKED_OK)
+		un = NULL, nun = 0;
+	for (size_t i = 0; i < nun; i++)
+		TPL(b, "overview.unserved", {"due", TPL_INT(un[i].due)},
+		    {"kind", un[i].kind}, {"queue", un[i].queue},
+		    {"oldest",
+		     age(un[i].oldest_due_ms, dur, sizeof dur, "0s")});
+	sked_unserved_free(un);
 	TPL(b, "overview.cards",
 	    {"nodes_class", g.nodes_alive > 0 ? " ok" : " warn"},
 	    {"alive", TPL_INT(g.nodes_alive)}, {"nodes", TPL_INT(g.nodes)},
