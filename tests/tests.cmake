@@ -98,7 +98,8 @@ set_tests_properties(build/drivers PROPERTIES
 # build/layers: sked's floors (the folder-to-floor table in
 # tests/build/t_layers.py, drawn in docs/design.md): no #include and no call
 # goes up a floor, in src/ and cli/ alike, no files call each other around
-# a loop, and only db.c calls a driver. Includes are read from the sources,
+# a loop, only db.c calls a driver, and the Python package's modules
+# import one way, no circle. Includes are read from the sources,
 # calls from the object files with nm; REQUIRED_FILES says the library and
 # the program must be built.
 add_test(NAME build/layers COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/build/t_layers.py

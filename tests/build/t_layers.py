@@ -15,6 +15,10 @@ read from the object files (OBJDIR: the sked_objs and sked targets'
 folders) with nm: an edge from a file to every file that defines a
 symbol it uses. Headers of include/ (sked.h, sked_abi.h; sked_cli.h, not
 installed) are the public API, open to every floor.
+
+The Python package (bindings/python/sked) is checked the same way for
+its imports: any circle of modules importing each other fails, a lazy
+import inside a function or under TYPE_CHECKING included.
 """
 import os
 import re
@@ -176,6 +180,45 @@ for g in groups:
     inner = [f"{a} -> {b}" for a in g for b in sorted(edges[a]) if b in g]
     fails.append("FAIL: files that call each other: " + ", ".join(inner))
 
+# ---- the Python package: its modules import one way, no circle ----
+# Every "from .X import" or "from . import X" counts, at the top or
+# inside a function or an "if TYPE_CHECKING:" (a lazy import is still a
+# tie between the two modules).
+pydir = os.path.join(srcdir, "bindings", "python", "sked")
+pyedges = {}
+pyimp_re = re.compile(r"^\s*from\s+\.(\w+)\s+import\b", re.M)
+pypkg_re = re.compile(r"^\s*from\s+\.\s+import\s+\(?([\w ,]*)", re.M)
+if os.path.isdir(pydir):
+    mods = sorted(f[:-3] for f in os.listdir(pydir) if f.endswith(".py"))
+    for m in mods:
+        with open(os.path.join(pydir, m + ".py"), encoding="utf-8") as fh:
+            text = fh.read()
+        pyedges[m] = set()
+        targets = pyimp_re.findall(text)
+        for names in pypkg_re.findall(text):
+            targets += [n.strip() for n in names.split(",")]
+        pyedges[m].update(t for t in targets if t in mods and t != m)
+py_index, py_order = {}, []
+
+
+def py_walk(m, path):
+    """Depth first; a module met again on the current path is a circle."""
+    if m in path:
+        circle = path[path.index(m):] + [m]
+        fails.append("FAIL: bindings/python/sked: modules import each "
+                     "other around a circle: " + " -> ".join(circle))
+        return
+    if m in py_index:
+        return
+    for t in sorted(pyedges[m]):
+        py_walk(t, path + [m])
+    py_index[m] = len(py_order)
+    py_order.append(m)
+
+
+for m in sorted(pyedges):
+    py_walk(m, [])
+
 for f in dict.fromkeys(fails):
     print(f)
 if fails:
@@ -183,4 +226,7 @@ if fails:
 print(f"{len(FLOORS)} folders on {len(set(FLOORS.values()))} floors; "
       f"{len(sources)} files, {nincludes} includes and "
       f"{sum(len(e) for e in edges.values())} calls between files, "
-      "none up a floor, no loop")
+      "none up a floor, no loop; "
+      f"{len(pyedges)} Python modules, "
+      f"{sum(len(e) for e in pyedges.values())} imports between them, "
+      "no circle")
