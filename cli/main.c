@@ -14,6 +14,10 @@
  * adding it later is one function and one line here.
  */
 #include "base/cli.h"
+#include "bench/bench.h"
+#include "cmd/cmd.h"
+#include "demo/demo.h"
+#include "serve/serve.h"
 #include "web/dashboard/dashboard.h"
 
 #include <errno.h>

@@ -7,7 +7,7 @@
  * cmd_inspect.c's `nodes` and `stats` call in here; the SQL is the library's
  * (src/model/admin.c).
  */
-#include "cmd/cmd_nodes.h"
+#include "cmd/cmd.h"
 
 #include <string.h>
 #include <sysexits.h>

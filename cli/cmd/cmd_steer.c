@@ -8,42 +8,12 @@
  * _where forms, which work in short batches); its one-line refusal is
  * passed on.
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
+#include "view/view.h"
 
 #include <inttypes.h>
 #include <string.h>
 #include <sysexits.h>
-
-const struct cli_verb cli_cancel_verb = {
-        "cancel",
-        "cancelled",
-        "cancelled",
-        sked_cancel,
-        sked_cancel_ids,
-        sked_cancel_where,
-        {SKED_PENDING, SKED_RETRY, SKED_RUNNING, -1},
-        {SKED_PENDING, SKED_RETRY, -1, -1},
-};
-
-const struct cli_verb cli_retry_verb = {
-        "retry",
-        "retried",
-        "will run again",
-        sked_retry,
-        sked_retry_ids,
-        sked_retry_where,
-        {SKED_DEAD, SKED_CANCELLED, SKED_RETRY, -1},
-        {SKED_DEAD, -1, -1, -1},
-};
-
-int
-cli_verb_allows(const struct cli_verb *v, int status)
-{
-	for (int i = 0; i < 4 && v->allowed[i] >= 0; i++)
-		if (v->allowed[i] == status)
-			return 1;
-	return 0;
-}
 
 static int
 steer_one(struct cli *c, const struct cli_verb *v, const char *arg)
@@ -62,50 +32,6 @@ steer_one(struct cli *c, const struct cli_verb *v, const char *arg)
 		        "{s:I, s:s}", "id", (json_int_t)id, "result", v->done));
 	printf("task %" PRId64 " %s\n", id, v->done);
 	return EX_OK;
-}
-
-void
-cli_status_words(const int *st, char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = '\0';
-	for (int i = 0; i < 4 && st[i] >= 0 && off < len; i++) {
-		int last = i == 3 || st[i + 1] < 0;
-		off += (size_t)snprintf(buf + off, len - off, "%s%s",
-		                        i == 0 ? ""
-		                        : last ? " or "
-		                               : ", ",
-		                        sked_status_name(st[i]));
-	}
-}
-
-int
-cli_steer_where(sked *h, const struct cli_verb *v, sked_list_filter *f,
-                const int *st, int apply, int64_t *matched, int64_t *changed,
-                int *at)
-{
-	int64_t n;
-	int rc;
-
-	*matched = *changed = 0;
-	*at = -1;
-	for (int i = 0; i < 4 && st[i] >= 0; i++) {
-		f->status = st[i];
-		if ((rc = sked_task_count(h, f, &n)) != SKED_OK)
-			return rc;
-		*matched += n;
-	}
-	for (int i = 0; apply && *matched > 0 && i < 4 && st[i] >= 0; i++) {
-		f->status = st[i];
-		n = 0;
-		rc = v->where(h, f, &n);
-		*changed += n;
-		if (rc != SKED_OK) {
-			*at = st[i];
-			return rc;
-		}
-	}
-	return SKED_OK;
 }
 
 static int
