@@ -15,6 +15,8 @@
  * {p}task and {p}task_done with queue.c's steps.
  */
 #include "handle/internal.h"
+#include "model/done.h"
+#include "model/queue.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

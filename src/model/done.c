@@ -15,7 +15,7 @@
  * those that are parents (docs/workflows.md; the enqueue side is
  * deps.c).
  */
-#include "handle/internal.h"
+#include "model/done.h"
 
 #include <stdio.h>
 #include <stdlib.h>

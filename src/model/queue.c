@@ -39,13 +39,14 @@
  * both tables; an enqueue with a unique key looks in both
  * (enqueue_unique in enqueue.c says why that is race-free).
  */
-#include "handle/internal.h"
+#include "model/queue.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/done.h"
 #include "util/buf.h"
 
 int
