@@ -5,7 +5,7 @@
  *
  * Layer: the command-line program, a client of <sked.h> only.
  * cmd_inspect.c's `nodes` and `stats` call in here; the SQL is the library's
- * (src/model/admin.c).
+ * (src/model/nodes.c, src/model/gauges.c).
  */
 #include "cmd/cmd.h"
 

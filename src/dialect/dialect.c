@@ -427,7 +427,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                "{ms:locked_until}, fencing_token, {nowms} "
                                "FROM {p}lock ORDER BY name",
 
-        /* ---- what operators read (admin.c) ---- */
+        /* ---- what operators read and steer (gauges.c, nodes.c) ---- */
         [SKED_SQL_GAUGES] = GAUGES,
         [SKED_SQL_RUNS_WINDOW] = SKED__RUNS_WINDOW("/"),
         [SKED_SQL_DONE_WINDOW] = SKED__DONE_WINDOW("/"),
@@ -629,12 +629,6 @@ static const char *const generic[SKED_SQL__COUNT] = {
                         CLAIM_ORDER " LIMIT ?3 FOR UPDATE SKIP LOCKED",
 };
 
-/* The statement id is the drivers' prepared-statement cache slot: they
- * keep 192 (NSLOTS in each src/db/ driver); past that a statement would be
- * prepared again on every call. */
-_Static_assert(SKED_SQL__COUNT <= 192,
-               "more statements than the drivers' statement cache holds");
-
 /* ---- rendering ---- */
 
 static void
@@ -829,7 +823,7 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 	case SKED_SQL_LOCK_XQ:
 	case SKED_SQL_IDS_CLAIM:
 	case SKED_SQL_IDS_GET:
-		/* skip-locked in three steps (claim/onestep.c) */
+		/* skip-locked in three steps (claim/threestep.c) */
 		return (d->caps & SKED_CAP_SKIP_LOCKED) &&
 		       !d->claim_one_statement;
 	default:

@@ -4,8 +4,8 @@
  * Folder src/model/ (floor 6, docs/design.md): what a task, a lease, a
  * limit, a schedule and a lock are, as statements of the registry:
  * queue.c, enqueue.c, take.c, outcome.c, ending.c, lease.c, limited.c,
- * limits.c, sched.c, lock.c, lock_run.c, admin.c, retention.c, done.c,
- * deps.c, schema.c. Calls claim/ and below.
+ * limits.c, sched.c, lock.c, lock_run.c, gauges.c, bulk.c, nodes.c,
+ * retention.c, done.c, deps.c, schema.c. Calls claim/ and below.
  *
  * Layer: the model. Every value is a bound parameter; every name is
  * checked against the strict pattern before it reaches SQL. Making tasks
@@ -574,5 +574,25 @@ sked_stats(sked *h, sked_queue_stats **out, size_t *n)
 	}
 	*out = s;
 	*n = k;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_task_find_unique(sked *h, const char *key, int64_t *id)
+{
+	if (!h || !h->db || !key || !id)
+		return SKED_EINVAL;
+	sked_val p = SKED_TEXTV(key);
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_UNIQUE_GET, &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot look up the unique key");
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOTFOUND,
+		                  "no task has that unique key");
+	}
+	*id = sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
 	return SKED_OK;
 }
