@@ -14,6 +14,10 @@
  * adding it later is one function and one line here.
  */
 #include "base/cli.h"
+#include "bench/bench.h"
+#include "cmd/cmd.h"
+#include "demo/demo.h"
+#include "serve/serve.h"
 #include "web/dashboard/dashboard.h"
 
 #include <errno.h>
@@ -286,7 +290,8 @@ static const struct cli_cmd commands[] = {
          "[--timeout D]\n"
          "            [--retry-base D] [--retry-max D] [--prefetch auto|off|N] "
          "[--lanes N]\n"
-         "            [--max-connections N] [--until-empty] [--wait-db D|forever] "
+         "            [--max-connections N] [--until-empty] [--wait-db "
+         "D|forever] "
          "[--lock-wait-warn D|never]",
          "run tasks with handler programs until stopped",
          "  --queues Q[:N],…      queues to serve; N caps the slots for Q\n"

@@ -1021,7 +1021,7 @@ SKED_API int sked_lock_run(sked *h, const char *name, const char *const *argv,
 
 /* ------------------------------------------------------------------ */
 /* Operations: what metrics, health probes and the dashboard read      */
-/* (src/model/admin.c, docs/operations.md)                            */
+/* (src/model/gauges.c, docs/operations.md)                           */
 /* ------------------------------------------------------------------ */
 
 /* The live part of one queue: tasks not yet ended. */

@@ -130,4 +130,16 @@ int cli_bench_graph(struct bench *b);
 int cli_bench_verify(struct bench *b);
 int cli_bench_report_deps(struct bench *b, const sked_info *info);
 
+int cmd_bench(struct cli *c, int argc, char **argv);
+
+/* ---- bench.c, for the bench's workers (worker --builtin-noop) ---- */
+
+/* The no-op C handler: counts its calls in the bench's shared file,
+ * stamps the start of latency tasks and the start, end and runs of a
+ * --pattern graph's tasks. userdata: cli_bench_attach(). */
+int cli_bench_noop(sked_job *job, void *userdata);
+/* Map the shared file named by SKED_BENCH_SHM; NULL when unset (then
+ * the handler only returns 0). */
+void *cli_bench_attach(void);
+
 #endif /* SKED_CLI_BENCH_H */

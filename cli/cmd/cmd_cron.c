@@ -11,7 +11,8 @@
  * passed on. Exit codes: a bad expression, zone, policy or an unknown
  * schedule 65, usage 64.
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
+#include "view/view.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -254,24 +255,6 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 	return EX_OK;
 }
 
-/* One schedule as `cron ls --json` prints it. */
-json_t *
-cli_schedule_json(const sked_schedule *s)
-{
-	return json_pack(
-	        "{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:s, s:s, s:b, s:o, "
-	        "s:o}",
-	        "name", cli_json_cstr(s->name), "expr", cli_json_cstr(s->expr),
-	        "tz", cli_json_cstr(s->tz), "kind", cli_json_cstr(s->kind),
-	        "payload", cli_json_str(s->payload, s->payload_len), "queue",
-	        cli_json_cstr(s->queue), "priority", s->priority,
-	        "max_attempts", s->max_attempts, "misfire",
-	        sked_misfire_name(s->misfire), "overlap",
-	        sked_overlap_name(s->overlap), "enabled", s->enabled,
-	        "next_fire", cli_json_time(s->next_fire_ms), "last_fire",
-	        cli_json_time(s->last_fire_ms));
-}
-
 int
 cmd_cron_ls(struct cli *c, int argc, char **argv)
 {
@@ -415,31 +398,4 @@ cmd_cron_run(struct cli *c, int argc, char **argv)
 		                                (json_int_t)id));
 	printf("%" PRId64 "\n", id);
 	return EX_OK;
-}
-
-int
-cli_sync_schedules(struct cli *c)
-{
-	size_t i;
-	int rc, created;
-
-	for (i = 0; i < c->cfg.nschedules; i++) {
-		const struct cli_schedule *cs = &c->cfg.schedules[i];
-		sked_schedule_opts so;
-
-		memset(&so, 0, sizeof so);
-		so.tz = cs->tz;
-		so.payload = cs->payload && cs->payload[0] ? cs->payload : NULL;
-		so.queue = cs->queue;
-		so.priority = cs->priority;
-		so.max_attempts = cs->max_attempts;
-		so.misfire = cs->misfire ? sked_misfire_parse(cs->misfire) : 0;
-		so.overlap = cs->overlap ? sked_overlap_parse(cs->overlap) : 0;
-		rc = sked_schedule_put(c->h, cs->name, cs->cron, cs->kind, &so,
-		                       &created);
-		if (rc != SKED_OK)
-			return cli_fail(c->h, rc, "%s:%d: [schedule.%s]",
-			                c->cfg.path, cs->line, cs->name);
-	}
-	return 0;
 }

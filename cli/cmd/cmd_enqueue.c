@@ -7,7 +7,7 @@
  * touched); names, sizes and unique keys are checked by the library and
  * its one-line messages passed on.
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -7,8 +7,8 @@
  * (cli_open_existing: it never creates one), makes one or two library
  * calls and prints a table or, with --json, one JSON document.
  */
-#include "base/cli.h"
-#include "cmd/cmd_nodes.h"
+#include "cmd/cmd.h"
+#include "view/view.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -62,36 +62,6 @@ print_line(const char *s)
 }
 
 /* ---- list, show ---- */
-
-json_t *
-cli_task_json(const sked_task *t)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "id", json_integer(t->id));
-	json_object_set_new(o, "queue", cli_json_cstr(t->queue));
-	json_object_set_new(o, "kind", cli_json_cstr(t->kind));
-	json_object_set_new(o, "status",
-	                    json_string(sked_status_name(t->status)));
-	json_object_set_new(o, "priority", json_integer(t->priority));
-	json_object_set_new(o, "run_at", cli_json_time(t->run_at_ms));
-	json_object_set_new(o, "attempts", json_integer(t->attempts));
-	json_object_set_new(o, "max_attempts", json_integer(t->max_attempts));
-	json_object_set_new(o, "node_id", cli_json_cstr(t->node_id));
-	json_object_set_new(o, "lease_until", cli_json_time(t->lease_until_ms));
-	json_object_set_new(o, "unique_key", cli_json_cstr(t->unique_key));
-	json_object_set_new(o, "schedule_name",
-	                    cli_json_cstr(t->schedule_name));
-	json_object_set_new(o, "fire_time", cli_json_time(t->fire_time_ms));
-	json_object_set_new(o, "last_error", cli_json_cstr(t->last_error));
-	json_object_set_new(o, "payload",
-	                    cli_json_str(t->payload, t->payload_len));
-	json_object_set_new(o, "created_at", cli_json_time(t->created_ms));
-	json_object_set_new(o, "updated_at", cli_json_time(t->updated_ms));
-	json_object_set_new(o, "finished_at", cli_json_time(t->finished_ms));
-	json_object_set_new(o, "traceparent", cli_json_cstr(t->traceparent));
-	return o;
-}
 
 static int
 status_arg(const char *s, int *out)
@@ -202,24 +172,6 @@ cmd_list(struct cli *c, int argc, char **argv)
 	return ex;
 }
 
-json_t *
-cli_run_json(const sked_run *r)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "attempt", json_integer(r->attempt));
-	json_object_set_new(o, "node_id", cli_json_cstr(r->node_id));
-	json_object_set_new(o, "started_at", cli_json_time(r->started_ms));
-	json_object_set_new(o, "finished_at", cli_json_time(r->finished_ms));
-	json_object_set_new(o, "outcome", cli_json_cstr(r->outcome));
-	json_object_set_new(o, "exit_code",
-	                    r->exit_code < 0 ? json_null()
-	                                     : json_integer(r->exit_code));
-	json_object_set_new(o, "error", cli_json_cstr(r->error));
-	json_object_set_new(o, "output", cli_json_cstr(r->output));
-	return o;
-}
-
 static void
 show_text(const sked_task *t, const sked_run *runs, size_t n)
 {
@@ -298,37 +250,6 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 	}
 }
 
-/* A related task's state ("?" when it cannot be read: pruned since). */
-static const char *
-dep_state(sked *h, int64_t id, char **kind)
-{
-	sked_task *t = NULL;
-	*kind = NULL;
-	if (sked_task_get(h, id, &t) != SKED_OK)
-		return "pruned";
-	int st = t->status;
-	*kind = strdup(t->kind);
-	sked_tasks_free(t, 1);
-	return sked_status_name(st);
-}
-
-/* parents or children, with their states, as JSON */
-static json_t *
-deps_json(sked *h, const int64_t *ids, size_t n)
-{
-	json_t *arr = json_array();
-	for (size_t i = 0; i < n; i++) {
-		char *kind;
-		const char *st = dep_state(h, ids[i], &kind);
-		json_array_append_new(arr,
-		                      json_pack("{s:I, s:s, s:s?}", "id",
-		                                (json_int_t)ids[i], "status",
-		                                st, "kind", kind));
-		free(kind);
-	}
-	return arr;
-}
-
 /* the first 50 of them in text, then how many more */
 static void
 deps_text(struct cli *c, const char *what, const int64_t *ids, size_t n)
@@ -338,56 +259,13 @@ deps_text(struct cli *c, const char *what, const int64_t *ids, size_t n)
 	printf("%s:\n", what);
 	for (size_t i = 0; i < n && i < 50; i++) {
 		char *kind;
-		const char *st = dep_state(c->h, ids[i], &kind);
+		const char *st = cli_dep_state(c->h, ids[i], &kind);
 		printf("  %" PRId64 "  %s  %s\n", ids[i], kind ? kind : "-",
 		       st);
 		free(kind);
 	}
 	if (n > 50)
 		printf("  … and %zu more\n", n - 50);
-}
-
-/* A task, its attempts, parents and children as `show --json` prints
- * them (and the JSON API answers). SKED_OK and *out, or a code and
- * *what, the part that could not be read. */
-int
-cli_show_json(sked *h, int64_t id, json_t **out, const char **what)
-{
-	sked_task *t = NULL;
-	sked_run *runs = NULL;
-	size_t n = 0;
-	int64_t *dep[2] = {NULL, NULL};
-	size_t ndep[2] = {0, 0};
-	int rc;
-
-	*what = "task";
-	if ((rc = sked_task_get(h, id, &t)) != SKED_OK)
-		return rc;
-	*what = "runs of task";
-	if ((rc = sked_runs_get(h, id, &runs, &n)) != SKED_OK) {
-		sked_tasks_free(t, 1);
-		return rc;
-	}
-	*what = "dependencies of task";
-	if ((rc = sked_task_deps(h, id, &dep[0], &ndep[0], &dep[1],
-	                         &ndep[1])) != SKED_OK) {
-		sked_runs_free(runs, n);
-		sked_tasks_free(t, 1);
-		return rc;
-	}
-	json_t *o = cli_task_json(t), *arr = json_array();
-	json_object_set_new(o, "result", cli_json_result(t->result));
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, cli_run_json(&runs[i]));
-	json_object_set_new(o, "runs", arr);
-	json_object_set_new(o, "parents", deps_json(h, dep[0], ndep[0]));
-	json_object_set_new(o, "children", deps_json(h, dep[1], ndep[1]));
-	free(dep[0]);
-	free(dep[1]);
-	sked_runs_free(runs, n);
-	sked_tasks_free(t, 1);
-	*out = o;
-	return SKED_OK;
 }
 
 int
@@ -520,24 +398,7 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 	return ex;
 }
 
-/* The columns of `stats` (and the JSON API's), in order, and where each
- * count lives. */
-const struct cli_stat_col cli_stat_cols[] = {
-        {"pending", SKED_PENDING},     {"running", SKED_RUNNING},
-        {"retry", SKED_RETRY},         {"due", -1},
-        {"succeeded", SKED_SUCCEEDED}, {"dead", SKED_DEAD},
-        {"cancelled", SKED_CANCELLED}, {"blocked", SKED_BLOCKED},
-};
-const size_t cli_nstat = sizeof cli_stat_cols / sizeof cli_stat_cols[0];
 #define NSTAT cli_nstat
-
-int64_t
-cli_stat_of(const sked_queue_stats *q, size_t col)
-{
-	return cli_stat_cols[col].status < 0
-	               ? q->due
-	               : q->count[cli_stat_cols[col].status];
-}
 
 int
 cmd_stats(struct cli *c, int argc, char **argv)

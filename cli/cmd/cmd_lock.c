@@ -18,7 +18,7 @@
  *     over: one line, 70;
  *   - PROGRAM not found: 127; not executable: 126.
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,9 +5,9 @@
  *
  * Layer: the command-line program, a client of <sked.h> only.
  * cmd_inspect.c's `nodes` and `stats` call in here; the SQL is the library's
- * (src/model/admin.c).
+ * (src/model/nodes.c, src/model/gauges.c).
  */
-#include "cmd/cmd_nodes.h"
+#include "cmd/cmd.h"
 
 #include <string.h>
 #include <sysexits.h>

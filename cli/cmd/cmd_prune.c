@@ -5,20 +5,11 @@
  * Layer: the command-line program, a client of <sked.h> only; the batches
  * and their SQL are the library's (src/model/retention.c).
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
+#include "view/view.h"
 
 #include <string.h>
 #include <sysexits.h>
-
-void
-cli_retention(const struct cli_config *cfg, int64_t keep_ms[3])
-{
-	static const int64_t dflt[3] = {SKED_KEEP_SUCCEEDED_MS,
-	                                SKED_KEEP_DEAD_MS,
-	                                SKED_KEEP_CANCELLED_MS};
-	for (int i = 0; i < 3; i++)
-		keep_ms[i] = cfg->keep_set[i] ? cfg->keep_ms[i] : dflt[i];
-}
 
 /* sked prune [--older-than D] [--status S]: remove ended tasks (and their
  * runs) older than D, or than each status's retention. */

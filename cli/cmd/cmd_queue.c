@@ -11,7 +11,8 @@
  * A flag not given keeps that limit; "none" removes it. Bad numbers are
  * usage errors (64); a bad queue name is the library's (65).
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +21,9 @@
 
 #define MAX_LIMIT 1000000
 
-int
+/* A limit's value, N from 1 to 1000000 or "none" (0); a rate, N/DURATION
+ * or "none" (0). One line and EX_USAGE when it is neither. */
+static int
 cli_parse_limit(const char *flag, const char *s, int *out)
 {
 	char *end;
@@ -41,7 +44,7 @@ cli_parse_limit(const char *flag, const char *s, int *out)
 	return 0;
 }
 
-int
+static int
 cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms)
 {
 	if (strcmp(s, "none") == 0) {
@@ -56,31 +59,6 @@ cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms)
 		return EX_USAGE;
 	}
 	return 0;
-}
-
-/* One queue as `queue ls --json` prints it. */
-json_t *
-cli_queue_json(const sked_queue_info *q)
-{
-	char d[32];
-	json_t *rate =
-	        q->rate_n > 0
-	                ? json_pack("{s:i, s:I, s:s, s:i}", "n", q->rate_n,
-	                            "window_ms", (json_int_t)q->rate_window_ms,
-	                            "window",
-	                            sked_format_duration(q->rate_window_ms, d,
-	                                                 sizeof d),
-	                            "used", q->rate_used)
-	                : json_null();
-	return json_pack(
-	        "{s:o, s:b, s:b, s:o, s:o, s:o, s:i, s:i, s:i}", "queue",
-	        cli_json_cstr(q->queue), "paused", q->paused, "limited",
-	        q->limited, "concurrency",
-	        q->concurrency > 0 ? json_integer(q->concurrency) : json_null(),
-	        "per_key",
-	        q->per_key > 0 ? json_integer(q->per_key) : json_null(), "rate",
-	        rate, "running", q->running, "keys_running", q->keys_running,
-	        "keys_full", q->keys_full);
 }
 
 int
@@ -155,15 +133,6 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 	json_t *v = cli_queue_json(i < n ? &q[i] : &none);
 	sked_queue_info_free(q, n);
 	return cli_json_print(v);
-}
-
-int
-cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(q[i].queue, queue) == 0)
-			return q[i].paused;
-	return 0;
 }
 
 /* queue pause|resume QUEUE */
@@ -284,18 +253,4 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 	cli_table_print(t, stdout);
 	cli_table_free(t);
 	return EX_OK;
-}
-
-int
-cli_sync_queues(struct cli *c)
-{
-	for (size_t i = 0; i < c->cfg.nqueues_limits; i++) {
-		const struct cli_queue *cq = &c->cfg.queues_limits[i];
-		int rc = sked_queue_set(c->h, cq->name, cq->concurrency,
-		                        cq->per_key, cq->rate_n, cq->rate_ms);
-		if (rc != SKED_OK)
-			return cli_fail(c->h, rc, "%s:%d: [queue.%s]",
-			                c->cfg.path, cq->line, cq->name);
-	}
-	return 0;
 }

@@ -6,7 +6,7 @@
  * driver, dialect and claim strategy is the library's (sked_get_info);
  * this file prints it.
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
 
 #include <string.h>
 #include <sysexits.h>

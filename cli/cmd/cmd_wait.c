@@ -11,7 +11,8 @@
  * CLI_WAIT_CANCELLED 67, CLI_WAIT_DEAD 68, EX_TEMPFAIL 75 (the time ran
  * out before every task ended).
  */
-#include "base/cli.h"
+#include "cmd/cmd.h"
+#include "view/view.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -72,4 +72,7 @@ void demo_check(struct demo *d, int ok, const char *fmt, ...)
  * database's runs, as the demo prints it. */
 void demo_report(struct demo *d, int64_t elapsed_ms);
 
+int cmd_demo(struct cli *c, int argc, char **argv);
+int cmd_demo_handler(struct cli *c, int argc, char **argv);
+
 #endif

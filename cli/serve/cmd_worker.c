@@ -10,7 +10,10 @@
  * (sked_worker_*).
  */
 #include "base/cli.h"
+#include "bench/bench.h"
+#include "serve/serve.h"
 #include "serve/worker_ops.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -29,6 +29,7 @@
 
 #include "http/http.h"
 #include "view/metrics.h"
+#include "view/view.h"
 
 #ifdef SKED_HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>

@@ -2,8 +2,8 @@
  * claim.h — the claim-strategy seam: how to take up to N due tasks safely.
  *
  * Folder src/claim/ (floor 5, docs/design.md): the claim-strategy seam
- * (claim.c) and the strategies (onestep.c, optimistic.c, rows.c). Calls
- * handle/ and below.
+ * (claim.c) and the strategies (onestep.c, threestep.c, ids.c,
+ * optimistic.c, rows.c). Calls handle/ and below.
  *
  * Layer: between the model and the dialects. A strategy is an algorithm
  * (the seed's fetchTasks(limit)); the SQL it runs comes from the dialect.
@@ -109,6 +109,12 @@ typedef struct sked_claim_ids {
 int sked__claim_ids(struct sked *h, const sked_claim_req *req,
                     const sked_claim_ids *how, const int64_t *ids, int n,
                     sked_claimed **out, int *got)
+        __attribute__((warn_unused_result));
+
+/* skip-locked in three steps, in one transaction of its own
+ * (threestep.c), for a dialect that cannot claim in one statement. */
+int sked__claim_three_steps(struct sked *h, const sked_claim_req *req,
+                            sked_claimed **out, int *n)
         __attribute__((warn_unused_result));
 
 /* The sqlite strategy's claim statement without its transaction, for a

@@ -9,6 +9,7 @@
  */
 #include "db/db.h"
 #include "db/driver/driver.h"
+#include "dialect/dialect.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -18,6 +19,10 @@
 
 #include "util/log.h"
 #include "util/url.h"
+
+/* The statement id is the drivers' prepared-statement cache slot. */
+_Static_assert(SKED_SQL__COUNT <= SKED_STMT_SLOTS,
+               "more statements than the drivers' statement cache holds");
 
 /* ---- fault injection ---- */
 

@@ -4,7 +4,7 @@
  * Folder src/db/ (floor 3, docs/design.md): the driver seam; db.c is
  * the one file that calls a driver.
  *
- * Layer: below the model (queue.c, lease.c, sched.c, lock.c, admin.c) and
+ * Layer: below the model (queue.c, lease.c, sched.c, lock.c, gauges.c) and
  * the claim strategies; above the drivers in src/db/driver/. A driver knows
  * nothing of tasks: it connects, reports the server's product and version,
  * runs one SQL statement with bound parameters and hands back a

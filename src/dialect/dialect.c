@@ -450,7 +450,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                "{ms:locked_until}, fencing_token, {nowms} "
                                "FROM {p}lock ORDER BY name",
 
-        /* ---- what operators read (admin.c) ---- */
+        /* ---- what operators read and steer (gauges.c, nodes.c) ---- */
         [SKED_SQL_GAUGES] = GAUGES,
         [SKED_SQL_RUNS_WINDOW] = SKED__RUNS_WINDOW("/"),
         [SKED_SQL_DONE_WINDOW] = SKED__DONE_WINDOW("/"),
@@ -693,12 +693,6 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_UNIQUE_REPLACE_AT] = REPLACE("{ts:?3}"),
 };
 
-/* The statement id is the drivers' prepared-statement cache slot: they
- * keep 192 (NSLOTS in each src/db/ driver); past that a statement would be
- * prepared again on every call. */
-_Static_assert(SKED_SQL__COUNT <= 192,
-               "more statements than the drivers' statement cache holds");
-
 /* ---- rendering ---- */
 
 static void
@@ -886,7 +880,7 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 	case SKED_SQL_LOCK_XQ:
 	case SKED_SQL_IDS_CLAIM:
 	case SKED_SQL_IDS_GET:
-		/* skip-locked in three steps (claim/onestep.c) */
+		/* skip-locked in three steps (claim/threestep.c) */
 		return (d->caps & SKED_CAP_SKIP_LOCKED) &&
 		       !d->claim_one_statement;
 	default:

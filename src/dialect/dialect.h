@@ -16,7 +16,7 @@
  *
  *  1. Every statement sked runs is named here, in enum sked_sql, and has
  *     its text in dialect.c (generic) or in a dialect file (override). No
- *     statement text lives in the model: sched.c, lock.c, admin.c, queue.c,
+ *     statement text lives in the model: sched.c, lock.c, gauges.c, queue.c,
  *     outcome.c, lease.c and the strategies run texts by id (sked__q) or
  *     assemble one from registry fragments (sked__sql_fill).
  *  2. The generic text is the SQL SQLite, PostgreSQL and MySQL share; a
@@ -171,7 +171,7 @@ typedef enum sked_sql {
 	SKED_SQL_SCHED_RESUME,
 	SKED_SQL_SCHED_LIST,
 	SKED_SQL_SCHED_DISABLE,
-	/* cluster locks (lock.c, admin.c) */
+	/* cluster locks (lock.c) */
 	SKED_SQL_LOCK_TAKE,
 	SKED_SQL_LOCK_TOKEN,
 	SKED_SQL_LOCK_PEEK,
@@ -182,10 +182,10 @@ typedef enum sked_sql {
 	SKED_SQL_LOCK_FREE,
 	SKED_SQL_LOCK_GET,
 	SKED_SQL_LOCK_LIST,
-	/* what operators read (admin.c) */
+	/* what operators read (gauges.c) */
 	SKED_SQL_GAUGES,
 	/* runs and the attempts ended rows record, counted per minute
-	 * and outcome (admin.c, sked_throughput) */
+	 * and outcome (gauges.c, sked_throughput) */
 	SKED_SQL_RUNS_WINDOW,
 	SKED_SQL_DONE_WINDOW,
 	SKED_SQL_NODES_PRUNE,
@@ -208,7 +208,7 @@ typedef enum sked_sql {
 	 * output, result) each, so that the ended row is the record of the attempt
 	 * that ended it and no run row is written for it */
 	SKED_SQL_DONE_COPY_RUN,
-	/* reading and steering across the move (queue.c, admin.c, sched.c):
+	/* reading and steering across the move (queue.c, bulk.c, sched.c):
 	 * an ended task's unique key ?1, or schedule fire (?1, ?2), in
 	 * {p}task_done; a live task's unique key ?1 */
 	SKED_SQL_DONE_UNIQUE,
@@ -387,7 +387,7 @@ typedef enum sked_sql {
 
 /* One chunk of the runs newest first (?1: ids below it, ?2: how many),
  * counted per minute of finished_at and outcome, with the chunk's least
- * id and newest finish (admin.c, sked_throughput). DIV is integer
+ * id and newest finish (gauges.c, sked_throughput). DIV is integer
  * division, which is '/' on integers but in MySQL. */
 #define SKED__RUNS_WINDOW(DIV)                                                 \
 	"SELECT f " DIV " 60000, o, COUNT(*), MIN(id), MAX(f) FROM (SELECT "   \

@@ -17,7 +17,7 @@
  * after LIMIT rows, so FOR UPDATE SKIP LOCKED locks only the rows it
  * returns, finished rows are never scanned, and no DESC index is needed.
  * claim_one_statement is 0: skip-locked claims run in three steps
- * (claim/onestep.c) in one READ COMMITTED transaction — under REPEATABLE
+ * (claim/threestep.c) in one READ COMMITTED transaction — under REPEATABLE
  * READ, gap locks would make claimers wait on each other.
  *
  * Migration: DDL commits implicitly here, so ddl_in_tx is 0, every step is

@@ -3,7 +3,7 @@
  * database's clock, reconnecting, a second connection like a handle
  * (sked__clone, the worker's), and the one rule for trying again.
  *
- * Layer: below the model (queue.c, lease.c, sched.c, lock.c, admin.c,
+ * Layer: below the model (queue.c, lease.c, sched.c, lock.c, gauges.c,
  * schema.c) and the claim strategies, above the driver seam (db.h). It
  * calls down only, into db.c for statements (rendered once per handle
  * by api.c from the dialect registry), never into api.c, the dialect

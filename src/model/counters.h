@@ -1,6 +1,6 @@
 /*
  * counters.h — process-wide counts of events that happen below the
- * worker (schedule fires, lock acquisitions), kept in admin.c and read with
+ * worker (schedule fires, lock acquisitions), kept in gauges.c and read with
  * sked_process_counters_get.
  *
  * Layer: the model. A counter is an atomic add: cheap, thread safe, never

@@ -16,12 +16,13 @@
  * are moved in turn (so the cancel reaches the whole sub-graph). A task
  * without dependents costs one primary-key read of its row here.
  */
-#include "handle/internal.h"
+#include "model/deps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/done.h"
 #include "util/buf.h"
 
 int

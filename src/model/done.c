@@ -10,12 +10,12 @@
  * cancel) calls sked__move_done inside its transaction after the update;
  * PostgreSQL's array finish moves in its own statement (dialect/
  * postgresql.c). Reads that show ended tasks read both tables (queue.c,
- * admin.c); retention deletes from {p}task_done only (retention.c).
+ * bulk.c); retention deletes from {p}task_done only (retention.c).
  * Before the rows leave {p}task, sked__deps_ended tells the children of
  * those that are parents (docs/workflows.md; the enqueue side is
  * deps.c).
  */
-#include "handle/internal.h"
+#include "model/done.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "handle/internal.h"
+#include "model/done.h"
 #include "model/outcome.h"
 
 typedef struct sked_ending {

@@ -9,7 +9,8 @@
  * name decides between racers; the token is read back in the same
  * transaction. Rows are never deleted, so tokens never start over. What a
  * holder does with its lease (renewing it while a program runs) is left to
- * the caller, or to lock_run.c (sked_lock_run).
+ * the caller, or to lock_run.c (sked_lock_run). sked_lock_list reads every
+ * lock for operators (the dashboard's Locks page).
  *
  * Row locks: one lock row per transaction, nothing else. Acquire, extend
  * and release are marked for the worker's lock-wait watchdog
@@ -273,4 +274,53 @@ sked_lock_get(sked *h, const char *name, sked_lock_state *out)
 	out->held = owner && out->locked_until_ms > out->now_ms;
 	sked__res_clear(&r);
 	return SKED_OK;
+}
+
+SKED_API int
+sked_lock_list(sked *h, sked_lock_row **out, size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_LOCK_LIST, NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot list locks");
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return SKED_OK;
+	}
+	sked_lock_row *l = calloc((size_t)r.nrows, sizeof *l);
+	int oom = !l;
+	for (int i = 0; l && i < r.nrows; i++) {
+		l[i].name = sked__res_dup(&r, i, 0, &oom);
+		l[i].owner = sked__res_dup(&r, i, 1, &oom);
+		l[i].locked_at_ms = sked__res_int(&r, i, 2);
+		l[i].locked_until_ms = sked__res_int(&r, i, 3);
+		l[i].token = sked__res_int(&r, i, 4);
+		l[i].held = l[i].owner && l[i].owner[0] &&
+		            l[i].locked_until_ms > sked__res_int(&r, i, 5);
+	}
+	size_t cnt = (size_t)r.nrows;
+	sked__res_clear(&r);
+	if (oom) {
+		sked_lock_rows_free(l, l ? cnt : 0);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	*out = l;
+	*n = cnt;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_lock_rows_free(sked_lock_row *l, size_t n)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].name);
+		free(l[i].owner);
+	}
+	free(l);
 }

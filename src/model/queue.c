@@ -4,8 +4,8 @@
  * Folder src/model/ (floor 6, docs/design.md): what a task, a lease, a
  * limit, a schedule and a lock are, as statements of the registry:
  * queue.c, enqueue.c, take.c, outcome.c, ending.c, lease.c, limited.c,
- * limits.c, sched.c, lock.c, lock_run.c, admin.c, retention.c, done.c,
- * deps.c, schema.c. Calls claim/ and below.
+ * limits.c, sched.c, lock.c, lock_run.c, gauges.c, bulk.c, nodes.c,
+ * retention.c, done.c, deps.c, schema.c. Calls claim/ and below.
  *
  * Layer: the model. Every value is a bound parameter; every name is
  * checked against the strict pattern before it reaches SQL. Making tasks
@@ -39,14 +39,24 @@
  * both tables; an enqueue with a unique key looks in both
  * (enqueue_unique in enqueue.c says why that is race-free).
  */
-#include "handle/internal.h"
+#include "model/queue.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/done.h"
 #include "util/buf.h"
+
+/* ascending ids: parents are locked in one order (docs/workflows.md);
+ * queue.c's own, so that it and deps.c do not call each other */
+static int
+cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
 
 int
 sked__one_id(sked *h, sked_sql stmt, const sked_val *p, int np, int64_t *id)
@@ -394,7 +404,7 @@ lock_live_parents(sked *h, const int64_t *ids, int n)
 	}
 	free(p);
 	if (rc == SKED_OK && np > 1) {
-		qsort(par, np, sizeof *par, sked__cmp_i64);
+		qsort(par, np, sizeof *par, cmp_id);
 		size_t m = 0;
 		for (size_t i = 0; i < np; i++)
 			if (m == 0 || par[m - 1] != par[i])
@@ -799,5 +809,25 @@ sked_stats(sked *h, sked_queue_stats **out, size_t *n)
 	}
 	*out = s;
 	*n = k;
+	return SKED_OK;
+}
+
+SKED_API int
+sked_task_find_unique(sked *h, const char *key, int64_t *id)
+{
+	if (!h || !h->db || !key || !id)
+		return SKED_EINVAL;
+	sked_val p = SKED_TEXTV(key);
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_UNIQUE_GET, &p, 1, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot look up the unique key");
+	if (r.nrows == 0) {
+		sked__res_clear(&r);
+		return sked__fail(h, SKED_ENOTFOUND,
+		                  "no task has that unique key");
+	}
+	*id = sked__res_int(&r, 0, 0);
+	sked__res_clear(&r);
 	return SKED_OK;
 }

@@ -1,12 +1,12 @@
 /*
- * test_ops.c — what operators read and steer (src/model/admin.c), on real SQLite
- * files: the cluster gauges against known rows, the oldest due age, bulk
- * retry and cancel by ids (skipping what the state does not allow) and by
- * filter (status, kind, queue, creation window), counts of what a filter
- * matches, refusals of statuses a
- * bulk change cannot apply to, node pruning that keeps live nodes and
- * nodes holding tasks, throughput per minute, the lock list, and the
- * histogram bounds.
+ * test_ops.c — what operators read and steer (src/model/gauges.c, bulk.c,
+ * nodes.c), on real SQLite files: the cluster gauges against known rows,
+ * the oldest due age, bulk retry and cancel by ids (skipping what the
+ * state does not allow) and by filter (status, kind, queue, creation
+ * window), counts of what a filter matches, refusals of statuses a bulk
+ * change cannot apply to, node pruning that keeps live nodes and nodes
+ * holding tasks, throughput per minute, the lock list, and the histogram
+ * bounds.
  *
  * Layer: tests. The HTTP side (/metrics through promtool, the dashboard
  * in a browser) is tests/integration/t_metrics.sh and t_dashboard.sh.

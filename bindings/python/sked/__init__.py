@@ -26,8 +26,9 @@ The package's modules, each with one job (this file only re-exports):
 _ffi (loading libsked, the ABI check, struct mirrors, function types),
 _errors (the exceptions and the code -> exception mapping), _values
 (conversions and option objects), _log (set_log), _rows (Task, Run,
-Schedule, ...), _client (open, Sked, Lock), _worker (Job, Handlers,
-Worker) and _wait (Sked.wait, TaskHandle). Import from `sked`, not from them.
+Schedule, ...), _core (one connection, which both of the next build
+on), _worker (Job, Handlers, Worker), _wait (Sked.wait, TaskHandle) and
+_client (open, Sked, Lock). Import from `sked`, not from them.
 """
 
 from __future__ import annotations

@@ -11,21 +11,20 @@ import os
 import re
 import socket
 from typing import (
-    Any, Dict, Iterable, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union)
+    Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union)
 
 from ._ffi import (
     _Info, _LockRow, _LockState, _POINTER, _QueueInfo, _Run, _Schedule, _Task,
-    _lib, c_char_p, c_int, c_int64, c_size_t, c_void_p)
+    _lib, c_char_p, c_int, c_int64, c_size_t)
 from ._errors import InvalidArgument, _EINVAL, _error
 from ._values import (
-    Duration, Payload, _Options, _bytes, _epoch_ms, _int, _ms, _name, _str,
-    _text, _time)
+    Duration, Payload, _Options, _bytes, _epoch_ms, _int, _ms, _name, _text,
+    _time)
 from ._rows import LockRow, LockState, QueueInfo, Run, Schedule, Task
+from ._core import _Conn
 from ._unique import _unique_fields
 from ._wait import TaskHandle, wait as _wait
-
-if TYPE_CHECKING:  # _worker imports this module: Sked.worker() imports it
-    from ._worker import Worker
+from ._worker import Worker
 
 
 class _Keep:
@@ -60,57 +59,11 @@ def _owner() -> str:
                          os.urandom(4).hex())
 
 
-class Sked:
+class Sked(_Conn):
     """A handle: one database connection. Use it from one thread at a time
     (a Worker opens its own). A context manager: leaving the block closes
-    it."""
-
-    url: str
-
-    def __init__(self, url: str, *, prefix: Optional[str] = None,
-                 strategy: Optional[str] = None,
-                 migrate: bool = False) -> None:
-        url_b = _name(url, "url")
-        self._args: Dict[str, Any] = dict(prefix=prefix, strategy=strategy,
-                                          migrate=migrate)
-        self.url = url
-        self._h: Optional[ctypes.c_void_p] = None
-        with _Options("sked_options", prefix=prefix, strategy=strategy,
-                      migrate=1 if migrate else 0) as o:
-            h = c_void_p()
-            rc = _lib.sked_open(url_b, o.ptr, ctypes.byref(h))
-        if rc != 0:
-            msg = (_lib.sked_errmsg(h).decode() if h.value
-                   else _lib.sked_strerror(rc).decode())
-            _lib.sked_close(h)
-            raise _error(rc, msg)
-        self._h = h
-
-    def _check(self, rc: int) -> None:
-        if rc != 0:
-            raise _error(rc, _str(_lib.sked_errmsg(self._h)))
-
-    def _handle(self) -> ctypes.c_void_p:
-        if self._h is None:
-            raise ValueError("sked: the handle is closed")
-        return self._h
-
-    def close(self) -> None:
-        if self._h is not None:
-            _lib.sked_close(self._h)
-            self._h = None
-
-    def __enter__(self) -> "Sked":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+    it. Opening, closing and turning a failed call into its exception are
+    the connection core's (_core._Conn)."""
 
     def migrate(self) -> None:
         self._check(_lib.sked_migrate(self._handle()))
@@ -675,7 +628,6 @@ class Sked:
     def worker(self, **options: Any) -> "Worker":
         """A Worker on this database, with a connection of its own (see
         Worker for the options)."""
-        from ._worker import Worker
         return Worker(self.url, db_options=self._args, **options)
 
 

@@ -17,7 +17,7 @@ from ._ffi import _Counters, _HANDLER, _lib, c_size_t, c_void_p
 from ._errors import (
     GiveUp, InvalidArgument, RetryIn, StateError, _EINVAL, _code)
 from ._values import Duration, _Options, _ms, _name, _str, _text
-from ._client import Sked
+from ._core import _Conn
 
 
 #: Worker(prefetch=PREFETCH_OFF): claim only for free threads
@@ -186,7 +186,7 @@ class Worker:
         bad = set(durations) - set(self._DURATIONS)
         if bad:
             raise TypeError("sked: unknown worker option %s" % sorted(bad)[0])
-        self._db = Sked(url, **(db_options or {}))
+        self._db = _Conn(url, **(db_options or {}))
         self._w: Optional[ctypes.c_void_p] = None
         self._callbacks: List[Any] = []
         self._warned: Dict[str, bool] = {}

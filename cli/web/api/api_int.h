@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "view/view.h"
 #include "web/api/api.h"
 
 #define LIST_MAX  1000  /* tasks in one page */

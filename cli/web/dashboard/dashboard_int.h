@@ -26,6 +26,7 @@
 #include "base/cli.h"
 #include "web/dashboard/dashboard_tpl.h"
 #include "http/http.h"
+#include "view/view.h"
 
 #define PAGE_SIZE 50 /* tasks in a list's page */
 /* a text that may be NULL, for a placeholder: "" then */

@@ -17,6 +17,11 @@
 #include "db/driver/result.h"
 
 /* The method table a driver fills. Called only from db.c. */
+/* How many prepared statements a driver caches per connection: a slot
+ * per statement id of the dialect registry (SKED_SQL_*; db.c asserts
+ * that they fit). A statement past it would be prepared on every call. */
+#define SKED_STMT_SLOTS 192
+
 typedef struct sked_driver {
 	const char *name; /* "sqlite", "libpq", "mariadb", "odbc" */
 	/* url is the whole URL (the driver parses what it needs with url.h).
@@ -26,8 +31,9 @@ typedef struct sked_driver {
 	/* product as the server names itself, and its version string */
 	int (*server)(void *conn, char *product, size_t plen, char *version,
 	              size_t vlen, sked_dberr *e);
-	/* Run sql with params. slot >= 0: cache the prepared statement under
-	 * that slot (the same slot always carries the same sql). res may be
+	/* Run sql with params. slot >= 0 (below SKED_STMT_SLOTS): cache the
+	 * prepared statement under that slot (the same slot always carries
+	 * the same sql). res may be
 	 * NULL when no rows are wanted. *affected gets the rows changed by
 	 * INSERT/UPDATE/DELETE (or -1). *last_id, if not NULL, gets the id an
 	 * INSERT into an identity column produced (0 if none). */

@@ -34,7 +34,6 @@
 #include "util/sqlsplit.h"
 #include "util/url.h"
 
-#define NSLOTS            192
 #define CONNECT_TIMEOUT_S 10
 #define FIRST_CELL        64 /* initial fetch buffer per column, grows on demand */
 
@@ -50,7 +49,7 @@ typedef struct mstmt {
 typedef struct my {
 	MYSQL *m;
 	int owned; /* 0: wraps the application's connection */
-	mstmt slot[NSLOTS];
+	mstmt slot[SKED_STMT_SLOTS];
 } my;
 
 /* ---- errors ---- */
@@ -329,7 +328,7 @@ my_close(void *conn)
 	my *c = conn;
 	if (!c)
 		return;
-	for (int i = 0; i < NSLOTS; i++) {
+	for (int i = 0; i < SKED_STMT_SLOTS; i++) {
 		if (c->slot[i].st)
 			mysql_stmt_close(c->slot[i].st);
 		free(c->slot[i].map);
@@ -618,7 +617,8 @@ my_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 	if (np == 0 && slot < 0)
 		return text_exec(c, sql, res, affected, last_id, e);
 	mstmt once = {0};
-	mstmt *ms = slot >= 0 && slot < NSLOTS ? &c->slot[slot] : &once;
+	mstmt *ms =
+	        slot >= 0 && slot < SKED_STMT_SLOTS ? &c->slot[slot] : &once;
 	int rc;
 	if (!ms->st && (rc = prepare(c, sql, ms, e)) != SKED_OK)
 		return rc;

@@ -63,8 +63,7 @@
 #include "util/sqlsplit.h"
 #include "util/url.h"
 
-#define NSLOTS 192
-#define SMALL  32
+#define SMALL 32
 /* MariaDB and MySQL: longest wait for the server's next bytes, in
  * seconds; above InnoDB's default lock wait (50 s), so that a statement
  * waiting on a row lock fails as the server says, not here */
@@ -93,7 +92,7 @@ typedef struct odbc {
 	int fam;
 	char product[64], version[64];
 	char secret[128]; /* the PWD value, masked out of messages */
-	ostmt slot[NSLOTS];
+	ostmt slot[SKED_STMT_SLOTS];
 	char *buf; /* SQLGetData buffer */
 	size_t cap;
 } odbc;
@@ -313,7 +312,7 @@ odbc_close(void *conn)
 	odbc *o = conn;
 	if (!o)
 		return;
-	for (int i = 0; i < NSLOTS; i++) {
+	for (int i = 0; i < SKED_STMT_SLOTS; i++) {
 		if (o->slot[i].st)
 			SQLFreeHandle(SQL_HANDLE_STMT, o->slot[i].st);
 		free(o->slot[i].map);
@@ -751,7 +750,7 @@ odbc_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 	if (o->fam == FAM_MYSQL && np == 0 && slot < 0 && several(sql))
 		return exec_each(o, sql, res, affected, last_id, e);
 	ostmt tmp = {0}, *s;
-	int cached = slot >= 0 && slot < NSLOTS;
+	int cached = slot >= 0 && slot < SKED_STMT_SLOTS;
 	s = cached ? &o->slot[slot] : &tmp;
 	if (!s->st) {
 		char *text = NULL;

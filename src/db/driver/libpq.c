@@ -53,7 +53,6 @@
 
 #include "util/log.h"
 
-#define NSLOTS  192
 #define TEXTOID 25 /* pg_type.oid of text, fixed in the catalog */
 
 /* Exposed for tests/unit/test_pg.c; not part of db.h. used (may be NULL)
@@ -71,7 +70,8 @@ typedef struct pgc {
 	int pooling;     /* POOLING_*, as the URL says */
 	int txpool;      /* said or found: nothing outlives a transaction */
 	unsigned serial; /* makes statement names unique */
-	unsigned char ready[NSLOTS]; /* slot prepared on this session */
+	unsigned char
+	        ready[SKED_STMT_SLOTS]; /* slot prepared on this session */
 } pgc;
 
 static atomic_uint next_serial;
@@ -622,7 +622,8 @@ pg_exec(void *c, int slot, const char *sql, const sked_val *v, int np,
 	}
 	int cached;
 again:
-	cached = slot >= 0 && slot < NSLOTS && !p->borrowed && !p->txpool;
+	cached = slot >= 0 && slot < SKED_STMT_SLOTS && !p->borrowed &&
+	         !p->txpool;
 	if (cached) {
 		char name[48];
 		snprintf(name, sizeof name, "sked_%u_%d", p->serial, slot);

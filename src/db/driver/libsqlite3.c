@@ -35,11 +35,9 @@
 
 #include "util/url.h"
 
-#define NSLOTS 192
-
 typedef struct lite {
 	sqlite3 *db;
-	sqlite3_stmt *slot[NSLOTS];
+	sqlite3_stmt *slot[SKED_STMT_SLOTS];
 	int64_t busy_ns;       /* give up waiting for a lock after this */
 	int64_t busy_since_ns; /* when the current wait began */
 	int in_restart;        /* a RESTART checkpoint waits: briefly */
@@ -140,7 +138,7 @@ lite_close(void *conn)
 	lite *l = conn;
 	if (!l)
 		return;
-	for (int i = 0; i < NSLOTS; i++)
+	for (int i = 0; i < SKED_STMT_SLOTS; i++)
 		sqlite3_finalize(l->slot[i]);
 	if (l->change_fd >= 0)
 		close(l->change_fd);
@@ -235,7 +233,7 @@ lite_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 	lite *l = conn;
 	sqlite3_stmt *st = NULL;
 	int rc;
-	if (slot >= 0 && slot < NSLOTS && l->slot[slot]) {
+	if (slot >= 0 && slot < SKED_STMT_SLOTS && l->slot[slot]) {
 		st = l->slot[slot];
 	} else {
 		unsigned flags = slot >= 0 ? SQLITE_PREPARE_PERSISTENT : 0;
@@ -244,7 +242,7 @@ lite_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 			set_err(e, l->db, rc, NULL);
 			return SKED_EDB;
 		}
-		if (slot >= 0 && slot < NSLOTS)
+		if (slot >= 0 && slot < SKED_STMT_SLOTS)
 			l->slot[slot] = st;
 	}
 	for (int i = 0; i < np; i++) {
@@ -295,7 +293,7 @@ lite_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 		*last_id = sqlite3_last_insert_rowid(l->db);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (slot < 0 || slot >= NSLOTS)
+	if (slot < 0 || slot >= SKED_STMT_SLOTS)
 		sqlite3_finalize(st);
 	return SKED_OK;
 nomem:
@@ -304,7 +302,7 @@ nomem:
 fail:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (slot < 0 || slot >= NSLOTS)
+	if (slot < 0 || slot >= SKED_STMT_SLOTS)
 		sqlite3_finalize(st);
 	return SKED_EDB;
 }

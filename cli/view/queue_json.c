@@ -1,0 +1,81 @@
+/*
+ * queue_json.c — queues and schedules as the commands, the JSON API and
+ * the dashboard show them: a queue's limits and pause as JSON, whether
+ * a queue is paused, the columns of `stats`, a schedule as JSON.
+ *
+ * Layer: cli/view/, what more than one command or page shows; a client
+ * of <sked.h> only.
+ */
+#include "view/view.h"
+
+#include <string.h>
+
+/* One queue as `queue ls --json` prints it. */
+json_t *
+cli_queue_json(const sked_queue_info *q)
+{
+	char d[32];
+	json_t *rate =
+	        q->rate_n > 0
+	                ? json_pack("{s:i, s:I, s:s, s:i}", "n", q->rate_n,
+	                            "window_ms", (json_int_t)q->rate_window_ms,
+	                            "window",
+	                            sked_format_duration(q->rate_window_ms, d,
+	                                                 sizeof d),
+	                            "used", q->rate_used)
+	                : json_null();
+	return json_pack(
+	        "{s:o, s:b, s:b, s:o, s:o, s:o, s:i, s:i, s:i}", "queue",
+	        cli_json_cstr(q->queue), "paused", q->paused, "limited",
+	        q->limited, "concurrency",
+	        q->concurrency > 0 ? json_integer(q->concurrency) : json_null(),
+	        "per_key",
+	        q->per_key > 0 ? json_integer(q->per_key) : json_null(), "rate",
+	        rate, "running", q->running, "keys_running", q->keys_running,
+	        "keys_full", q->keys_full);
+}
+
+int
+cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(q[i].queue, queue) == 0)
+			return q[i].paused;
+	return 0;
+}
+
+/* The columns of `stats` (and the JSON API's), in order, and where each
+ * count lives. */
+const struct cli_stat_col cli_stat_cols[] = {
+        {"pending", SKED_PENDING},     {"running", SKED_RUNNING},
+        {"retry", SKED_RETRY},         {"due", -1},
+        {"succeeded", SKED_SUCCEEDED}, {"dead", SKED_DEAD},
+        {"cancelled", SKED_CANCELLED}, {"blocked", SKED_BLOCKED},
+};
+const size_t cli_nstat = sizeof cli_stat_cols / sizeof cli_stat_cols[0];
+
+int64_t
+cli_stat_of(const sked_queue_stats *q, size_t col)
+{
+	return cli_stat_cols[col].status < 0
+	               ? q->due
+	               : q->count[cli_stat_cols[col].status];
+}
+
+/* One schedule as `cron ls --json` prints it. */
+json_t *
+cli_schedule_json(const sked_schedule *s)
+{
+	return json_pack(
+	        "{s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i, s:s, s:s, s:b, s:o, "
+	        "s:o}",
+	        "name", cli_json_cstr(s->name), "expr", cli_json_cstr(s->expr),
+	        "tz", cli_json_cstr(s->tz), "kind", cli_json_cstr(s->kind),
+	        "payload", cli_json_str(s->payload, s->payload_len), "queue",
+	        cli_json_cstr(s->queue), "priority", s->priority,
+	        "max_attempts", s->max_attempts, "misfire",
+	        sked_misfire_name(s->misfire), "overlap",
+	        sked_overlap_name(s->overlap), "enabled", s->enabled,
+	        "next_fire", cli_json_time(s->next_fire_ms), "last_fire",
+	        cli_json_time(s->last_fire_ms));
+}

@@ -1,0 +1,91 @@
+/*
+ * view.h — what more than one command, page or daemon shows or does the
+ * same way: a task, a queue and a schedule as JSON (task_json.c,
+ * queue_json.c), cancel and retry as verbs (steer_verbs.c), the config
+ * file's schedules, queues and retention put in place (config_sync.c).
+ * The Prometheus text of the gauges has its own header (metrics.h).
+ *
+ * Folder cli/view/ (floor 10, docs/design.md): above base/ and http/,
+ * below every command, page and daemon that shows these; a client of
+ * <sked.h> only.
+ */
+#ifndef SKED_CLI_VIEW_H
+#define SKED_CLI_VIEW_H
+
+#include "base/cli.h"
+
+/* ---- task_json.c ---- */
+
+/* A task, one attempt, a queue and a schedule as `show --json`,
+ * `queue ls --json` and `cron ls --json` print them (the JSON API
+ * answers the same objects). New references. */
+json_t *cli_task_json(const sked_task *t);
+json_t *cli_run_json(const sked_run *r);
+int cli_show_json(sked *h, int64_t id, json_t **out, const char **what);
+/* A related task's status name ("pruned" when it cannot be read) and,
+ * in *kind, its kind (NULL then; free it). */
+const char *cli_dep_state(sked *h, int64_t id, char **kind);
+
+/* ---- queue_json.c ---- */
+
+/* the columns of `stats`: a status, or -1 for the due count */
+struct cli_stat_col {
+	const char *name;
+	int status;
+};
+extern const struct cli_stat_col cli_stat_cols[];
+extern const size_t cli_nstat;
+int64_t cli_stat_of(const sked_queue_stats *q, size_t col);
+json_t *cli_queue_json(const sked_queue_info *q);
+json_t *cli_schedule_json(const sked_schedule *s);
+/* 1 when queue is paused, as q (n of them, from sked_queue_list) says */
+int cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue);
+
+/* ---- steer_verbs.c ---- */
+
+/* cancel or retry: one task, some ids, or what a filter matches */
+struct cli_verb {
+	const char *cmd;  /* "cancel" */
+	const char *past; /* "cancelled" */
+	const char *done; /* what the one-task form says: "cancelled" */
+	int (*one)(sked *, int64_t);
+	int (*ids)(sked *, const int64_t *, size_t, int64_t *);
+	int (*where)(sked *, const sked_list_filter *, int64_t *);
+	/* the statuses it may act on, and those it acts on by default
+	 * (when no status is named); -1 ends each list */
+	int allowed[4], dflt[4];
+};
+extern const struct cli_verb cli_cancel_verb, cli_retry_verb;
+/* 1 when v may act on tasks of that status */
+int cli_verb_allows(const struct cli_verb *v, int status);
+/* "dead", "pending or retry": the statuses of st (ending in -1) */
+void cli_status_words(const int *st, char *buf, size_t len);
+/* Count the tasks f matches in each status of st (ending in -1) into
+ * *matched; when apply, then steer them, *changed counting those that
+ * moved. On failure *at is the status being steered, or -1 when the
+ * count failed. Returns a library status code. */
+/* Steer one task (the CLI and the API share it): cancel, reporting the
+ * tasks cancelled with it ("cancelled_with"), or retry (with_deps: with
+ * the sub-graph its end cancelled, "retried_with"), reporting the status
+ * it is in now; *out a JSON object. A library status code. */
+int cli_steer_one(sked *h, const struct cli_verb *v, int64_t id, int with_deps,
+                  json_t **out);
+int cli_steer_where(sked *h, const struct cli_verb *v, sked_list_filter *f,
+                    const int *st, int apply, int64_t *matched,
+                    int64_t *changed, int *at);
+
+/* ---- config_sync.c ---- */
+
+/* Add or replace the config file's [schedule.NAME] schedules (a worker
+ * does this at start; others are left alone). c->h must be open.
+ * Returns 0, or a sysexits code after printing one line. */
+int cli_sync_schedules(struct cli *c);
+/* The config file's [queue.NAME] sections: set each queue's limits
+ * (a worker does this when it starts, as for schedules). Returns 0 or a
+ * sysexits code after one line. */
+int cli_sync_queues(struct cli *c);
+/* The retention ages in force: the config file's [retention], else the
+ * defaults (SKED_KEEP_*): succeeded, dead, cancelled. */
+void cli_retention(const struct cli_config *cfg, int64_t keep_ms[3]);
+
+#endif /* SKED_CLI_VIEW_H */
