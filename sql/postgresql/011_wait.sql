@@ -6,15 +6,13 @@
 -- waits on (the WHEN clause is read before any function is called),
 -- sends NOTIFY {p}end with the id, delivered when the ending transaction
 -- commits. Nobody waiting costs the hot path the test of one column of
--- the deleted row; no statement of sked's changes. (Step 10 belongs to
--- another change; the lead numbers both.)
+-- the deleted row; no statement of sked's changes. The function's body
+-- stands on one line: a schema step has one statement per line that ends
+-- in ';' (unit/test_sqlsplit).
 ALTER TABLE {p}task ADD COLUMN IF NOT EXISTS waited smallint NOT NULL DEFAULT 0;
 CREATE OR REPLACE FUNCTION {p}ended_notify() RETURNS trigger
 LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('{p}end', OLD.id::text);
-  RETURN NULL;
-END
+BEGIN PERFORM pg_notify('{p}end', OLD.id::text); RETURN NULL; END
 $$;
 DROP TRIGGER IF EXISTS {p}ended ON {p}task;
 CREATE TRIGGER {p}ended AFTER DELETE ON {p}task FOR EACH ROW

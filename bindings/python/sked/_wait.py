@@ -11,15 +11,22 @@ one thread at a time, as always.
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Iterable, List, Optional
+from typing import Any, Iterable, List, Optional, Protocol
 
 from ._errors import SkedError, _error
 from ._ffi import _I64P, _P, _POINTER, _fn, _lib, c_int, c_int64, c_size_t
 from ._rows import Task
 from ._values import Duration, _ms, _str
 
-if TYPE_CHECKING:
-    from ._client import Sked
+
+class _Db(Protocol):
+    """What a wait needs of a Sked: its handle and get(). A protocol,
+    not an import of _client, which imports this module."""
+
+    def _handle(self) -> ctypes.c_void_p: ...
+
+    def get(self, task_id: int) -> Task: ...
+
 
 _fn("sked_wait", c_int, _P, _I64P, c_size_t, c_int64, _POINTER(c_size_t),
     _I64P)
@@ -44,7 +51,7 @@ class TaskFailed(Exception):
             ": " + task.last_error if task.last_error else ""))
 
 
-def wait(db: "Sked", ids: Iterable[int],
+def wait(db: _Db, ids: Iterable[int],
          timeout: Optional[Duration] = None) -> List[Task]:
     """Block until each task of ids has ended (succeeded, dead or
     cancelled) and return them, in the order given. timeout: seconds or a
@@ -76,7 +83,7 @@ class TaskHandle:
 
     __slots__ = ("db", "id")
 
-    def __init__(self, db: "Sked", task_id: int) -> None:
+    def __init__(self, db: _Db, task_id: int) -> None:
         self.db = db
         self.id = int(task_id)
 
@@ -92,9 +99,10 @@ class TaskHandle:
         timeout runs out first)."""
         return wait(self.db, [self.id], timeout)[0]
 
-    def result(self, timeout: Optional[Duration] = None) -> Optional[str]:
-        """Wait, then the result its handler left (None: none) when it
-        succeeded; TaskFailed when it ended dead or cancelled."""
+    def result(self, timeout: Optional[Duration] = None) -> Any:
+        """Wait, then the result its handler left when it succeeded, as
+        Task.result gives it (a JSON value decoded, other text as str,
+        None: none); TaskFailed when it ended dead or cancelled."""
         t = self.wait(timeout)
         if t.status != "succeeded":
             raise TaskFailed(t)
