@@ -170,6 +170,18 @@ static const char *const oracle_sql[SKED_SQL__COUNT] = {
          * (no SKED_CAP_RETURNING); the generic text without it */
         [SKED_SQL_DONE_DROP_RET] = "DELETE FROM {p}task WHERE id IN ({ids}) "
                                    "AND status + 0 IN (2, 3, 5)",
+        /* a unique key held for a period (docs/unique.md): Oracle has no
+         * ON CONFLICT; MERGE takes the key when it is new or its period
+         * is over. Two enqueuers of a new key at once: the second meets
+         * the primary key (ORA-00001), which the enqueue reports; only
+         * a real server can say how often (docs/oracle.md) */
+        [SKED_SQL_UNIQUE_FOR_PUT] =
+                "MERGE INTO {p}unique_for u USING (SELECT ?1 AS k FROM DUAL) "
+                "s ON (u.unique_key = s.k) WHEN MATCHED THEN UPDATE SET "
+                "u.task_id = ?2, u.held_until = {now+?3} WHERE "
+                "u.held_until <= {now} WHEN NOT MATCHED THEN INSERT "
+                "(unique_key, task_id, held_until) VALUES (?1, ?2, "
+                "{now+?3})",
 };
 
 const sked_dialect sked__dialect_oracle = {
