@@ -15,18 +15,4 @@
 #include "handle/handle.h"
 #include "util/buf.h"
 
-/* Until src/model/enqueue.c includes model/deps.h and model/queue.h
- * (it is being rewritten on another branch), the four functions it
- * borrows are declared here too: the one exception build/layers allows
- * (ALLOWED_UP in tests/build/t_layers.py); drop both together. */
-int sked__deps_check(sked *h, const sked_enqueue_opts *o);
-int sked__deps_parents(sked *h, const sked_enqueue_opts *o, size_t nchild,
-                       int64_t **uniq, int *nuniq, int *open, int64_t *bad,
-                       int *bad_st);
-int sked__deps_link(sked *h, int64_t child, const int64_t *parents, int n,
-                    int open, int policy, int64_t bad, int bad_st,
-                    int *pending);
-int sked__one_id(sked *h, sked_sql stmt, const sked_val *p, int np,
-                 int64_t *id);
-
 #endif /* SKED_INTERNAL_H */

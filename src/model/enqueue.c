@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/deps.h"
+#include "model/queue.h"
 #include "util/buf.h"
 #include "util/ident.h"
 #include "util/pgarray.h"
