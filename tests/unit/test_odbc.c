@@ -21,12 +21,10 @@
 
 #include "db/db.h"
 #include "db/driver/driver.h" /* the driver is under test */
+#include "db/driver/markers.h"
 #include "dialect/detect.h"
 #include "dialect/dialect.h"
 #include "sked.h"
-
-/* from src/db/driver/libodbc.c */
-int sked__odbc_rewrite(const char *sql, char **out, int **map, int *nmarks);
 
 static void
 rewrite_case(const char *in, const char *want, const int *want_map, int n)

@@ -2,9 +2,9 @@
  * db/driver/libodbc.c — the ODBC driver (unixODBC): any database that
  * ships one.
  *
- * Size: a driver is one file per client library (the
- * seam's rule, docs/design.md); the product specifics below are what a
- * native driver does itself.
+ * Size: a driver is one file per client library (the seam's rule,
+ * docs/design.md); the product specifics below are what a native driver
+ * does itself. The marker rewrite, pure text, is markers.c's.
  *
  * Layer: a driver behind db.c. It connects with SQLDriverConnect from an
  * odbc: URL (a connection string "Driver=…;Server=…" or a DSN, "DSN=name;…"
@@ -49,6 +49,7 @@
  */
 #include "db/driver/driver.h"
 #include "db/driver/errmap.h"
+#include "db/driver/markers.h"
 #include "dialect/detect.h"
 
 #include <ctype.h>
@@ -69,14 +70,6 @@
  * waiting on a row lock fails as the server says, not here */
 #define ODBC_IO_TIMEOUT_S 60
 
-/* ?N → ? with map[k] = the 0-based parameter index of the k-th marker.
- * Quoted literals, quoted identifiers and comments are copied as they
- * are. A bare '?' takes the number after the largest seen so far, as in
- * SQLite. Declared again in tests/unit/test_odbc.c (this driver has no
- * header of its own: db.h is its interface). */
-int sked__odbc_rewrite(const char *sql, char **out, int **map, int *nmarks)
-        __attribute__((warn_unused_result));
-
 enum fam { FAM_OTHER, FAM_SQLITE, FAM_PG, FAM_MYSQL, FAM_MSSQL, FAM_ORACLE };
 
 typedef struct ostmt {
@@ -96,95 +89,6 @@ typedef struct odbc {
 	char *buf; /* SQLGetData buffer */
 	size_t cap;
 } odbc;
-
-/* ---- the marker rewrite ---- */
-
-int
-sked__odbc_rewrite(const char *sql, char **out, int **map, int *nmarks)
-{
-	size_t n = strlen(sql);
-	char *o = malloc(n + 1);
-	int cap = 8, k = 0, top = 0;
-	int *m = malloc((size_t)cap * sizeof *m);
-	*out = NULL;
-	*map = NULL;
-	*nmarks = 0;
-	if (!o || !m) {
-		free(o);
-		free(m);
-		return SKED_ENOMEM;
-	}
-	size_t j = 0;
-	const char *s = sql;
-	while (*s) {
-		char c = *s;
-		if (c == '\'' || c == '"') {
-			/* a quoted literal or identifier; a doubled quote
-			 * stays inside */
-			o[j++] = *s++;
-			while (*s) {
-				if (*s == c && s[1] == c) {
-					o[j++] = *s++;
-					o[j++] = *s++;
-					continue;
-				}
-				if (*s == c) {
-					o[j++] = *s++;
-					break;
-				}
-				o[j++] = *s++;
-			}
-			continue;
-		}
-		if (c == '-' && s[1] == '-') {
-			while (*s && *s != '\n')
-				o[j++] = *s++;
-			continue;
-		}
-		if (c == '/' && s[1] == '*') {
-			o[j++] = *s++;
-			o[j++] = *s++;
-			while (*s && !(s[0] == '*' && s[1] == '/'))
-				o[j++] = *s++;
-			if (*s) {
-				o[j++] = *s++;
-				o[j++] = *s++;
-			}
-			continue;
-		}
-		if (c != '?') {
-			o[j++] = *s++;
-			continue;
-		}
-		s++;
-		int num = 0;
-		if (isdigit((unsigned char)*s)) {
-			while (isdigit((unsigned char)*s) && num < 100000)
-				num = num * 10 + (*s++ - '0');
-		} else {
-			num = top + 1;
-		}
-		if (num > top)
-			top = num;
-		if (k == cap) {
-			cap *= 2;
-			int *g = realloc(m, (size_t)cap * sizeof *m);
-			if (!g) {
-				free(o);
-				free(m);
-				return SKED_ENOMEM;
-			}
-			m = g;
-		}
-		m[k++] = num - 1;
-		o[j++] = '?';
-	}
-	o[j] = '\0';
-	*out = o;
-	*map = m;
-	*nmarks = k;
-	return SKED_OK;
-}
 
 /* ---- errors ---- */
 
