@@ -31,8 +31,13 @@
 void
 sked__wk_ring(sked_worker *w)
 {
+	sked__wk_ring_fd(w->wake_fd);
+}
+void
+sked__wk_ring_fd(int fd)
+{
 	uint64_t one = 1;
-	ssize_t r = write(w->wake_fd, &one, sizeof one);
+	ssize_t r = write(fd, &one, sizeof one);
 	(void)r; /* a full counter already rings */
 }
 void

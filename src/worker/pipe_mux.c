@@ -142,14 +142,6 @@ struct sked_pipe {
 	int wake_fd;
 };
 
-static void
-wake(int fd)
-{
-	uint64_t one = 1;
-	ssize_t r = write(fd, &one, sizeof one);
-	(void)r;
-}
-
 /* Sleep until fd a (drained) or b is readable, or ms pass. */
 static void
 sleep_on(int a, int b, int64_t ms)
@@ -159,11 +151,8 @@ sleep_on(int a, int b, int64_t ms)
 	if (ms < 0)
 		ms = 0;
 	if (poll(fds, 2, (int)(ms > TURN_MS ? TURN_MS : ms)) > 0 &&
-	    (fds[0].revents & POLLIN)) {
-		uint64_t v;
-		ssize_t r = read(a, &v, sizeof v);
-		(void)r;
-	}
+	    (fds[0].revents & POLLIN))
+		sked__wk_drain_fd(a);
 }
 
 /* "4, 7, 9" for the tasks in flight on p (IDS_NAMED at most). */
@@ -213,7 +202,7 @@ slot_done(slot *s, int answered)
 	s->p = NULL;
 	s->done = 1;
 	s->answered = answered;
-	wake(s->wake_fd);
+	sked__wk_ring_fd(s->wake_fd);
 }
 
 /* One line of stderr (p->err, errlen bytes): logged under the task in
@@ -740,7 +729,7 @@ await(slot *s, int64_t deadline, int64_t timeout)
 		p->reading = 0;
 		/* another task waits on p: its thread reads now */
 		if (s->done && p->in)
-			wake(p->in->wake_fd);
+			sked__wk_ring_fd(p->in->wake_fd);
 	}
 }
 

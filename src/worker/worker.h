@@ -479,6 +479,7 @@ void sked__wk_lead_end(sked_worker *w);
 
 /* ---- worker/jobs.c ---- */
 void sked__wk_ring(sked_worker *w);   /* wake the loop */
+void sked__wk_ring_fd(int fd);        /* an eventfd: wake its reader */
 void sked__wk_serves(sked_worker *w); /* serves.c: once, registered */
 void sked__wk_drain_fd(int fd);
 void sked__wk_job_free(sked_job *j);
