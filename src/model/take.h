@@ -22,6 +22,13 @@
 
 #include "model/outcome.h"
 
+/* The claim sked__take would make for req now, the one place it is
+ * chosen: SKED_TAKE_LIMITED, SKED_TAKE_FUSED (outcomes may ride with
+ * it) or SKED_TAKE_PLAIN. The worker asks it to know whether to bring
+ * its outcomes along, and never decides it again itself. */
+enum { SKED_TAKE_LIMITED, SKED_TAKE_FUSED, SKED_TAKE_PLAIN };
+int sked__take_way(sked *h, const sked_claim_req *req);
+
 /* Record o[0..n) (n may be 0) and claim up to req->limit tasks, by the
  * claim above. On failure the outcomes not marked recorded are to be
  * tried again and, as after any failed claim, tasks may be held with no

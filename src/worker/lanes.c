@@ -376,13 +376,16 @@ lane_main(void *arg)
 		int n = 0, rc = SKED_OK;
 		int64_t sent = sked__mono_ms();
 		/* a queue limited since the backlog began claims through
-		 * limited.c, which the loop does */
-		int plain = sked__limits_plain(l->h, &req);
+		 * limited.c, which the loop does; sked__take_way says which
+		 * claim the door would make (the one place it is chosen) */
+		int way = sked__take_way(l->h, &req);
+		int plain = way != SKED_TAKE_LIMITED;
 		if (plain)
-			rc = w->fused ? sked__wk_finish_and_claim(w, l->h, &req,
-			                                          &room, &c, &n)
-			              : sked__take(l->h, w->node_id, NULL, 0,
-			                           &req, &c, &n);
+			rc = way == SKED_TAKE_FUSED
+			             ? sked__wk_finish_and_claim(w, l->h, &req,
+			                                         &room, &c, &n)
+			             : sked__take(l->h, w->node_id, NULL, 0,
+			                          &req, &c, &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
 		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);

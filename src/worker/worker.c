@@ -117,13 +117,15 @@ claim_some(sked_worker *w, int *db_failed)
 		int n = 0;
 		int64_t sent = sked__mono_ms();
 		/* limited queues claim apart (sked__take picks limited.c's
-		 * claim), never fused */
-		int plain = sked__limits_plain(w->h, &req);
-		/* outcomes ride with claims while there is a backlog (the
-		 * last claim came back full); when the queue is drained the
-		 * finisher records them at once on its own connection, and
-		 * the claim connection stays free for the next new task */
-		int fuse = w->fused && qi == 0 && backlog && plain;
+		 * claim), never fused: sked__take_way says which claim the
+		 * door would make, the one place it is chosen. Outcomes ride
+		 * with claims while there is a backlog (the last claim came
+		 * back full); when the queue is drained the finisher records
+		 * them at once on its own connection, and the claim
+		 * connection stays free for the next new task */
+		int way = sked__take_way(w->h, &req);
+		int plain = way != SKED_TAKE_LIMITED;
+		int fuse = qi == 0 && backlog && way == SKED_TAKE_FUSED;
 		if (qi == 0 && w->fused)
 			/* tell the finisher whether outcomes ride with claims */
 			atomic_store(&w->sh.fusing, fuse);
@@ -696,9 +698,7 @@ sked_worker_run(sked_worker *w)
 	/* outcomes ride with claims: one round trip where the dialect can
 	 * say it and the claims are skip-locked ones anyway (PostgreSQL),
 	 * one write transaction on SQLite */
-	w->fused = ((h->dialect->caps & SKED_CAP_FUSED) &&
-	            h->strategy->id == SKED_STRAT_SKIP_LOCKED) ||
-	           h->strategy->id == SKED_STRAT_SQLITE;
+	w->fused = sked__finish_fuses(h);
 	atomic_store(&w->sh.fusing, w->fused);
 	w->sh.ahead = 0;
 	if ((rc = claimable_kinds(w)) != SKED_OK)
