@@ -308,7 +308,7 @@ typedef enum sked_sql {
 	 * {rows7} (from ?2: task id, attempt, started ms, outcome, exit
 	 * code, error, output), node ?1 */
 	/* SKED_CAP_VACUUM (no generic text): vacuum the hot table, skipping
-	 * it when another vacuum holds it (worker/renew.c) */
+	 * it when another vacuum holds it (worker/heartbeat.c) */
 	SKED_SQL_HOT_VACUUM,
 	SKED_SQL_FIN_LOCK,
 	SKED_SQL_FIN_OK_IDS,
@@ -318,7 +318,7 @@ typedef enum sked_sql {
 	SKED_SQL_ENQ_ROWS_IN,
 	SKED_SQL_ENQ_ROWS_AT,
 	/* SKED_CAP_WAIT_HOLDER (no generic text): the lock-wait watchdog
-	 * (worker/renew.c). BACKEND_ID: this connection's id on the server,
+	 * (worker/waits.c). BACKEND_ID: this connection's id on the server,
 	 * one int column. BLOCKERS: who holds what the connection ?1 waits
 	 * for, a row per holder: its id, the program's name, the client's
 	 * address, its state, its user (text, '' when unknown).

@@ -29,7 +29,7 @@
 
 /* Where a watched handle says it is waiting on one of sked's own rows (a
  * schedule row, a cluster lock row, a queue limit row), for the worker's
- * lock-wait watchdog (worker/renew.c), which reads it from another
+ * lock-wait watchdog (worker/waits.c), which reads it from another
  * thread: the one part of a handle that is shared, under its own mutex.
  * The slot belongs to the worker and outlives the handles pointed at it. */
 typedef struct sked_wait_slot {

@@ -18,7 +18,7 @@
  *     has (w->sh.turn): the pool starts tasks in the order the claims took
  *     them, which keeps priority order within the worker, and
  *     claims_dispatched only grows, which the heartbeat's stray check
- *     relies on (renew.c).
+ *     relies on (heartbeat.c).
  * A lane whose claim fails leaves w->sh.claim_unknown set: no lane claims
  * again until the loop has given back what such a claim may have taken,
  * which it does only once no claim is in flight.

@@ -9,7 +9,7 @@
  *
  * Layer: the top of the library, on the model (lease.h, claim.h, sched.h)
  * and the rest of the runtime in src/worker/: the pool (pool.c), renewal
- * and the watchdog (renew.c), the finisher (finish.c), the lanes
+ * and the watchdog (heartbeat.c, watchdog.c), the finisher (finish.c), the lanes
  * (lanes.c), the pruner (pruner.c), and what they all share (jobs.c). worker/worker.h maps the threads and what each owns.
  */
 #include "worker/worker.h"
@@ -276,7 +276,7 @@ start_threads(sked_worker *w)
 {
 	sked__wk_waits_start(w);
 	/* the heartbeat's connection now (it keeps the leases); refused,
-	 * the heartbeat tries again (renew.c). The finisher's and the
+	 * the heartbeat tries again (heartbeat.c). The finisher's and the
 	 * lanes' open when work needs them (conns.c). */
 	w->beat.h = sked__wk_conn_open(w, WK_CONN_BEAT);
 	w->beat.retry_at = 0;

@@ -43,13 +43,13 @@
  *              in one transaction. Where claims carry outcomes (w->fused,
  *              w->sh.fusing) the loop and lanes record them instead and
  *              the finisher takes what they leave for FUSED_FALLBACK_MS.
- *   heartbeat  renew.c   w->beat    w->beat.h       every lease/3 beats the
+ *   heartbeat  heartbeat.c w->beat    w->beat.h       every lease/3 beats the
  *              node row, renews every lease the node holds, stops the
  *              handlers of tasks it no longer holds, gives back strays
  *              (tasks held with no job here), moves the guard's deadlines
  *              on; between beats asks who holds a lock a wait is on, and
  *              vacuums the hot table (PostgreSQL).
- *   watchdog   renew.c   w->watch   none: no SQL    stops every handler
+ *   watchdog   watchdog.c w->watch   none: no SQL    stops every handler
  *              whose lease could run out unrenewed (so it never waits on
  *              the database); tells lock waits where the database cannot
  *              name a holder (SQLite).
@@ -262,7 +262,7 @@ typedef struct wk_shared {
 	 * mu: made on first use, freed by the last user) */
 	struct sked_pipes *pipes;
 
-	/* the lock-wait slots (renew.c) of the loop's and the pruner's
+	/* the lock-wait slots (waits.c) of the loop's and the pruner's
 	 * connections (WAIT_SLOT_*), each under its own lock */
 	sked_wait_slot waits[2];
 
@@ -333,7 +333,7 @@ typedef struct wk_finisher {
 	int64_t backoff;
 } wk_finisher;
 
-/* The heartbeat's (renew.c). */
+/* The heartbeat's (heartbeat.c). */
 typedef struct wk_beat {
 	sked *h; /* owned: its connection */
 	pthread_t th;
@@ -361,7 +361,7 @@ typedef struct wk_beat {
 	int64_t lead_next; /* monotonic ms of the next extend or look */
 } wk_beat;
 
-/* The watchdog's (renew.c). */
+/* The watchdog's (watchdog.c). */
 typedef struct wk_watchdog {
 	pthread_t th;
 	int started;
@@ -527,7 +527,7 @@ int sked__wk_reconnect(sked_worker *w, sked *h, int which);
 int sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
                               const int *att, int n);
 
-/* ---- worker/renew.c: the lock-wait watchdog's side of the connections
+/* ---- worker/waits.c: the lock-wait watchdog's side of the connections
  * ---- */
 /* Before the threads start (and before the worker's other connections
  * are cloned from w->h, which inherit its name): the loop's handle gets
@@ -538,6 +538,10 @@ void sked__wk_waits_stop(sked_worker *w);
 /* A connection opened later (the pruner's): its slot (WAIT_SLOT_*, or
  * -1 for none). */
 void sked__wk_waits_conn(sked_worker *w, sked *h, int slot);
+/* Tell each wait of the slots older than the threshold, once: conn asks
+ * the server who holds the row (the heartbeat's), or NULL where the
+ * database cannot name a holder (the watchdog's, no SQL). */
+void sked__wk_check_waits(sked_worker *w, sked *conn);
 
 /* ---- worker/finish.c: outcomes, for the finisher and the loop ---- */
 /* Take up to max done jobs, oldest first (only those done before
@@ -615,7 +619,7 @@ void sked__wk_run_http(sked_job *j, const handler *x, sked_http **http);
 void sked__wk_http_free(sked_http *http);
 int sked__wk_http_init(void); /* SKED_EUNSUPPORTED: built without libcurl */
 
-/* ---- the threads (pool.c, renew.c, finish.c) ---- */
+/* ---- the threads (pool.c, heartbeat.c, watchdog.c, finish.c) ---- */
 void *sked__wk_pool_main(void *arg);
 void *sked__wk_heartbeat_main(void *arg);
 void *sked__wk_watchdog_main(void *arg);

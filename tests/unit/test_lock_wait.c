@@ -1,7 +1,7 @@
 /*
  * test_lock_wait.c — the lock-wait watchdog's statements, rendered.
  *
- * Layer: tests (pure: no database). The watchdog (worker/renew.c) asks a
+ * Layer: tests (pure: no database). The watchdog (worker/waits.c) asks a
  * server for its id of a connection and for who blocks that connection.
  * PostgreSQL and MariaDB run these statements in t_lock_wait; MySQL 8's
  * performance-schema form and SQL Server's form have no server where
