@@ -8,6 +8,7 @@
 #include "worker/worker.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -109,19 +110,70 @@ sked_job_set_error_msg(sked_job *j, const char *msg)
 	j->error = msg ? strndup(msg, 1023) : NULL;
 }
 
-/* A private file for one attempt (mode 0600, in $TMPDIR or /tmp):
- * its name into path, its descriptor returned (-1: none). */
+static const char *
+temp_dir(void)
+{
+	const char *dir = getenv("TMPDIR");
+	return dir && *dir ? dir : "/tmp";
+}
+
+/* A private file for one attempt (mode 0600, in $TMPDIR or /tmp), named
+ * sked-WHAT-PID-XXXXXX after this process, so that a worker started
+ * later can tell the files of one that died (sked__wk_sweep_temp): its
+ * name into path, its descriptor returned (-1: none). */
 static int
 temp_file(char *path, size_t size, const char *what)
 {
-	const char *dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	snprintf(path, size, "%s/sked-%s-XXXXXX", dir, what);
+	snprintf(path, size, "%s/sked-%s-%ld-XXXXXX", temp_dir(), what,
+	         (long)getpid());
 	int fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0)
 		path[0] = '\0';
 	return fd;
+}
+
+void
+sked__wk_sweep_temp(void)
+{
+	static const char *const kinds[] = {"parents-", "result-"};
+	DIR *d = opendir(temp_dir());
+	struct dirent *e;
+	int gone = 0;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		const char *rest = NULL;
+		if (strncmp(e->d_name, "sked-", 5) != 0)
+			continue;
+		for (size_t i = 0; i < 2 && !rest; i++)
+			if (strncmp(e->d_name + 5, kinds[i],
+			            strlen(kinds[i])) == 0)
+				rest = e->d_name + 5 + strlen(kinds[i]);
+		if (!rest)
+			continue;
+		char *end;
+		long pid = strtol(rest, &end, 10);
+		struct stat st;
+		/* only ours, of a process that is gone (a live one, or a pid
+		 * taken again since, keeps its files) */
+		int dead = end != rest && *end == '-' && pid > 0 &&
+		           pid != (long)getpid() && kill((pid_t)pid, 0) != 0 &&
+		           errno == ESRCH;
+		if (!dead ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) !=
+		            0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			gone++;
+	}
+	closedir(d);
+	if (gone)
+		sked__log(SKED_LOG_INFO,
+		          "removed %d file(s) of attempts of a worker that "
+		          "died in %s",
+		          gone, temp_dir());
 }
 
 /* What the program left at its result file's name (a file it wrote,

@@ -689,6 +689,8 @@ sked_worker_run(sked_worker *w)
 	int programs = 0;
 	for (int i = 0; i < w->nhandlers; i++)
 		programs |= w->handlers[i].argv != NULL;
+	if (programs)
+		sked__wk_sweep_temp();
 	if (programs && !w->guard &&
 	    sked__guard_start(w->o.concurrency, &w->guard) != SKED_OK)
 		sked__log(SKED_LOG_WARN,

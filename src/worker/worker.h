@@ -620,6 +620,11 @@ void sked__wk_http_free(sked_http *http);
 int sked__wk_http_init(void); /* SKED_EUNSUPPORTED: built without libcurl */
 
 /* ---- the threads (pool.c, heartbeat.c, watchdog.c, finish.c) ---- */
+/* pool.c: remove the attempt files ($TMPDIR/sked-parents-PID-*,
+ * sked-result-PID-*) this user's workers left when they died (kill -9):
+ * those of a PID that no longer runs. Once, at the start of a run with
+ * program handlers. */
+void sked__wk_sweep_temp(void);
 void *sked__wk_pool_main(void *arg);
 void *sked__wk_heartbeat_main(void *arg);
 void *sked__wk_watchdog_main(void *arg);

@@ -10,7 +10,8 @@
 # carry a payload preview within a byte budget, conflicting
 # Content-Length headers are refused, `--auth ''` is an error, a payload
 # that is not UTF-8 is refused (65), an error line never echoes a
-# control byte, and a handler's 0xFF byte keeps a JSON log line JSON.
+# control byte, a handler's 0xFF byte keeps a JSON log line JSON, and
+# the attempt files a worker killed -9 left are removed by the next.
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the bounds are checked above the database" ;; esac
 init_db
@@ -48,7 +49,9 @@ sk enqueue bigp --lines "$T/rl" >"$T/rids" || fail "enqueue 40 parents"
 cid=$(sk enqueue kidk --after "$(paste -sd, "$T/rids")") || fail "enqueue the child"
 sk worker --handler "bigp=$par" --handler "kidk=$kid" --until-empty --poll 100ms \
 	--concurrency 4 >"$T/w.log" 2>&1 || { cat "$T/w.log" >&2; fail "worker"; }
-res=$(sk show --json "$cid" | json_get 'd["result"]')
+# a JSON result is shown as its value (docs/workflows.md): dumped again
+res=$(sk show --json "$cid" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["result"]))') ||
+	fail "show --json $cid"
 note "the child of 40 parents of 64 KiB of U+0001 was handed: $res"
 bytes=$(printf '%s' "$res" | json_get 'd["bytes"]')
 [ "$bytes" -le 1100000 ] || fail "the parents' results handed to a child: $bytes bytes"
@@ -132,5 +135,28 @@ grep -q '"error"' "$T/cl" || fail "the refusal is not the API's JSON: $(cat "$T/
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE kind = 'cl'")" 0 "tasks enqueued by the smuggled request"
 kill_child TERM "$dpid"
 wait_exit "$dpid" 30
+
+# ---- a worker killed -9 leaves its attempts' files; the next start
+# removes them (finding 11) ----
+mkdir -p "$T/tmp"
+slow=$(handler slow <<'H'
+#!/bin/sh
+sleep 60
+H
+)
+sk enqueue slowk >/dev/null || fail "enqueue slowk"
+TMPDIR=$T/tmp "$SKED" worker --handler "slowk=$slow" --poll 100ms >"$T/tw1.log" 2>&1 &
+tw1=$!
+left() { ls "$T/tmp" | grep -c '^sked-result-' || true; }
+has_left() { [ "$(left)" -ge 1 ]; }
+wait_for 30 has_left || fail "no attempt file while the handler runs: $(ls "$T/tmp")"
+kill_child KILL "$tw1"
+wait_exit "$tw1" 30
+pkill -KILL -f "$slow" 2>/dev/null || true
+expect_eq "$(left)" 1 "attempt files left by the killed worker"
+sk cancel --kind slowk --status running --yes >/dev/null || fail "cancel slowk"
+TMPDIR=$T/tmp sk worker --handler "slowk=true" --until-empty --poll 100ms \
+	>"$T/tw2.log" 2>&1 || fail "the second worker: $(tail -n 3 "$T/tw2.log")"
+expect_eq "$(ls "$T/tmp" | grep -c '^sked-' || true)" 0 "attempt files after the next worker's start"
 
 echo "ok: $SKED_BACKEND: hostile bounds"
