@@ -474,7 +474,12 @@ static int
 chores_run(sked_worker *w, int64_t now)
 {
 	int failed = 0;
-	int leads = sked__wk_leads(w);
+	/* a drain (until_empty) does the chores itself, as every worker
+	 * did before the leader: it may exit before an election settles,
+	 * and what it must see done (missed fires, expired leases) is what
+	 * it drains. Each chore stays exactly once through its own
+	 * conditional statement (docs/design.md, "The leader"). */
+	int leads = sked__wk_leads(w) || w->o.until_empty;
 	if (!leads)
 		w->loop.sched_in = 0; /* the leader fires schedules */
 	for (int i = 0; i < WK_CHORES; i++) {
