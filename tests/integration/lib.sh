@@ -211,6 +211,34 @@ handler() {
 
 # count QUERY: sql that must print one number (a COUNT); fails when it
 # prints anything else, so an error never passes as "0".
+# undo_steps_10_11: take this test's tables back to before schema steps
+# 10 (unique scopes, a task's own timeout) and 11 (waiting for an end,
+# what a node serves), for the upgrade tests, which build an old schema
+# from the new one by undoing each step's additions
+undo_steps_10_11() {
+	case "$(family)" in
+	sqlite)
+		sql "DROP INDEX IF EXISTS {p}task_unique_held" >/dev/null
+		sql "CREATE UNIQUE INDEX {p}task_unique ON {p}task (unique_key) WHERE unique_key IS NOT NULL" >/dev/null
+		for c in unique_scope timeout_ms; do
+			sql "ALTER TABLE {p}task DROP COLUMN $c" >/dev/null
+		done
+		;;
+	pg)
+		sql "DROP TRIGGER IF EXISTS {p}ended ON {p}task" >/dev/null
+		sql "DROP FUNCTION IF EXISTS {p}ended_notify()" >/dev/null
+		sql "ALTER TABLE {p}task DROP COLUMN waited, DROP COLUMN unique_scope, DROP COLUMN timeout_ms" >/dev/null
+		sql "CREATE UNIQUE INDEX {p}task_unique ON {p}task (unique_key) WHERE unique_key IS NOT NULL" >/dev/null
+		;;
+	mariadb)
+		sql "ALTER TABLE {p}task DROP INDEX {p}task_unique_held, DROP INDEX {p}task_unique_key, DROP COLUMN unique_held, DROP COLUMN unique_scope, DROP COLUMN timeout_ms, ADD UNIQUE KEY {p}task_unique (unique_key)" >/dev/null
+		;;
+	esac
+	sql "DROP TABLE {p}unique_for" >/dev/null
+	sql "ALTER TABLE {p}node DROP COLUMN serves_kinds" >/dev/null
+	sql "ALTER TABLE {p}node DROP COLUMN serves_queues" >/dev/null
+}
+
 count() {
 	c=$(sql "$1") || fail "query failed: $1"
 	case "$c" in
