@@ -6,10 +6,14 @@
  * language needs instead of a C compiler: codes by name, struct sizes,
  * option objects with setters (docs/abi.md). What only sked's own
  * programs use (text helpers, the CLI's defaults) is in sked_cli.h,
- * which is not installed. Its length is the contract's: every call with
- * who owns what, the errors it returns and its thread safety, in
- * sections by object (handle, tasks, workers, cron, schedules, limits,
- * locks, operations).
+ * which is not installed.
+ *
+ * Size: over 1,200 lines, one file on purpose. Its length is the
+ * contract's: every call with who owns what, the errors it returns and
+ * its thread safety, in sections by object (handle, tasks, waiting,
+ * workers, cron, schedules, limits, locks, operations). A user reads
+ * one header; splitting it would make them hunt for the contract, and
+ * the installed-header test compiles it alone as C99 and C++11.
  *
  * sked turns a relational database the user already runs (SQLite,
  * PostgreSQL, MySQL/MariaDB, anything behind ODBC) into a distributed task
