@@ -320,8 +320,8 @@ sked__db_pooled(const sked_db *db)
 }
 
 void
-sked__db_drain_notify(sked_db *db)
+sked__db_drain_notify(sked_db *db, sked_note_fn fn, void *arg)
 {
 	if (db->drv->drain_notify)
-		(void)db->drv->drain_notify(db->conn, &db->err);
+		(void)db->drv->drain_notify(db->conn, &db->err, fn, arg);
 }

@@ -80,9 +80,11 @@ void sked__db_rollback_keep_err(sked_db *db, const char *sql);
 const char *sked__db_driver(const sked_db *db);
 
 /* Push wake-up: a socket to poll for the server's notifications (-1 when
- * the driver has none), and consuming what arrived on it. */
+ * the driver has none), and consuming what arrived on it (and what
+ * arrived with a statement's result), each payload handed to fn when it
+ * is not NULL. */
 int sked__db_socket(sked_db *db);
-void sked__db_drain_notify(sked_db *db);
+void sked__db_drain_notify(sked_db *db, sked_note_fn fn, void *arg);
 
 /* 1 when a pooler may hand each transaction of db another server
  * session (PostgreSQL: sked_pooling=transaction, or a pooler found). */

@@ -717,6 +717,8 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 		return (d->caps & SKED_CAP_BATCH_FINISH) != 0;
 	case SKED_SQL_HOT_VACUUM:
 		return (d->caps & SKED_CAP_VACUUM) != 0;
+	case SKED_SQL_NODE_BEAT_RANK: /* the wake-ups' window */
+		return d->notify != NULL;
 	case SKED_SQL_BACKEND_ID:
 	case SKED_SQL_BLOCKERS:
 		return (d->caps & SKED_CAP_WAIT_HOLDER) != 0;

@@ -109,6 +109,10 @@ typedef enum sked_sql {
 	SKED_SQL_NODE_GET,
 	SKED_SQL_NODE_DELETE,
 	SKED_SQL_NODE_BEAT,
+	/* where the database pushes wake-ups (PostgreSQL): the beat, and
+	 * the node's rank among the live nodes that serve what it serves,
+	 * and their number (util/wake.h); NULL elsewhere */
+	SKED_SQL_NODE_BEAT_RANK,
 	SKED_SQL_RENEW,
 	SKED_SQL_HELD,
 	SKED_SQL_REAP_SELECT,

@@ -241,9 +241,9 @@ static const char finish_arrays[] =
 	"ON a.id = o.id ORDER BY 8 DESC, 9 DESC, 10, 1"
 
 /* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),
- * ?6 delay ms, ?7 max attempts. Ids are drawn from the identity's
- * sequence before the insert so that they can be returned in input
- * order; the data-modifying CTE runs to completion whether or not it is
+ * ?6 delay ms, ?7 max attempts, ?8 the wake-up (util/wake.h). Ids are
+ * drawn from the identity's sequence before the insert so that they can
+ * be returned in input order; the data-modifying CTE runs to completion whether or not it is
  * read. One pg_notify for the whole statement, delivered at commit. */
 static const char enq_arrays[] =
         "WITH p AS MATERIALIZED (SELECT nextval('{p}task_id_seq'::regclass) "
@@ -254,8 +254,23 @@ static const char enq_arrays[] =
         "updated_at) SELECT p.id, ?1, ?2, p.payload, 0, ?4, "
         "coalesce({ts:?5}, {now+?6}), 0, ?7, 0, now(), now() FROM p "
         "ORDER BY p.ord), "
-        "n AS MATERIALIZED (SELECT pg_notify('{p}task', '') AS x) "
+        "n AS MATERIALIZED (SELECT pg_notify('{p}task', ?8) AS x) "
         "SELECT p.id FROM p CROSS JOIN n ORDER BY p.ord";
+
+/* The heartbeat, and the node's place among the live nodes (a beat
+ * within two of their leases) that serve the same kinds and queues,
+ * ranked by id: how many come before it, and how many there are with it
+ * (the wake-up's window, util/wake.h). RETURNING reads the others as they
+ * were before this statement; the node itself is counted apart. */
+#define NODE_ALIKE                                                             \
+	"FROM {p}node o WHERE o.serves_kinds IS NOT DISTINCT FROM "            \
+	"n.serves_kinds AND o.serves_queues IS NOT DISTINCT FROM "             \
+	"n.serves_queues AND o.heartbeat >= now() - o.lease_ms * "             \
+	"interval '2 milliseconds' AND o.id "
+#define NODE_BEAT_RANK                                                         \
+	"UPDATE {p}node n SET heartbeat = now(), busy = ?2 WHERE n.id = ?1 "   \
+	"RETURNING (SELECT count(*) " NODE_ALIKE                               \
+	"< n.id), (SELECT count(*) " NODE_ALIKE "<> n.id) + 1"
 
 static const char *const pg_sql[SKED_SQL__COUNT] = {
         [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
@@ -278,6 +293,7 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                 "v.c2::int WHERE t.status + 0 IN (2, 3)",
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
         [SKED_SQL_HOT_VACUUM] = "VACUUM (SKIP_LOCKED) {p}task",
+        [SKED_SQL_NODE_BEAT_RANK] = NODE_BEAT_RANK,
         [SKED_SQL_FINISH_CLAIM_ANY] = FINISH_CLAIM(""),
         [SKED_SQL_FINISH_CLAIM_Q] = FINISH_CLAIM(" AND queue = ?17"),
         [SKED_SQL_BACKEND_ID] = "SELECT pg_backend_pid()",
@@ -327,7 +343,7 @@ const sked_dialect sked__dialect_postgresql = {
         .ddl_in_tx = 1,
         .session_init = NULL,
         .listen = "LISTEN {p}task",
-        .notify = "NOTIFY {p}task",
+        .notify = "SELECT pg_notify('{p}task', ?1)",
         .schema = sked__schema_postgresql,
         .sql = pg_sql,
         .caps = SKED_CAP_RETURNING | SKED_CAP_SKIP_LOCKED | SKED_CAP_NOTIFY |

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/wake.h"
 #include "util/buf.h"
 
 /* one statement over ids (?1…) */
@@ -65,8 +66,8 @@ sked__cascade_add(sked *h, const int64_t *ids, int n)
 }
 
 /* Parent id ended with status st: its children learn it (released: its
- * release ran already, release_by_ids). *woke: some changed (some may
- * be pending now). */
+ * release ran already, release_by_ids). *woke grows by the children
+ * that changed (some may be pending now). */
 static int
 parent_ended(sked *h, int64_t id, int st, int released, int *woke)
 {
@@ -78,7 +79,7 @@ parent_ended(sked *h, int64_t id, int st, int released, int *woke)
 	                                    : SKED_SQL_DEP_RELEASE_IGN,
 	                            p, 1, NULL);
 	if (!released && rc == SKED_OK && sked__affected(h) > 0)
-		*woke = 1;
+		*woke += (int)sked__affected(h);
 	if (rc != SKED_OK || st == SKED_SUCCEEDED)
 		return rc;
 	char err[128];
@@ -218,7 +219,7 @@ release_by_ids(sked *h, int64_t id, int st, const int64_t *pairs, size_t np,
 		if (m > 0 && (m == PER || i == np || pairs[2 * i] != id)) {
 			rc = ids_q(h, q, kids, m, NULL);
 			if (rc == SKED_OK && sked__affected(h) > 0)
-				*woke = 1;
+				*woke += (int)sked__affected(h);
 			m = 0;
 		}
 	}
@@ -247,8 +248,8 @@ parents_ended(sked *h, ended *e, int k)
 			rc = parent_ended(h, e[i].id, e[i].st, by_ids, &woke);
 	}
 	free(pairs);
-	if (rc == SKED_OK && woke && h->notify_sql)
-		rc = sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+	if (rc == SKED_OK && woke > 0)
+		rc = sked__wake(h, sked__wake_r(), woke, NULL, NULL);
 	return rc;
 }
 

@@ -19,6 +19,7 @@
 
 #include "model/deps.h"
 #include "model/queue.h"
+#include "model/wake.h"
 #include "util/buf.h"
 #include "util/ident.h"
 #include "util/pgarray.h"
@@ -149,15 +150,16 @@ check_edges(sked *h, size_t n, const sked_enqueue_opts *o)
 	return SKED_OK;
 }
 
-/* Wake idle workers where the database can push (PostgreSQL NOTIFY).
- * Best effort: a worker polls anyway, so a failed notify only costs
- * latency. */
+/* Wake idle workers where the database can push (PostgreSQL NOTIFY;
+ * model/wake.h): n tasks of kind in o's queue, the window placed by the
+ * first id. Best effort where autocommit made the tasks already: a
+ * worker polls anyway, so a failed notify only costs latency. */
 static int
-notify(sked *h)
+notify(sked *h, const sked_enqueue_opts *o, const char *kind, int64_t id,
+       int64_t n)
 {
-	if (!h->notify_sql)
-		return SKED_OK;
-	return sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+	const char *q = o && o->queue ? o->queue : SKED_DEFAULT_QUEUE;
+	return sked__wake(h, (uint32_t)id, n, q, kind);
 }
 
 /* Insert one task; *dup = 1 when its unique key already existed. */
@@ -260,7 +262,8 @@ unique_replace(sked *h, int64_t held, const char *payload, size_t len,
 		return sked__fail_db(h, rc, "cannot replace the waiting task");
 	*done = sked__affected(h) > 0;
 	if (*done)
-		sked__ignore(notify(h)); /* its run-at may be sooner */
+		sked__ignore(sked__wake(h, (uint32_t)held, 1, NULL,
+		                        NULL)); /* its run-at may be sooner */
 	return SKED_OK;
 }
 
@@ -322,7 +325,8 @@ enqueue_scoped(sked *h, const char *kind, const char *payload, size_t len,
 			return rc;
 		}
 		if (!*dup) {
-			sked__ignore(notify(h)); /* autocommit */
+			sked__ignore(
+			        notify(h, o, kind, *id, 1)); /* autocommit */
 			return SKED_OK;
 		}
 		if ((rc = unique_holder(h, o, &held)) != SKED_OK)
@@ -389,7 +393,7 @@ enqueue_period(sked *h, const char *kind, const char *payload, size_t len,
 			return SKED_OK;
 		}
 		/* delivered at commit, like enqueue_many's */
-		if ((rc = notify(h)) == SKED_OK)
+		if ((rc = notify(h, o, kind, *id, 1)) == SKED_OK)
 			rc = sked__commit(h);
 		else
 			sked__rollback(h);
@@ -445,7 +449,8 @@ enqueue_after(sked *h, const char *kind, size_t n, const char *const *payloads,
 		any |= pending;
 	}
 	free(par);
-	if (rc == SKED_OK && any && (rc = notify(h)) != SKED_OK)
+	if (rc == SKED_OK && any &&
+	    (rc = notify(h, opts, kind, ids_out[0], (int64_t)n)) != SKED_OK)
 		sked__fail_db(h, rc, "cannot notify workers");
 	if (rc != SKED_OK) {
 		sked__rollback(h);
@@ -488,7 +493,8 @@ sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
 	if (existed_out)
 		*existed_out = dup;
 	if (rc == SKED_OK && !dup)
-		sked__ignore(notify(h)); /* autocommit: cannot undo the task */
+		sked__ignore(notify(h, opts, kind, *id_out,
+		                    1)); /* autocommit: cannot undo the task */
 	return rc;
 }
 
@@ -497,7 +503,8 @@ sked_enqueue(sked *h, const char *kind, const char *payload, size_t payload_len,
 /* SKED_CAP_ARRAYS (PostgreSQL): the n payloads as one text[] literal in
  * one statement, autocommit; ids come back in input order. Binds ?1
  * queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run-at ms (or NULL), ?6
- * delay ms, ?7 max attempts. The statement notifies workers itself. */
+ * delay ms, ?7 max attempts, ?8 the wake-up. The statement notifies
+ * workers itself. */
 static int
 enqueue_arrays(sked *h, const char *kind, size_t n, const char *const *payloads,
                const size_t *lens, const sked_enqueue_opts *opts,
@@ -516,8 +523,15 @@ enqueue_arrays(sked *h, const char *kind, size_t n, const char *const *payloads,
 		sked__buf_free(&a);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	}
-	sked_val p[7] = {
-	        SKED_TEXTV(o->queue ? o->queue : SKED_DEFAULT_QUEUE),
+	const char *q = o->queue ? o->queue : SKED_DEFAULT_QUEUE;
+	sked_wake w = {.r = sked__wake_r(), .n = (int64_t)n};
+	snprintf(w.queue, sizeof w.queue, "%s", q);
+	snprintf(w.kind, sizeof w.kind, "%s", kind);
+	char wake[SKED_WAKE_MAX + 1];
+	if (sked__wake_format(wake, sizeof wake, &w) < 0)
+		wake[0] = '\0';
+	sked_val p[8] = {
+	        SKED_TEXTV(q),
 	        SKED_TEXTV(kind),
 	        SKED_TEXTV(a.p),
 	        SKED_INTV(o->priority),
@@ -525,9 +539,10 @@ enqueue_arrays(sked *h, const char *kind, size_t n, const char *const *payloads,
 	        SKED_INTV(o->delay_ms),
 	        SKED_INTV(o->max_attempts ? o->max_attempts
 	                                  : SKED_DEFAULT_MAX_ATTEMPTS),
+	        SKED_TEXTV(wake),
 	};
 	sked_res r = {0};
-	int rc = sked__q(h, SKED_SQL_ENQ_ARRAYS, p, 7, &r);
+	int rc = sked__q(h, SKED_SQL_ENQ_ARRAYS, p, 8, &r);
 	sked__buf_free(&a);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot enqueue");
@@ -686,7 +701,7 @@ enqueue_each(sked *h, const char *kind, size_t n, const char *const *payloads,
 	/* one wake-up for the whole batch, delivered at commit; inside the
 	 * transaction a failure must not pass silently (PostgreSQL would turn
 	 * the COMMIT into a rollback) */
-	if ((rc = notify(h)) != SKED_OK) {
+	if ((rc = notify(h, opts, kind, ids_out[0], (int64_t)n)) != SKED_OK) {
 		sked__fail_db(h, rc, "cannot notify workers");
 		sked__rollback(h);
 		return rc;

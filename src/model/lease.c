@@ -220,10 +220,20 @@ sked__node_register(sked *h, const char *node_id, int64_t lease_ms, int slots)
 }
 
 int
-sked__node_beat(sked *h, const char *node_id, int busy)
+sked__node_beat(sked *h, const char *node_id, int busy, int *rank, int *of)
 {
 	sked_val p[2] = {SKED_TEXTV(node_id), SKED_INTV(busy)};
-	int rc = sked__q(h, SKED_SQL_NODE_BEAT, p, 2, NULL);
+	int ranked = h->sql[SKED_SQL_NODE_BEAT_RANK] != NULL;
+	sked_res r = {0};
+	int rc = sked__q(h,
+	                 ranked ? SKED_SQL_NODE_BEAT_RANK : SKED_SQL_NODE_BEAT,
+	                 p, 2, ranked ? &r : NULL);
+	*rank = *of = 0;
+	if (rc == SKED_OK && ranked && r.nrows == 1) {
+		*rank = (int)sked__res_int(&r, 0, 0);
+		*of = (int)sked__res_int(&r, 0, 1);
+	}
+	sked__res_clear(&r);
 	if (rc != SKED_OK)
 		return sked__fail_db(h, rc, "cannot heartbeat");
 	return SKED_OK;

@@ -40,7 +40,10 @@ int sked__node_register(sked *h, const char *node_id, int64_t lease_ms,
  * kinds and queues each ",a,b," or NULL for every one */
 int sked__node_serves(sked *h, const char *node_id, const char *kinds,
                       const char *queues);
-int sked__node_beat(sked *h, const char *node_id, int busy)
+/* The heartbeat; where the database pushes wake-ups also the node's rank
+ * among the live nodes that serve what it serves, and their number
+ * (util/wake.h), else *rank and *of 0. */
+int sked__node_beat(sked *h, const char *node_id, int busy, int *rank, int *of)
         __attribute__((warn_unused_result));
 int sked__node_unregister(sked *h, const char *node_id);
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "handle/internal.h"
+#include "model/wake.h"
 #include "sked_cli.h"
 
 /* ---- setting and listing ---- */
@@ -149,6 +150,10 @@ pause_once(sked *h, const char *queue, int paused)
 		/* resumed and without limits: no row, as if never paused */
 		rc = limits ? sked__q(h, SKED_SQL_LIM_PAUSE, p, 2, NULL)
 		            : sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL);
+	/* what waited in it is due now: every worker that serves it looks
+	 * (delivered at commit; docs/design.md, "Wake-ups") */
+	if (rc == SKED_OK && !paused && exists)
+		rc = sked__wake(h, sked__wake_r(), SKED_WAKE_ALL, queue, NULL);
 	if (rc == SKED_OK)
 		rc = sked__commit(h);
 	if (rc != SKED_OK) {

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "model/counters.h"
+#include "model/wake.h"
 #include "util/log.h"
 #include "util/timefmt.h"
 #include "sked_cli.h"
@@ -555,9 +556,9 @@ fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 		if (rc == SKED_OK && made) {
 			sked_val l[2] = {SKED_TEXTV(d->name), SKED_INTV(last)};
 			rc = sked__q(h, SKED_SQL_SCHED_LAST_FIRE, l, 2, NULL);
-			if (rc == SKED_OK && h->notify_sql)
-				rc = sked__qdyn(h, h->notify_sql, NULL, 0,
-				                NULL);
+			if (rc == SKED_OK)
+				rc = sked__wake(h, sked__wake_r(), made,
+				                d->queue, d->kind);
 		}
 		if (rc == SKED_OK)
 			rc = sked__commit(h);
@@ -777,8 +778,8 @@ run_tx(sked *h, const char *name, int64_t *fire, int64_t *id, int *taken)
 		                                    : 0;
 		sked__res_clear(&r);
 	}
-	if (rc == SKED_OK && !*taken && h->notify_sql)
-		rc = sked__qdyn(h, h->notify_sql, NULL, 0, NULL);
+	if (rc == SKED_OK && !*taken)
+		rc = sked__wake(h, sked__wake_r(), 1, NULL, NULL);
 	if (rc == SKED_OK && !*taken)
 		rc = sked__commit(h);
 	if (rc == SKED_OK && !*taken)

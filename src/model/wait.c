@@ -114,7 +114,7 @@ sleep_on(sked *h, int sock, int wake_fd, int64_t ms)
 	}
 	int r = poll(nfds ? fds : NULL, nfds, (int)ms);
 	if (r > 0 && sock >= 0 && fds[0].revents)
-		sked__db_drain_notify(h->db);
+		sked__db_drain_notify(h->db, NULL, NULL);
 	return r > 0 && wake_at >= 0 && fds[wake_at].revents != 0;
 }
 

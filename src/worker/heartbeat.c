@@ -283,7 +283,14 @@ sked__wk_heartbeat_main(void *arg)
 		unsigned long long seq = atomic_load(&w->sh.claim_failures);
 		int none_in_flight = atomic_load(&w->sh.claims_dispatched) ==
 		                     atomic_load(&w->sh.claims_begun);
-		int rc = sked__node_beat(w->beat.h, w->node_id, busy_now(w));
+		int rank = 0, of = 0;
+		int rc = sked__node_beat(w->beat.h, w->node_id, busy_now(w),
+		                         &rank, &of);
+		if (rc == SKED_OK) {
+			/* the wake-ups' window (wakes.c) */
+			atomic_store(&w->sh.rank, rank);
+			atomic_store(&w->sh.ranked_of, of);
+		}
 		if (rc == SKED_OK && !idle)
 			rc = sked__renew(w->beat.h, w->node_id, w->o.lease_ms,
 			                 &ids, &att, &n);

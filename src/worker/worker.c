@@ -89,6 +89,7 @@ claim_some(sked_worker *w, int *db_failed)
 {
 	int full = 0;
 	w->loop.claimed_last = 0;
+	w->loop.limited_last = 0;
 	int nq = w->nqueues ? w->nqueues : 1;
 	for (int qi = 0; qi < nq; qi++) {
 		pthread_mutex_lock(&w->sh.mu);
@@ -125,6 +126,7 @@ claim_some(sked_worker *w, int *db_failed)
 		 * connection stays free for the next new task */
 		int way = sked__take_way(w->h, &req);
 		int plain = way != SKED_TAKE_LIMITED;
+		w->loop.limited_last |= !plain;
 		int fuse = qi == 0 && backlog && way == SKED_TAKE_FUSED;
 		if (qi == 0 && w->fused)
 			/* tell the finisher whether outcomes ride with claims */
@@ -240,34 +242,81 @@ nheld(sked_worker *w)
 	return n;
 }
 
-/* Sleep until rung, notified, or timeout. */
+/* The listening loop's notifications (wakes.c): 1 when one is for this
+ * worker, or (readable) when a readable socket held none, which is the
+ * loop's to look into (a connection lost); the others' wake-ups it was
+ * first for are passed on. */
+static int
+heard_mine(sked_worker *w, int readable)
+{
+	pthread_mutex_lock(&w->sh.mu);
+	int room = free_slots_locked(w);
+	pthread_mutex_unlock(&w->sh.mu);
+	wk_heard heard;
+	sked__wk_hear(w, room, &heard);
+	sked__wk_pass_on(w, &heard);
+	int mine = heard.mine || (readable && heard.heard == 0);
+	if (mine || heard.missed)
+		w->loop.want = 1;
+	return mine;
+}
+
+/* Sleep until rung, told of work, or timeout. A listening worker sleeps
+ * on through the wake-ups that are for others (docs/design.md,
+ * "Wake-ups"), and first reads those that came with a statement's
+ * reply. */
 static void
 wait_for_work(sked_worker *w, int64_t timeout_ms)
 {
-	struct pollfd fds[2] = {{.fd = w->wake_fd, .events = POLLIN}};
-	int nfds = 1;
 	sked_db *db = w->h->db;
-	int sock = sked__db_socket(db); /* LISTEN's, or SQLite's WAL watch */
-	if (sock >= 0 && !w->h->listen_sql) {
-		/* the WAL watch fires on any commit: wait on it only with room */
-		pthread_mutex_lock(&w->sh.mu);
-		sock = free_slots_locked(w) > 0 ? sock : -1;
-		pthread_mutex_unlock(&w->sh.mu);
-	}
-	if (sock >= 0) {
-		fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
-		nfds = 2;
-	}
-	int r = poll(fds, (nfds_t)nfds, (int)timeout_ms);
-	if (r > 0 && (fds[0].revents & POLLIN))
-		sked__wk_drain_fd(w->wake_fd);
-	if (r > 0 && nfds == 2 && fds[1].revents) {
-		sked__db_drain_notify(db);
-		/* SQLite writes a commit's WAL frames (which the watch sees)
-		 * before it publishes the commit in the WAL index (which it
-		 * does not): a claim made at once may miss the commit that
-		 * woke it, so an empty one looks again a moment later */
-		w->loop.wal_woke = !w->h->listen_sql;
+	int listens = w->h->listening;
+	if (listens && heard_mine(w, 0))
+		return;
+	int64_t end = sked__mono_ms() + timeout_ms;
+	for (;;) {
+		struct pollfd fds[2] = {{.fd = w->wake_fd, .events = POLLIN}};
+		int nfds = 1;
+		/* LISTEN's socket, or SQLite's WAL watch */
+		int sock = sked__db_socket(db);
+		if (sock >= 0 && !w->h->listen_sql) {
+			/* the WAL watch fires on any commit: wait on it only
+			 * with room */
+			pthread_mutex_lock(&w->sh.mu);
+			sock = free_slots_locked(w) > 0 ? sock : -1;
+			pthread_mutex_unlock(&w->sh.mu);
+		}
+		if (sock >= 0) {
+			fds[1] = (struct pollfd){.fd = sock, .events = POLLIN};
+			nfds = 2;
+		}
+		int64_t left = end - sked__mono_ms();
+		int r = poll(fds, (nfds_t)nfds, left > 0 ? (int)left : 0);
+		if (r <= 0) {
+			w->loop.want = 1; /* the poll's turn */
+			return;
+		}
+		if (fds[0].revents & POLLIN) {
+			sked__wk_drain_fd(w->wake_fd);
+			return;
+		}
+		if (nfds == 2 && fds[1].revents) {
+			if (listens) {
+				if (heard_mine(w, 1) ||
+				    fds[1].revents & ~POLLIN)
+					return;
+				continue; /* for others: sleep on */
+			}
+			sked__db_drain_notify(db, NULL, NULL);
+			w->loop.want = 1;
+			/* SQLite writes a commit's WAL frames (which the watch
+			 * sees) before it publishes the commit in the WAL
+			 * index (which it does not): a claim made at once may
+			 * miss the commit that woke it, so an empty one looks
+			 * again a moment later */
+			w->loop.wal_woke = !w->h->listen_sql;
+			return;
+		}
+		return;
 	}
 }
 
@@ -453,6 +502,8 @@ static const wk_chore chores[WK_CHORES] = {
         {"forget dead nodes", 1, 0, chore_forget_nodes, 60000, 0, 0},
         /* fire due schedules (exactly once across the cluster) */
         {"fire schedules", 1, 0, chore_schedules, 0, 0, 0},
+        /* a backlog no notification told the others of (wakes.c) */
+        {"call for help", 1, 0, sked__wk_help, EVERY_POLL, 0, 0},
 };
 
 static void
@@ -578,6 +629,17 @@ may_claim(sked_worker *w, int64_t now, int *linger)
 		*linger = now - w->loop.first_free < wait;
 	}
 	return !*linger && !lanes;
+}
+
+/* Whether the loop has a reason to claim (w->loop.want): always, but on
+ * a listening node that does not lead and does not drain, where a slot
+ * that frees is no reason (docs/design.md, "Wake-ups"). */
+static int
+wants_claim(sked_worker *w)
+{
+	if (!w->h->listening || w->o.until_empty || sked__wk_leads(w))
+		return 1;
+	return w->loop.want;
 }
 
 /* The idle claim poll (docs/design.md, "Quiet when idle"):
@@ -728,6 +790,7 @@ sked_worker_run(sked_worker *w)
 	int64_t grace_end = 0, failing_since = 0, db_backoff = 0;
 	int gave_up = 0;
 	chores_start(w);
+	w->loop.want = 1; /* the first claim */
 	for (;;) {
 		int stop = atomic_load(&w->sh.stop);
 		resolve_unknown(w);
@@ -740,13 +803,15 @@ sked_worker_run(sked_worker *w)
 		int64_t now = sked__mono_ms();
 		int db_failed = chores_run(w, now);
 		int linger = 0, full = 0;
-		int go = may_claim(w, now, &linger);
+		int go = may_claim(w, now, &linger) && wants_claim(w);
 		if (!db_failed && atomic_load(&w->sh.fin_borrow))
 			/* the finisher has no connection: record here */
 			sked__wk_finish_on(w, w->h, &db_failed);
 		if (!db_failed && go) {
 			full = claim_some(w, &db_failed);
 			w->loop.first_free = 0;
+			w->loop.want =
+			        full || db_failed || w->loop.limited_last;
 			if (!db_failed)
 				poll_backoff(w);
 		}

@@ -125,6 +125,7 @@
 #include "model/take.h"
 #include "proc/guard.h"
 #include "util/clock.h"
+#include "util/wake.h"
 
 enum {
 	CANCEL_NONE = 0,
@@ -285,6 +286,14 @@ typedef struct wk_shared {
 	 * which holds the leader lock) */
 	atomic_llong lead_until_ms;
 	atomic_llong lead_token;
+
+	/* the wake-ups (wakes.c): this node's rank among the live nodes
+	 * that serve what it serves, and their number, as the last
+	 * heartbeat read them (0 of 0: not known, every wake-up is for it);
+	 * how many the leader last called for help with a backlog (the
+	 * loop's alone) */
+	atomic_int rank, ranked_of;
+	int64_t help_n;
 } wk_shared;
 
 /* One entry of the loop's table of periodic chores (worker.c). */
@@ -301,7 +310,7 @@ typedef struct wk_chore {
 	int64_t last;      /* when it last ran (0: not yet) */
 } wk_chore;
 
-#define WK_CHORES 4
+#define WK_CHORES 5
 
 /* The loop's own (worker.c): the caller's thread, on w->h. */
 typedef struct wk_loop {
@@ -314,6 +323,13 @@ typedef struct wk_loop {
 	                               doubled after each empty claim up to
 	                               IDLE_POLL_MAX_MS (no notifications) */
 	int wal_woke;               /* SQLite's WAL watch woke it */
+	/* a listening node that does not lead claims only when it has a
+	 * reason (docs/design.md, "Wake-ups"): a wake-up for it (or one it
+	 * heard without room), its safety poll, its start, a claim that came
+	 * back full, went through a limited queue or failed. A slot that
+	 * frees is not one: whatever became due since was told. */
+	int want;
+	int limited_last; /* its last round claimed through a limited queue */
 } wk_loop;
 
 /* The pool's (pool.c). */
@@ -476,6 +492,23 @@ void sked__wk_lead_turn(sked_worker *w, int64_t now);
 int sked__wk_leads(sked_worker *w);
 /* the heartbeat ends: give the lock up so another node leads at once */
 void sked__wk_lead_end(sked_worker *w);
+
+/* ---- worker/wakes.c: which wake-ups are for this worker ---- */
+#define WK_PASS_MAX 4
+#define WK_HELP_MAX SKED_WAKE_ALL
+typedef struct wk_heard {
+	int heard;  /* notifications read */
+	int mine;   /* one of them is for this worker: claim */
+	int missed; /* one was for it while it had no room */
+	int npass;  /* to pass on: it was first of their window, without room */
+	sked_wake pass[WK_PASS_MAX];
+} wk_heard;
+/* Read the notifications that arrived (and those kept from a statement's
+ * reply) and decide; room is the free slots now. */
+void sked__wk_hear(sked_worker *w, int room, wk_heard *out);
+void sked__wk_pass_on(sked_worker *w, const wk_heard *heard);
+/* the leader's chore: call for help with a backlog (every poll) */
+int sked__wk_help(sked_worker *w, int64_t now);
 
 /* ---- worker/jobs.c ---- */
 void sked__wk_ring(sked_worker *w);   /* wake the loop */

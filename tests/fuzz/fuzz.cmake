@@ -32,7 +32,8 @@ endforeach()
 # The parsers of outside input beside the URL: cron expressions, TZif
 # bytes, durations and times, the config file, the pipe: protocol, what
 # the HTTP server reads from a request, the dashboard's templates; and
-# the SQL splitter, which reads sked's own multi-statement texts.
+# the SQL splitter, which reads sked's own multi-statement texts; the
+# wake-up payload a worker reads from every notification.
 # name:sources compiled with the fuzzer's instrumentation ("-": none
 # beside the target, which may include the file it fuzzes; the rest comes
 # from sked_static).
@@ -45,7 +46,8 @@ set(SKED_FUZZ_PARSERS
   "fuzz_outcome:src/util/text.c"
   "fuzz_http:cli/http/http.c"
   "fuzz_tpl:cli/web/dashboard/dashboard_tpl.c,cli/http/http.c"
-  "fuzz_sqlsplit:src/util/sqlsplit.c")
+  "fuzz_sqlsplit:src/util/sqlsplit.c"
+  "fuzz_wake:src/util/wake.c,src/util/ident.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 name)

@@ -50,8 +50,11 @@ typedef struct sked_driver {
 	 * notifications, or a watch on a file that changes on every commit),
 	 * or -1 */
 	int (*socket)(void *conn);
-	/* optional: consume pending notifications; returns how many arrived */
-	int (*drain_notify)(void *conn, sked_dberr *e);
+	/* optional: consume pending notifications, each payload handed to fn
+	 * (when not NULL; a NULL payload: some were lost); returns how many
+	 * arrived */
+	int (*drain_notify)(void *conn, sked_dberr *e, sked_note_fn fn,
+	                    void *arg);
 	/* optional: 1 when a pooler may hand each transaction another
 	 * server session (said in the URL or found), so nothing of the
 	 * session (its id, its name, a prepared statement) lasts */

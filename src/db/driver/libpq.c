@@ -64,6 +64,8 @@ void sked__pg_forget_pooler(void);
 /* sked_pooling in the URL */
 enum { POOLING_UNSAID, POOLING_SESSION, POOLING_TRANSACTION };
 
+enum { NOTE_KEEP = 16 };
+
 typedef struct pgc {
 	PGconn *conn;
 	int borrowed;
@@ -72,6 +74,10 @@ typedef struct pgc {
 	unsigned serial; /* makes statement names unique */
 	unsigned char
 	        ready[SKED_STMT_SLOTS]; /* slot prepared on this session */
+	/* notifications that arrived with a result, kept for the next
+	 * drain (at most NOTE_KEEP; past it, only that some were lost) */
+	char *kept[NOTE_KEEP];
+	int nkept, lost;
 } pgc;
 
 static atomic_uint next_serial;
@@ -235,6 +241,8 @@ pg_close(void *c)
 		return;
 	if (!p->borrowed)
 		PQfinish(p->conn);
+	for (int i = 0; i < p->nkept; i++)
+		free(p->kept[i]);
 	free(p);
 }
 
@@ -548,14 +556,23 @@ pg_server(void *c, char *product, size_t plen, char *version, size_t vlen,
 	return SKED_OK;
 }
 
-/* Free notifications that arrived with a result: the worker's poll only
- * wakes for new bytes on the socket, and a queue nobody reads grows. */
+/* Take the notifications that arrived with a result out of libpq's queue
+ * (a queue nobody reads grows) and keep the first NOTE_KEEP payloads for
+ * the next drain: the worker's poll wakes only for new bytes on the
+ * socket, and a wake-up read with a claim's reply is still for it
+ * (util/wake.h). Past NOTE_KEEP the drain reports that some were lost. */
 static void
-drop_notifies(PGconn *conn)
+keep_notifies(pgc *p)
 {
 	PGnotify *n;
-	while ((n = PQnotifies(conn)) != NULL)
+	while ((n = PQnotifies(p->conn)) != NULL) {
+		char *k = p->nkept < NOTE_KEEP ? strdup(n->extra) : NULL;
+		if (k)
+			p->kept[p->nkept++] = k;
+		else
+			p->lost = 1;
 		PQfreemem(n);
+	}
 }
 
 static int
@@ -698,7 +715,7 @@ fail:
 done:
 	PQclear(r);
 	if (!p->borrowed)
-		drop_notifies(p->conn);
+		keep_notifies(p);
 	free(text);
 	free(buf);
 	free(vals);
@@ -714,16 +731,26 @@ pg_socket(void *c)
 }
 
 static int
-pg_drain_notify(void *c, sked_dberr *e)
+pg_drain_notify(void *c, sked_dberr *e, sked_note_fn fn, void *arg)
 {
 	pgc *p = c;
+	int n = p->nkept + p->lost;
+	for (int i = 0; i < p->nkept; i++) {
+		if (fn)
+			fn(arg, p->kept[i]);
+		free(p->kept[i]);
+	}
+	if (p->lost && fn)
+		fn(arg, NULL);
+	p->nkept = p->lost = 0;
 	if (!PQconsumeInput(p->conn)) {
 		set_err(e, p->conn, NULL);
-		return 0;
+		return n;
 	}
-	int n = 0;
 	PGnotify *m;
 	while ((m = PQnotifies(p->conn)) != NULL) {
+		if (fn)
+			fn(arg, m->extra);
 		PQfreemem(m);
 		n++;
 	}

@@ -342,11 +342,15 @@ lite_socket(void *conn)
 	return l->change_fd;
 }
 
+/* The watch says only that something committed: no payload, fn is not
+ * called (the worker wakes for any commit). */
 static int
-lite_drain_notify(void *conn, sked_dberr *e)
+lite_drain_notify(void *conn, sked_dberr *e, sked_note_fn fn, void *arg)
 {
 	lite *l = conn;
 	(void)e;
+	(void)fn;
+	(void)arg;
 	int n = 0;
 	char buf[4096];
 	while (l->change_fd >= 0 && read(l->change_fd, buf, sizeof buf) > 0)

@@ -1,6 +1,6 @@
 /*
  * db/driver/result.h — what crosses the driver seam: a bound value, a
- * materialized result and a driver's error.
+ * materialized result, a driver's error and a notification's payload.
  *
  * Layer: the bottom of src/db/driver/, below the drivers and db.c (whose
  * db.h passes these types on to the layers above). result.c fills and
@@ -14,6 +14,10 @@
 #include <string.h>
 
 #include "sked.h"
+
+/* A notification's payload, as a driver's drain hands it over (NULL:
+ * some arrived whose payloads were lost). */
+typedef void (*sked_note_fn)(void *arg, const char *payload);
 
 /* A bound parameter. Text is borrowed for the duration of the call. */
 typedef enum { SKED_VNULL = 0, SKED_VINT, SKED_VTEXT } sked_vtype;
