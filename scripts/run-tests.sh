@@ -25,7 +25,7 @@ if [ -f "$here/odbc-setup.sh" ]; then
 	eval "$(sh "$here/odbc-setup.sh")"
 fi
 
-jobs=${SKED_TEST_JOBS:-2}
+jobs=${SKED_TEST_JOBS:-3}
 status=0
 echo "== tests: $build"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" || status=1

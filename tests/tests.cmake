@@ -1,7 +1,8 @@
 # Test registration. Unit tests: every tests/unit/test_*.c is one cmocka
 # program, linked with the static library (it may use internal headers).
 # Integration tests: every tests/integration/t_*.sh runs once per backend
-# (`sked` processes against a real database), named "<backend>/<script>".
+# its header names (`sked` processes against a real database), named
+# "<backend>/<script>".
 # A backend whose server was not given (SKED_TEST_<B>_URL unset) makes the
 # test exit 77, which CTest reports as skipped, loudly.
 if(CMOCKA_FOUND)
@@ -36,12 +37,45 @@ else()
   message(WARNING "cmocka not found: unit tests are not built")
 endif()
 
+# Each test says in its header which backends it runs on ("# backends:
+# WORD..."): backend names, or the sets below; without the line, the three
+# engines. What a test checks above the database runs on one or two
+# backends, the database's own SQL on each engine, the claim on both
+# strategies, what passes through a driver's types on the ODBC drivers
+# too, and what a session carries through PgBouncer (docs/testing.md,
+# "Which backends a test runs on").
 set(SKED_BACKENDS sqlite sqlite-optimistic pg pg-optimistic mariadb
     mariadb-optimistic odbc-sqlite odbc-pg odbc-mariadb pgbouncer)
+set(SKED_BACKENDS_all ${SKED_BACKENDS})
+set(SKED_BACKENDS_strategies sqlite sqlite-optimistic pg pg-optimistic mariadb
+    mariadb-optimistic)
+set(SKED_BACKENDS_engines sqlite pg mariadb)
+set(SKED_BACKENDS_drivers odbc-sqlite odbc-pg odbc-mariadb)
 file(GLOB SKED_INT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/integration/t_*.sh)
 foreach(t ${SKED_INT_TESTS})
   get_filename_component(name ${t} NAME_WE)
-  foreach(b ${SKED_BACKENDS})
+  # a test's header changed: configure again
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${t})
+  file(STRINGS ${t} spec LIMIT_COUNT 1 REGEX "^# backends: ")
+  if(spec)
+    string(REGEX REPLACE "^# backends: " "" spec "${spec}")
+    separate_arguments(spec UNIX_COMMAND "${spec}")
+  else()
+    set(spec engines)
+  endif()
+  set(backends "")
+  foreach(word ${spec})
+    list(FIND SKED_BACKENDS ${word} known)
+    if(DEFINED SKED_BACKENDS_${word})
+      list(APPEND backends ${SKED_BACKENDS_${word}})
+    elseif(known GREATER -1)
+      list(APPEND backends ${word})
+    else()
+      message(FATAL_ERROR "${t}: '# backends:' names '${word}', neither a backend nor a set")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES backends)
+  foreach(b ${backends})
     add_test(NAME ${b}/${name} COMMAND bash ${t})
     set_tests_properties(${b}/${name} PROPERTIES
       ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BACKEND=${b};SKED_BUILD=${CMAKE_BINARY_DIR};SKED_SRC=${CMAKE_SOURCE_DIR};SKED_DRIVERS_OFF=${SKED_DRIVERS_OFF}"

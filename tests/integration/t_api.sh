@@ -12,6 +12,7 @@
 # which must itself be valid, and every operation it describes must have
 # been answered with success. The clients of examples/api/ (Python,
 # Node.js) run as a user would run them.
+# backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 command -v jq >/dev/null || skip "jq is not installed"

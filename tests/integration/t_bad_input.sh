@@ -6,6 +6,7 @@
 # cannot run is refused when the worker starts, and a task of a kind no
 # handler serves is never claimed (it spends no attempt),
 # while the worker goes on with other tasks.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

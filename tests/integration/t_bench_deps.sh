@@ -7,6 +7,7 @@
 # Layer: integration test (lib.sh gives the database, prefix and config).
 # Correctness only: the figures (jobs/s, dep_wait) vary with the machine
 # and belong in docs/performance.md, never in a test.
+# backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 
 command -v jq >/dev/null || skip "jq is not installed"

@@ -7,6 +7,7 @@
 # docs/performance.md. This checks only that the bench enqueues, drains
 # with real worker processes, measures latency and reports it all, and
 # that the database agrees with what it reports.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 
 command -v jq >/dev/null || skip "jq is not installed"

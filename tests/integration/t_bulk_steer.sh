@@ -6,6 +6,7 @@
 # Running tasks are cancelled only with --status running, and then their
 # handlers are stopped.
 # Bad filters are refused in one line with a usage code.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -4,6 +4,7 @@
 # cancelling a running task stops its handler (its worker notices at the
 # next lease renewal) and the task stays cancelled, its late result
 # recorded but not applied; retry runs a dead task again.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -2,6 +2,7 @@
 # '*=PROGRAM'` and `[handler.*]` in the config file run every kind no
 # other handler names (the library's '*'), and a kind's own handler
 # still wins. Names that are neither a kind nor '*' are still refused.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -13,6 +13,7 @@
 #     once, and gives up after --wait-db;
 #   - [worker] prefetch and wait_db are accepted in the config file.
 # The database-free parts run on the sqlite backend only.
+# backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -3,6 +3,7 @@
 # database that does not exist exits 78 and a refused login or missing
 # role 77, in one line, for a one-shot command and for a worker with
 # --wait-db; a server that refuses connections is still waited for.
+# backends: pg mariadb
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg | mariadb) ;;

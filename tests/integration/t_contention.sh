@@ -4,12 +4,13 @@
 # succeed exactly once: one run record, one handler execution (counted from
 # the handler's own append-only log), never the same (task, attempt) twice,
 # and the work really was shared between nodes.
+# backends: strategies pgbouncer odbc-pg
 . "$(dirname "$0")/lib.sh"
 init_db
 
 case "$(family)" in
-sqlite) procs=4 threads=4 n=5000 ;;
-*) procs=8 threads=8 n=3000 ;;
+sqlite) procs=4 threads=4 n=2000 ;;
+*) procs=8 threads=8 n=1500 ;;
 esac
 
 # One printf is one write(2) to an O_APPEND file: lines never interleave.

@@ -3,6 +3,7 @@
 # fire is enqueued exactly once (by whichever worker claimed it), with no
 # gap between the first fire and the last. The schedule comes from the
 # config file, so the three workers also race to declare it at start.
+# backends: strategies pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -3,6 +3,7 @@
 # when a worker starts. The three schedules fire at four given seconds of
 # today (S..S+3, UTC) and then not again until tomorrow, so what a worker
 # enqueues afterwards is the catch-up alone.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

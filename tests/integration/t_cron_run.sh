@@ -6,6 +6,7 @@
 # it never takes the place of a cron fire, and a worker running the
 # schedule meanwhile still makes every cron fire once. Unknown names
 # are refused in one line.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

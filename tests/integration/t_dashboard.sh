@@ -8,6 +8,7 @@
 # follows a dead task, retries tasks in bulk by selection and by filter;
 # the database must show the change. Screenshots at laptop and phone width
 # are kept in $SKED_BUILD/screenshots.
+# backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

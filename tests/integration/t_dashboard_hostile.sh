@@ -9,6 +9,7 @@
 # (--csrf-rotate), and bad form input is answered 400 with the reason,
 # not 503.
 # The dashboard's code does not depend on the backend: sqlite only.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the dashboard's checks do not depend on the backend" ;; esac
 command -v curl >/dev/null || skip "curl is not installed"

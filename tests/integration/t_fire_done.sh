@@ -5,6 +5,7 @@
 # too. The schedule's row is set back to a fire whose task has ended (as
 # a database clock going back would), and the next tick moves on without
 # enqueuing that fire again.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -30,6 +30,7 @@
 # Through PgBouncer LISTEN cannot work (a server session per
 # transaction): the worker polls there, and the drain and the schedule
 # must still finish (t_pgbouncer covers the pooler's other edges).
+# backends: pg pgbouncer mariadb
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg | pgbouncer | mariadb) ;;

@@ -7,6 +7,7 @@
 # lease's deadline: the handler's last sign of life comes before attempt 2
 # starts. When a runs again it must say what happened, not claim to have
 # stopped its handlers in time.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 sqlite | pg | mariadb) ;;

@@ -9,6 +9,7 @@
 # killed (kill -9) mid-run and the other two carry on (its worker's tasks
 # come back after the lease). Certification conflicts are counted, and the
 # cost against one plain server is measured (no-op tasks per second).
+# backends: mariadb
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 mariadb) ;;

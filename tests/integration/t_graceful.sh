@@ -5,6 +5,7 @@
 # number), removes its node row and
 # exits 0 soon after the grace period; another worker then finishes what
 # was given back.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -8,6 +8,7 @@
 # (INSERT on task_done, which ending a task needs): the worker exits 77
 # (EX_NOPERM) at once with one line that names it, claims nothing, leaves
 # no node row, and does not log it again and again.
+# backends: pg pg-optimistic mariadb mariadb-optimistic
 . "$(dirname "$0")/lib.sh"
 
 case "$SKED_BACKEND" in

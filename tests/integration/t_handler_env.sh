@@ -7,6 +7,7 @@
 # An env-dumping handler once put the database password in the run
 # record, shown on the dashboard. The worker's code does not depend on
 # the backend: sqlite and pg.
+# backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite | pg) ;; *) not_here "the handler environment does not depend on the backend" ;; esac
 init_db

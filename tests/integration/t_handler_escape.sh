@@ -6,6 +6,7 @@
 # the handler ends, for a program and for a pipe: handler, and the lease
 # guard, a child of the worker too, is left alone. Linux only;
 # sqlite only: it does not depend on the backend.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "handler processes do not depend on the backend" ;; esac
 [ "$(uname -s)" = Linux ] || skip "PR_SET_CHILD_SUBREAPER is Linux's"

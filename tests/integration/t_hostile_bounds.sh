@@ -12,6 +12,7 @@
 # that is not UTF-8 is refused (65), an error line never echoes a
 # control byte, a handler's 0xFF byte keeps a JSON log line JSON, and
 # the attempt files a worker killed -9 left are removed by the next.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the bounds are checked above the database" ;; esac
 init_db

@@ -15,6 +15,7 @@
 # with a 10 s lease loses it (the worker stopped
 # renewing), the child does not run on its first attempt, or either
 # process dies; it prints both processes' peak memory.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the HTTP server and the bounds are above the database" ;; esac
 command -v prlimit >/dev/null || skip "prlimit is not installed (util-linux)"

@@ -5,6 +5,7 @@
 # while /healthz and /readyz stay open for probes; a token under 8
 # characters is refused at start (78). sqlite only: the HTTP server does
 # not depend on the backend.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the HTTP server does not depend on the backend" ;; esac
 command -v curl >/dev/null || skip "curl is not installed"

@@ -6,6 +6,7 @@
 # Retry-After (seconds) and 503 with Retry-After (a date) retry after that
 # delay; a slow endpoint is cut off at the kind's timeout; a refused
 # connection fails with curl's words; 200 tasks by two workers run once.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 init_db
 python3 "$(dirname "$0")/../tools/http_endpoint.py" "$T/port" "$T/req" &

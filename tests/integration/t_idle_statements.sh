@@ -6,6 +6,7 @@
 # queue list, beats), and a lone task enqueued then is still picked up in
 # milliseconds. The statements are counted from the worker's own trace
 # (SKED_TRACE_SQL=1) over a minute, with the default lease and poll.
+# backends: pg
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg) ;;

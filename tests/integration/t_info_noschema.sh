@@ -3,6 +3,7 @@
 # sked would pick and why, and "schema    none (run sked init)", exits 0,
 # and creates nothing. A schema at an older version is named with the
 # advice to run init; other read-only commands still refuse (78).
+# backends: engines drivers
 . "$(dirname "$0")/lib.sh"
 
 # a database that exists, without sked's tables

@@ -2,6 +2,7 @@
 # --json prints one parseable JSON document on stdout for info, enqueue,
 # enqueue --lines, list, show, stats, nodes, cancel and cron next, with the
 # field values the database holds.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -3,6 +3,7 @@
 # its handler programs die with it (they never outlive their worker), the
 # tasks come back when the lease runs out, another worker finishes each of
 # them, and the killed attempts stay on record as "lease-expired".
+# backends: strategies pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

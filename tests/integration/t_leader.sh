@@ -7,6 +7,7 @@
 # within a lease each time (it says so), every fire time is enqueued
 # exactly once with no gap longer than a lease, and the dead and frozen
 # nodes' tasks are taken back (lease-expired runs) and run again.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -5,6 +5,7 @@
 # the database's write lock; on a server, another session holds the task's
 # row lock. After the block is lifted the task is finished exactly once
 # (by the same worker or another), and the stopped attempt stays on record.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

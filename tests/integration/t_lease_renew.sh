@@ -2,6 +2,7 @@
 # A task that runs longer than its lease is not taken over while its worker
 # renews the lease: a second worker polling the same queue the whole time
 # never runs it, and the task ends with exactly one run, succeeded.
+# backends: strategies
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -1,5 +1,6 @@
 #!/bin/sh
 # Enqueue, run, inspect: a task's whole life through the command line.
+# backends: all
 . "$(dirname "$0")/lib.sh"
 init_db
 

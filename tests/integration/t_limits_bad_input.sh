@@ -3,6 +3,7 @@
 # change nothing: numbers out of range and malformed rates are usage
 # errors (64), a queue or key that is not a name is bad data (65), a
 # [queue.NAME] section that is wrong is a config error (78).
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

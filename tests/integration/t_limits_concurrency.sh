@@ -4,6 +4,7 @@
 # never run more than 3 of its tasks at once, checked from the handler's
 # own start and end log, not from sked's tables. Tasks of an unlimited
 # queue beside it are not held back by it.
+# backends: strategies
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -8,6 +8,7 @@
 # clock (the runs' started_at), holds at most 20: the 100 ms spare is
 # for a handler's start trailing its claim on a loaded machine. Only the
 # rate holds the tasks back; the drain must take at least two windows.
+# backends: strategies
 . "$(dirname "$0")/lib.sh"
 init_db
 

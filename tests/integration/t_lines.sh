@@ -3,6 +3,7 @@
 # the ids come back in input order, payloads are the lines; and when any
 # line is refused (over the 1 MiB payload limit) nothing at all is written
 # and the exit status is 65.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -4,6 +4,7 @@
 # loses the lock when its TTL runs out, and the next holder's fencing
 # token is larger; a holder whose lock is taken over kills its program
 # and exits 70.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -19,6 +19,7 @@
 # in transaction pooling a session's pid means nothing from one
 # transaction to the next: the line names the row and says the holder
 # cannot be asked for, and the wait is counted all the same.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 sqlite | pg | mariadb | pgbouncer) ;;

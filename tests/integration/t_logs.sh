@@ -7,6 +7,7 @@
 # with successes, a failure, a dead task, a lease lost and a fatal error
 # parses, with its facts (task_id, attempt, kind, queue, outcome,
 # duration_ms, error, node) as keys. Backend-independent: sqlite only.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 [ "$SKED_BACKEND" = sqlite ] || not_here "logging does not depend on the database"
 init_db

@@ -9,6 +9,7 @@
 # exits. Before the fix the tasks stayed running, their lease renewed by
 # the heartbeat for the worker's whole life, and --until-empty never
 # returned.
+# backends: pg pgbouncer mariadb
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg) mode=this ;;     # one statement: its answer comes after the commit

@@ -7,6 +7,7 @@
 # (a lock held on this test's own tables from another session) and 200
 # again once it is released; SIGHUP reloads the config file's schedules
 # and never stops the worker.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 command -v promtool >/dev/null || skip "promtool is not installed (Debian package prometheus)"

@@ -8,6 +8,7 @@
 # Every metric that a query of contrib/grafana/sked-dashboard.json or an
 # expression of contrib/prometheus/sked-rules.yml names is served by the
 # dashboard or by the worker's --http /metrics.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 command -v promtool >/dev/null || skip "promtool is not installed (Debian package prometheus)"

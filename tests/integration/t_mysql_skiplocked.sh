@@ -8,6 +8,7 @@
 # holder must have locked only its three rows: a claim that locked every
 # due row it scanned (a filesort over status IN (0, 4)) would starve the
 # worker, and one under REPEATABLE READ would take gap locks.
+# backends: mariadb
 . "$(dirname "$0")/lib.sh"
 [ "$SKED_BACKEND" = mariadb ] || not_here "MariaDB skip-locked only (this is $SKED_BACKEND)"
 init_db

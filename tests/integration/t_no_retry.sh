@@ -6,6 +6,7 @@
 # saying so; the same failures without the signal are retried as before
 # (exit 1, "retry": true, a 500 without the header); retry_in_ms still
 # sets the delay of an ordinary retry.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 command -v python3 >/dev/null || skip "python3 is not installed"

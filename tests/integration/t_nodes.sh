@@ -5,6 +5,7 @@
 # can be used again. `nodes` tells tasks in a handler (running) from tasks
 # held ahead of a free thread (held): a node of 4 slots once showed
 # "running 8", its prefetched tasks counted as running.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

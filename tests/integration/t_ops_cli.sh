@@ -3,6 +3,7 @@
 # queue has waited (and 0/"-" when none is due); `nodes --prune` removes
 # the row a worker killed with SIGKILL left behind once it is older than
 # --older-than, and keeps the row of a live worker.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 sk enqueue job --queue waiting >/dev/null

@@ -14,6 +14,7 @@
 # primary is noted (docs/postgresql.md, "Patroni"). The stack is the
 # test's own (tests/integration/servers.sh, scripts/serverlib.sh), on
 # loopback; SKED_TEST_PATRONI_PORTS picks its nine ports, else free ones.
+# backends: pg
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg) ;;

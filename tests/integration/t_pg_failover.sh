@@ -17,6 +17,7 @@
 # ends succeeded, and every extra run has a reason on record. The time
 # from the primary's death to the first task claimed on the new primary
 # is noted. These servers are the test's own, on free ports.
+# backends: pg
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg) ;;

@@ -7,6 +7,7 @@
 # the URL names them with application_name (libpq parameters pass
 # through sked unchanged). A one-shot command against a closed port fails
 # with one line and exit 69, without the password.
+# backends: pg pg-optimistic
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg | pg-optimistic) ;;

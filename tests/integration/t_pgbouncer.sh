@@ -11,6 +11,7 @@
 # on a server session this client never had) is one line that names the
 # setting. Workers, claims under contention, renewals, migrations (a
 # transaction-scoped lock) are the suite's.
+# backends: pgbouncer
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pgbouncer) ;;

@@ -4,6 +4,7 @@
 # (Python and Node.js fail the payload "fail") say why in the run record.
 # The asyncio and event-loop examples announce a window of 8: one process
 # serves the worker's 4 slots (one hello logged, every task in it).
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 [ "$SKED_BACKEND" = sqlite ] || not_here "the examples are checked once, on sqlite"
 init_db

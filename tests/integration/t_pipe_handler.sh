@@ -11,6 +11,7 @@
 # flight (a second answer) is logged with that id and ignored: it once
 # failed the next, innocent task. A flood of stderr logs 200 lines a task
 # and counts the rest; control characters are escaped in the text log.
+# backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 init_db
 

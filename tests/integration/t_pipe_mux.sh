@@ -13,6 +13,7 @@
 # bounds), wedges no other kind; without a window a process takes one task
 # at a time (the old behaviour); a bad window (0, negative, huge, not a
 # number) is named in one log line and bounded.
+# backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 sqlite | pg | mariadb) ;;

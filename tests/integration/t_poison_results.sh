@@ -13,6 +13,7 @@
 # Every task must be recorded, the ordinary ones beside them must
 # succeed, the worker must stop by itself (--until-empty), and the
 # handlers' retry delays must stay within --retry-max.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

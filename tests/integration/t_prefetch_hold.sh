@@ -8,6 +8,7 @@
 # back within the documented 2 s for B to run. Every short task then runs
 # once, on B, within seconds, and its run's start is when its handler
 # started (its duration is the handler's, not the time it was held).
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -4,6 +4,7 @@
 # running or waiting; a pruned task's unique key can be used again; bad
 # input is refused; and a running worker prunes by itself with the ages of
 # the config file's [retention].
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

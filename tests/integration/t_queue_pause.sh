@@ -7,6 +7,7 @@
 # --until-empty worker leaves the paused tasks alone and exits; after the
 # resume every task runs exactly once. Checked from the handler's own
 # log, not from sked's tables.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

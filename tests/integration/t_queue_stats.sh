@@ -3,6 +3,7 @@
 # drained; `sked stats` (table and --json) and the dashboard's Queues
 # table then show each queue's succeeded, dead and cancelled counts in
 # its own row, and no row without a queue name.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

@@ -7,6 +7,7 @@
 # promises: the email task succeeded with one attempt, whose recorded
 # output is the payload (cat), the resize tasks succeeded and the report
 # task waits.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 sqlite) ;;

@@ -8,6 +8,7 @@
 # \377 and control bytes never wedges the finisher and shows escaped in
 # text, as stored in JSON; only the attempt that ends a task keeps its
 # result; the result file is private and removed after the attempt.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

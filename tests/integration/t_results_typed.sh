@@ -5,6 +5,7 @@
 # "parents") as that JSON value, not as a string of it and not encoded
 # twice; other text stays a string; the trailing newline of `echo` is not
 # part of a result.
+# backends: engines drivers
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -8,6 +8,7 @@
 # whole within 10 s. Under the load /healthz answers every second, and a
 # connection trickling its headers is closed after the deadline.
 # The HTTP server is the same on every backend: sqlite only.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in sqlite) ;; *) not_here "the HTTP server does not depend on the backend" ;; esac
 command -v curl >/dev/null || skip "curl is not installed"

@@ -4,6 +4,7 @@
 # period; a worker under a notify socket sends READY=1 once registered,
 # STATUS= lines, WATCHDOG=1 while healthy (WATCHDOG_USEC set) and
 # STOPPING=1 on SIGTERM. Backend-independent: sqlite only.
+# backends: sqlite
 . "$(dirname "$0")/lib.sh"
 [ "$SKED_BACKEND" = sqlite ] || not_here "systemd integration does not depend on the database"
 unit=$SKED_SRC/examples/systemd/sked-worker.service

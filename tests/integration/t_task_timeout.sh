@@ -3,6 +3,7 @@
 # handler is stopped after D although its kind has no timeout, and after
 # the kind's when that is shorter; the attempt's error says it timed out.
 # Bad durations are one line and exit 64.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -6,6 +6,7 @@
 # not count (given back, cancelled, or finished 40 to 50 minutes ago):
 # the overview's legend says exactly 41100 succeeded and 700 failed in
 # the last 30 minutes.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

@@ -6,6 +6,7 @@
 # stored `--in 9223372036854775807ms` as a REAL shown as 1970-01-01, and
 # PostgreSQL exited 70 on it. Within them, the edges are stored and read
 # back exactly.
+# backends: all
 . "$(dirname "$0")/lib.sh"
 init_db
 

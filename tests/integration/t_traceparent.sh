@@ -8,6 +8,7 @@
 # none, even from a worker that has TRACEPARENT in its own environment.
 # A value that is not a W3C trace context is one line and exit 65, and
 # nothing is enqueued.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

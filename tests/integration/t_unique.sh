@@ -2,6 +2,7 @@
 # Enqueue with --unique is idempotent under concurrency: ten processes
 # enqueuing the same key at the same moment make exactly one task, and all
 # of them print its id and exit 0.
+# backends: engines drivers pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

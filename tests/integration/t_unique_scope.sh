@@ -5,6 +5,7 @@
 # payload and run time; ten concurrent enqueuers of one key make one task
 # in every scope, and concurrent replaces leave one task with one of
 # their payloads.
+# backends: strategies
 . "$(dirname "$0")/lib.sh"
 init_db
 

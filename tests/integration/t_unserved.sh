@@ -5,6 +5,7 @@
 # the due tasks of a queue and kind that no live node serves, and stop
 # naming them once a node that serves them runs; a paused queue's tasks
 # are paused, not unserved; a task not yet due is not named.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

@@ -1,6 +1,7 @@
 #!/bin/sh
 # worker --until-empty returns (exit 0) once nothing is due, running or
 # waiting to retry — and a task delayed an hour does not keep it waiting.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

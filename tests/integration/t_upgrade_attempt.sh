@@ -8,6 +8,7 @@
 # dead task keeps them; after the upgrade, the attempt that ends a task
 # is recorded on its ended row and not in a run row, and show lists it
 # like the others; prune removes both.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

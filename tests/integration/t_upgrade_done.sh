@@ -5,6 +5,7 @@
 # ended tasks are then in task_done with their ids, statuses, unique keys
 # and runs, the live one stays, and show, list and stats see them as
 # before; the key of an ended task is free (schema 10's live scope).
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -8,6 +8,7 @@
 # PostgreSQL the waiter does not poll: it marks the task, its statement
 # stays the same for seconds while it sleeps, and the NOTIFY of the
 # ending transaction wakes it; a task nobody waits for is never marked.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

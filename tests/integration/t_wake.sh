@@ -10,6 +10,7 @@
 # average: six tasks take about 3 s in all that way, against tens of
 # milliseconds each when woken. The test asks for less than 1.5 s in all,
 # which a polling worker meets about once in fifty runs.
+# backends: sqlite sqlite-optimistic pg pg-optimistic
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 sqlite | sqlite-optimistic | pg | pg-optimistic) ;;

@@ -7,6 +7,7 @@
 # claim connection (lane 1 of 2): too many connections for role").
 # Connections are counted on PostgreSQL (pg_stat_activity, by the node id
 # each connection is named after); elsewhere the drains still run.
+# backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -4,6 +4,7 @@
 # killed with -9 while it runs tasks. Checked from the handlers' own
 # start and end records (tests/tools/dag_check.py): every task ended,
 # once, and none started before each of its parents had ended.
+# backends: strategies pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
 

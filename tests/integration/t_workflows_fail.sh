@@ -6,6 +6,7 @@
 # at once; cancel of a blocked task, retry of a dead parent, retention
 # of a parent whose child waits; --after naming a missing task or not a
 # number is refused with one line and exit 65, nothing written.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

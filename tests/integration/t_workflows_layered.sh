@@ -11,6 +11,7 @@
 # one writer and cannot deadlock.
 #
 # Layer: integration test (lib.sh gives the database, prefix and config).
+# backends: pg mariadb
 . "$(dirname "$0")/lib.sh"
 
 case "$SKED_BACKEND" in

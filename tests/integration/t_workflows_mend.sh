@@ -7,6 +7,7 @@
 # sub-graph its end cancelled, in one go, the children blocked with
 # correct counts, and the whole graph then runs in order; cancel says how
 # many tasks it cancelled with it and --json lists them.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -4,6 +4,7 @@
 # children in the same transaction (docs/workflows.md): the one that
 # asked for "cancel" is cancelled naming the parent, the one that asked
 # for "ignore" runs.
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 
