@@ -521,6 +521,11 @@ typedef struct sked_node {
 	                    threads (docs/design.md, "Prefetch") */
 } sked_node;
 
+/* The cluster lock the elected leader of the cluster's chores holds
+ * (docs/design.md, "The leader"); its owner is the leader's node id and
+ * its token grows with every new leader (sked_lock_get). */
+#define SKED_LEADER_LOCK "sked-leader"
+
 /* Every node row, live or not (alive tells). Free with sked_nodes_free;
  * the strings live until then. */
 SKED_API int sked_nodes(sked *h, sked_node **out, size_t *n);

@@ -321,11 +321,12 @@ int
 cmd_nodes(struct cli *c, int argc, char **argv)
 {
 	static const char *const head[] = {
-	        "NODE",  "HOST",    "PID",       "ALIVE",    "RUNNING", "HELD",
-	        "SLOTS", "STARTED", "HEARTBEAT", "STRATEGY", "VERSION"};
+	        "NODE", "HOST",  "PID",     "ALIVE",     "LEADS",    "RUNNING",
+	        "HELD", "SLOTS", "STARTED", "HEARTBEAT", "STRATEGY", "VERSION"};
 	sked_node *ns = NULL;
 	size_t n = 0, i;
 	int ex, rc;
+	sked_lock_state lead = {0};
 
 	for (i = 1; i < (size_t)argc; i++)
 		if (strcmp(argv[i], "--prune") == 0)
@@ -336,6 +337,10 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 		return ex;
 	if ((rc = sked_nodes(c->h, &ns, &n)) != SKED_OK)
 		return cli_fail(c->h, rc, "nodes");
+	/* who leads the cluster's chores: the leader lock's live holder
+	 * (never taken, or not readable: nobody shown) */
+	if (sked_lock_get(c->h, SKED_LEADER_LOCK, &lead) != SKED_OK)
+		memset(&lead, 0, sizeof lead);
 	if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++) {
@@ -346,6 +351,12 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 			json_object_set_new(o, "pid", json_integer(ns[i].pid));
 			json_object_set_new(o, "alive",
 			                    json_boolean(ns[i].alive));
+			int leads =
+			        lead.held && strcmp(lead.owner, ns[i].id) == 0;
+			json_object_set_new(o, "leader", json_boolean(leads));
+			json_object_set_new(o, "leader_token",
+			                    leads ? json_integer(lead.token)
+			                          : json_null());
 			/* in a handler, and held ahead of a free thread
 			 * (docs/design.md, "Prefetch") */
 			json_object_set_new(o, "running",
@@ -369,10 +380,16 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 	} else if (n == 0) {
 		fprintf(stderr, "no nodes have registered yet\n");
 	} else {
-		struct cli_table *t = cli_table_new(11, head);
+		struct cli_table *t = cli_table_new(12, head);
 		for (i = 0; i < n; i++) {
 			char pid[16], run[24], held[24], sl[16], st[32], hb[32];
-			const char *row[11];
+			char ld[40];
+			const char *row[12];
+			if (lead.held && strcmp(lead.owner, ns[i].id) == 0)
+				snprintf(ld, sizeof ld,
+				         "yes (token %" PRId64 ")", lead.token);
+			else
+				snprintf(ld, sizeof ld, "-");
 			snprintf(pid, sizeof pid, "%d", ns[i].pid);
 			snprintf(run, sizeof run, "%" PRId64, ns[i].busy);
 			snprintf(held, sizeof held, "%" PRId64,
@@ -382,13 +399,14 @@ cmd_nodes(struct cli *c, int argc, char **argv)
 			row[1] = ns[i].host;
 			row[2] = pid;
 			row[3] = ns[i].alive ? "yes" : "no";
-			row[4] = run;
-			row[5] = held;
-			row[6] = sl;
-			row[7] = cli_time(ns[i].started_ms, st, sizeof st);
-			row[8] = cli_time(ns[i].heartbeat_ms, hb, sizeof hb);
-			row[9] = ns[i].strategy;
-			row[10] = ns[i].version;
+			row[4] = ld;
+			row[5] = run;
+			row[6] = held;
+			row[7] = sl;
+			row[8] = cli_time(ns[i].started_ms, st, sizeof st);
+			row[9] = cli_time(ns[i].heartbeat_ms, hb, sizeof hb);
+			row[10] = ns[i].strategy;
+			row[11] = ns[i].version;
 			cli_table_add(t, row);
 		}
 		cli_table_print(t, stdout);

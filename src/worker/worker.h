@@ -484,7 +484,7 @@ int64_t sked__wk_conn_backoff(int64_t *backoff);
 #define CONN_IDLE_MS 10000
 
 /* ---- worker/lead.c: the leader of the cluster's chores ---- */
-#define LEADER_LOCK "sked-leader"
+#define LEADER_LOCK SKED_LEADER_LOCK
 /* the heartbeat's turn: extend the leader lock, or look whether it is
  * free and take it */
 void sked__wk_lead_turn(sked_worker *w, int64_t now);

@@ -6,7 +6,8 @@
 # one is frozen (SIGSTOP) while it holds tasks. Another node takes over
 # within a lease each time (it says so), every fire time is enqueued
 # exactly once with no gap longer than a lease, and the dead and frozen
-# nodes' tasks are taken back (lease-expired runs) and run again.
+# nodes' tasks are taken back (lease-expired runs) and run again. `sked
+# nodes` (text and --json) names the leader and its token.
 # backends: engines pgbouncer
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -41,6 +42,11 @@ wait_for 20 one_leads || { cat "$T"/w*.log >&2; fail "no worker leads"; }
 first=$(basename "$(leader)" .log)
 expect_eq "$(grep -l "$TOOK" "$T"/w*.log | wc -l | tr -d ' ')" 1 "nodes that lead at first"
 note "first leader: $first"
+# sked nodes names it, and only it, with the lock's token
+sk nodes --json >"$T/nodes.json"
+expect_eq "$(json_get '",".join(n["id"] for n in d if n["leader"])' <"$T/nodes.json")" "lead-$first" "the leader sked nodes --json names"
+expect_eq "$(json_get 'all(isinstance(n["leader_token"], int) == n["leader"] for n in d)' <"$T/nodes.json")" true "a token beside the leader alone"
+sk nodes | grep "^lead-$first " | grep -q "yes (token [0-9]*)" || fail "sked nodes does not show lead-$first as the leader: $(sk nodes)"
 sleep 3
 
 # hand the leader tasks that outlive it, then kill it -9
