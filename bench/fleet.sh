@@ -26,7 +26,8 @@
 # Env: FLEET_PG_PORT (57050), FLEET_DIR (/tmp/sked-fleet-bench),
 # FLEET_IDLE_S (20), FLEET_LONE (40), FLEET_LONE_GAP (0.5), FLEET_DRAIN
 # (5000), FLEET_POLL (none: the worker's default), FLEET_ARGS (more
-# worker flags). One line per size, then a markdown table on stdout;
+# worker flags), FLEET_SETTLE_LOAD (2: the load average the idle and
+# lone phases wait for after a fleet's start, at most 120 s). One line per size, then a markdown table on stdout;
 # progress on stderr. Figures go to docs/performance.md with the date, the
 # build and the machine's load.
 set -eu
@@ -40,6 +41,7 @@ IDLE_S=${FLEET_IDLE_S:-20}
 LONE=${FLEET_LONE:-40}
 GAP=${FLEET_LONE_GAP:-0.5}
 DRAIN=${FLEET_DRAIN:-5000}
+SETTLE=${FLEET_SETTLE_LOAD:-2}
 sizes=${*:-50 200 500}
 say() { echo "fleet: $*" >&2; }
 
@@ -78,6 +80,14 @@ server_ticks() {
 # statements run by anyone but this bench's own reads
 stmts() { q "SELECT COALESCE(sum(calls), 0) FROM pg_stat_statements WHERE query NOT LIKE '%fleet_probe%'"; }
 xacts() { q "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'sked_bench'"; }
+# snap NAME: keep every statement's calls so far; delta NAME N: the
+# statements run since, per N, most first (the breakdown behind a figure)
+snap() {
+	q "DROP TABLE IF EXISTS $1; CREATE TABLE $1 AS SELECT queryid, calls FROM pg_stat_statements WHERE query NOT LIKE '%fleet_probe%'" >/dev/null
+}
+delta() {
+	q "SELECT round((s.calls - COALESCE(b.calls, 0))::numeric / $2, 2) || ' ' || regexp_replace(left(s.query, 48), '\s+', ' ', 'g') FROM pg_stat_statements s LEFT JOIN $1 b USING (queryid) WHERE s.query NOT LIKE '%fleet_probe%' AND s.calls > COALESCE(b.calls, 0) ORDER BY s.calls - COALESCE(b.calls, 0) DESC LIMIT 8" | paste -sd';'
+}
 now_ms() { date +%s%3N; }
 
 out="$DIR/results"
@@ -106,7 +116,16 @@ for W in $sizes; do
 	alive=0
 	for p in $pids; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
 	say "W=$W: $(nodes) registered, $alive running after $up_ms ms"
+	# a fleet's start loads this machine for a while (each worker reads
+	# the schema, registers, beats): measure once the 1-minute load
+	# average is back under FLEET_SETTLE_LOAD, or after 120 s
 	sleep 5
+	end=$(($(date +%s) + 120))
+	while [ "$(date +%s)" -lt $end ] &&
+		awk -v m="$SETTLE" '{ exit !($1 > m) }' /proc/loadavg; do
+		sleep 2
+	done
+	say "W=$W: load average $(cut -d' ' -f1-3 /proc/loadavg) when measured"
 
 	# ---- idle ----
 	s0=$(stmts) x0=$(xacts) c0=$(server_ticks) m0=$(now_ms)
@@ -127,6 +146,7 @@ for W in $sizes; do
 	say "W=$W idle: $idle_s statements ($idle_x transactions) per worker per second, server CPU $cpu % of a core, $conns named connections (max $conns_max per worker), $conns_all sessions in all"
 
 	# ---- lone tasks ----
+	snap fleet_probe_lone
 	s0=$(stmts) m0=$(now_ms)
 	j=0
 	while [ $j -lt "$LONE" ]; do
@@ -142,6 +162,7 @@ for W in $sizes; do
 	set -- $lat
 	p50=$1 p99=$2 picked=$3
 	say "W=$W lone: $per_task statements per enqueued task, pick-up p50 $p50 ms, p99 $p99 ms ($picked of $LONE)"
+	say "W=$W lone: what ran, per enqueued task (idle rate not taken out): $(delta fleet_probe_lone "$LONE")"
 
 	# ---- drain ----
 	seq 1 "$DRAIN" | SKED_CONFIG=$conf "$SKED" enqueue lone --lines - >/dev/null

@@ -22,10 +22,13 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <string.h>
 #include <sysexits.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "http/http.h"
 #include "view/metrics.h"
@@ -36,8 +39,22 @@
 #endif
 
 /* set by signal handlers on the main thread, read by the ops thread:
- * lock-free atomics, safe in a handler and between threads alike */
+ * lock-free atomics, safe in a handler and between threads alike; and
+ * the eventfd that wakes the ops thread for them (a write is
+ * async-signal-safe), so an idle worker's ops thread sleeps until its
+ * next status line instead of looking 10 times a second */
 static atomic_int g_hup, g_stopping;
+static atomic_int g_ops_fd = -1;
+
+static void
+ops_ring(void)
+{
+	int fd = atomic_load(&g_ops_fd);
+	uint64_t one = 1;
+	if (fd >= 0 && write(fd, &one, sizeof one) < 0) {
+		/* full or closed: the thread wakes anyway */
+	}
+}
 
 struct cli_ops {
 	struct cli *c;
@@ -60,6 +77,7 @@ void
 cli_ops_hup(void)
 {
 	atomic_store(&g_hup, 1);
+	ops_ring();
 }
 
 /* The operations side's own connection, opened the first time a scrape,
@@ -106,6 +124,7 @@ void
 cli_ops_stopping(void)
 {
 	atomic_store(&g_stopping, 1);
+	ops_ring();
 }
 
 /* ---- health ---- */
@@ -522,10 +541,29 @@ ops_main(void *arg)
 	if (sd_watchdog_enabled(0, &usec) > 0)
 		dog_ms = (int64_t)(usec / 2000); /* ping twice per period */
 #endif
+	int64_t wait_ms = 100;
 	while (!o->exit) {
-		struct timespec ts = {0, 100 * 1000000};
+		/* until rung (a signal, the stop), else the next thing due:
+		 * every 100 ms until the worker runs (READY=1), then the next
+		 * status line or watchdog ping */
+		struct pollfd pf = {.fd = atomic_load(&g_ops_fd),
+		                    .events = POLLIN};
+		if (poll(&pf, pf.fd >= 0 ? 1 : 0, (int)wait_ms) > 0) {
+			uint64_t v;
+			if (read(pf.fd, &v, sizeof v) < 0) {
+				/* drained by another reader: nothing to do */
+			}
+		}
 		int64_t now = cli_mono_ms();
-		nanosleep(&ts, NULL);
+		wait_ms = 100;
+		if (ready) {
+			int64_t due = next_status;
+			if (dog_ms && next_dog < due)
+				due = next_dog;
+			wait_ms = due > now ? due - now : 1;
+			if (wait_ms > 5000)
+				wait_ms = 5000;
+		}
 		if (atomic_exchange(&g_hup, 0))
 			reload(o);
 		if (atomic_load(&g_stopping) && !stopping) {
@@ -623,6 +661,8 @@ cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
 		         "%d)",
 		         o->token ? " (bearer token)" : "", listen, port);
 	}
+	if (atomic_load(&g_ops_fd) < 0)
+		atomic_store(&g_ops_fd, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (pthread_create(&o->thread, NULL, ops_main, o) != 0) {
 		cli_err("worker: cannot start a thread: %s", strerror(errno));
 		cli_ops_stop(o);
@@ -639,6 +679,7 @@ cli_ops_stop(struct cli_ops *o)
 	if (!o)
 		return;
 	o->exit = 1;
+	ops_ring();
 	if (o->started)
 		pthread_join(o->thread, NULL);
 	cli_http_stop(o->http);

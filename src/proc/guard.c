@@ -4,9 +4,10 @@
  * The shared page is written by the worker and read by the guard with
  * atomic loads and stores only: a slot's deadline is set before its
  * process group is armed, and a slot is disarmed before its program is
- * reaped. The guard polls every GUARD_TICK_MS; the worker places
- * deadlines well before a lease can end (worker.c), so the tick is a
- * small part of the margin.
+ * reaped. The guard looks again at the nearest deadline (a tick,
+ * GUARD_TICK_MS, at least) and at least every GUARD_IDLE_MS; the worker
+ * places deadlines well before a lease can end (worker.c), so either is
+ * a small part of the margin.
  */
 #include "proc/guard.h"
 
@@ -28,6 +29,9 @@
 #include "util/clock.h"
 
 #define GUARD_TICK_MS 10
+/* the longest sleep between two looks: an idle worker's guard wakes 4
+ * times a second, not 100 */
+#define GUARD_IDLE_MS 250
 
 /* the guard processes alive, for sked__guard_owns (0: a free entry) */
 static atomic_int live[8];
@@ -85,21 +89,29 @@ guard_main(struct shm *m, pid_t parent, int max_fd)
 #endif
 		for (int fd = 3; fd < max_fd; fd++)
 			close(fd);
-	const struct timespec tick = {0, GUARD_TICK_MS * 1000000L};
 	while (!atomic_load(&m->stop) && getppid() == parent) {
 		int64_t now = sked__mono_ms();
+		/* the next look: at the nearest deadline, and no
+		 * later than GUARD_IDLE_MS (a deadline set meanwhile is seconds
+		 * ahead: the worker places them well before a lease ends) */
+		int64_t next = GUARD_IDLE_MS;
 		for (int i = 0; i < m->nslots; i++) {
 			struct slot *s = &m->s[i];
 			int pg = atomic_load(&s->pgid);
 			if (pg <= 0 || atomic_load(&s->fired))
 				continue;
 			int64_t dl = atomic_load(&s->deadline);
+			if (dl > 0 && now < dl && dl - now < next)
+				next = dl - now;
 			if (dl <= 0 || now < dl)
 				continue;
 			atomic_store(&s->fired, 1);
 			kill(-pg, SIGKILL);
 			kill(pg, SIGKILL);
 		}
+		if (next < GUARD_TICK_MS)
+			next = GUARD_TICK_MS;
+		struct timespec tick = {next / 1000, (next % 1000) * 1000000L};
 		nanosleep(&tick, NULL);
 	}
 	_exit(0);

@@ -251,6 +251,7 @@ sked__wk_heartbeat_main(void *arg)
 	w->beat.lead_next = 0;
 	/* the lock-wait watchdog asks on this connection, between beats */
 	int asks = (w->h->dialect->caps & SKED_CAP_WAIT_HOLDER) != 0;
+	unsigned long seen = 0;
 	while (!atomic_load(&w->sh.side_exit)) {
 		int64_t now = sked__mono_ms();
 		if (!beat_connection(w, now)) {
@@ -268,11 +269,12 @@ sked__wk_heartbeat_main(void *arg)
 		    next > last + sked__wk_beat_interval(w))
 			next = last + sked__wk_beat_interval(w);
 		if (now < next) {
+			/* to the next beat, a lease-wait look at most 100 ms
+			 * away while tasks are held; idle, up to a second
+			 * (a claim that takes tasks kicks it) */
 			int64_t d = next - now;
-			struct timespec ts = {d / 1000, (d % 1000) * 1000000};
-			if (d > 100)
-				ts = (struct timespec){0, 100 * 1000000};
-			nanosleep(&ts, NULL);
+			int64_t most = idle_beat(w) ? SIDE_IDLE_MS : 100;
+			sked__wk_side_sleep(w, d < most ? d : most, &seen);
 			continue;
 		}
 		int64_t began = sked__mono_ms();

@@ -207,6 +207,8 @@ sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
 	atomic_store(&w->sh.claims_dispatched, seq);
 	pthread_cond_broadcast(&w->sh.cv_lane);
 	pthread_mutex_unlock(&w->sh.mu);
+	if (n > 0) /* an idle heartbeat and watchdog: to work */
+		sked__wk_side_kick(w);
 }
 
 int

@@ -83,6 +83,7 @@ sked__wk_pruner_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	int64_t next = sked__mono_ms() + 2000; /* soon after the start */
+	unsigned long seen = 0;
 	while (!atomic_load(&w->sh.side_exit)) {
 		if (sked__mono_ms() >= next && !sked__wk_leads(w)) {
 			/* retention is the leader's (lead.c): look again
@@ -101,8 +102,7 @@ sked__wk_pruner_main(void *arg)
 			}
 			sked__wk_conn_close(w, &w->prune.h, WK_CONN_PRUNER);
 		}
-		struct timespec ts = {0, 100 * 1000000L};
-		nanosleep(&ts, NULL);
+		sked__wk_side_sleep(w, SIDE_IDLE_MS, &seen);
 	}
 	return NULL;
 }

@@ -143,6 +143,8 @@ sked_worker_new(sked *h, const sked_worker_options *opts, sked_worker **out)
 	pthread_cond_init(&w->sh.cv_pool, NULL);
 	pthread_cond_init(&w->sh.cv_done, NULL);
 	pthread_cond_init(&w->sh.cv_lane, NULL);
+	pthread_mutex_init(&w->sh.side_mu, NULL);
+	pthread_cond_init(&w->sh.side_cv, NULL);
 	atomic_init(&w->rng,
 	            (uint64_t)getpid() << 32 ^ (uint64_t)sked__mono_ms());
 	*out = w;
@@ -174,6 +176,8 @@ sked_worker_free(sked_worker *w)
 		pthread_cond_destroy(&w->sh.cv_pool);
 		pthread_cond_destroy(&w->sh.cv_done);
 		pthread_cond_destroy(&w->sh.cv_lane);
+		pthread_mutex_destroy(&w->sh.side_mu);
+		pthread_cond_destroy(&w->sh.side_cv);
 	}
 	free(w);
 }

@@ -85,14 +85,21 @@ sked__wk_watchdog_main(void *arg)
 	int64_t last = sked__mono_ms();
 	/* a database that cannot name a holder: told from here, no SQL */
 	int tells = !(w->h->dialect->caps & SKED_CAP_WAIT_HOLDER);
+	unsigned long seen = 0;
+	int64_t planned = 0; /* the sleep meant before this turn */
 	while (!atomic_load(&w->sh.side_exit)) {
 		int64_t now = sked__mono_ms();
-		stop_unleased(w, now, now - last);
+		stop_unleased(w, now, now - last - planned);
 		if (tells)
 			sked__wk_check_waits(w, NULL);
 		last = now;
-		struct timespec ts = {0, 50 * 1000000};
-		nanosleep(&ts, NULL);
+		/* idle (nothing held, no wait to tell): a second at most,
+		 * a claim that takes tasks kicks it */
+		pthread_mutex_lock(&w->sh.mu);
+		int idle = w->sh.nheld == 0 && !tells;
+		pthread_mutex_unlock(&w->sh.mu);
+		planned = idle ? SIDE_IDLE_MS : 50;
+		sked__wk_side_sleep(w, planned, &seen);
 	}
 	return NULL;
 }

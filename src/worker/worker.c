@@ -400,6 +400,7 @@ stop_threads(sked_worker *w)
 	}
 	sked__wk_conn_close(w, &w->fin.h, WK_CONN_FIN);
 	atomic_store(&w->sh.side_exit, 1);
+	sked__wk_side_kick(w);
 	if (w->watch.started) {
 		pthread_join(w->watch.th, NULL);
 		w->watch.started = 0;

@@ -244,7 +244,14 @@ typedef struct wk_shared {
 	/* atomic */
 	atomic_int stop;      /* 0, 1 graceful, 2 immediate */
 	atomic_int side_exit; /* heartbeat, watchdog and pruner: end */
-	atomic_int fusing;    /* the last claims carried outcomes (a backlog,
+	/* the side threads sleep on side_cv (sked__wk_side_sleep): an idle
+	 * worker's heartbeat, watchdog and pruner wake about once a second,
+	 * not 10 to 20 times; a stop or a claim that took tasks kicks them
+	 * (side_gen grows) */
+	pthread_mutex_t side_mu;
+	pthread_cond_t side_cv;
+	unsigned long side_gen;
+	atomic_int fusing; /* the last claims carried outcomes (a backlog,
 	                         and not a limited queue's: those claim
 	                         apart, limited.c) */
 	/* Claims whose reply never arrived may have committed: the tasks
@@ -492,6 +499,14 @@ void sked__wk_lead_turn(sked_worker *w, int64_t now);
 int sked__wk_leads(sked_worker *w);
 /* the heartbeat ends: give the lock up so another node leads at once */
 void sked__wk_lead_end(sked_worker *w);
+
+/* ---- worker/jobs.c: the side threads' sleep ---- */
+/* Sleep up to ms, or until kicked since *seen (a stop, a claim that took
+ * tasks); *seen is brought up to date. */
+void sked__wk_side_sleep(sked_worker *w, int64_t ms, unsigned long *seen);
+void sked__wk_side_kick(sked_worker *w);
+/* how long an idle side thread sleeps at most */
+#define SIDE_IDLE_MS 1000
 
 /* ---- worker/wakes.c: which wake-ups are for this worker ---- */
 #define WK_PASS_MAX 4
