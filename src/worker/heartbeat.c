@@ -274,6 +274,11 @@ sked__wk_heartbeat_main(void *arg)
 			 * (a claim that takes tasks kicks it) */
 			int64_t d = next - now;
 			int64_t most = idle_beat(w) ? SIDE_IDLE_MS : 100;
+			/* and never past the leader lock's next turn (its
+			 * extension is due every lease/9) */
+			int64_t lead = w->beat.lead_next - now;
+			if (lead < most)
+				most = lead > 1 ? lead : 1;
 			sked__wk_side_sleep(w, d < most ? d : most, &seen);
 			continue;
 		}
