@@ -47,7 +47,7 @@ endif()
 set(SKED_BACKENDS sqlite sqlite-optimistic pg pg-optimistic mariadb
     mariadb-optimistic odbc-sqlite odbc-pg odbc-mariadb pgbouncer)
 set(SKED_BACKENDS_all ${SKED_BACKENDS})
-set(SKED_BACKENDS_strategies sqlite sqlite-optimistic pg pg-optimistic mariadb
+set(SKED_BACKENDS_strategies sqlite pg pg-optimistic mariadb
     mariadb-optimistic)
 set(SKED_BACKENDS_engines sqlite pg mariadb)
 set(SKED_BACKENDS_drivers odbc-sqlite odbc-pg odbc-mariadb)

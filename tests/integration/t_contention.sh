@@ -9,8 +9,8 @@
 init_db
 
 case "$(family)" in
-sqlite) procs=4 threads=4 n=2000 ;;
-*) procs=8 threads=8 n=1500 ;;
+sqlite) procs=4 threads=4 n=1200 ;;
+*) procs=8 threads=8 n=1000 ;;
 esac
 
 # One printf is one write(2) to an O_APPEND file: lines never interleave.

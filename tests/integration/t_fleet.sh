@@ -23,7 +23,7 @@
 #     lease-expired run on record, the task run again elsewhere) and a
 #     per-second schedule (--misfire fire-all) fires exactly once per fire
 #     time, with no gap, before and after the kill;
-#   exactly once: every task of a 2,000-task drain succeeded and ran to
+#   exactly once: every task of an 800-task drain succeeded and ran to
 #     its end once by the handler's own log: no attempt twice, and a task
 #     run again only after a lost lease on record (the killed nodes',
 #     or a worker starved past its lease on a loaded machine).
@@ -39,7 +39,7 @@ esac
 . "$(dirname "$0")/servers.sh"
 
 W=${SKED_FLEET_WORKERS:-100}
-N=${SKED_FLEET_TASKS:-2000}
+N=${SKED_FLEET_TASKS:-800}
 LIMIT=${SKED_FLEET_LIMIT:-250} # below 6 per worker, the old design's count
 LEASE=5
 broken=""

@@ -45,8 +45,10 @@ late=$(sk enqueue short)
 wait_exit "$w1" 10
 t1=$(date +%s)
 [ "$wrc" = 0 ] || { cat "$T/w1.log" >&2; fail "worker exited $wrc after SIGTERM"; }
-# grace 1 s, plus the handler's stop and the bookkeeping; whole seconds
-[ $((t1 - t0)) -le 5 ] || fail "worker took $((t1 - t0)) s to stop with --grace 1s"
+# grace 1 s, plus the handler's stop and the bookkeeping; whole seconds,
+# with room for a loaded machine (6 s seen through PgBouncer beside
+# three other tests)
+[ $((t1 - t0)) -le 8 ] || fail "worker took $((t1 - t0)) s to stop with --grace 1s"
 
 expect_eq "$(status_of "$s1")" 2 "task that finished within the grace period"
 expect_eq "$(sql "SELECT outcome FROM $ALL_RUNS runs WHERE task_id = $s1")" succeeded "run of the task finished within grace"

@@ -10,7 +10,7 @@
 # A worker of 4 threads with --prefetch off and 4 lanes never holds more
 # than one claimer may: its 4 running and at most 4 results to record.
 # --lanes outside 1-64 is refused.
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

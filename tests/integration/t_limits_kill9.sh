@@ -4,7 +4,7 @@
 # limit until their leases run out (nobody else may start one of the
 # queue's tasks meanwhile), then the reaper takes them back and another
 # worker runs the queue at its full limit again.
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -2,7 +2,7 @@
 # --per-key 1 makes each concurrency key a mutex across the cluster: 300
 # tasks over 10 keys, drained by 4 workers of 8 slots, never run two of
 # one key at once (checked from the handler's own log) and all finish.
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

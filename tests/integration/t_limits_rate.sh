@@ -10,7 +10,7 @@
 # was not enough: 22 starts in 900 ms once at a load average above 30,
 # the claims themselves within the limit). Only the
 # rate holds the tasks back; the drain must take at least two windows.
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

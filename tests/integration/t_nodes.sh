@@ -57,7 +57,7 @@ c=$wpid
 : >"$T/samples"
 : >"$T/msamples"
 i=0
-while [ $i -lt 40 ]; do
+while [ $i -lt 15 ]; do
 	sk --json nodes | python3 -c '
 import json, sys
 for n in json.load(sys.stdin):

@@ -5,7 +5,7 @@
 # gets work at once; `--prefetch off` holds only what its threads run;
 # `--prefetch N` holds N more, as told, but gives them back once they
 # have waited 2 s for a thread. Then everything runs exactly once.
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -3,7 +3,7 @@
 # (ties in enqueue order); a task enqueued with --in 4s is not claimed
 # before it is due, by the database's clock (run start >= created + 4 s),
 # and does not hold back a task due now.
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

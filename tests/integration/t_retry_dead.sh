@@ -4,7 +4,7 @@
 # backoff, each run keeps its exit code, error and output) and ends dead
 # after max attempts; a handler that fails once and then succeeds ends
 # succeeded with two runs.
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 

@@ -3,7 +3,7 @@
 # parents held at a barrier by four workers (ten slots each) are released
 # together; the child becomes pending exactly once, so it runs once, as
 # attempt 1 (docs/workflows.md).
-# backends: strategies
+# backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
 
