@@ -75,11 +75,18 @@ foreach(t ${SKED_INT_TESTS})
     endif()
   endforeach()
   list(REMOVE_DUPLICATES backends)
+  # "# serial: WHY": the test loads the machine so (a fleet of worker
+  # processes, a cluster of servers) that beside it other tests measure
+  # the machine, not sked: CTest runs it alone
+  file(STRINGS ${t} serial LIMIT_COUNT 1 REGEX "^# serial: ")
   foreach(b ${backends})
     add_test(NAME ${b}/${name} COMMAND bash ${t})
     set_tests_properties(${b}/${name} PROPERTIES
       ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BACKEND=${b};SKED_BUILD=${CMAKE_BINARY_DIR};SKED_SRC=${CMAKE_SOURCE_DIR};SKED_DRIVERS_OFF=${SKED_DRIVERS_OFF}"
       SKIP_RETURN_CODE 77 LABELS "integration;${b}" TIMEOUT 600)
+    if(serial)
+      set_tests_properties(${b}/${name} PROPERTIES RUN_SERIAL TRUE)
+    endif()
   endforeach()
 endforeach()
 # python/<backend>: the Python binding (bindings/python, unittest, the

@@ -31,6 +31,7 @@
 # transaction): the worker polls there, and the drain and the schedule
 # must still finish (t_pgbouncer covers the pooler's other edges).
 # backends: pg pgbouncer mariadb
+# serial: 100 worker processes: beside it a Python handler took 8 s to start
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg | pgbouncer | mariadb) ;;
