@@ -390,21 +390,16 @@ timed_wait(sked_worker *w, int64_t ms)
 	pthread_cond_timedwait(&w->sh.cv_done, &w->sh.mu, &until);
 }
 
-/* The finisher's connection, opened when outcomes come while the worker
- * is busy (w->sh.mu held, released meanwhile). 0: none to be had, or the
- * worker is quiet (at most one task held, no lanes): the loop records
- * them (w->sh.fin_borrow), on the connection it waits on anyway, rather
- * than open one for a task now and then (a fleet of idle workers each
- * opened a connection for its one task: a server backend, its session
- * set-up, and its close 10 s later, per lone task). */
+/* The finisher's connection, opened when outcomes come (w->sh.mu held,
+ * released meanwhile). 0: none to be had: the loop records them
+ * (w->sh.fin_borrow) until the next try. */
 static int
 have_connection(sked_worker *w)
 {
 	if (w->fin.h)
 		return 1;
 	int64_t now = sked__mono_ms();
-	int quiet = w->sh.nheld <= 1 && !w->sh.lanes_go;
-	if (!quiet && now >= w->fin.retry_at) {
+	if (now >= w->fin.retry_at) {
 		pthread_mutex_unlock(&w->sh.mu);
 		w->fin.h = sked__wk_conn_open(w, WK_CONN_FIN);
 		pthread_mutex_lock(&w->sh.mu);
