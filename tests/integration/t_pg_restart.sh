@@ -56,11 +56,13 @@ killed=$(terminate)
 more="$(sk enqueue job --payload p7) $(sk enqueue job --payload p8)"
 eight_done() { [ "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" = 8 ]; }
 wait_for 40 eight_done || { cat "$T/w.log" >&2; fail "tasks enqueued after an idle disconnect did not run"; }
-# all three sessions (claims, finishes, leases) come back, still carrying
-# the URL's application_name; the lease session notices at its next
-# renewal, the finishing one at its next batch
-three_sessions() { [ "$(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$app'")" = 3 ]; }
-wait_for 30 three_sessions || { cat "$T/w.log" >&2; fail "the worker did not reconnect all three sessions"; }
+# the sessions come back, still carrying the URL's application_name: the
+# finishing one proved itself by the results above, and closes once
+# unused for 10 s (connections follow the work, docs/design.md); the two
+# an idle worker keeps (claims, leases) are then what is left, the lease
+# session back at its next renewal
+two_sessions() { [ "$(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$app'")" = 2 ]; }
+wait_for 40 two_sessions || { cat "$T/w.log" >&2; fail "the idle worker did not come back to its two sessions (claims, leases): $(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$app'")"; }
 
 # the reconnects, by connection, in /metrics
 if command -v curl >/dev/null; then
