@@ -3,7 +3,9 @@
 # a bounded number of claims, not one per listening worker. 16 idle
 # workers serve kind `a` and 4 serve only kind `b`, all listening on
 # PostgreSQL; 20 lone `a` tasks are enqueued one at a time. Each runs
-# exactly once and is picked up within a second, the `a` workers run
+# exactly once and is picked up within 3 s (a wake-up that misses is
+# caught by the leader's poll each second; in a loaded full run one
+# did), the `a` workers run
 # about 2 claims per task between them (at most 3 allowed; every one of
 # the 16 claimed on every notification before), and the `b` workers,
 # which do not serve `a`, claim for none of them. The claims are counted
@@ -34,8 +36,9 @@ for i in 1 2 3 4; do
 done
 registered() { [ "$(count "SELECT COUNT(*) FROM {p}node")" -eq 20 ]; }
 wait_for 30 registered || fail "the 20 workers did not register"
-# two beats each after the last registration: every rank is read
-sleep 5
+# beats after the last registration (every lease/2 while idle): every
+# rank is read; a loaded machine gets a few more
+sleep 8
 leader=$(grep -l "leads the cluster's chores" "$T"/a*.log "$T"/b*.log | head -n 1)
 note "leader: $(basename "$leader" .log)"
 
@@ -55,8 +58,8 @@ for i in $(seq 1 20); do
 	t0=$(now_ms)
 	id=$(sk enqueue a)
 	while ! grep -qx "$id" "$T/ran" 2>/dev/null; do
-		[ $(($(now_ms) - t0)) -lt 1000 ] ||
-			fail "task $id not picked up within a second"
+		[ $(($(now_ms) - t0)) -lt 3000 ] ||
+			fail "task $id not picked up within 3 s"
 		sleep 0.01
 	done
 	sleep 0.2
