@@ -371,22 +371,10 @@ sked__wk_finish_on(sked_worker *w, sked *h, int *db_failed)
 }
 
 static void
-add_ms(struct timespec *ts, int64_t ms)
-{
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}
-
-static void
 timed_wait(sked_worker *w, int64_t ms)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	add_ms(&until, ms);
+	sked__wk_deadline(&until, ms);
 	pthread_cond_timedwait(&w->sh.cv_done, &w->sh.mu, &until);
 }
 
@@ -460,8 +448,7 @@ sked__wk_finisher_main(void *arg)
 		if (!w->sh.fin_exit && w->sh.nheld > 0 &&
 		    w->sh.nunrecorded < (w->o.concurrency + 1) / 2) {
 			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			add_ms(&until, LINGER_MS);
+			sked__wk_deadline(&until, LINGER_MS);
 			while (!w->sh.fin_exit && w->sh.nheld > 0 &&
 			       w->sh.nunrecorded < (w->o.concurrency + 1) / 2 &&
 			       pthread_cond_timedwait(&w->sh.cv_done, &w->sh.mu,

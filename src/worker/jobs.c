@@ -410,16 +410,22 @@ sked__wk_give_back_strays(sked_worker *w, sked *h, const int64_t *ids,
 }
 
 void
+sked__wk_deadline(struct timespec *until, int64_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_sec += ms / 1000;
+	until->tv_nsec += (ms % 1000) * 1000000;
+	if (until->tv_nsec >= 1000000000) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000;
+	}
+}
+
+void
 sked__wk_side_sleep(sked_worker *w, int64_t ms, unsigned long *seen)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	sked__wk_deadline(&until, ms);
 	pthread_mutex_lock(&w->sh.side_mu);
 	while (w->sh.side_gen == *seen && !atomic_load(&w->sh.side_exit) &&
 	       pthread_cond_timedwait(&w->sh.side_cv, &w->sh.side_mu, &until) ==

@@ -310,13 +310,7 @@ static void
 wait_ms(sked_worker *w, int64_t ms)
 {
 	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	sked__wk_deadline(&until, ms);
 	pthread_cond_timedwait(&w->sh.cv_lane, &w->sh.mu, &until);
 }
 

@@ -500,7 +500,9 @@ int sked__wk_leads(sked_worker *w);
 /* the heartbeat ends: give the lock up so another node leads at once */
 void sked__wk_lead_end(sked_worker *w);
 
-/* ---- worker/jobs.c: the side threads' sleep ---- */
+/* ---- worker/jobs.c: deadlines and the side threads' sleep ---- */
+/* now + ms on CLOCK_REALTIME, the clock pthread_cond_timedwait reads */
+void sked__wk_deadline(struct timespec *until, int64_t ms);
 /* Sleep up to ms, or until kicked since *seen (a stop, a claim that took
  * tasks); *seen is brought up to date. */
 void sked__wk_side_sleep(sked_worker *w, int64_t ms, unsigned long *seen);
