@@ -339,8 +339,8 @@ sked__wk_lease_basis(const sked_job *j)
 {
 	return j->leased > j->renewed ? j->leased : j->renewed;
 }
-/* Whether this node has a job for (id, attempt) between its claim and the
- * record of its outcome (w->sh.mu held). */
+/* Open h's connection again, counted per connection kind for `sked
+ * nodes` and the metrics. */
 int
 sked__wk_reconnect(sked_worker *w, sked *h, int which)
 {
@@ -357,6 +357,8 @@ sked__wk_reconnect(sked_worker *w, sked *h, int which)
 	return rc;
 }
 
+/* Whether this node has a job for (id, attempt) between its claim and the
+ * record of its outcome (w->sh.mu held). */
 int
 sked__wk_holds_locked(const sked_worker *w, int64_t id, int attempt)
 {

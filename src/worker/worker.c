@@ -700,10 +700,12 @@ idle_ms(sked_worker *w)
 
 /* The node's row, the worker's first write. A database that stops
  * answering between the open and this write (a server restarting, a
- * Galera node that has left the primary component) is waited for as the
- * running loop waits for it: with backoff up to 5 s, until a stop is
- * asked for, and for at most a minute with until_empty. Any other error
- * is the caller's at once. */
+ * Galera node that has left the primary component) or that stays busy
+ * past the driver's wait (an SQLite file whose write lock a frozen
+ * process holds, a deadlock victim) is waited for as the running loop
+ * waits for it: with backoff up to 5 s, until a stop is asked for, and
+ * for at most a minute with until_empty. Any other error is the caller's
+ * at once. */
 static int
 register_node(sked_worker *w)
 {
@@ -712,7 +714,8 @@ register_node(sked_worker *w)
 	for (;;) {
 		int rc = sked__node_register(h, w->node_id, w->o.lease_ms,
 		                             w->o.concurrency);
-		if (rc != SKED_EUNAVAILABLE || atomic_load(&w->sh.stop))
+		if ((rc != SKED_EUNAVAILABLE && rc != SKED_EBUSY) ||
+		    atomic_load(&w->sh.stop))
 			return rc;
 		int64_t now = sked__mono_ms();
 		if (!since) {
@@ -726,7 +729,9 @@ register_node(sked_worker *w)
 		}
 		wait_for_work(w, backoff);
 		backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
-		sked__ignore(sked__wk_reconnect(w, h, SKED_CONN_CLAIMS));
+		if (rc == SKED_EUNAVAILABLE)
+			sked__ignore(
+			        sked__wk_reconnect(w, h, SKED_CONN_CLAIMS));
 	}
 }
 

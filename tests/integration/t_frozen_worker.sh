@@ -34,8 +34,26 @@ start_worker a --node-id a --lease 3s --poll 100ms --handler "job=$h $T"
 a=$wpid
 wait_for 20 test -s "$T/ticks" || { cat "$T/a.log" >&2; fail "handler did not start"; }
 sleep 0.5
-kill -STOP "$a"
-stopped=$(now_ms)
+# SQLite has one write lock per file: a process frozen inside a write
+# transaction (a beat, a renewal) holds it, and no other process on that
+# file can write until it runs again (docs/guarantees.md). That is SQLite's
+# limit, not the guard's, so on SQLite a is frozen at a moment it holds
+# no write lock: if the lock cannot be taken at once, a runs on and is
+# frozen again. (A failure under ASan: b waited its 10 s for the lock.)
+frozen_free() {
+	[ "$(family)" = sqlite ] || return 0
+	sqlite3 -batch -cmd '.timeout 0' "$T/sked.db" "BEGIN IMMEDIATE; ROLLBACK;" >/dev/null 2>&1
+}
+tries=0
+while :; do
+	kill -STOP "$a"
+	stopped=$(now_ms)
+	frozen_free && break
+	kill -CONT "$a"
+	tries=$((tries + 1))
+	[ $tries -lt 50 ] || fail "worker a held SQLite's write lock at 50 tries to freeze it"
+	sleep 0.05
+done
 
 start_worker b --node-id b --lease 3s --poll 100ms --handler "job=$h $T"
 b=$wpid

@@ -4,7 +4,9 @@
 # it drains a backlog; and a worker that the server lets have only two
 # connections (a role's CONNECTION LIMIT, PostgreSQL) runs every task
 # once without exiting, where it used to exit at start ("cannot open a
-# claim connection (lane 1 of 2): too many connections for role").
+# claim connection (lane 1 of 2): too many connections for role"); and
+# on SQLite, a worker started while another process holds the write lock
+# waits for it.
 # Connections are counted on PostgreSQL (pg_stat_activity, by the node id
 # each connection is named after); elsewhere the drains still run.
 # backends: engines pgbouncer
@@ -75,7 +77,32 @@ expect_eq "$wrc" 0 "idle worker's exit status"
 wait_exit "$capped" 20
 expect_eq "$wrc" 0 "capped worker's exit status"
 
-# 3. a role that may open two connections only (PostgreSQL)
+# 3. SQLite: a worker that starts while another process holds the file's
+# write lock (here for 3 s, against a busy wait of 0.5 s) waits for it
+# and runs its task, where it used to exit ("cannot register the node:
+# sqlite: database is locked")
+if [ "$(family)" = sqlite ]; then
+	rm -f "$T"/ran.*
+	sk enqueue x >/dev/null
+	{
+		printf 'BEGIN IMMEDIATE;\nSELECT 1;\n'
+		sleep 3
+		printf 'ROLLBACK;\n'
+	} | sqlite3 -batch "$T/sked.db" >/dev/null &
+	holder=$!
+	sleep 0.5
+	export SKED_SQLITE_BUSY_MS=500
+	start_worker busy --node-id conns-busy --handler "x=$h $T" --poll 100ms --until-empty
+	unset SKED_SQLITE_BUSY_MS
+	wait_exit "$wpid" 30
+	[ "$wrc" = 0 ] || { cat "$T/busy.log" >&2; fail "a worker started beside a held write lock exited $wrc"; }
+	wait "$holder" || true
+	grep -q "waiting for the database" "$T/busy.log" ||
+		{ cat "$T/busy.log" >&2; fail "the worker did not say it waits for the database"; }
+	ran_once 1
+fi
+
+# 4. a role that may open two connections only (PostgreSQL)
 [ $pg = 1 ] || exit 0
 rm -f "$T"/ran.* "$T/stop"
 role="${PREFIX}two"
