@@ -20,6 +20,13 @@
 #                     below the ephemeral range, none twice); free_port: one
 set -eu
 
+# Debian's tools first: python3 and the clients come from scripts/deps.sh,
+# and a version manager's shim that may come first on the caller's PATH
+# (pyenv's took 3.3 s to start Python under a loaded suite, past the 5 s a
+# pipe handler has to say hello and the 10 s of a test's HTTP server)
+PATH=/usr/bin:/bin:$PATH
+export PATH
+
 : "${SKED:?SKED must name the sked binary}"
 : "${SKED_BACKEND:?SKED_BACKEND must name the backend}"
 

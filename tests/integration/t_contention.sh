@@ -26,11 +26,23 @@ sk enqueue tick --lines "$T/payloads" >"$T/ids"
 expect_eq "$(wc -l <"$T/ids" | tr -d ' ')" $n "ids printed by enqueue --lines"
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 0")" $n "pending tasks"
 
+# The promise is once per task while no lease runs out. Under
+# ThreadSanitizer, beside three other sanitized tests on two cores, SQLite
+# writers waited more than 10 s for the file's lock and workers stopped
+# handlers whose leases they could not renew (the guarantee working, a
+# task run again): there the lease is a minute and a statement waits up to
+# a minute for the lock, not 10 s (scripts/run-tests.sh sets
+# SKED_TEST_SANITIZER; a heartbeat under TSan once waited past 10 s).
+lease=10s
+if [ -n "${SKED_TEST_SANITIZER:-}" ]; then
+	lease=60s
+	export SKED_SQLITE_BUSY_MS=60000
+fi
 i=1
 pids=""
 while [ $i -le $procs ]; do
 	start_worker "w$i" --node-id "node$i" --concurrency $threads \
-		--handler "tick=$h $T/ran.log" --poll 100ms --lease 10s --until-empty
+		--handler "tick=$h $T/ran.log" --poll 100ms --lease $lease --until-empty
 	pids="$pids $wpid"
 	i=$((i + 1))
 done
@@ -43,7 +55,12 @@ for p in $pids; do
 done
 
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE status = 2")" $n "succeeded tasks"
-expect_eq "$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE attempts <> 1")" 0 "tasks claimed more than once"
+again=$(count "SELECT COUNT(*) FROM $ALL_TASKS a WHERE attempts <> 1")
+if [ "$again" != 0 ]; then
+	sql "SELECT task_id, attempt, node_id, outcome, error FROM $ALL_RUNS runs WHERE outcome <> 'succeeded'" | head -20 >&2
+	grep -h "lease\|could not run" "$T"/w*.log | head -20 >&2
+	fail "$again task(s) claimed more than once (runs and log lines above)"
+fi
 expect_eq "$(count "SELECT COUNT(*) FROM $ALL_RUNS runs")" $n "run records"
 expect_eq "$(count "SELECT COUNT(DISTINCT task_id) FROM $ALL_RUNS runs WHERE outcome = 'succeeded'")" $n "tasks with a succeeded run"
 expect_eq "$(count "SELECT COUNT(*) FROM (SELECT task_id, attempt FROM $ALL_RUNS runs GROUP BY task_id, attempt HAVING COUNT(*) > 1) x")" 0 "(task, attempt) recorded twice"
@@ -67,9 +84,13 @@ note "$n tasks on $nodes of $procs nodes"
 
 # Processes sharing one SQLite file wait for its write lock in short steps
 # and never give up on it: no claim or finish failed on a busy lock.
+# (Under a sanitizer a wait of 5 s is logged as a "lock wait:" line,
+# which says how long, not that anything failed.)
 if [ "$(family)" = sqlite ]; then
-	if grep -il "locked\|busy\|failed" "$T"/w*.log >/dev/null; then
-		grep -i "locked\|busy\|failed" "$T"/w*.log | head >&2
+	waits='^$'
+	[ -z "${SKED_TEST_SANITIZER:-}" ] || waits=' lock wait: '
+	if grep -i "locked\|busy\|failed" "$T"/w*.log | grep -v "$waits" >"$T/busy"; then
+		head "$T/busy" >&2
 		fail "a worker saw the database busy"
 	fi
 fi

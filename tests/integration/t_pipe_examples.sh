@@ -6,13 +6,9 @@
 # serves the worker's 4 slots (one hello logged, every task in it).
 # backends: sqlite
 . "$(dirname "$0")/lib.sh"
-# the handlers say `#!/usr/bin/env python3`: Debian's interpreter
-# (scripts/deps.sh installs it) starts in a fraction of the time of a
-# version manager's shim that may come first on PATH (pyenv's took 3.3 s
-# under a loaded suite), and a first process that has not said its
-# window within 5 s makes the worker start another
-PATH=/usr/bin:$PATH
-export PATH
+# the handlers say `#!/usr/bin/env python3`, Debian's interpreter (lib.sh
+# puts /usr/bin first): a first process that has not said its window
+# within 5 s makes the worker start another
 [ "$SKED_BACKEND" = sqlite ] || not_here "the examples are checked once, on sqlite"
 init_db
 ex=$(cd "$(dirname "$0")/../../examples/handlers" && pwd)

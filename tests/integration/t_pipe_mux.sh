@@ -15,13 +15,9 @@
 # number) is named in one log line and bounded.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
-# the handlers say `#!/usr/bin/env python3`: Debian's interpreter
-# (scripts/deps.sh installs it) starts in a fraction of the time of a
-# version manager's shim that may come first on PATH (pyenv's took 3.3 s
-# under a loaded suite), and a first process that has not said its
-# window within 5 s makes the worker start another
-PATH=/usr/bin:$PATH
-export PATH
+# the handlers say `#!/usr/bin/env python3`, Debian's interpreter (lib.sh
+# puts /usr/bin first): a first process that has not said its window
+# within 5 s makes the worker start another
 case "$SKED_BACKEND" in
 sqlite | pg | mariadb) ;;
 *) not_here "the pipe: processes do not depend on the backend: sqlite, pg and mariadb check them" ;;
