@@ -378,15 +378,35 @@ refused 400 65 "cancel succeeded tasks"
 post /api/tasks/cancel '{"kind":"flaky","older_than":"1h","confirm":true}'
 expect_eq "$(field .matched)" 0 "older than 1h: none match"
 expect_eq "$(status_of "$d2")" 0 "nothing cancelled"
-post /api/tasks/cancel "{\"ids\":[$d2,$t2]}"
+post /api/tasks/cancel "{\"ids\":[$d2,$t2,$t2,999999999]}"
 expect_eq "$(field .changed)" 2 "cancel by ids"
+# matched counts tasks, as a filter's does: an id twice is one task, an
+# id of no task none (it said 4, the ids given)
+expect_eq "$(field .matched)" 2 "cancel by ids: the tasks matched"
 expect_eq "$(status_of "$t2")" 5 "cancelled by ids"
 post /api/tasks/retry "{\"ids\":[$d2],\"kind\":\"flaky\"}"
 refused 400 65 "ids and a filter"
 post /api/tasks/retry '{"ids":["one"]}'
 refused 400 65 "ids that are not numbers"
+# a number JSON allows but sked cannot hold, and an id with a fraction,
+# each named for what it is (they said "not JSON" and "something else")
+post /api/tasks/retry '{"ids":[1e400]}'
+refused 400 65 "an id of 1e400"
+field .error | grep -q "number too large" || fail "1e400: $(field .error)"
+post /api/tasks '{"kind":"mail","after":[4.0]}'
+refused 400 65 "a parent id of 4.0"
+field .error | grep -q "a fractional number" || fail "4.0: $(field .error)"
 post /api/tasks/retry '{"confirm":"yes"}'
 refused 400 65 "confirm that is not a boolean"
+# confirm null is absent, as a filter field left null is (it was 400)
+post /api/tasks/retry '{"kind":"flaky","confirm":null}'
+expect_eq "$code" 200 "confirm null: a count"
+expect_eq "$(field .applied)" false "confirm null: not applied"
+# more than 100 years: refused, as enqueue and the CLI refuse it
+post /api/tasks/retry '{"kind":"flaky","older_than":"40000d"}'
+refused 400 65 "older_than over 100 years"
+call GET "/api/tasks?since=40000d"
+refused 400 65 "since over 100 years"
 
 # ---- stats, queues, schedules ----
 call GET /api/stats

@@ -159,6 +159,13 @@ api_duration(const char *name, const char *s, int64_t *ms, char *err,
 		         name, s);
 		return -1;
 	}
+	if (*ms > SKED_DURATION_MAX_MS) {
+		snprintf(err, len,
+		         "'%s': '%.64s' is more than 100 years, the longest "
+		         "duration sked takes",
+		         name, s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -181,9 +188,19 @@ api_read_body(const struct cli_http_request *rq, struct cli_http_reply *rp)
 	}
 	v = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &je);
 	if (!v) {
-		api_fail(rp, 400, EX_DATAERR,
-		         "the body is not JSON: %s (line %d, column %d)",
-		         je.text, je.line, je.column);
+		/* valid JSON that no C number holds (1e400, 2^64) is not
+		 * "not JSON": say what sked cannot read */
+		if (json_error_code(&je) == json_error_numeric_overflow)
+			api_fail(rp, 400, EX_DATAERR,
+			         "the body holds a number too large to read "
+			         "(line %d, column %d): ids and counts are "
+			         "64-bit integers",
+			         je.line, je.column);
+		else
+			api_fail(rp, 400, EX_DATAERR,
+			         "the body is not JSON: %s (line %d, column "
+			         "%d)",
+			         je.text, je.line, je.column);
 		return NULL;
 	}
 	if (!json_is_object(v)) {

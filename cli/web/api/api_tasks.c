@@ -57,9 +57,13 @@ deps_fields(json_t *body, sked_enqueue_opts *eo, int64_t *ids, char *err,
 		{
 			if (!json_is_integer(v) || json_integer_value(v) < 1) {
 				snprintf(err, len,
-				         "'after' holds %s, not a task id",
+				         "'after' holds %s, not a task id (an "
+				         "integer from 1, written without a "
+				         "fraction or exponent)",
 				         json_is_integer(v) ? "a number below 1"
-				                            : "something else");
+				         : json_is_real(v)
+				                 ? "a fractional number"
+				                 : "something else");
 				return -1;
 			}
 			ids[i] = json_integer_value(v);
@@ -436,6 +440,36 @@ api_post_one(struct cli_api *a, const struct cli_verb *v, int64_t id,
 	api_reply(rp, 200, o);
 }
 
+static int
+cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* How many distinct tasks of ids[0..n) exist (the ids are sorted here):
+ * an answer's `matched` counts tasks, as a filter's does, not ids given.
+ * One lookup an id, after the change, at most IDS_MAX. */
+static int
+ids_found(sked *h, int64_t *ids, size_t n, int64_t *found)
+{
+	*found = 0;
+	qsort(ids, n, sizeof *ids, cmp_id);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && ids[i] == ids[i - 1])
+			continue;
+		sked_task *t = NULL;
+		int rc = sked_task_get(h, ids[i], &t);
+		if (rc == SKED_OK)
+			(*found)++;
+		else if (rc != SKED_ENOTFOUND)
+			return rc;
+		if (t)
+			sked_tasks_free(t, 1);
+	}
+	return SKED_OK;
+}
+
 void
 api_post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
               struct cli_http_reply *rp)
@@ -459,6 +493,8 @@ api_post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
 	    api_str_field(body, "queue", &f.queue, err, sizeof err) ||
 	    api_str_field(body, "older_than", &older, err, sizeof err))
 		return api_fail(rp, 400, EX_DATAERR, "%s", err);
+	if (json_is_null(confirm)) /* as a filter left null: absent */
+		confirm = NULL;
 	if (confirm && !json_is_boolean(confirm))
 		return api_fail(rp, 400, EX_DATAERR,
 		                "'confirm' must be true or "
@@ -480,16 +516,20 @@ api_post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
 			if (!json_is_integer(e) || json_integer_value(e) < 1)
 				return api_fail(rp, 400, EX_DATAERR,
 				                "'ids' must hold task ids "
-				                "(integers from 1)");
+				                "(integers from 1, written "
+				                "without a fraction or "
+				                "exponent)");
 			list[i] = json_integer_value(e);
 		}
 		if ((rc = v->ids(a->h, list, n, &changed)) != SKED_OK)
 			return api_fail_rc(a, rp, rc, v->cmd);
+		if ((rc = ids_found(a->h, list, n, &matched)) != SKED_OK)
+			return api_fail_rc(a, rp, rc, "count tasks");
 		return api_reply(rp, 200,
 		                 json_pack("{s:s, s:I, s:I, s:b}", "action",
-		                           v->cmd, "matched", (json_int_t)n,
-		                           "changed", (json_int_t)changed,
-		                           "applied", 1));
+		                           v->cmd, "matched",
+		                           (json_int_t)matched, "changed",
+		                           (json_int_t)changed, "applied", 1));
 	}
 	/* a change of everything is refused, as the CLI's cancel --yes
 	 * without a filter is (a filter left null counts as absent) */
