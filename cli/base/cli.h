@@ -268,6 +268,13 @@ cli_sleep_ms(int64_t ms)
  * or N up to 10000 (adaptive, at most N); -1 for anything else */
 int cli_prefetch_value(const char *s, int *out);
 
+/* Whether a secret a user chose (a bearer token, a password) is too weak
+ * to guard anything: shorter than min_len bytes, a byte that a header
+ * cannot carry (control characters, blanks), or fewer than min_distinct
+ * different bytes ("aaaaaaaa", eight spaces). NULL when it will do, else
+ * why not, a phrase for "…: the token is <phrase>". */
+const char *cli_secret_weak(const char *s, size_t min_len, int min_distinct);
+
 /* ---- config.c ---- */
 
 /* Read the INI file at path into cfg. Returns 0, or EX_CONFIG after

@@ -33,3 +33,21 @@ cli_prefetch_value(const char *s, int *out)
 	*out = v == 0 ? SKED_PREFETCH_OFF : (int)v; /* 0: none ahead */
 	return 0;
 }
+
+const char *
+cli_secret_weak(const char *s, size_t min_len, int min_distinct)
+{
+	int seen[256] = {0}, distinct = 0;
+	size_t n = strlen(s);
+
+	if (n < min_len)
+		return "too short";
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch <= 0x20 || ch == 0x7f)
+			return "holding a blank or a control character";
+		distinct += !seen[ch]++;
+	}
+	return distinct < min_distinct ? "made of too few different characters"
+	                               : NULL;
+}

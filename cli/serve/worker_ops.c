@@ -628,9 +628,13 @@ cli_ops_start(struct cli *c, sked_worker *w, const char *listen,
 		unsigned alen;
 		int loop = 1;
 		const char *tok = getenv("SKED_METRICS_TOKEN");
-		if (tok && tok[0] && strlen(tok) < 8) {
-			cli_err("worker --http: SKED_METRICS_TOKEN is shorter "
-			        "than 8 characters");
+		const char *weak =
+		        tok && tok[0] ? cli_secret_weak(tok, 8, 4) : NULL;
+		if (weak) {
+			cli_err("worker --http: SKED_METRICS_TOKEN is %s (at "
+			        "least 8 characters, 4 of them different, no "
+			        "blanks)",
+			        weak);
 			cli_ops_stop(o);
 			return EX_CONFIG;
 		}

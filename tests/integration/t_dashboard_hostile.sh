@@ -1,7 +1,8 @@
 #!/bin/sh
 # `sked dashboard` against hostile input. Credentials: the password (or
-# token) alone must have 8 characters (an auth file `administrator:` or
-# `administrator:x` was once accepted, the user name counted), and an
+# token) alone must have 8 characters, 4 of them different, no blanks (an
+# auth file `administrator:` or `administrator:x` was once accepted, the
+# user name counted; eight spaces and `aaaaaaaa` later), and an
 # address beyond loopback needs --auth. Redirects after a POST go to a
 # path of this dashboard only: `back=/%09/evil.example` once answered
 # `Location: /<TAB>/evil.example`, which a browser follows to the other
@@ -18,8 +19,11 @@ sk cron add nightly "0 3 * * *" report >/dev/null
 
 # weak credentials: refused at start, one line, exit 64, never echoed
 umask 077
+# (eight spaces, eight of one letter and a blank inside were taken before
+# the rule counted different characters)
 for weak in "administrator:" "administrator:x" "administrator:1234567" \
-	":long-enough-pw" "short"; do
+	":long-enough-pw" "short" "admin:        " "admin:aaaaaaaa" \
+	"admin:two words" "aaaaaaaaaaaa"; do
 	printf '%s\n' "$weak" >"$T/auth"
 	expect_rc 64 timeout 20 "$SKED" dashboard --listen "0.0.0.0:$(free_port)" --auth "file:$T/auth"
 	stderr_one_line "$T/err"

@@ -3,7 +3,8 @@
 # warns that /metrics has no authentication (it once started silently);
 # with it, /metrics wants `Authorization: Bearer TOKEN` (401 otherwise)
 # while /healthz and /readyz stay open for probes; a token under 8
-# characters is refused at start (78). sqlite only: the HTTP server does
+# characters, or of fewer than 4 different ones (aaaaaaaa was taken), is
+# refused at start (78). sqlite only: the HTTP server does
 # not depend on the backend.
 # backends: sqlite
 . "$(dirname "$0")/lib.sh"
@@ -24,6 +25,10 @@ wait_exit "$wpid" 30
 
 SKED_METRICS_TOKEN=short expect_rc 78 "$SKED" worker --handler k=/bin/true --http "127.0.0.1:$(free_port)" --until-empty
 stderr_one_line "$T/err"
+# long enough but one letter repeated (it was taken)
+SKED_METRICS_TOKEN=aaaaaaaa expect_rc 78 "$SKED" worker --handler k=/bin/true --http "127.0.0.1:$(free_port)" --until-empty
+stderr_one_line "$T/err"
+grep -q "too few different" "$T/err" || fail "a repeated metrics token: $(cat "$T/err")"
 
 port=$(free_port)
 SKED_LOG=info SKED_METRICS_TOKEN=metrics-token-123 start_worker tok --handler k=/bin/true --http "0.0.0.0:$port" --poll 200ms

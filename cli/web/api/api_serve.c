@@ -32,26 +32,7 @@
 #include <sys/stat.h>
 #include <sysexits.h>
 
-#define TOKEN_MIN 32 /* characters */
-
-/* ---- the token ---- */
-
-static int
-weak_token(const char *t, size_t n)
-{
-	int seen[256] = {0}, distinct = 0;
-
-	if (n < TOKEN_MIN)
-		return 1;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)t[i];
-		/* what a header value can carry, without blanks */
-		if (ch <= 0x20 || ch >= 0x7f)
-			return 1;
-		distinct += !seen[ch]++;
-	}
-	return distinct < 8;
-}
+#define TOKEN_MIN 32 /* characters, at least 8 different */
 
 int
 cli_api_new(const char *spec, int read_only, struct cli_api **out)
@@ -97,8 +78,7 @@ cli_api_new(const char *spec, int read_only, struct cli_api **out)
 	/* the first line, without its line end */
 	if ((nl = strpbrk(text, "\r\n")))
 		*nl = '\0';
-	len = strlen(text);
-	if (weak_token(text, len)) {
+	if (cli_secret_weak(text, TOKEN_MIN, 8)) {
 		cli_err("dashboard --api-token: the token must be at least %d "
 		        "printable characters without blanks, not a few "
 		        "repeated (make one with: head -c 32 /dev/urandom | "

@@ -18,7 +18,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
-#define AUTH_MIN 8 /* the least length of a password or a token */
+#define AUTH_MIN      8 /* the least length of a password or a token */
+#define AUTH_DISTINCT 4 /* and how many different characters at least */
 
 /* A POST comes from this dashboard's own pages: Sec-Fetch-Site says so
  * (checked by the caller), or, from a browser too old to send it, the
@@ -188,12 +189,16 @@ dash_load_auth(struct dash *d, const char *spec)
 	 * name is no secret */
 	char *colon = strchr(text, ':');
 	const char *secret = colon ? colon + 1 : text;
-	if (colon == text || strlen(secret) < AUTH_MIN) {
-		cli_err("dashboard --auth: %s",
-		        colon == text ? "the user name before ':' is empty"
-		        : colon       ? "the password after 'user:' is shorter "
-		                        "than 8 characters"
-		                : "the token is shorter than 8 characters");
+	const char *weak = cli_secret_weak(secret, AUTH_MIN, AUTH_DISTINCT);
+	if (colon == text || weak) {
+		if (colon == text)
+			cli_err("dashboard --auth: the user name before ':' is "
+			        "empty");
+		else
+			cli_err("dashboard --auth: the %s is %s (at least %d "
+			        "characters, %d of them different, no blanks)",
+			        colon ? "password after 'user:'" : "token",
+			        weak, AUTH_MIN, AUTH_DISTINCT);
 		free(text);
 		return EX_USAGE;
 	}
