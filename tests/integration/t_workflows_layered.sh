@@ -3,7 +3,7 @@
 # together (docs/workflows.md, "Ending a parent"): the layered graph of
 # `sked bench --pattern layered` (each task after three tasks of the
 # layer before) is drained RUNS times by several worker processes; the
-# test fails on any dependent that waited more than 1 s after its last
+# test fails on any dependent that waited more than 2 s after its last
 # parent's handler returned, and on any deadlock the server counted
 # meanwhile (PostgreSQL's pg_stat_database.deadlocks, MariaDB's
 # Innodb_deadlocks). sked retries a deadlocked finish by itself, so only
@@ -61,4 +61,11 @@ mariadb)
 		fail "$n deadlocks the server counted during $RUNS layered runs"
 	;;
 esac
-[ "$worst" -le 1000 ] || fail "a dependent waited $worst ms after its last parent ended (more than 1 s)"
+# The 1 s is for a quiet machine (docs/performance.md measures
+# it there). In the suite, four tests at a time (load average about 36
+# on two cores), the slowest release took 700 to 1148 ms with no
+# deadlock at all, while the stall this test exists for is deadlock
+# cycles of 1 s (PostgreSQL's deadlock_timeout) chained into seconds:
+# 2 s tells the one from the other, and the deadlock count above is
+# exact.
+[ "$worst" -le 2000 ] || fail "a dependent waited $worst ms after its last parent ended (more than 2 s)"
