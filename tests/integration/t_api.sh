@@ -419,6 +419,8 @@ expect_eq "$(field ".queues | $counts")" "$(jq -r ".queues | $counts" "$T/stats.
 expect_eq "$(field "[.total] | $counts")" "$(jq -r "[.total] | $counts" "$T/stats.json")" \
 	"stats in total, as sked stats"
 expect_eq "$(field '.queues[] | select(.queue == "bulkq") | .succeeded')" 3 "bulkq's succeeded tasks"
+# nothing due: null, as sked stats --json (and its text's "-"; issue 36)
+expect_eq "$(field '.queues[] | select(.queue == "bulkq") | .oldest_due_ms')" null "bulkq's oldest due, none due"
 sk queue set q1 --concurrency 2 --per-key 1 --rate 10/1m >/dev/null
 call GET /api/queues
 expect_eq "$code" 200 "queues"
