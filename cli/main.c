@@ -230,7 +230,9 @@ static const struct cli_cmd commands[] = {
         {"list", cmd_list, NULL,
          "list [--status S] [--queue Q] [--kind K] [--limit N]",
          "list tasks, newest first",
-         "  --status S  pending, running, succeeded, dead, retry or cancelled\n"
+         "  --status S  pending, running, succeeded, dead, retry, cancelled "
+         "or\n"
+         "              blocked (waiting for its parents)\n"
          "  --limit N   at most N tasks (default 100)\n",
          0},
         {"show", cmd_show, NULL, "show ID",

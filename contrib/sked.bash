@@ -42,7 +42,7 @@ _sked() {
 		return ;;
 	--status)
 		# the statuses each verb can act on; every status elsewhere
-		local st="pending running succeeded dead retry cancelled"
+		local st="pending running succeeded dead retry cancelled blocked"
 		for ((i = 1; i < cword; i++)); do
 			case ${words[i]} in
 			cancel) st="pending retry running"; break ;;

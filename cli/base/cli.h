@@ -193,6 +193,9 @@ int cli_broken_pipe(void);
  * not UTF-8 become U+FFFD). cli_json_print writes v to stdout, one
  * document and a newline, and releases it; returns 0 or EX_IOERR. */
 json_t *cli_json_time(int64_t ms);
+/* How long the oldest due task has waited: null for 0, none due, where
+ * the text form says "-" (`stats`, GET /api/stats). */
+json_t *cli_json_due_age(int64_t ms);
 json_t *cli_json_str(const char *s, size_t len);
 json_t *cli_json_cstr(const char *s);
 /* A task's result (docs/workflows.md): valid JSON as that value, other

@@ -299,6 +299,12 @@ cli_json_time(int64_t ms)
 	return json_string(sked_format_time(ms, buf, sizeof buf));
 }
 
+json_t *
+cli_json_due_age(int64_t ms)
+{
+	return ms > 0 ? json_integer(ms) : json_null();
+}
+
 /* Length of the valid UTF-8 sequence at s (of n bytes left), or 0. */
 static size_t
 utf8_len(const unsigned char *s, size_t n)

@@ -469,7 +469,7 @@ cmd_stats(struct cli *c, int argc, char **argv)
 				        o, cli_stat_cols[k].name,
 				        json_integer(cli_stat_of(&qs[i], k)));
 			json_object_set_new(o, "oldest_due_ms",
-			                    json_integer(cli_oldest_due_ms(
+			                    cli_json_due_age(cli_oldest_due_ms(
 			                            &g, qs[i].queue)));
 			json_object_set_new(o, "paused",
 			                    json_boolean(cli_queue_paused(
@@ -480,8 +480,9 @@ cmd_stats(struct cli *c, int argc, char **argv)
 			json_object_set_new(
 			        tot, cli_stat_cols[k].name,
 			        json_integer(cli_stat_of(&total, k)));
-		json_object_set_new(tot, "oldest_due_ms",
-		                    json_integer(cli_oldest_due_ms(&g, NULL)));
+		json_object_set_new(
+		        tot, "oldest_due_ms",
+		        cli_json_due_age(cli_oldest_due_ms(&g, NULL)));
 		json_t *ua = json_array();
 		for (i = 0; i < nun; i++)
 			json_array_append_new(

@@ -61,6 +61,34 @@ cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms)
 	return 0;
 }
 
+/* The confirmation of queue set, as the other verbs confirm ("paused
+ * queue mail"): what it set, in the flags' words and order, a removed
+ * limit as "none", e.g. "set queue mail: concurrency 5, rate 100/1m". */
+static void
+print_set(const char *queue, int conc, int per_key, int rate_n, int64_t rate_ms)
+{
+	char v[64], d[32];
+	const char *sep = ": ";
+
+	printf("set queue %s", queue);
+	if (conc != SKED_LIMIT_KEEP) {
+		snprintf(v, sizeof v, "%d", conc);
+		printf("%sconcurrency %s", sep, conc ? v : "none");
+		sep = ", ";
+	}
+	if (per_key != SKED_LIMIT_KEEP) {
+		snprintf(v, sizeof v, "%d", per_key);
+		printf("%sper-key %s", sep, per_key ? v : "none");
+		sep = ", ";
+	}
+	if (rate_n != SKED_LIMIT_KEEP) {
+		snprintf(v, sizeof v, "%d/%s", rate_n,
+		         sked_format_duration(rate_ms, d, sizeof d));
+		printf("%srate %s", sep, rate_n ? v : "none");
+	}
+	printf("\n");
+}
+
 int
 cmd_queue_set(struct cli *c, int argc, char **argv)
 {
@@ -121,8 +149,10 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 	rc = sked_queue_set(c->h, queue, conc, per_key, rate_n, rate_ms);
 	if (rc != SKED_OK)
 		return cli_fail(c->h, rc, "queue set");
-	if (!c->json)
+	if (!c->json) {
+		print_set(queue, conc, per_key, rate_n, rate_ms);
 		return EX_OK;
+	}
 	/* --json: the queue as queue ls shows it now */
 	sked_queue_info *q = NULL, none = {.queue = (char *)queue};
 	size_t n = 0, i;

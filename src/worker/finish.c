@@ -246,7 +246,11 @@ sked__wk_unrecorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
 
 /* The line of a recorded attempt, with its facts as keys of the JSON
  * form: a success at debug, a failure at info (warn when the task is
- * dead now), a result for a task no longer held (late) at warn. */
+ * dead now), a result for a task no longer held (late) at warn. "N/M"
+ * is the attempt of the task's max_attempts, as `sked show` says "N of
+ * M": a failure the handler said not to retry ends the task dead at
+ * attempt 1 of 5, and its error says why ("no retry …"); o->max_attempts
+ * is lowered to the attempt only to make that ending. */
 static void
 log_outcome(const sked_job *j, const sked_outcome *o)
 {
@@ -271,13 +275,13 @@ log_outcome(const sked_job *j, const sked_outcome *o)
 		f.outcome = "succeeded";
 		sked__log_task(SKED_LOG_DEBUG, &f,
 		               "task %lld attempt %d/%d succeeded in %s",
-		               f.task_id, o->attempt, o->max_attempts, took);
+		               f.task_id, o->attempt, j->t.max_attempts, took);
 	} else if (o->what == SKED_FIN_FAIL) {
 		f.outcome = o->dead ? "dead" : "failed";
 		f.error = o->error ? o->error : "";
 		sked__log_task(o->dead ? SKED_LOG_WARN : SKED_LOG_INFO, &f,
 		               "task %lld attempt %d/%d failed%s: %s",
-		               f.task_id, o->attempt, o->max_attempts,
+		               f.task_id, o->attempt, j->t.max_attempts,
 		               o->dead ? " (dead)" : "", f.error);
 	} else {
 		f.outcome = "released";

@@ -7,6 +7,9 @@
 // and checks its payload is shown as text, retries the selected tasks in
 // bulk, retries every dead task of FILTER_KIND by filter, and checks the
 // pages say so. Any alert() (a script injected from the database) fails.
+// At phone width, the task page's errors and the schedules' buttons must
+// lie on screen; in the light and the dark scheme every link must have a
+// contrast of 4.5:1 at least (WCAG AA) against what is behind it.
 // Screenshots at laptop and phone width go to SHOT_DIR. Prints one JSON
 // line with what it saw; exits non-zero on the first failed check.
 import fs from "node:fs";
@@ -64,6 +67,69 @@ try {
 	const go = async (click) => {
 		await Promise.all([page.waitForNavigation({ waitUntil: "load" }), click()]);
 	};
+	// at phone width, what a person must reach lies within the screen's
+	// width: cells of a table column by its heading (a table too wide
+	// for a phone once hid them off screen, to the right), buttons in a
+	// table, a field of the task page
+	const offScreenAtPhone = async (what) => {
+		await page.setViewport(phone);
+		const off = await page.evaluate((what) => {
+			const w = document.documentElement.clientWidth;
+			const els = [];
+			for (const t of document.querySelectorAll("main table")) {
+				const heads = [...t.querySelectorAll("thead th")].map((h) => h.textContent.trim());
+				const col = heads.indexOf(what.column);
+				if (col >= 0)
+					t.querySelectorAll("tbody tr").forEach((r) => els.push(r.children[col]));
+				if (what.buttons)
+					t.querySelectorAll("tbody button").forEach((b) => els.push(b));
+			}
+			document.querySelectorAll("dl.fields dt").forEach((dt) => {
+				if (dt.textContent === what.field) els.push(dt.nextElementSibling);
+			});
+			if (els.length === 0)
+				return ["nothing to check"];
+			return els.filter((e) => {
+				const r = e.getBoundingClientRect();
+				return r.left < 0 || r.right > w + 0.5;
+			}).map((e) => `${e.tagName} "${e.textContent.slice(0, 30)}" at ${Math.round(e.getBoundingClientRect().left)}..${Math.round(e.getBoundingClientRect().right)} of ${w}`);
+		}, what);
+		await page.setViewport(laptop);
+		return off;
+	};
+	// the contrast of every link against what lies behind it (WCAG's
+	// relative luminance; backgrounds with alpha composited up from the
+	// page), the lowest found
+	const lowestLinkContrast = () => page.evaluate(() => {
+		const rgba = (s) => {
+			const m = s.match(/rgba?\(([^)]*)\)/);
+			const v = m ? m[1].split(",").map(Number) : [0, 0, 0, 0];
+			return { r: v[0], g: v[1], b: v[2], a: v.length > 3 ? v[3] : 1 };
+		};
+		const lum = (c) => {
+			const f = (x) => { x /= 255; return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; };
+			return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+		};
+		const behind = (el) => {
+			const layers = [];
+			for (let e = el; e; e = e.parentElement)
+				layers.unshift(rgba(getComputedStyle(e).backgroundColor));
+			let c = { r: 255, g: 255, b: 255 };
+			for (const l of layers)
+				c = { r: l.r * l.a + c.r * (1 - l.a), g: l.g * l.a + c.g * (1 - l.a), b: l.b * l.a + c.b * (1 - l.a) };
+			return c;
+		};
+		let low = { ratio: 99 };
+		for (const a of document.querySelectorAll("a")) {
+			if (!a.getClientRects().length)
+				continue;
+			const fg = lum(rgba(getComputedStyle(a).color)), bg = lum(behind(a));
+			const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+			if (ratio < low.ratio)
+				low = { ratio, link: a.textContent.trim(), color: getComputedStyle(a).color };
+		}
+		return low;
+	});
 
 	await page.setViewport(laptop);
 	await page.goto(base + "/", { waitUntil: "load" });
@@ -88,6 +154,14 @@ try {
 	check(shown === payload, `the payload is shown as text (got ${JSON.stringify(shown)})`);
 	check((await page.$$("tbody tr")).length >= 1, "the task's attempts are listed");
 	await shoot("task");
+	// on a phone, the attempts' errors and the last error are on screen;
+	// on a laptop the attempts are still a table with its headings
+	for (const what of [{ column: "Error" }, { field: "last error" }]) {
+		const off = await offScreenAtPhone(what);
+		check(off.length === 0, `the task page at phone width: ${JSON.stringify(what)} off screen: ${off}`);
+	}
+	check(await page.$eval("main table thead", (e) => getComputedStyle(e).display !== "none"),
+		"the attempts table keeps its headings on a laptop");
 
 	// bulk retry by selection
 	await page.goto(base + "/failed", { waitUntil: "load" });
@@ -117,6 +191,23 @@ try {
 		check((await page.title()).toLowerCase().startsWith(name), `the ${name} page`);
 		await shoot(name);
 	}
+	// on a phone, each schedule's Pause or Resume button is on screen
+	await page.goto(base + "/schedules", { waitUntil: "load" });
+	const offButtons = await offScreenAtPhone({ buttons: true });
+	check(offButtons.length === 0, "the schedules page at phone width: buttons off screen: " + offButtons);
+
+	// links read at WCAG AA (4.5:1) in the light and the dark scheme
+	for (const scheme of ["light", "dark"]) {
+		await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: scheme }]);
+		for (const p of ["/", "/failed", `/task/${ids[0]}`]) {
+			await page.goto(base + p, { waitUntil: "load" });
+			const low = await lowestLinkContrast();
+			check(low.ratio >= 4.5, `a link on ${p} in the ${scheme} scheme has contrast ` +
+				`${low.ratio.toFixed(2)}:1, under 4.5:1: ${JSON.stringify(low)}`);
+			seen[`linkContrast_${scheme}`] = Math.min(seen[`linkContrast_${scheme}`] || 99, Number(low.ratio.toFixed(2)));
+		}
+	}
+	await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "light" }]);
 
 	check(alerts === 0, `no script from the database ran (${alerts} alert(s))`);
 	check(errors.length === 0, "no errors in the page's console: " + errors.join("; "));

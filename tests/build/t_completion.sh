@@ -3,8 +3,9 @@
 # completes commands, subcommands, flags and kinds of values, asking the
 # built binary for its commands and flags (CTest: build/completion); and
 # it cannot drift from the command table: every command and subcommand of
-# `sked --help`, every global flag, and every flag of every
-# `sked help COMMAND` is offered where it belongs.
+# `sked --help`, every global flag, every flag of every
+# `sked help COMMAND`, and every status `sked list --status` accepts is
+# offered where it belongs.
 set -eu
 : "${SKED:?}" "${SKED_SRC:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -49,6 +50,12 @@ expect "sked retry --older" --older-than
 expect "sked retry --status " cancelled
 expect "sked cancel --status " running
 expect "sked cancel --kind k --older-than " 1d
+# every status `sked list --status` accepts (its refusal names them all)
+statuses=$("$SKED" --db sqlite:/nonexistent/x.db list --status x 2>&1 |
+	sed -n "s/.*is not one of \([a-z, ]*\).*/\1/p" | tr -d ,)
+[ -n "$statuses" ] || fail "sked list --status x names no statuses"
+for st in $statuses; do expect "sked list --status " "$st"; done
+expect "sked list --status bl" blocked
 not_offered() { # LINE WORD: completing LINE does not offer WORD
 	got=$(complete_line "$1")
 	case " $got " in *" $2 "*) fail "'$1' offers '$2': $got" ;; esac

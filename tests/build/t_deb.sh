@@ -4,7 +4,8 @@
 # Builds libskedN, libsked-dev and sked as `make deb` does
 # (scripts/deb-build.sh into deb-build/ inside this build folder, then
 # scripts/mkdeb.sh), checks their contents and dependencies, runs lintian
-# (no error, no warning, no missing hardening), installs the three with `dpkg -i` into a scratch root with
+# (no error, no warning, no missing hardening; docs/packaging.md names
+# exactly the tags it reports), installs the three with `dpkg -i` into a scratch root with
 # its own dpkg database (maintainer scripts run without chroot, with
 # DPKG_ROOT set, so the machine's is untouched), checks what postinst did
 # (the user sked), runs the installed program and library, runs
@@ -77,6 +78,13 @@ sed 's/^/lintian: /' "$W/lintian"
 grep -q '^[EW]: ' "$W/lintian" && fail "lintian reports errors or warnings"
 # and the binaries are hardened as Debian's own (fortify, bindnow)
 grep -q ': hardening-' "$W/lintian" && fail "lintian reports missing hardening"
+# docs/packaging.md's "lintian" names exactly the tags lintian reports
+# (it once named two hardening tags fixed since: issue 36)
+seen=$(sed -n 's/^[IWE]: [^:]*: \([a-z0-9.-]*\).*/\1/p' "$W/lintian" | sort -u | tr '\n' ' ')
+named=$(sed -n '/^## lintian$/,/^## /p' "$SKED_SRC/docs/packaging.md" |
+	grep -o '`[a-z0-9]*-[a-z0-9.-]*`' | tr -d '`' | sort -u | tr '\n' ' ')
+[ "$seen" = "$named" ] ||
+	fail "docs/packaging.md's lintian section names: $named; lintian reports: $seen"
 
 # install into a scratch root with a dpkg database of its own
 R=$W/root

@@ -10,6 +10,8 @@
 #   - every [worker] key of the page's example config file is accepted by
 #     the program, and the page names every config key the program
 #     accepts that the test knows of (prefetch, wait_db, lock_wait_warn);
+#   - every status `sked list --status` accepts is named by `sked help
+#     list`, the page's `list` section and docs/api.md's task list;
 #   - the exit-code table names no state the program no longer has.
 set -eu
 : "${SKED:?}" "${SKED_SRC:?}"
@@ -58,6 +60,22 @@ sed -n '/^```ini$/,/^```$/p' "$doc" | sed '1d;$d' |
 	fail "the example [worker] section is refused: $(cat "$W/err")"
 for k in prefetch wait_db lock_wait_warn; do
 	grep -q "^$k = " "$W/keys" || fail "the example config lacks [worker] $k"
+done
+
+# every status `sked list --status` accepts (its refusal names them all)
+# is named by `sked help list`, by the page's `list` section and by the
+# statuses of docs/api.md's list
+statuses=$("$SKED" --db sqlite:/nonexistent/x.db list --status x 2>&1 |
+	sed -n "s/.*is not one of \([a-z, ]*\).*/\1/p" | tr -d ,)
+[ -n "$statuses" ] || fail "sked list --status x names no statuses"
+"$SKED" help list >"$W/help-list"
+sed -n '/^### `list`/,/^### /p' "$doc" >"$W/list-section"
+grep -A2 '^`status` (`pending`' "$SKED_SRC/docs/api.md" >"$W/api-status"
+for st in $statuses; do
+	grep -q "\b$st\b" "$W/help-list" || fail "sked help list does not name the status $st"
+	grep -q "\`$st\`" "$W/list-section" || fail "the list section does not name the status $st"
+	grep -q "\`$st\`" "$W/api-status" ||
+		{ echo "FAIL: docs/api.md: GET /api/tasks's statuses lack $st" >&2; status=1; }
 done
 
 # nothing in the exit-code table for a state that is gone

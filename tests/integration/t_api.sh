@@ -11,7 +11,8 @@
 # here is checked against docs/openapi.yaml (tests/openapi/validate.mjs),
 # which must itself be valid, and every operation it describes must have
 # been answered with success. The clients of examples/api/ (Python,
-# Node.js) run as a user would run them.
+# Node.js) and docs/api.md's first block (in a scratch folder: a source
+# install has no /etc/sked) run as a user would run them.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
@@ -419,6 +420,8 @@ expect_eq "$(field ".queues | $counts")" "$(jq -r ".queues | $counts" "$T/stats.
 expect_eq "$(field "[.total] | $counts")" "$(jq -r "[.total] | $counts" "$T/stats.json")" \
 	"stats in total, as sked stats"
 expect_eq "$(field '.queues[] | select(.queue == "bulkq") | .succeeded')" 3 "bulkq's succeeded tasks"
+# nothing due: null, as sked stats --json (and its text's "-"; issue 36)
+expect_eq "$(field '.queues[] | select(.queue == "bulkq") | .oldest_due_ms')" null "bulkq's oldest due, none due"
 sk queue set q1 --concurrency 2 --per-key 1 --rate 10/1m >/dev/null
 call GET /api/queues
 expect_eq "$code" 200 "queues"
@@ -495,6 +498,29 @@ if command -v node >/dev/null; then
 	expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $nid AND kind = 'mail-ex' AND max_attempts = 3")" 1 \
 		"the Node example's task"
 fi
+stop_api
+
+# ---- docs/api.md's first block, as a reader of a source tree runs it ----
+# (it once wrote the token to /etc/sked, which only a packaged install
+# has: issue 36): the lines before the dashboard make the token, the
+# dashboard starts with the --api-token it names, the curl enqueues
+awk '/^```sh$/ { n++; next } n == 1 && /^```$/ { exit } n == 1 { print }' \
+	"$SKED_SRC/docs/api.md" >"$T/apidoc.sh"
+sed '/^sked dashboard/,$d' "$T/apidoc.sh" >"$T/apidoc-token.sh"
+mkdir "$T/apidoc"
+(cd "$T/apidoc" && sh -e "$T/apidoc-token.sh") 2>"$T/err" ||
+	fail "docs/api.md: making the token failed: $(cat "$T/err")"
+spec=$(sed -n 's/^sked dashboard .*--api-token \([^ &]*\).*/\1/p' "$T/apidoc.sh")
+[ -n "$spec" ] || fail "docs/api.md's block starts no dashboard with --api-token"
+case $spec in file:/*) ;; file:*) spec="file:$T/apidoc/${spec#file:}" ;; esac
+start_dashboard apidoc --api-token "$spec"
+sed -n '/^curl/,/^#/p' "$T/apidoc.sh" | grep -v '^#' |
+	sed "s,http://127.0.0.1:8420,$base," >"$T/apidoc-curl.sh"
+(cd "$T/apidoc" && sh -e "$T/apidoc-curl.sh") >"$T/apidoc.out" ||
+	fail "docs/api.md's curl failed: $(cat "$T/apidoc.out")"
+expect_eq "$(jq -c . "$T/apidoc.out")" \
+	"$(sed -n 's/^# \({"id".*\)/\1/p' "$T/apidoc.sh" | sed 's/"id":[0-9]*/"id":'"$(jq .id "$T/apidoc.out")"'/')" \
+	"docs/api.md's enqueue answers as the page shows"
 stop_api
 
 # ---- read-only: reads answer, every change is refused ----

@@ -11,7 +11,8 @@
 #   - commands that only read never create a database;
 #   - a worker waits for a database it cannot reach at start, says so
 #     once, and gives up after --wait-db;
-#   - [worker] prefetch and wait_db are accepted in the config file.
+#   - [worker] prefetch and wait_db are accepted in the config file;
+#   - `queue set` says what it set (issue 36), as `queue pause` does.
 # The database-free parts run on the sqlite backend only.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
@@ -190,4 +191,11 @@ if grep -q "$(printf '\033')" "$T/nodes"; then fail "a raw ESC in nodes: $(od -c
 grep -q 'h\\x1b\[31mred' "$T/nodes" || fail "the host is not escaped in nodes: $(cat "$T/nodes")"
 kill_child TERM "$wpid"
 wait_exit "$wpid" 30
+
+# ---- queue set says what it set (issue 36), as pause says "paused queue" ----
+expect_eq "$(sk queue set mailq --concurrency 5 --rate 100/1m)" \
+	"set queue mailq: concurrency 5, rate 100/1m" "queue set's confirmation"
+expect_eq "$(sk queue set mailq --per-key 1 --concurrency none)" \
+	"set queue mailq: concurrency none, per-key 1" "queue set's confirmation of a removed limit"
+expect_eq "$(sk queue pause mailq)" "paused queue mailq" "queue pause's confirmation"
 exit 0

@@ -3,11 +3,16 @@
 # (a kind and a payload holding <script>); a POST without the CSRF token,
 # or from another site, is refused; --read-only shows no form and refuses
 # every POST; a non-loopback address is refused without --auth, and with
-# it a request without credentials gets 401. Then, on sqlite and pg, a
-# real headless Chromium (tests/browser/dashboard.mjs) opens the overview,
-# follows a dead task, retries tasks in bulk by selection and by filter;
-# the database must show the change. Screenshots at laptop and phone width
-# are kept in $SKED_BUILD/screenshots.
+# it a request without credentials gets 401. The status filter offers
+# every status `sked list` knows, blocked too, and the buttons that act on
+# a filter say what they do ("Retry now all tasks waiting to retry").
+# Then, on sqlite and pg, a real headless Chromium
+# (tests/browser/dashboard.mjs) opens the overview, follows a dead task,
+# retries tasks in bulk by selection and by filter; the database must show
+# the change. At phone width a task's errors and the schedules' buttons
+# lie on screen; links have a contrast of 4.5:1 at least in the light and
+# the dark scheme. Screenshots at laptop and phone width are kept in
+# $SKED_BUILD/screenshots.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
@@ -45,6 +50,12 @@ sk cron add nightly '0 3 * * *' report --tz Europe/Berlin >/dev/null
 sk cron add hourly-digest '@hourly' mail >/dev/null
 sk lock run nightly-backup --ttl 10s -- true
 
+# a task waiting to retry, and one blocked behind it
+w1=$(sk enqueue later)
+sql "UPDATE {p}task SET status = 4 WHERE id = $w1"
+b1=$(sk enqueue child --after "$w1")
+expect_eq "$(status_of "$b1")" 6 "a task enqueued after a live one is blocked"
+
 get() { curl -s -b "$T/jar" -c "$T/jar" -o "$T/page" -w '%{http_code}' -m 10 "$@" || true; }
 
 start_dashboard d
@@ -70,6 +81,25 @@ get "$base/tasks?since=15m&kind=mail" >/dev/null
 grep -q "href=\"/task/$m1\"" "$T/page" || fail "a task created a moment ago is not in the last 15m"
 get "$base/tasks?node=nobody" >/dev/null
 grep -q 'No tasks match' "$T/page" || fail "a node filter matched tasks of no such node"
+# the status filter offers every status (its refusal in sked list names
+# them all), blocked too, and a blocked task is listed under it
+statuses=$(sk list --status x 2>&1 | sed -n "s/.*is not one of \([a-z, ]*\).*/\1/p" | tr -d ,)
+[ -n "$statuses" ] || fail "sked list --status x names no statuses"
+get "$base/tasks" >/dev/null
+for st in $statuses; do
+	grep -q "<option>$st</option>" "$T/page" || fail "the status filter does not offer $st"
+done
+get "$base/tasks?status=blocked" >/dev/null
+grep -q '<option selected>blocked</option>' "$T/page" || fail "the blocked filter is not shown as chosen"
+grep -q "href=\"/task/$b1\"" "$T/page" || fail "the blocked task $b1 is not listed under blocked"
+if grep -q "href=\"/task/$w1\"" "$T/page"; then fail "the blocked filter lists a task waiting to retry"; fi
+# the buttons that act on a filter say what they do in words
+get "$base/failed?status=retry" >/dev/null
+grep -q 'Retry now all tasks waiting to retry' "$T/page" ||
+	fail "the retry-by-filter button of tasks waiting to retry: $(grep -o 'id="bulk-filter"[^<]*' "$T/page")"
+if grep -q 'retry tasks' "$T/page"; then fail "a page still says 'retry tasks'"; fi
+get "$base/failed?status=dead" >/dev/null
+grep -q 'Retry all dead tasks' "$T/page" || fail "the retry-by-filter button of dead tasks"
 
 # changes need the token, and not from another site
 expect_eq "$(get -d "id=$m3" "$base/tasks/retry")" 403 "POST without a CSRF token"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # --json prints one parseable JSON document on stdout for info, enqueue,
 # enqueue --lines, list, show, stats, nodes, cancel and cron next, with the
-# field values the database holds.
+# field values the database holds; docs/cli.md names every key of show's.
 # backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -70,6 +70,24 @@ expect_eq "$(get 'd["result"]')" cancelled "cancel result"
 
 j cron next '30 7 * * *' --tz UTC --from 2026-03-08T00:00:00Z --count 2
 expect_eq "$(get '",".join(d["next"])')" "2026-03-08T07:30:00Z,2026-03-09T07:30:00Z" "cron next"
+
+# every key of show --json (a task, its attempt, a parent) is named in
+# docs/cli.md's "JSON output" (traceparent, result, parents and children
+# once were not: issue 36)
+sk --json show "$id" >"$T/shown.json"
+sk --json show "$(sk enqueue mail --after "$id")" >"$T/child.json"
+python3 - "$SKED_SRC/docs/cli.md" "$T/shown.json" "$T/child.json" <<'PY' ||
+import json, sys
+doc = open(sys.argv[1]).read()
+sec = doc[doc.index("\n## JSON output"):]
+sec = sec[:sec.index("\n## ", 1)]
+t, c = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+keys = set(t) | set(t["runs"][0]) | set(c) | set(c["parents"][0])
+missing = sorted(k for k in keys if '"%s"' % k not in sec)
+if missing:
+    sys.exit("docs/cli.md's JSON output does not name %s" % missing)
+PY
+	fail "docs/cli.md does not name every key of show --json"
 
 # errors stay on stderr, one line; stdout stays empty
 expect_rc 65 sk --json show 999999

@@ -6,7 +6,8 @@
 # every environment variable sked reads; and every line of a worker's run
 # with successes, a failure, a dead task, a lease lost and a fatal error
 # parses, with its facts (task_id, attempt, kind, queue, outcome,
-# duration_ms, error, node) as keys. Backend-independent: sqlite only.
+# duration_ms, error, node) as keys, each named by docs/cli.md and
+# docs/operations.md. Backend-independent: sqlite only.
 # backends: sqlite
 . "$(dirname "$0")/lib.sh"
 [ "$SKED_BACKEND" = sqlite ] || not_here "logging does not depend on the database"
@@ -127,4 +128,23 @@ assert lost and lost[0]["level"] == "warn" and lost[0]["attempt"] == 1, ("lost",
 fatal = [d for d in docs if d["level"] == "error" and "no-such-program" in d.get("error", "")]
 assert fatal and "msg" in fatal[0], ("no fatal error line with its error", fatal)
 print("%d JSON lines, every fact as a key" % len(docs))
+PY
+# every key those lines carried is named where the pages list the keys:
+# docs/cli.md's paragraph and docs/operations.md's "Logs" (cli.md once
+# named 7 of the 12: issue 36)
+python3 - "$T/jw.log" "$SKED_SRC/docs/cli.md" "$SKED_SRC/docs/operations.md" <<'PY' || fail "a log key the docs do not name"
+import json, sys
+keys = set()
+for l in open(sys.argv[1]):
+    keys |= set(json.loads(l))
+paras = [" ".join(p.split()) for p in open(sys.argv[2]).read().split("\n\n")]
+para = [p for p in paras if "each log line is one object" in p][0]
+ops = open(sys.argv[3]).read()
+logs = ops[ops.index("\n## Logs\n"):]
+logs = logs[:logs.index("\n## ", 1)]
+for name, text in (("docs/cli.md", para), ("docs/operations.md", logs)):
+    missing = sorted(k for k in keys if "`%s`" % k not in text)
+    if missing:
+        sys.exit("%s does not name the log keys %s" % (name, missing))
+print("docs name the %d log keys: %s" % (len(keys), " ".join(sorted(keys))))
 PY

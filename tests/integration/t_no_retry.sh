@@ -5,7 +5,8 @@
 # ends dead after its first attempt although it had five, its error
 # saying so; the same failures without the signal are retried as before
 # (exit 1, "retry": true, a 500 without the header); retry_in_ms still
-# sets the delay of an ordinary retry.
+# sets the delay of an ordinary retry. The worker's log and `sked show`
+# agree on the attempt: 1 of 5 (issue 36).
 # backends: engines
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -77,6 +78,13 @@ case "$(sk --json show "$h_final" | json_get 'd["last_error"]')" in
 *"HTTP 410"*) ;; *) fail "the HTTP status is lost" ;;
 esac
 expect_eq "$(sk --json show "$p_final" | json_get 'd["runs"][0]["exit_code"]')" 65 "the program's exit code"
+# the log and show agree: attempt 1 of the task's 5, dead (once the log
+# said "attempt 1/1" while show said "1 of 5")
+for id in $p_final $q_final $h_final $h_invalid; do
+	grep -q "task $id attempt 1/5 failed (dead): no retry (the handler said so)" "$T/w.log" ||
+		fail "the log of task $id: $(grep "task $id attempt" "$T/w.log")"
+	sk show "$id" | grep -q '^  attempts     1 of 5$' || fail "show of task $id: $(sk show "$id" | grep attempts)"
+done
 # ordinary failures retry, as before; retry_in_ms sets the delay
 for id in $p_again $q_soon $h_again; do
 	expect_eq "$(sql "SELECT attempts FROM $ALL_TASKS a WHERE id = $id")" 1 "attempts of task $id so far"

@@ -6,7 +6,10 @@
 # runs the test suite, this test among it). Then what the quick start
 # promises: the email task succeeded with one attempt, whose recorded
 # output is the payload (cat), the resize tasks succeeded and the report
-# task waits.
+# task waits. Then docs/workflows.md's blocks run the same way, after its
+# first block has put build/sked on the PATH as `sked`, as it tells a
+# reader of a source tree to do: the fan-in report counts 9 words, the
+# mended graph ends with its three tasks succeeded.
 # backends: sqlite
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
@@ -62,3 +65,33 @@ case "$(q "SELECT output FROM sked_run WHERE task_id = 1 UNION ALL SELECT output
 esac
 qs=$(grep -lx '## Quick start (SQLite)' "$T"/block*.section | sed 's/section$/out/')
 grep -q 'succeeded' "$qs" || fail "show 1 does not show the attempt"
+
+# ---- docs/workflows.md's blocks, run as its first block says ----
+# The page calls `sked` as installed; its first block puts a source
+# tree's build/sked on the PATH (the README's readers have no other:
+# issue 36). Sourced in a folder where `build` is this build's, it must
+# make `sked` that program; then every other block runs in an empty
+# folder of its own with `sh -e`.
+awk -v dir="$T" '
+	/^```sh$/ { n++; file = dir "/wf" n ".sh"; inblock = 1; next }
+	inblock && /^```$/ { inblock = 0; close(file); next }
+	inblock { print > file }' "$SRC/docs/workflows.md"
+mkdir "$T/wf"
+ln -s "$(dirname "$SKED")" "$T/wf/build"
+n=2
+while [ -f "$T/wf$n.sh" ]; do
+	mkdir "$T/wf/block$n"
+	(cd "$T/wf" && set -e && . "$T/wf1.sh" &&
+		[ "$(command -v sked)" = "$T/wf/build/sked" ] &&
+		cd "block$n" && env -u SKED_CONFIG -u SKED_LOG -u SKED_DATABASE_URL \
+		sh -e "$T/wf$n.sh") >"$T/wf$n.out" 2>"$T/wf$n.err" || {
+		cat "$T/wf$n.out" "$T/wf$n.err" >&2
+		fail "docs/workflows.md block $n failed (its first block: $(head -3 "$T/wf1.sh"))"
+	}
+	n=$((n + 1))
+done
+[ "$n" -ge 4 ] || fail "docs/workflows.md has fewer blocks than its two examples"
+expect_eq "$(cat "$T/wf/block2/report.txt")" "words: 9" "the fan-in report of docs/workflows.md"
+expect_eq "$(sqlite3 -batch -noheader "$T/wf/block3/sked.db" \
+	"SELECT COUNT(*) FROM sked_task_done WHERE kind = 'step' AND status = 2")" 3 \
+	"the mended graph of docs/workflows.md: all three succeeded"

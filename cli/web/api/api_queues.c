@@ -26,7 +26,7 @@ counts_json(const char *queue, const sked_queue_stats *q, int64_t oldest,
 	for (size_t k = 0; k < cli_nstat; k++)
 		json_object_set_new(o, cli_stat_cols[k].name,
 		                    json_integer(cli_stat_of(q, k)));
-	json_object_set_new(o, "oldest_due_ms", json_integer(oldest));
+	json_object_set_new(o, "oldest_due_ms", cli_json_due_age(oldest));
 	if (queue)
 		json_object_set_new(o, "paused", json_boolean(paused));
 	return o;

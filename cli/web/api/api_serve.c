@@ -78,6 +78,7 @@ cli_api_new(const char *spec, int read_only, struct cli_api **out)
 	/* the first line, without its line end */
 	if ((nl = strpbrk(text, "\r\n")))
 		*nl = '\0';
+	len = strlen(text); /* what token_ok compares: the line, not the file */
 	if (cli_secret_weak(text, TOKEN_MIN, 8)) {
 		cli_err("dashboard --api-token: the token must be at least %d "
 		        "printable characters without blanks, not a few "

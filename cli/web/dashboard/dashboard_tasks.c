@@ -28,7 +28,8 @@ filter_form(struct cli_sbuf *b, const sked_list_filter *f, const char *since,
 	if (!failed_view)
 		TPL(b, "tasks.status_any",
 		    {"selected", f->status < 0 ? " selected" : ""});
-	for (int st = 0; st < 6; st++) {
+	/* every status, blocked (the last) too */
+	for (int st = 0; st <= SKED_BLOCKED; st++) {
 		if (failed_view && st != SKED_DEAD && st != SKED_RETRY &&
 		    st != SKED_CANCELLED)
 			continue;
@@ -44,21 +45,32 @@ filter_form(struct cli_sbuf *b, const sked_list_filter *f, const char *since,
 	TPL(b, "tasks.filters_end", {"node", DASH_S(f->node_id)});
 }
 
-/* every task of the filter, retried or cancelled */
+/* every task of the filter, retried or cancelled. The button says what
+ * it does in words: "Retry all dead tasks", "Cancel all pending tasks",
+ * and for the tasks waiting to retry, which a retry runs now, "Retry
+ * now all tasks waiting to retry" (once "Retry all retry tasks"). */
 static void
 bulk_form(struct cli_sbuf *b, const sked_list_filter *f, const char *since,
           const char *nav, int can_retry)
 {
 	const char *label = can_retry ? "Retry" : "Cancel";
-	const char *status = sked_status_name(f->status);
+	char what[64];
 
+	if (f->status == SKED_RETRY) {
+		snprintf(what, sizeof what, "tasks waiting to retry");
+		if (can_retry)
+			label = "Retry now";
+	} else {
+		snprintf(what, sizeof what, "%s tasks",
+		         sked_status_name(f->status));
+	}
 	TPL(b, "tasks.bulk", {"verb", can_retry ? "retry" : "cancel"},
-	    {"label", label}, {"status", status});
+	    {"label", label}, {"what", what});
 	dash_csrf_field(b);
 	dash_filter_fields(b, f, since);
 	TPL(b, "tasks.bulk_button", {"back", nav},
 	    {"class", can_retry ? "" : "danger"}, {"label", label},
-	    {"status", status});
+	    {"what", what});
 	if (f->kind)
 		TPL(b, "tasks.of_kind", {"kind", f->kind});
 	if (f->queue)
