@@ -79,6 +79,11 @@ foreach(t ${SKED_INT_TESTS})
   # processes, a cluster of servers) that beside it other tests measure
   # the machine, not sked: CTest runs it alone
   file(STRINGS ${t} serial LIMIT_COUNT 1 REGEX "^# serial: ")
+  # "# cluster: WHAT": the test starts a cluster of servers of its own,
+  # which mostly waits (elections, state transfers): it runs beside the
+  # other tests, but never beside another cluster (RESOURCE_LOCK; the
+  # chaos runs on a standby and on Galera take the same lock below)
+  file(STRINGS ${t} cluster LIMIT_COUNT 1 REGEX "^# cluster: ")
   foreach(b ${backends})
     add_test(NAME ${b}/${name} COMMAND bash ${t})
     set_tests_properties(${b}/${name} PROPERTIES
@@ -86,6 +91,9 @@ foreach(t ${SKED_INT_TESTS})
       SKIP_RETURN_CODE 77 LABELS "integration;${b}" TIMEOUT 600)
     if(serial)
       set_tests_properties(${b}/${name} PROPERTIES RUN_SERIAL TRUE)
+    endif()
+    if(cluster)
+      set_property(TEST ${b}/${name} APPEND PROPERTY RESOURCE_LOCK sked_cluster)
     endif()
   endforeach()
 endforeach()
@@ -124,6 +132,9 @@ foreach(b sqlite pg mariadb pg-failover galera)
   set_tests_properties(chaos/${b} PROPERTIES
     ENVIRONMENT "SKED=$<TARGET_FILE:sked>;SKED_BACKEND=${b};SKED_BUILD=${CMAKE_BINARY_DIR};CHAOS_SECONDS=30"
     SKIP_RETURN_CODE 77 LABELS "chaos;${b}" TIMEOUT 400)
+  if(b STREQUAL "pg-failover" OR b STREQUAL "galera")
+    set_property(TEST chaos/${b} APPEND PROPERTY RESOURCE_LOCK sked_cluster)
+  endif()
 endforeach()
 include(${CMAKE_SOURCE_DIR}/tests/pg_example.cmake)
 include(${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz.cmake)
@@ -229,4 +240,5 @@ set_tests_properties(build/docs PROPERTIES
 foreach(b pg pgbouncer mariadb)
   set_tests_properties(${b}/t_fleet PROPERTIES RESOURCE_LOCK sked_fleet TIMEOUT 900)
 endforeach()
-set_tests_properties(pg/t_patroni PROPERTIES RESOURCE_LOCK sked_fleet TIMEOUT 900)
+set_property(TEST pg/t_patroni APPEND PROPERTY RESOURCE_LOCK sked_fleet)
+set_tests_properties(pg/t_patroni PROPERTIES TIMEOUT 900)
