@@ -27,6 +27,10 @@
 #     sked itself (enqueue + drain, so ended tasks sit wherever sked's data
 #     model puts them), then every c in C again on that table, against
 #     the fresh-table figures of the same session; no VACUUM by hand;
+#   - the backlog: BACKLOG tasks (1,000,000) delayed a day in a queue of
+#     their own (`enqueue --lines --in 1d`), then every c in C drained
+#     beside them on the same tables, against the fresh-table figures:
+#     what tasks waiting for later cost a drain of due ones;
 #   - sked on SQLite (1 process × c threads; and 1 × 16 against 4 × 4
 #     processes) and on MariaDB.
 #
@@ -61,8 +65,10 @@ say() { echo "[compare] $*" >&2; }
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	d_n=2000 d_runs=1 d_lat=50 d_pile=20000 d_csecs=2 d_crows=400000 d_quiet=5
+	d_backlog=20000
 else
 	d_n=20000 d_runs=3 d_lat=300 d_pile=1000000 d_csecs=10 d_crows=3000000 d_quiet=20
+	d_backlog=1000000
 fi
 SKED=${SKED:-$ROOT/build-bench/sked}
 SKED_PEERS_DIR=${SKED_PEERS_DIR:-$ROOT/../shared/peers}
@@ -80,6 +86,7 @@ LAT_RATE=${LAT_RATE:-100}
 LAT_C=${LAT_C:-10}
 PILEUP=${PILEUP:-$d_pile}
 PILE_FILL_C=${PILE_FILL_C:-50}
+BACKLOG=${BACKLOG:-$d_backlog}
 RUN_PEERS=${RUN_PEERS:-1}
 CEILING=${CEILING:-1}
 CEIL_SECS=${CEIL_SECS:-$d_csecs}
@@ -348,6 +355,28 @@ if [ "$PILEUP" -gt 0 ]; then
 		done
 	done
 fi
+
+# ---- the backlog: BACKLOG tasks waiting for tomorrow, then drains ----
+BACKLOG_SIZE=-
+if [ "$BACKLOG" -gt 0 ]; then
+	fresh_pg
+	bconf=$(mktemp)
+	printf '[sked]\nprefix = skwait_\n' >"$bconf"
+	say "sked pg: $BACKLOG tasks delayed a day (prefix skwait_, queue cold)"
+	"$SKED" --db "$PG/$DB" --config "$bconf" init >/dev/null
+	seq 1 "$BACKLOG" | "$SKED" --db "$PG/$DB" --config "$bconf" \
+		enqueue later --lines - --queue cold --in 1d >/dev/null
+	rm -f "$bconf"
+	BACKLOG_SIZE=$(psql -X -At "$PG/$DB" -c "SELECT pg_size_pretty(sum(pg_total_relation_size(oid))) FROM pg_class WHERE relkind = 'r' AND left(relname, 7) = 'skwait_'" 2>/dev/null || echo -)
+	say "sked pg: the backlog's tables hold $BACKLOG_SIZE"
+	for c in $C; do
+		for r in $(seq 1 "$RUNS"); do
+			say "sked pg beside the backlog c=$c run $r/$RUNS"
+			run "pg-backlog-c$c" --db "$PG/$DB" bench --prefix skwait_ \
+				--tasks "$N" --batch "$N" --threads "$c" --latency-tasks 0
+		done
+	done
+fi
 psql -X -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null || true
 
 # ---- sked on SQLite ----
@@ -436,6 +465,8 @@ sk1=$(fig "pg-c$c1" .throughput.tasks_per_s | r0)
 sk2=$(fig "pg-c$c2" .throughput.tasks_per_s | r0)
 pl1=$(fig "pg-pile-c$c1" .throughput.tasks_per_s | r0)
 pl2=$(fig "pg-pile-c$c2" .throughput.tasks_per_s | r0)
+bl1=$(fig "pg-backlog-c$c1" .throughput.tasks_per_s | r0)
+bl2=$(fig "pg-backlog-c$c2" .throughput.tasks_per_s | r0)
 gw1=$(peer graphile-worker throughput "$c1" jobs_per_s)
 gw2=$(peer graphile-worker throughput "$c2" jobs_per_s)
 rss=$(fig "pg-c$c2" .throughput.worker_max_rss_kb | r0)
@@ -456,6 +487,8 @@ done
 	echo "| SQL contract (\`contract.sh\`, no worker, $CONTRACT_CLIENTS clients) | no-run (what sked keeps) $CON_NORUN · full (a run row too) $CON_FULL | | | |"
 [ "$PILEUP" -gt 0 ] &&
 	echo "| sked after $PILEUP ended tasks ($PILE_SIZE of tables, no manual VACUUM) | $pl1 | $pl2 | | |"
+[ "$BACKLOG" -gt 0 ] &&
+	echo "| sked beside $BACKLOG tasks delayed a day ($BACKLOG_SIZE of tables) | $bl1 | $bl2 | | |"
 [ "$SQLITE" = 1 ] && row_sked sqlite "sked on SQLite $(sqlite3 --version 2>/dev/null | awk '{print $1}') (1 process; default poll, woken by the WAL)"
 [ "$MY_OK" = 1 ] && row_sked mariadb "sked on MariaDB (--poll $MY_POLL, N=$MY_N)"
 echo
@@ -480,6 +513,8 @@ if [ "$CONTRACT" = 1 ]; then
 fi
 [ "$PILEUP" -gt 0 ] &&
 	echo "after $PILEUP ended tasks / fresh table: c=$c1 $(ratio "$pl1" "$sk1"), c=$c2 $(ratio "$pl2" "$sk2") (target ≥ 0.95)"
+[ "$BACKLOG" -gt 0 ] &&
+	echo "beside $BACKLOG delayed tasks / fresh table: c=$c1 $(ratio "$bl1" "$sk1"), c=$c2 $(ratio "$bl2" "$sk2") (target ≥ 0.95)"
 if [ "$MY_OK" = 1 ]; then
 	m1=$(fig "mariadb-c$c1" .throughput.tasks_per_s | r0)
 	m2=$(fig "mariadb-c$c2" .throughput.tasks_per_s | r0)

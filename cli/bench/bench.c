@@ -220,24 +220,30 @@ cli_bench_unfinished(const int64_t st[7])
 }
 
 /* The bench queue's live tasks (pending, waiting to retry, running or
- * blocked),
- * from the gauges: one statement over live rows only, whatever number of
- * ended tasks the table has seen. */
+ * blocked): one count per status over the bench queue's rows only, each
+ * on the partial index of its status, so the end of a drain is seen at
+ * the same cost whatever else the table holds. (It read the cluster's
+ * gauges, whose counts go over every live row: beside a million tasks
+ * delayed for later, each poll took a fifth of a second of the timed
+ * drain.) */
 static int
 live(struct bench *b, int64_t *n)
 {
-	sked_cluster_gauges g;
-	size_t i;
+	static const int live_status[] = {SKED_PENDING, SKED_RUNNING,
+	                                  SKED_RETRY, SKED_BLOCKED};
+	sked_list_filter f;
 	int rc;
 
 	*n = 0;
-	if ((rc = sked_cluster_gauges_get(b->c->h, &g)) != SKED_OK)
-		return cli_fail(b->c->h, rc, "bench: gauges");
-	for (i = 0; i < g.nqueues; i++)
-		if (strcmp(g.queues[i].queue, BENCH_QUEUE) == 0)
-			*n += g.queues[i].pending + g.queues[i].retrying +
-			      g.queues[i].running + g.queues[i].blocked;
-	sked_cluster_gauges_free(&g);
+	memset(&f, 0, sizeof f);
+	f.queue = BENCH_QUEUE;
+	for (size_t i = 0; i < sizeof live_status / sizeof *live_status; i++) {
+		int64_t k = 0;
+		f.status = live_status[i];
+		if ((rc = sked_task_count(b->c->h, &f, &k)) != SKED_OK)
+			return cli_fail(b->c->h, rc, "bench: count");
+		*n += k;
+	}
 	return 0;
 }
 

@@ -285,7 +285,7 @@ sked_task_count(sked *h, const sked_list_filter *f, int64_t *n)
 {
 	if (!h || !h->db || !f || !n)
 		return SKED_EINVAL;
-	if (f->status < -1 || f->status > SKED_CANCELLED)
+	if (f->status < -1 || f->status > SKED_BLOCKED)
 		return sked__fail(h, SKED_EINVAL, "unknown task status %d",
 		                  f->status);
 	if (f->queue && sked__check_name(h, "queue", f->queue) != SKED_OK)
@@ -293,7 +293,7 @@ sked_task_count(sked *h, const sked_list_filter *f, int64_t *n)
 	if (f->kind && sked__check_name(h, "kind", f->kind) != SKED_OK)
 		return SKED_EINVAL;
 	int64_t total = 0;
-	for (int s = 0; s <= SKED_CANCELLED; s++) {
+	for (int s = 0; s <= SKED_BLOCKED; s++) {
 		if (f->status >= 0 && s != f->status)
 			continue;
 		int rc = count_status(h, f, s, &total);

@@ -155,15 +155,28 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
  * between beats on the heartbeat's connection: a table of live work
  * only, a fraction of a second even when bloated, SKIP_LOCKED so that
  * workers (and autovacuum) never queue behind each other, at most once
- * per VACUUM_EVERY_MS. */
+ * per VACUUM_EVERY_MS.
+ *
+ * A table of live work only, unless tasks wait there for later: a
+ * backlog of a million delayed tasks is read again, heap and indexes, by
+ * every vacuum (about 0.2 s each here), which then cost a drain of due
+ * tasks more than the dead rows they remove. So the next vacuum waits
+ * VACUUM_PACE times as long as the last one took: the server spends at
+ * most 1/VACUUM_PACE of its time on this worker's vacuums, whatever the
+ * table holds, and the heartbeat's connection is free for beats the
+ * rest of the time. */
 #define VACUUM_CHURN    5000
 #define VACUUM_EVERY_MS 1000
+#define VACUUM_PACE     20
 
 static void
 vacuum_hot_table(sked_worker *w, int64_t now)
 {
+	int64_t wait = w->beat.vacuum_took_ms * VACUUM_PACE;
+	if (wait < VACUUM_EVERY_MS)
+		wait = VACUUM_EVERY_MS;
 	if (!w->beat.h || !(w->beat.h->dialect->caps & SKED_CAP_VACUUM) ||
-	    now - w->beat.vacuumed_ms < VACUUM_EVERY_MS)
+	    now - w->beat.vacuumed_ms < wait)
 		return;
 	pthread_mutex_lock(&w->sh.mu);
 	int64_t ended = w->sh.counters.succeeded + w->sh.counters.dead;
@@ -171,10 +184,12 @@ vacuum_hot_table(sked_worker *w, int64_t now)
 	if (ended - w->beat.vacuumed_at < VACUUM_CHURN)
 		return;
 	w->beat.vacuumed_at = ended;
-	w->beat.vacuumed_ms = now;
+	int64_t t0 = sked__mono_ms();
 	if (sked__q(w->beat.h, SKED_SQL_HOT_VACUUM, NULL, 0, NULL) != SKED_OK)
 		sked__log(SKED_LOG_DEBUG, "vacuum of the task table: %s",
 		          sked_errmsg(w->beat.h));
+	w->beat.vacuumed_ms = sked__mono_ms();
+	w->beat.vacuum_took_ms = w->beat.vacuumed_ms - t0;
 }
 
 /* Handlers running now, written on the node row by each heartbeat

@@ -366,8 +366,9 @@ typedef struct wk_beat {
 	int *stray_att;
 	int nstray;
 	unsigned long long stray_seq;
-	/* ended tasks and monotonic ms at its last vacuum of the hot table */
-	int64_t vacuumed_at, vacuumed_ms;
+	/* ended tasks and monotonic ms at the end of its last vacuum of the
+	 * hot table, and how long that vacuum took */
+	int64_t vacuumed_at, vacuumed_ms, vacuum_took_ms;
 	/* the last wait of each slot already told: the heartbeat's, or the
 	 * watchdog's where the database cannot name a holder (never both) */
 	unsigned long waits_told[2];

@@ -188,7 +188,7 @@ count_matches_the_filter(void **state)
 	sked *h = fresh();
 	int64_t a = enq(h, "mail", "q", 3600 * 1000, 0);
 	enq(h, "mail", "q", 3600 * 1000, 0);
-	enq(h, "report", "q", 3600 * 1000, 0);
+	int64_t report = enq(h, "report", "q", 3600 * 1000, 0);
 	enq(h, "mail", "other", 3600 * 1000, 0);
 	int64_t n = -1, done = 0, now = 0;
 
@@ -218,9 +218,22 @@ count_matches_the_filter(void **state)
 	                       .created_before_ms = now - 3600 * 1000};
 	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
 	assert_int_equal(n, 0);
+	/* blocked tasks are live tasks too: counted by their status and by
+	 * "any" (status 6 was refused as unknown, and "any" left them out) */
+	int64_t child = 0;
+	sked_enqueue_opts after = {
+	        .queue = "q", .after = &report, .n_after = 1};
+	assert_int_equal(sked_enqueue(h, "mail", "", 0, &after, &child, NULL),
+	                 SKED_OK);
+	f = (sked_list_filter){.status = SKED_BLOCKED, .queue = "q"};
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 1);
+	f.status = -1;
+	assert_int_equal(sked_task_count(h, &f, &n), SKED_OK);
+	assert_int_equal(n, 4); /* two cancelled, report, the child */
 	/* refusals leave n alone */
 	n = 77;
-	f = (sked_list_filter){.status = 6};
+	f = (sked_list_filter){.status = SKED_BLOCKED + 1};
 	assert_int_equal(sked_task_count(h, &f, &n), SKED_EINVAL);
 	f = (sked_list_filter){.status = -1, .kind = "bad kind"};
 	assert_int_equal(sked_task_count(h, &f, &n), SKED_EINVAL);
