@@ -337,6 +337,23 @@ if [ "$CONTRACT" = 1 ] && [ -x "$SKED_PEERS_DIR/contract.sh" ]; then
 	say "contract: no-run $CON_NORUN, full $CON_FULL tasks/s"
 fi
 
+# tables_size PREFIX: what the tables of that prefix hold on disk
+tables_size() {
+	psql -X -At "$PG/$DB" -c "SELECT pg_size_pretty(sum(pg_total_relation_size(oid))) FROM pg_class WHERE relkind = 'r' AND left(relname, length('$1')) = '$1'" 2>/dev/null || echo -
+}
+# drains_on PREFIX LABEL WHAT: every c of C, RUNS times, on the tables of
+# PREFIX as they are
+drains_on() {
+	local c r
+	for c in $C; do
+		for r in $(seq 1 "$RUNS"); do
+			say "sked pg $3 c=$c run $r/$RUNS"
+			run "$2-c$c" --db "$PG/$DB" bench --prefix "$1" \
+				--tasks "$N" --batch "$N" --threads "$c" --latency-tasks 0
+		done
+	done
+}
+
 # ---- the pile-up: PILEUP tasks ended by sked itself, then again ----
 PILE_SIZE=-
 if [ "$PILEUP" -gt 0 ]; then
@@ -345,15 +362,9 @@ if [ "$PILEUP" -gt 0 ]; then
 	run "pg-pile-fill" --db "$PG/$DB" bench --prefix skpile_ \
 		--tasks "$PILEUP" --batch 20000 --threads "$PILE_FILL_C" \
 		--latency-tasks 0 --timeout 60m
-	PILE_SIZE=$(psql -X -At "$PG/$DB" -c "SELECT pg_size_pretty(sum(pg_total_relation_size(oid))) FROM pg_class WHERE relkind = 'r' AND left(relname, 7) = 'skpile_'" 2>/dev/null || echo -)
+	PILE_SIZE=$(tables_size skpile_)
 	say "sked pg: the pile-up's tables hold $PILE_SIZE"
-	for c in $C; do
-		for r in $(seq 1 "$RUNS"); do
-			say "sked pg after the pile-up c=$c run $r/$RUNS"
-			run "pg-pile-c$c" --db "$PG/$DB" bench --prefix skpile_ \
-				--tasks "$N" --batch "$N" --threads "$c" --latency-tasks 0
-		done
-	done
+	drains_on skpile_ pg-pile "after the pile-up"
 fi
 
 # ---- the backlog: BACKLOG tasks waiting for tomorrow, then drains ----
@@ -367,15 +378,9 @@ if [ "$BACKLOG" -gt 0 ]; then
 	seq 1 "$BACKLOG" | "$SKED" --db "$PG/$DB" --config "$bconf" \
 		enqueue later --lines - --queue cold --in 1d >/dev/null
 	rm -f "$bconf"
-	BACKLOG_SIZE=$(psql -X -At "$PG/$DB" -c "SELECT pg_size_pretty(sum(pg_total_relation_size(oid))) FROM pg_class WHERE relkind = 'r' AND left(relname, 7) = 'skwait_'" 2>/dev/null || echo -)
+	BACKLOG_SIZE=$(tables_size skwait_)
 	say "sked pg: the backlog's tables hold $BACKLOG_SIZE"
-	for c in $C; do
-		for r in $(seq 1 "$RUNS"); do
-			say "sked pg beside the backlog c=$c run $r/$RUNS"
-			run "pg-backlog-c$c" --db "$PG/$DB" bench --prefix skwait_ \
-				--tasks "$N" --batch "$N" --threads "$c" --latency-tasks 0
-		done
-	done
+	drains_on skwait_ pg-backlog "beside the backlog"
 fi
 psql -X -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null || true
 
