@@ -387,11 +387,14 @@ typedef struct sked_graph_task {
 	 * this task's own; repeats count once */
 	const size_t *after_index;
 	size_t n_after_index;
-	/* the task's options as for sked_enqueue: queue, priority, run-at
-	 * or delay, max attempts, concurrency key, trace context, timeout,
-	 * on_parent_failure, and after/n_after for existing parents.
-	 * unique_key (and its scope) must be unset: SKED_EINVAL */
-	sked_enqueue_opts opts;
+	/* NULL: every default; else the task's options as for
+	 * sked_enqueue: queue, priority, run-at or delay, max attempts,
+	 * concurrency key, trace context, timeout, on_parent_failure, and
+	 * after/n_after for parents that exist already. unique_key (and
+	 * its scope) must be unset: SKED_EINVAL. A pointer, so that a
+	 * binding fills this struct and points at an option object
+	 * (sked_enqueue_opts_new, docs/abi.md) without knowing its layout */
+	const sked_enqueue_opts *opts;
 } sked_graph_task;
 
 /* The bounds on one graph (docs/security.md), on top of each task's own

@@ -253,8 +253,8 @@ enqueue_graph(struct cli *c, const char *path, const char *traceparent)
 		return rc == -2 ? EX_OSERR : EX_DATAERR;
 	}
 	for (i = 0; i < g.n; i++)
-		if (!g.tasks[i].opts.traceparent)
-			g.tasks[i].opts.traceparent = traceparent;
+		if (!g.opts[i].traceparent)
+			g.opts[i].traceparent = traceparent;
 	if (!(ids = calloc(g.n, sizeof *ids))) {
 		cli_err("--graph: out of memory");
 		ex = EX_OSERR;

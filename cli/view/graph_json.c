@@ -173,8 +173,8 @@ payload_of(json_t *v, sked_graph_task *t, char **owned)
  * (existing tasks' ids) into *ids; both point into g's storage. */
 static int
 after_of(json_t *arr, const struct named *byname, size_t n, size_t *idx,
-         int64_t *ids, sked_graph_task *t, const char *who, char *err,
-         size_t len)
+         int64_t *ids, sked_graph_task *t, sked_enqueue_opts *eo,
+         const char *who, char *err, size_t len)
 {
 	json_t *v;
 	size_t k;
@@ -194,7 +194,7 @@ after_of(json_t *arr, const struct named *byname, size_t n, size_t *idx,
 		return -1;
 	}
 	t->after_index = idx;
-	t->opts.after = ids;
+	eo->after = ids;
 	json_array_foreach(arr, k, v)
 	{
 		if (json_is_string(v)) {
@@ -210,7 +210,7 @@ after_of(json_t *arr, const struct named *byname, size_t n, size_t *idx,
 			}
 			idx[t->n_after_index++] = hit->i;
 		} else if (json_is_integer(v) && json_integer_value(v) > 0) {
-			ids[t->opts.n_after++] = json_integer_value(v);
+			ids[eo->n_after++] = json_integer_value(v);
 		} else {
 			snprintf(err, len,
 			         "%s: 'after' holds something that is neither "
@@ -264,12 +264,15 @@ cli_graph_parse(json_t *root, struct cli_graph *g, char *err, size_t len)
 	}
 	g->n = n;
 	g->tasks = calloc(n, sizeof *g->tasks);
+	g->opts = calloc(n, sizeof *g->opts);
 	g->owned = calloc(n, sizeof *g->owned);
 	g->idx = malloc((nafter + 1) * sizeof *g->idx);
 	g->ids = malloc((nafter + 1) * sizeof *g->ids);
 	byname = malloc(n * sizeof *byname);
-	if (!g->tasks || !g->owned || !g->idx || !g->ids || !byname)
+	if (!g->tasks || !g->opts || !g->owned || !g->idx || !g->ids || !byname)
 		goto oom;
+	for (i = 0; i < n; i++)
+		g->tasks[i].opts = &g->opts[i];
 	/* the names first: "after" may name a task further down */
 	json_array_foreach(arr, i, o)
 	{
@@ -334,12 +337,13 @@ cli_graph_parse(json_t *root, struct cli_graph *g, char *err, size_t len)
 			snprintf(err, len, "%s: 'kind' is missing", who);
 			goto out;
 		}
-		if (task_opts(o, &t->opts, who, err, len))
+		if (task_opts(o, &g->opts[i], who, err, len))
 			goto out;
 		if (after_of(json_object_get(o, "after"), byname, n,
-		             g->idx + used, g->ids + used, t, who, err, len))
+		             g->idx + used, g->ids + used, t, &g->opts[i], who,
+		             err, len))
 			goto out;
-		used += t->n_after_index + t->opts.n_after;
+		used += t->n_after_index + g->opts[i].n_after;
 		if (payload_of(json_object_get(o, "payload"), t,
 		               &g->owned[i]) != 0)
 			goto oom;
@@ -373,6 +377,7 @@ cli_graph_free(struct cli_graph *g)
 		free(g->owned[i]);
 	free(g->owned);
 	free(g->tasks);
+	free(g->opts);
 	free(g->idx);
 	free(g->ids);
 	memset(g, 0, sizeof *g);

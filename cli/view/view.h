@@ -34,6 +34,7 @@ const char *cli_dep_state(sked *h, int64_t id, char **kind);
  * The tasks' strings point into the JSON value, which must outlive g. */
 struct cli_graph {
 	sked_graph_task *tasks;
+	sked_enqueue_opts *opts; /* tasks[i].opts is &opts[i] */
 	size_t n;
 	size_t *idx;  /* the tasks' after_index, one array */
 	int64_t *ids; /* the tasks' existing parents, one array */

@@ -24,6 +24,14 @@
 #include "model/enqueue.h"
 #include "model/wake.h"
 
+/* A task's options; NULL is every default. */
+static const sked_enqueue_opts *
+opts_of(const sked_graph_task *g)
+{
+	static const sked_enqueue_opts none = {0};
+	return g->opts ? g->opts : &none;
+}
+
 /* How a message names task i: its name, or its index. */
 static const char *
 label(const sked_graph_task *t, size_t i, char *buf, size_t len)
@@ -55,31 +63,33 @@ check_task(sked *h, const sked_graph_task *t, size_t n, size_t i)
 	if (!g->kind)
 		return sked__fail(h, SKED_EINVAL, "%s: no kind", what);
 	int rc = sked__enqueue_check(h, g->kind, g->payload,
-	                             g->payload ? g->payload_len : 0, &g->opts);
+	                             g->payload ? g->payload_len : 0,
+	                             opts_of(g));
 	if (rc != SKED_OK)
 		return refail(h, rc, t, i);
-	if (g->opts.unique_key || g->opts.unique_scope ||
-	    g->opts.unique_for_ms || g->opts.unique_replace)
+	if (opts_of(g)->unique_key || opts_of(g)->unique_scope ||
+	    opts_of(g)->unique_for_ms || opts_of(g)->unique_replace)
 		return sked__fail(h, SKED_EINVAL,
 		                  "%s: a task of a graph cannot have a unique "
 		                  "key (enqueue it alone, then name its id)",
 		                  what);
-	if (g->opts.on_parent_failure != SKED_PARENT_CANCEL &&
-	    g->opts.on_parent_failure != SKED_PARENT_IGNORE)
+	if (opts_of(g)->on_parent_failure != SKED_PARENT_CANCEL &&
+	    opts_of(g)->on_parent_failure != SKED_PARENT_IGNORE)
 		return sked__fail(
 		        h, SKED_EINVAL,
 		        "%s: on-parent-failure: give cancel or ignore", what);
-	if (g->opts.n_after && (rc = sked__deps_check(h, &g->opts)) != SKED_OK)
+	if (opts_of(g)->n_after &&
+	    (rc = sked__deps_check(h, opts_of(g))) != SKED_OK)
 		return refail(h, rc, t, i);
 	if (g->n_after_index && !g->after_index)
 		return sked__fail(h, SKED_EINVAL, "%s: no parent indexes given",
 		                  what);
-	if (g->opts.n_after > SKED_MAX_PARENTS ||
-	    g->n_after_index > SKED_MAX_PARENTS - g->opts.n_after)
+	if (opts_of(g)->n_after > SKED_MAX_PARENTS ||
+	    g->n_after_index > SKED_MAX_PARENTS - opts_of(g)->n_after)
 		return sked__fail(h, SKED_EINVAL,
 		                  "%s: %zu parents; a task has at most %d "
 		                  "(SKED_MAX_PARENTS)",
-		                  what, g->opts.n_after + g->n_after_index,
+		                  what, opts_of(g)->n_after + g->n_after_index,
 		                  SKED_MAX_PARENTS);
 	for (size_t k = 0; k < g->n_after_index; k++) {
 		size_t j = g->after_index[k];
@@ -178,7 +188,7 @@ check_graph(sked *h, const sked_graph_task *t, size_t n, size_t *order)
 		int rc = check_task(h, t, n, i);
 		if (rc != SKED_OK)
 			return rc;
-		edges += t[i].opts.n_after + t[i].n_after_index;
+		edges += opts_of(&t[i])->n_after + t[i].n_after_index;
 		bytes += t[i].payload ? t[i].payload_len : 0;
 	}
 	if (edges > SKED_MAX_EDGES)
@@ -231,15 +241,15 @@ lock_existing(sked *h, const sked_graph_task *t, size_t n, ext_parent **ext,
 	*ext = NULL;
 	*next = 0;
 	for (size_t i = 0; i < n; i++)
-		total += t[i].opts.n_after;
+		total += opts_of(&t[i])->n_after;
 	if (total == 0)
 		return SKED_OK;
 	ext_parent *e = malloc(total * sizeof *e);
 	if (!e)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		size_t k = t[i].opts.n_after;
-		memcpy(buf, t[i].opts.after, k * sizeof *buf);
+		size_t k = opts_of(&t[i])->n_after;
+		memcpy(buf, opts_of(&t[i])->after, k * sizeof *buf);
 		uniq_ids(buf, &k); /* a task counts on a parent once */
 		for (size_t j = 0; j < k; j++)
 			e[m++] = (ext_parent){buf[j], 1, -1};
@@ -276,8 +286,8 @@ insert_one(sked *h, const sked_graph_task *t, size_t i, const int64_t *ids,
 	size_t np = 0;
 	int open = 0, bad_st = 0, rc;
 	int64_t bad = 0;
-	memcpy(par, g->opts.after, g->opts.n_after * sizeof *par);
-	np = g->opts.n_after;
+	memcpy(par, opts_of(g)->after, opts_of(g)->n_after * sizeof *par);
+	np = opts_of(g)->n_after;
 	for (size_t k = 0; k < g->n_after_index; k++)
 		par[np++] = ids[g->after_index[k]];
 	uniq_ids(par, &np);
@@ -294,13 +304,13 @@ insert_one(sked *h, const sked_graph_task *t, size_t i, const int64_t *ids,
 		if (st < 0)
 			open++;
 		else if (st != SKED_SUCCEEDED && !bad &&
-		         g->opts.on_parent_failure == SKED_PARENT_CANCEL) {
+		         opts_of(g)->on_parent_failure == SKED_PARENT_CANCEL) {
 			bad = par[k];
 			bad_st = st;
 		}
 	}
 	rc = sked__enqueue_insert(h, g->kind, g->payload,
-	                          g->payload ? g->payload_len : 0, &g->opts,
+	                          g->payload ? g->payload_len : 0, opts_of(g),
 	                          id);
 	if (rc != SKED_OK)
 		return refail(h, rc, t, i);
@@ -308,7 +318,8 @@ insert_one(sked *h, const sked_graph_task *t, size_t i, const int64_t *ids,
 	if (np == 0)
 		return SKED_OK;
 	return sked__deps_link(h, *id, par, (int)np, open,
-	                       g->opts.on_parent_failure, bad, bad_st, pending);
+	                       opts_of(g)->on_parent_failure, bad, bad_st,
+	                       pending);
 }
 
 /* One wake-up per (queue, kind) of the tasks that may run at once. */
@@ -319,13 +330,14 @@ wake_all(sked *h, const sked_graph_task *t, size_t n, const int64_t *ids,
 	for (size_t i = 0; i < n; i++) {
 		if (!pending[i])
 			continue;
-		const char *q =
-		        t[i].opts.queue ? t[i].opts.queue : SKED_DEFAULT_QUEUE;
+		const char *q = opts_of(&t[i])->queue ? opts_of(&t[i])->queue
+		                                      : SKED_DEFAULT_QUEUE;
 		int64_t count = 0;
 		int seen = 0;
 		for (size_t j = 0; j < n && !seen; j++) {
-			const char *qj = t[j].opts.queue ? t[j].opts.queue
-			                                 : SKED_DEFAULT_QUEUE;
+			const char *qj = opts_of(&t[j])->queue
+			                         ? opts_of(&t[j])->queue
+			                         : SKED_DEFAULT_QUEUE;
 			if (!pending[j] || strcmp(qj, q) != 0 ||
 			    strcmp(t[j].kind, t[i].kind) != 0)
 				continue;

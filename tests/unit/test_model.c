@@ -473,17 +473,17 @@ graph_is_all_or_nothing(void **state)
 	         .kind = "resize",
 	         .after_index = f,
 	         .n_after_index = 1,
-	         .opts = {.queue = "img", .priority = 5}},
+	         .opts = &(sked_enqueue_opts){.queue = "img", .priority = 5}},
 	        {.name = "right",
 	         .kind = "thumb",
 	         .after_index = f,
 	         .n_after_index = 1,
-	         .opts = {.max_attempts = 2}},
+	         .opts = &(sked_enqueue_opts){.max_attempts = 2}},
 	        {.name = "fetch",
 	         .kind = "fetch",
 	         .payload = "u",
 	         .payload_len = 1,
-	         .opts = {.after = &pre, .n_after = 1}},
+	         .opts = &(sked_enqueue_opts){.after = &pre, .n_after = 1}},
 	};
 	int nth, rc = SKED_EERROR;
 	for (nth = 1; nth < 60 && rc != SKED_OK; nth++) {
@@ -555,10 +555,11 @@ graph_refuses_bad_shapes(void **state)
 	assert_int_equal(sked_enqueue_graph(h, t, 3, ids), SKED_EINVAL);
 	assert_non_null(strstr(sked_errmsg(h), "waits for itself"));
 	t[0].n_after_index = 0;
-	t[2].opts.unique_key = "u";
+	sked_enqueue_opts uk = {.unique_key = "u"};
+	t[2].opts = &uk;
 	assert_int_equal(sked_enqueue_graph(h, t, 3, ids), SKED_EINVAL);
 	assert_non_null(strstr(sked_errmsg(h), "unique"));
-	t[2].opts.unique_key = NULL;
+	t[2].opts = NULL;
 	assert_int_equal(
 	        sked_enqueue_graph(h, t, SKED_MAX_GRAPH_TASKS + 1, ids),
 	        SKED_EINVAL);

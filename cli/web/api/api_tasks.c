@@ -320,8 +320,8 @@ api_post_graph(struct cli_api *a, json_t *body, const char *traceparent,
 		return api_fail(rp, rc == -2 ? 500 : 400,
 		                rc == -2 ? EX_OSERR : EX_DATAERR, "%s", err);
 	for (size_t i = 0; i < g.n; i++)
-		if (!g.tasks[i].opts.traceparent)
-			g.tasks[i].opts.traceparent = traceparent;
+		if (!g.opts[i].traceparent)
+			g.opts[i].traceparent = traceparent;
 	if (!(ids = calloc(g.n, sizeof *ids))) {
 		cli_graph_free(&g);
 		return api_fail(rp, 500, EX_OSERR, "out of memory");
