@@ -6,7 +6,7 @@
 #     each task keeps its own queue, priority, attempts and payload (a
 #     JSON value stored as its compact text), and a worker runs it in
 #     order: no task starts before each of its parents has ended;
-#   - --json answers {name: id};
+#   - --json answers {name: id}, and - reads the graph from stdin;
 #   - an unknown name, a cycle, a name used twice, a file that is not
 #     JSON, too many parents, a unique key: exit 65, one line, nothing
 #     written;
@@ -68,7 +68,7 @@ expect_eq "$(json_get 'd["payload"]' <"$T/fetch.json")" "http://example/x" \
 
 # ---- --json: an object name -> id ----
 printf '{"tasks": [{"name": "a", "kind": "k"}, {"name": "b", "kind": "k", "after": ["a"]}]}' >"$T/small.json"
-sk enqueue --graph "$T/small.json" --json >"$T/small.out"
+sk enqueue --graph - --json <"$T/small.json" >"$T/small.out" # - is stdin
 a=$(json_get 'd["a"]' <"$T/small.out")
 b=$(json_get 'd["b"]' <"$T/small.out")
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task_dep WHERE parent_id = $a AND child_id = $b")" 1 \
