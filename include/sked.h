@@ -378,7 +378,7 @@ SKED_API int sked_enqueue_many(sked *h, const char *kind, size_t n,
  * same graph (after_index, indexes into the array) and/or for tasks that
  * exist already (opts.after, ids). */
 typedef struct sked_graph_task {
-	/* NULL or a label for messages ("task 'fetch'"); else its index */
+	/* how messages name it ("task 'fetch'"); NULL: by its index */
 	const char *name;
 	const char *kind;    /* a name, as for sked_enqueue */
 	const char *payload; /* NULL: empty; text, as for sked_enqueue */
@@ -406,7 +406,7 @@ typedef struct sked_graph_task {
 
 /* Enqueue the n tasks of a graph in one transaction: all or none. The
  * tasks are inserted parents first; each with parents is blocked until
- * they end, exactly as sked_enqueue with opts.after makes it. ids_out
+ * they end, exactly as sked_enqueue with opts->after makes it. ids_out
  * (room for n) gets tasks[i]'s id at i. Everything is checked before
  * the database is touched: a bad name or option, a unique key, an
  * after_index out of range or naming the task itself, a cycle (the
@@ -417,7 +417,10 @@ typedef struct sked_graph_task {
  * too, found inside the transaction, which then rolls back; so does any
  * database failure midway (SKED_EDB …). n 0 is SKED_OK and does nothing.
  * On failure what ids_out holds is unspecified. On a borrowed handle
- * (sked_open_borrowed) the application's transaction holds it all. The
+ * (sked_open_borrowed) the application's transaction holds it all, and
+ * after a failure found in the database (a missing parent, SKED_EDB)
+ * the application must roll that transaction back: what was written
+ * before it is in it. The
  * tasks array and what it points to are borrowed for the call only. Not
  * thread safe on one handle, as every call. */
 SKED_API int sked_enqueue_graph(sked *h, const sked_graph_task *tasks, size_t n,
