@@ -179,13 +179,21 @@ static const struct cli_cmd commands[] = {
          "             [--on-parent-failure cancel|ignore] [--traceparent TP]\n"
          "             [--wait [--wait-timeout D]]\n"
          "       sked enqueue KIND --lines FILE|- [--queue Q] [--priority N] "
-         "[…]",
-         "add a task (or one per input line); prints the id(s)",
+         "[…]\n"
+         "       sked enqueue --graph FILE|- [--json]",
+         "add a task (or one per input line, or a workflow); prints the "
+         "id(s)",
          "  --payload P       the payload: TEXT, @FILE for a file's bytes, or\n"
          "                    - for stdin (at most SKED_MAX_PAYLOAD, 1 MiB)\n"
          "  --lines F         one task per line of F (- for stdin), all in "
          "one\n"
          "                    transaction; the newline is not part of it\n"
+         "  --graph F         a workflow of F (- for stdin; JSON: tasks with "
+         "names,\n"
+         "                    kinds and 'after' by name or id) in one "
+         "transaction:\n"
+         "                    all or nothing; prints NAME ID a task "
+         "(docs/workflows.md)\n"
          "  --queue Q         queue name (default 'default')\n"
          "  --priority N      higher runs first (default 0)\n"
          "  --at TIME         run at this ISO-8601 time, zone included\n"

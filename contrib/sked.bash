@@ -64,7 +64,7 @@ _sked() {
 		[ -n "$cur" ] || COMPREPLY=(500ms 30s 10m 2h 1d)
 		[ -n "$cur" ] && COMPREPLY=($(compgen -W "${cur}ms ${cur}s ${cur}m ${cur}h ${cur}d" -- "$cur"))
 		return ;;
-	--config | --lines | --db-file)
+	--config | --lines | --graph | --db-file)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
 	--tz)

@@ -373,6 +373,59 @@ SKED_API int sked_enqueue_many(sked *h, const char *kind, size_t n,
                                const char *const *payloads, const size_t *lens,
                                const sked_enqueue_opts *opts, int64_t *ids_out);
 
+/* A workflow in one call (docs/workflows.md, "A graph in one
+ * transaction"): n tasks of any kinds, each waiting for others of the
+ * same graph (after_index, indexes into the array) and/or for tasks that
+ * exist already (opts.after, ids). */
+typedef struct sked_graph_task {
+	/* how messages name it ("task 'fetch'"); NULL: by its index */
+	const char *name;
+	const char *kind;    /* a name, as for sked_enqueue */
+	const char *payload; /* NULL: empty; text, as for sked_enqueue */
+	size_t payload_len;
+	/* parents in this graph: indexes into the tasks array, each not
+	 * this task's own; repeats count once */
+	const size_t *after_index;
+	size_t n_after_index;
+	/* NULL: every default; else the task's options as for
+	 * sked_enqueue: queue, priority, run-at or delay, max attempts,
+	 * concurrency key, trace context, timeout, on_parent_failure, and
+	 * after/n_after for parents that exist already. unique_key (and
+	 * its scope) must be unset: SKED_EINVAL. A pointer, so that a
+	 * binding fills this struct and points at an option object
+	 * (sked_enqueue_opts_new, docs/abi.md) without knowing its layout */
+	const sked_enqueue_opts *opts;
+} sked_graph_task;
+
+/* The bounds on one graph (docs/security.md), on top of each task's own
+ * (SKED_MAX_PAYLOAD, SKED_MAX_PARENTS counting both kinds of parents)
+ * and SKED_MAX_EDGES for the whole graph's edges: at most
+ * SKED_MAX_GRAPH_TASKS tasks and SKED_MAX_GRAPH_BYTES of payloads. */
+#define SKED_MAX_GRAPH_TASKS 10000
+#define SKED_MAX_GRAPH_BYTES (64 * 1024 * 1024)
+
+/* Enqueue the n tasks of a graph in one transaction: all or none. The
+ * tasks are inserted parents first; each with parents is blocked until
+ * they end, exactly as sked_enqueue with opts->after makes it. ids_out
+ * (room for n) gets tasks[i]'s id at i. Everything is checked before
+ * the database is touched: a bad name or option, a unique key, an
+ * after_index out of range or naming the task itself, a cycle (the
+ * message names a task on it), too many parents, edges, tasks or
+ * payload bytes are SKED_EINVAL (SKED_ETOOBIG for a payload over
+ * SKED_MAX_PAYLOAD) with a one-line sked_errmsg() naming the task, and
+ * nothing written. An existing parent that is missing is SKED_EINVAL
+ * too, found inside the transaction, which then rolls back; so does any
+ * database failure midway (SKED_EDB …). n 0 is SKED_OK and does nothing.
+ * On failure what ids_out holds is unspecified. On a borrowed handle
+ * (sked_open_borrowed) the application's transaction holds it all, and
+ * after a failure found in the database (a missing parent, SKED_EDB)
+ * the application must roll that transaction back: what was written
+ * before it is in it. The
+ * tasks array and what it points to are borrowed for the call only. Not
+ * thread safe on one handle, as every call. */
+SKED_API int sked_enqueue_graph(sked *h, const sked_graph_task *tasks, size_t n,
+                                int64_t *ids_out);
+
 typedef struct sked_task {
 	int64_t id;
 	char *queue;

@@ -1,6 +1,7 @@
 /*
  * cmd_enqueue.c — `sked enqueue KIND [PAYLOAD]`, one task, or with
- * --lines FILE one task per line in one transaction.
+ * --lines FILE one task per line in one transaction, or with --graph
+ * FILE a workflow of any kinds in one transaction (view/graph_json.c).
  *
  * Layer: the command-line program, a client of sked.h only. Flags are
  * parsed strictly (a bad value is a usage error before the database is
@@ -8,6 +9,7 @@
  * its one-line messages passed on.
  */
 #include "cmd/cmd.h"
+#include "view/view.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -219,6 +221,66 @@ out:
 	return ex;
 }
 
+/* --graph FILE: the whole workflow in one transaction (sked_enqueue_graph,
+ * docs/workflows.md); one line "NAME ID" a task in the file's order, or
+ * with --json {"name": id, …}. A file that is not a graph is one line
+ * and EX_DATAERR, before the database is opened. A task without its own
+ * "traceparent" gets TRACEPARENT from the environment, as `enqueue` does. */
+static int
+enqueue_graph(struct cli *c, const char *path, const char *traceparent)
+{
+	struct cli_graph g;
+	json_error_t je;
+	json_t *root;
+	char *buf = NULL, err[512];
+	size_t len = 0, i;
+	int64_t *ids = NULL;
+	int ex, rc;
+
+	if ((ex = cli_read_file("--graph", path, SKED_MAX_GRAPH_BYTES, &buf,
+	                        &len)) != 0)
+		return ex;
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	free(buf);
+	if (!root) {
+		cli_err("--graph: %s is not JSON: %s (line %d, column %d)",
+		        path, je.text, je.line, je.column);
+		return EX_DATAERR;
+	}
+	if ((rc = cli_graph_parse(root, &g, err, sizeof err)) != 0) {
+		cli_err("--graph: %s: %s", path, err);
+		json_decref(root);
+		return rc == -2 ? EX_OSERR : EX_DATAERR;
+	}
+	for (i = 0; i < g.n; i++)
+		if (!g.opts[i].traceparent)
+			g.opts[i].traceparent = traceparent;
+	if (!(ids = calloc(g.n, sizeof *ids))) {
+		cli_err("--graph: out of memory");
+		ex = EX_OSERR;
+		goto out;
+	}
+	if ((ex = cli_open(c)) != 0)
+		goto out;
+	rc = sked_enqueue_graph(c->h, g.tasks, g.n, ids);
+	if (rc != SKED_OK) {
+		ex = cli_fail(c->h, rc, "enqueue --graph %s (%zu tasks)", path,
+		              g.n);
+		goto out;
+	}
+	if (c->json) {
+		ex = cli_json_print(cli_graph_ids_json(&g, ids));
+	} else {
+		for (i = 0; i < g.n; i++)
+			printf("%s %" PRId64 "\n", g.tasks[i].name, ids[i]);
+	}
+out:
+	free(ids);
+	cli_graph_free(&g);
+	json_decref(root);
+	return ex;
+}
+
 /* What the user may not expect of a run-at, said on stderr (the task is
  * enqueued all the same): a --at before the database's now, which makes
  * the task due at once, and a --in of more than a year. The task's own
@@ -269,7 +331,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		O_UREPLACE,
 		O_WAIT,
 		O_WAIT_TIMEOUT,
-		O_TIMEOUT
+		O_TIMEOUT,
+		O_GRAPH
 	};
 	static const struct option opts[] = {
 	        {"payload", required_argument, NULL, O_PAYLOAD},
@@ -290,10 +353,11 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	        {"wait", no_argument, NULL, O_WAIT},
 	        {"wait-timeout", required_argument, NULL, O_WAIT_TIMEOUT},
 	        {"timeout", required_argument, NULL, O_TIMEOUT},
+	        {"graph", required_argument, NULL, O_GRAPH},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
-	const char *payload_arg = NULL, *lines = NULL, *kind;
+	const char *payload_arg = NULL, *lines = NULL, *graph = NULL, *kind;
 	sked_enqueue_opts eo;
 	char *payload = NULL;
 	size_t payload_len = 0;
@@ -301,7 +365,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 	long long v;
 	int64_t id = 0;
 	int ch, ex, rc, existed = 0, have_at = 0, have_in = 0, scoped = 0;
-	int wait = 0;
+	int wait = 0, others = 0;
 	int64_t wait_ms = NO_WAIT, timeout_ms = -1;
 
 	memset(&eo, 0, sizeof eo);
@@ -312,6 +376,7 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		eo.traceparent = NULL;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		others += ch != O_GRAPH && ch != CLI_OPT_JSON;
 		switch (ch) {
 		case O_PAYLOAD:
 			payload_arg = optarg;
@@ -326,6 +391,9 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 			break;
 		case O_LINES:
 			lines = optarg;
+			break;
+		case O_GRAPH:
+			graph = optarg;
 			break;
 		case O_QUEUE:
 			eo.queue = optarg;
@@ -438,6 +506,22 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 		default:
 			return cli_opt_error("enqueue", ch, argv);
 		}
+	}
+	if (graph != NULL) {
+		/* the file says everything: each task's kind, payload and
+		 * options (a flag beside it would be ambiguous) */
+		free(after);
+		if (argc - optind > 0)
+			return cli_usage(
+			        "enqueue",
+			        "--graph FILE takes no KIND: each task "
+			        "names its own");
+		if (others)
+			return cli_usage("enqueue",
+			                 "--graph FILE takes no other option "
+			                 "than --json: each task carries its "
+			                 "own");
+		return enqueue_graph(c, graph, eo.traceparent);
 	}
 	if (argc - optind < 1)
 		return cli_usage("enqueue", "missing the task KIND");

@@ -1,8 +1,9 @@
 /*
  * view.h — what more than one command, page or daemon shows or does the
  * same way: a task, a queue and a schedule as JSON (task_json.c,
- * queue_json.c), cancel and retry as verbs (steer_verbs.c), the config
- * file's schedules, queues and retention put in place (config_sync.c).
+ * queue_json.c), a workflow read from JSON (graph_json.c), cancel and
+ * retry as verbs (steer_verbs.c), the config file's schedules, queues
+ * and retention put in place (config_sync.c).
  * The Prometheus text of the gauges has its own header (metrics.h).
  *
  * Folder cli/view/ (floor 10, docs/design.md): above base/ and http/,
@@ -25,6 +26,26 @@ int cli_show_json(sked *h, int64_t id, json_t **out, const char **what);
 /* A related task's status name ("pruned" when it cannot be read) and,
  * in *kind, its kind (NULL then; free it). */
 const char *cli_dep_state(sked *h, int64_t id, char **kind);
+
+/* ---- graph_json.c ---- */
+
+/* A workflow as JSON (docs/workflows.md): {"tasks": [{"name", "kind",
+ * "payload", "after": [names or ids], …}]}, read for sked_enqueue_graph.
+ * The tasks' strings point into the JSON value, which must outlive g. */
+struct cli_graph {
+	sked_graph_task *tasks;
+	sked_enqueue_opts *opts; /* tasks[i].opts is &opts[i] */
+	size_t n;
+	size_t *idx;  /* the tasks' after_index, one array */
+	int64_t *ids; /* the tasks' existing parents, one array */
+	char **owned; /* payloads that were JSON values, as text */
+};
+/* 0; -1 bad data, -2 out of memory, with one line in err (nothing to
+ * free then). */
+int cli_graph_parse(json_t *root, struct cli_graph *g, char *err, size_t len);
+/* {"name": id, …}: a new reference */
+json_t *cli_graph_ids_json(const struct cli_graph *g, const int64_t *ids);
+void cli_graph_free(struct cli_graph *g);
 
 /* ---- queue_json.c ---- */
 

@@ -55,6 +55,30 @@ sked__deps_check(sked *h, const sked_enqueue_opts *o)
 	return SKED_OK;
 }
 
+int
+sked__deps_count(sked *h, int64_t id, size_t nchild, int *st)
+{
+	sked_val p[2] = {SKED_INTV(id), SKED_INTV((int64_t)nchild)};
+	*st = -1;
+	int rc = sked__q(h, SKED_SQL_DEP_LIVE, p, 2, NULL);
+	if (rc != SKED_OK || sked__affected(h) == 1)
+		return rc;
+	rc = sked__q(h, SKED_SQL_DEP_DONE, p, 2, NULL);
+	if (rc != SKED_OK)
+		return rc;
+	if (sked__affected(h) != 1)
+		return sked__fail(h, SKED_EINVAL,
+		                  "after: no task %lld (never enqueued here, "
+		                  "or ended and pruned)",
+		                  (long long)id);
+	sked_res r = {0};
+	rc = sked__q(h, SKED_SQL_DEP_DONE_STATUS, p, 1, &r);
+	*st = rc == SKED_OK && r.nrows == 1 ? (int)sked__res_int(&r, 0, 0)
+	                                    : SKED_SUCCEEDED;
+	sked__res_clear(&r);
+	return rc;
+}
+
 /* Inside the enqueue's transaction, before the children are inserted:
  * count nchild more dependents on each parent (locking a live parent's
  * row, so that a parent ending at the same moment either ended before,
@@ -82,30 +106,14 @@ sked__deps_parents(sked *h, const sked_enqueue_opts *o, size_t nchild,
 	*bad_st = 0;
 	int rc = SKED_OK;
 	for (size_t i = 0; i < m && rc == SKED_OK; i++) {
-		sked_val p[2] = {SKED_INTV(u[i]), SKED_INTV((int64_t)nchild)};
-		rc = sked__q(h, SKED_SQL_DEP_LIVE, p, 2, NULL);
+		int st;
+		rc = sked__deps_count(h, u[i], nchild, &st);
 		if (rc != SKED_OK)
 			break;
-		if (sked__affected(h) == 1) {
+		if (st < 0) {
 			(*open)++;
 			continue;
 		}
-		rc = sked__q(h, SKED_SQL_DEP_DONE, p, 2, NULL);
-		if (rc != SKED_OK)
-			break;
-		if (sked__affected(h) != 1) {
-			rc = sked__fail(h, SKED_EINVAL,
-			                "after: no task %lld (never enqueued "
-			                "here, or ended and pruned)",
-			                (long long)u[i]);
-			break;
-		}
-		sked_res r = {0};
-		rc = sked__q(h, SKED_SQL_DEP_DONE_STATUS, p, 1, &r);
-		int st = rc == SKED_OK && r.nrows == 1
-		                 ? (int)sked__res_int(&r, 0, 0)
-		                 : SKED_SUCCEEDED;
-		sked__res_clear(&r);
 		if (st != SKED_SUCCEEDED && !*bad &&
 		    o->on_parent_failure == SKED_PARENT_CANCEL) {
 			*bad = u[i];

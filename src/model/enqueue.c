@@ -10,7 +10,7 @@
  * them. Writes that belong together share one transaction, and workers
  * that can be woken are told in it (PostgreSQL NOTIFY).
  */
-#include "handle/internal.h"
+#include "model/enqueue.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -216,6 +216,23 @@ insert_task(sked *h, const char *kind, const char *payload, size_t len,
 	*dup = 1;
 	*id = 0;
 	return SKED_OK;
+}
+
+int
+sked__enqueue_check(sked *h, const char *kind, const char *payload,
+                    size_t payload_len, const sked_enqueue_opts *o)
+{
+	return check_enqueue(h, kind, payload, payload_len, o);
+}
+
+int
+sked__enqueue_insert(sked *h, const char *kind, const char *payload,
+                     size_t payload_len, const sked_enqueue_opts *o,
+                     int64_t *id)
+{
+	int dup = 0;
+	int rc = insert_task(h, kind, payload, payload_len, o, id, &dup);
+	return rc == SKED_OK && dup ? SKED_EINVAL : rc;
 }
 
 /* ---- unique keys (docs/unique.md) ----

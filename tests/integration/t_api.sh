@@ -1,7 +1,7 @@
 #!/bin/sh
 # The JSON API of `sked dashboard --api-token` (docs/api.md), driven with
 # curl: every endpoint does what it says in the database (enqueue with
-# every option, bulk all-or-none, show, list with filters and keyset
+# every option, bulk and graphs all-or-none, show, list with filters and keyset
 # pages, cancel and retry by id and by filter with the count first,
 # stats, queues, schedules), and every refusal answers the one error
 # shape with its status: a weak token refused at start, the API off
@@ -226,6 +226,28 @@ post /api/tasks/bulk '{"kind":"job","payloads":["a"],"unique_key":"k"}'
 refused 400 65 "bulk with a unique key"
 post /api/tasks/bulk '{"kind":"job","payloads":[]}'
 refused 400 65 "bulk of nothing"
+
+# ---- a graph in one transaction (issue 37; docs/workflows.md) ----
+post /api/graphs '{"tasks":[{"name":"fetch","kind":"gfetch","payload":{"u":1}},{"name":"left","kind":"gleft","after":["fetch"],"queue":"gq"},{"name":"right","kind":"gright","after":["fetch"]},{"name":"join","kind":"gjoin","after":["left","right"]}]}'
+expect_eq "$code" 201 "a graph enqueued"
+gf=$(field '.ids.fetch') gl=$(field '.ids.left') gr=$(field '.ids.right') gj=$(field '.ids.join')
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task_dep WHERE (parent_id = $gf AND child_id IN ($gl, $gr)) OR (child_id = $gj AND parent_id IN ($gl, $gr))")" 4 \
+	"the graph's edges are those of the ids answered by name"
+expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE id = $gl AND kind = 'gleft' AND queue = 'gq' AND status = 6")" 1 \
+	"a task of the graph with its own kind and queue, blocked"
+before=$(count "SELECT (SELECT COUNT(*) FROM {p}task) + (SELECT COUNT(*) FROM {p}task_dep)")
+post /api/graphs '{"tasks":[{"name":"a","kind":"k"},{"name":"b","kind":"k","after":["a","nope"]}]}'
+refused 400 65 "a graph naming no task of its own"
+post /api/graphs '{"tasks":[{"name":"a","kind":"k","after":["b"]},{"name":"b","kind":"k","after":["a"]}]}'
+refused 400 65 "a graph with a cycle"
+post /api/graphs '{"tasks":[{"name":"a","kind":"k"},{"name":"b","kind":"k","after":["a"],"queue":"not a queue"}]}'
+refused 400 65 "a graph whose last task the library refuses"
+post /api/graphs '{"tasks":[{"name":"a","kind":"k"},{"name":"b","kind":"k","after":["a", 999999999]}]}'
+refused 400 65 "a graph with a missing parent"
+post /api/graphs '{"tasks":[]}'
+refused 400 65 "a graph of nothing"
+expect_eq "$(count "SELECT (SELECT COUNT(*) FROM {p}task) + (SELECT COUNT(*) FROM {p}task_dep)")" "$before" \
+	"a refused graph writes nothing"
 
 # ---- bad input: one line, 400/65 (415, 413) ----
 post /api/tasks '{"kind":"mail",'

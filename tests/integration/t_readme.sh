@@ -95,3 +95,11 @@ expect_eq "$(cat "$T/wf/block2/report.txt")" "words: 9" "the fan-in report of do
 expect_eq "$(sqlite3 -batch -noheader "$T/wf/block3/sked.db" \
 	"SELECT COUNT(*) FROM sked_task_done WHERE kind = 'step' AND status = 2")" 3 \
 	"the mended graph of docs/workflows.md: all three succeeded"
+# the graph in one transaction (issue 37): enqueued with one command,
+# it ran parents first: fetch first, the two middle tasks after it, report last
+wl="$T/wf/block4/log.txt"
+expect_eq "$(head -2 "$wl" | paste -sd, -)" "start fetch,end fetch" \
+	"docs/workflows.md's graph: fetch ran first"
+expect_eq "$(tail -2 "$wl" | paste -sd, -)" "start report,end report" \
+	"docs/workflows.md's graph: report ran last"
+expect_eq "$(grep -c . "$wl")" 8 "docs/workflows.md's graph: four tasks, each once"

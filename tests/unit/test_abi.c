@@ -52,6 +52,9 @@ struct_sizes(void **state)
 	assert_int_equal(sked_struct_size("sked_run"), sizeof(sked_run));
 	assert_int_equal(sked_struct_size("sked_worker_counters"),
 	                 sizeof(sked_worker_counters));
+	/* a binding builds sked_enqueue_graph's array itself (issue 37) */
+	assert_int_equal(sked_struct_size("sked_graph_task"),
+	                 sizeof(sked_graph_task));
 	assert_int_equal(sked_struct_size("sked_task "), 0);
 	assert_int_equal(sked_struct_size(NULL), 0);
 }

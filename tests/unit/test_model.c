@@ -8,7 +8,8 @@
  * an expired lease is taken back and its attempt recorded; renewal lists
  * only what the node still holds; unique keys return the existing task;
  * the one claim entry picks the limited claim for a limited queue and
- * records the outcomes handed with it.
+ * records the outcomes handed with it; a graph (sked_enqueue_graph) is
+ * all or nothing whichever statement fails, and refuses a bad shape.
  * Both SQLite claim strategies run every test.
  */
 #include <setjmp.h>
@@ -448,6 +449,128 @@ take_picks_the_claim(void **state)
 	(void)state;
 }
 
+/* A workflow in one call (sked_enqueue_graph): a diamond after an
+ * existing task, whose every statement is made to fail in turn through
+ * the driver seam; each failure leaves nothing (no task, no edge, the
+ * existing parent's count of dependents as it was), and the run without
+ * a fault writes the graph parents first with exactly its edges. */
+static void
+graph_is_all_or_nothing(void **state)
+{
+	sked *h = open_db(tmp_url());
+	int64_t pre = 0, ids[4];
+	assert_int_equal(sked_enqueue(h, "setup", NULL, 0, NULL, &pre, NULL),
+	                 SKED_OK);
+	/* report after left and right, both after fetch, fetch after pre;
+	 * listed children first: the call orders them */
+	static const size_t lr[2] = {1, 2}, f[1] = {3};
+	sked_graph_task t[4] = {
+	        {.name = "report",
+	         .kind = "report",
+	         .after_index = lr,
+	         .n_after_index = 2},
+	        {.name = "left",
+	         .kind = "resize",
+	         .after_index = f,
+	         .n_after_index = 1,
+	         .opts = &(sked_enqueue_opts){.queue = "img", .priority = 5}},
+	        {.name = "right",
+	         .kind = "thumb",
+	         .after_index = f,
+	         .n_after_index = 1,
+	         .opts = &(sked_enqueue_opts){.max_attempts = 2}},
+	        {.name = "fetch",
+	         .kind = "fetch",
+	         .payload = "u",
+	         .payload_len = 1,
+	         .opts = &(sked_enqueue_opts){.after = &pre, .n_after = 1}},
+	};
+	int nth, rc = SKED_EERROR;
+	for (nth = 1; nth < 60 && rc != SKED_OK; nth++) {
+		sked__db_fault_after(nth, SKED_DBE_OTHER);
+		rc = sked_enqueue_graph(h, t, 4, ids);
+		sked__db_fault_after(0, SKED_DBE_NONE);
+		if (rc == SKED_OK)
+			break;
+		assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 1);
+		assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task_dep"),
+		                 0);
+		assert_int_equal(count(h, "SELECT dependents FROM {p}task"), 0);
+	}
+	assert_true(nth > 5); /* the fault fired midway, several times */
+	if (rc != SKED_OK)    /* the fault came after the last statement */
+		assert_int_equal(sked_enqueue_graph(h, t, 4, ids), SKED_OK);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 5);
+	assert_true(ids[3] < ids[1] && ids[1] < ids[2] && ids[2] < ids[0]);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task_dep"), 5);
+	char q[256];
+	snprintf(q, sizeof q,
+	         "SELECT COUNT(*) FROM {p}task_dep WHERE (parent_id = %lld "
+	         "AND child_id = %lld) OR (parent_id = %lld AND child_id IN "
+	         "(%lld, %lld)) OR (child_id = %lld AND parent_id IN (%lld, "
+	         "%lld))",
+	         (long long)pre, (long long)ids[3], (long long)ids[3],
+	         (long long)ids[1], (long long)ids[2], (long long)ids[0],
+	         (long long)ids[1], (long long)ids[2]);
+	assert_int_equal(count(h, q), 5);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task WHERE "
+	                          "status = 6"),
+	                 4);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task WHERE "
+	                          "queue = 'img' AND priority = 5"),
+	                 1);
+	sked_close(h);
+	(void)state;
+}
+
+/* What a graph may not be, refused before any SQL with one line naming
+ * the task: a cycle, a parent index out of range or its own, a unique
+ * key, too many tasks. */
+static void
+graph_refuses_bad_shapes(void **state)
+{
+	sked *h = open_db(tmp_url());
+	int64_t ids[3];
+	static const size_t p0[1] = {0}, p1[1] = {1}, p2[1] = {2}, p9[1] = {9};
+	sked_graph_task t[3] = {
+	        {.name = "a",
+	         .kind = "k",
+	         .after_index = p2,
+	         .n_after_index = 1},
+	        {.name = "b",
+	         .kind = "k",
+	         .after_index = p0,
+	         .n_after_index = 1},
+	        {.name = "c",
+	         .kind = "k",
+	         .after_index = p1,
+	         .n_after_index = 1},
+	};
+	assert_int_equal(sked_enqueue_graph(h, t, 3, ids), SKED_EINVAL);
+	assert_non_null(strstr(sked_errmsg(h), "cycle"));
+	t[0].after_index = p9;
+	assert_int_equal(sked_enqueue_graph(h, t, 3, ids), SKED_EINVAL);
+	assert_non_null(strstr(sked_errmsg(h), "task 'a'"));
+	t[0].after_index = p0;
+	assert_int_equal(sked_enqueue_graph(h, t, 3, ids), SKED_EINVAL);
+	assert_non_null(strstr(sked_errmsg(h), "waits for itself"));
+	t[0].n_after_index = 0;
+	sked_enqueue_opts uk = {.unique_key = "u"};
+	t[2].opts = &uk;
+	assert_int_equal(sked_enqueue_graph(h, t, 3, ids), SKED_EINVAL);
+	assert_non_null(strstr(sked_errmsg(h), "unique"));
+	t[2].opts = NULL;
+	assert_int_equal(
+	        sked_enqueue_graph(h, t, SKED_MAX_GRAPH_TASKS + 1, ids),
+	        SKED_EINVAL);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 0);
+	assert_int_equal(sked_enqueue_graph(h, t, 3, ids), SKED_OK);
+	assert_int_equal(sked_enqueue_graph(h, t, 0, NULL), SKED_OK);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task"), 3);
+	sked_close(h);
+	(void)state;
+}
+
 int
 main(void)
 {
@@ -461,6 +584,8 @@ main(void)
 	        cmocka_unit_test(unique_key_returns_existing),
 	        cmocka_unit_test(bad_input_is_refused_before_sql),
 	        cmocka_unit_test(take_picks_the_claim),
+	        cmocka_unit_test(graph_is_all_or_nothing),
+	        cmocka_unit_test(graph_refuses_bad_shapes),
 	};
 	int failed =
 	        cmocka_run_group_tests_name("model/sqlite", tests, NULL, NULL);

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
+import json
 import os
 import re
 import socket
@@ -14,8 +15,8 @@ from typing import (
     Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union)
 
 from ._ffi import (
-    _Info, _LockRow, _LockState, _POINTER, _QueueInfo, _Run, _Schedule, _Task,
-    _lib, c_char_p, c_int, c_int64, c_size_t)
+    _GraphTask, _Info, _LockRow, _LockState, _POINTER, _QueueInfo, _Run,
+    _Schedule, _Task, _lib, c_char_p, c_int, c_int64, c_size_t)
 from ._errors import InvalidArgument, _EINVAL, _error
 from ._values import (
     Duration, Payload, _Options, _bytes, _epoch_ms, _int, _ms, _name, _text,
@@ -229,6 +230,87 @@ class Sked(_Conn):
             self._check(_lib.sked_enqueue_many(self._handle(), kind_b, n, arr,
                                                lens, o.ptr, ids))
         return list(ids)
+
+    _GRAPH_FIELDS = frozenset((
+        "name", "kind", "payload", "after", "queue", "priority", "run_at",
+        "delay", "max_attempts", "concurrency_key", "timeout",
+        "on_parent_failure", "traceparent"))
+
+    def enqueue_graph(self, tasks: Sequence[Dict[str, Any]]) -> Dict[str, int]:
+        """Enqueue a workflow in one transaction, all or none
+        (docs/workflows.md, "A graph in one transaction"). Each task is a
+        dict with a "name" (unique in the graph) and a "kind", and
+        optionally "payload" (str or bytes as it is; any other value as
+        its compact JSON, as the JSON format does), "after" (names of the
+        graph's tasks and/or ids of existing tasks), and the options of
+        enqueue: "queue", "priority", "run_at", "delay", "max_attempts",
+        "concurrency_key", "timeout", "on_parent_failure", "traceparent".
+        Returns {name: id}. An unknown name, a name used twice, a cycle
+        or a task the library refuses raises InvalidArgument, and nothing
+        is written."""
+        tasks = list(tasks)
+        index: Dict[str, int] = {}
+        for i, t in enumerate(tasks):
+            if not isinstance(t, dict):
+                raise TypeError("sked: a graph's task must be a dict, not %s"
+                                % type(t).__name__)
+            extra = set(t) - self._GRAPH_FIELDS
+            if extra:
+                raise InvalidArgument(_EINVAL, "sked: task %d: unknown "
+                                      "field(s) %s" % (i, sorted(extra)))
+            name = t.get("name")
+            if not isinstance(name, str) or not name:
+                raise InvalidArgument(_EINVAL, "sked: task %d has no name" % i)
+            if name in index:
+                raise InvalidArgument(_EINVAL, "sked: two tasks are named %r: "
+                                      "a name is unique in a graph" % name)
+            index[name] = i
+        if not tasks:
+            return {}
+        n = len(tasks)
+        arr = (_GraphTask * n)()
+        keep: List[Any] = []  # what arr points to, alive for the call
+        opts: List[_Options] = []
+        try:
+            for i, t in enumerate(tasks):
+                names, ids = [], []
+                for a in t.get("after") or []:
+                    if isinstance(a, str):
+                        if a not in index:
+                            raise InvalidArgument(
+                                _EINVAL, "sked: task %r: 'after' names %r, "
+                                "no task of the graph" % (t["name"], a))
+                        names.append(index[a])
+                    else:
+                        ids.append(_int(a, "after"))
+                p = t.get("payload")
+                if p is None:
+                    data = b""
+                elif isinstance(p, (str, bytes)):
+                    data = _bytes(p, "payload")
+                else:
+                    data = json.dumps(p, separators=(",", ":")).encode()
+                o = self._enqueue_opts(
+                    t.get("queue"), t.get("priority", 0), t.get("run_at"),
+                    t.get("delay"), t.get("max_attempts"), None,
+                    t.get("concurrency_key"), ids,
+                    t.get("on_parent_failure", "cancel"),
+                    t.get("traceparent"), {"timeout": t.get("timeout")})
+                opts.append(o)
+                idx = (c_size_t * max(len(names), 1))(*names)
+                name_b, kind_b = _name(t["name"], "name"), _name(t.get("kind"),
+                                                                 "kind")
+                keep += [idx, name_b, kind_b, data]
+                arr[i].name, arr[i].kind = name_b, kind_b
+                arr[i].payload, arr[i].payload_len = data, len(data)
+                arr[i].after_index, arr[i].n_after_index = idx, len(names)
+                arr[i].opts = o.ptr
+            out = (c_int64 * n)()
+            self._check(_lib.sked_enqueue_graph(self._handle(), arr, n, out))
+            return {t["name"]: out[i] for i, t in enumerate(tasks)}
+        finally:
+            for o in opts:
+                o.close()
 
     # ---- inspect
 

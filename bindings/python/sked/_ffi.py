@@ -137,13 +137,23 @@ class _QueueInfo(ctypes.Structure):
     ]
 
 
+class _GraphTask(ctypes.Structure):
+    """sked_graph_task: filled here, its options an option object."""
+    _fields_ = [
+        ("name", c_char_p), ("kind", c_char_p), ("payload", c_char_p),
+        ("payload_len", c_size_t), ("after_index", _POINTER(c_size_t)),
+        ("n_after_index", c_size_t), ("opts", c_void_p),
+    ]
+
+
 _fn("sked_struct_size", c_size_t, c_char_p)
 for _sname, _mirror in (("sked_task", _Task), ("sked_run", _Run),
                         ("sked_worker_counters", _Counters),
                         ("sked_info", _Info), ("sked_schedule", _Schedule),
                         ("sked_lock_row", _LockRow),
                         ("sked_lock_state", _LockState),
-                        ("sked_queue_info", _QueueInfo)):
+                        ("sked_queue_info", _QueueInfo),
+                        ("sked_graph_task", _GraphTask)):
     if _lib.sked_struct_size(_sname.encode()) != ctypes.sizeof(_mirror):
         raise ImportError("sked: struct %s is %d bytes in libsked, %d here"
                           % (_sname, _lib.sked_struct_size(_sname.encode()),
@@ -166,6 +176,7 @@ _fn("sked_enqueue", c_int, _P, c_char_p, c_char_p, c_size_t, _P, _I64P,
     _POINTER(c_int))
 _fn("sked_enqueue_many", c_int, _P, c_char_p, c_size_t, _POINTER(c_char_p),
     _POINTER(c_size_t), _P, _I64P)
+_fn("sked_enqueue_graph", c_int, _P, _POINTER(_GraphTask), c_size_t, _I64P)
 _fn("sked_task_get", c_int, _P, c_int64, _POINTER(_POINTER(_Task)))
 _fn("sked_task_list", c_int, _P, _P, _POINTER(_POINTER(_Task)),
     _POINTER(c_size_t))

@@ -167,6 +167,51 @@ class TestTasks(DbCase):
             self.db.enqueue_many("bulk", ["ok", "x" * (1024 * 1024 + 1)])
         self.assertEqual(self.sql("SELECT count(*) FROM {p}task"), [("0",)])
 
+    def test_enqueue_graph(self):
+        # a diamond after an existing task, in one transaction (issue 37)
+        pre = self.db.enqueue("setup")
+        ids = self.db.enqueue_graph([
+            {"name": "report", "kind": "report", "after": ["left", "right"],
+             "payload": {"to": "ops"}},
+            {"name": "left", "kind": "resize", "after": ["fetch"],
+             "queue": "img", "priority": 5, "timeout": 30},
+            {"name": "right", "kind": "thumb", "after": ["fetch"],
+             "max_attempts": 2},
+            {"name": "fetch", "kind": "fetch", "payload": "u",
+             "after": [pre]},
+        ])
+        self.assertEqual(sorted(ids), ["fetch", "left", "report", "right"])
+        edges = self.sql("SELECT parent_id, child_id FROM {p}task_dep "
+                         "ORDER BY child_id, parent_id")
+        want = sorted([(pre, ids["fetch"]), (ids["fetch"], ids["left"]),
+                       (ids["fetch"], ids["right"]),
+                       (ids["left"], ids["report"]),
+                       (ids["right"], ids["report"])],
+                      key=lambda e: (e[1], e[0]))
+        self.assertEqual([(int(a), int(b)) for a, b in edges], want)
+        self.assertEqual(self.db.get(ids["report"]).payload, '{"to":"ops"}')
+        left = self.db.get(ids["left"])
+        self.assertEqual((left.queue, left.priority, left.status),
+                         ("img", 5, "blocked"))
+        self.assertEqual(self.db.get(ids["right"]).max_attempts, 2)
+
+    def test_enqueue_graph_all_or_none(self):
+        before = self.sql("SELECT count(*) FROM {p}task")
+        for bad in (
+                [{"name": "a", "kind": "k", "after": ["b"]},
+                 {"name": "b", "kind": "k", "after": ["a"]}],  # a cycle
+                [{"name": "a", "kind": "k", "after": ["nope"]}],
+                [{"name": "a", "kind": "k"}, {"name": "a", "kind": "k"}],
+                [{"name": "a", "kind": "k"},
+                 {"name": "z", "kind": "k", "after": ["a"],
+                  "queue": "not a queue"}],
+                [{"name": "a", "kind": "k", "after": [10 ** 12]}]):
+            with self.assertRaises(sked.InvalidArgument):
+                self.db.enqueue_graph(bad)
+        self.assertEqual(self.sql("SELECT count(*) FROM {p}task"), before)
+        self.assertEqual(self.sql("SELECT count(*) FROM {p}task_dep"),
+                         [("0",)])
+
     def test_list_filters(self):
         a = self.db.enqueue("ka", queue="qa")
         b = self.db.enqueue("kb", queue="qb")

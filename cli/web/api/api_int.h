@@ -4,7 +4,8 @@
  *
  *   api_serve.c   the token and the router: which path and method go to
  *                 which handler, the checks every request passes first
- *   api_tasks.c   enqueue, list, show, cancel and retry tasks
+ *   api_tasks.c   enqueue (one, many, a graph), list, show, cancel and
+ *                 retry tasks
  *   api_queues.c  stats, queues' limits and pauses, schedules
  *   api_json.c    reading a request, writing a reply or an error
  *
@@ -42,6 +43,10 @@ struct cli_api {
 void api_post_enqueue(struct cli_api *a, json_t *body,
                       struct cli_http_reply *rp);
 void api_post_bulk(struct cli_api *a, json_t *body, struct cli_http_reply *rp);
+/* a workflow (view/graph_json.c) in one transaction; traceparent: the
+ * request's header, for the tasks that name none (NULL: none) */
+void api_post_graph(struct cli_api *a, json_t *body, const char *traceparent,
+                    struct cli_http_reply *rp);
 void api_get_tasks(struct cli_api *a, const struct cli_http_request *rq,
                    struct cli_http_reply *rp);
 void api_get_task(struct cli_api *a, int64_t id, struct cli_http_reply *rp);

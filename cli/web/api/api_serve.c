@@ -199,6 +199,7 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		LIST,
 		ENQ,
 		BULK,
+		GRAPH,
 		SHOW,
 		ONE_C,
 		ONE_R,
@@ -222,6 +223,8 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		want_post = -1; /* either */
 	} else if (strcmp(p, "/api/tasks/bulk") == 0) {
 		what = BULK;
+	} else if (strcmp(p, "/api/graphs") == 0) {
+		what = GRAPH;
 	} else if (strcmp(p, "/api/tasks/cancel") == 0) {
 		what = MANY_C;
 	} else if (strcmp(p, "/api/tasks/retry") == 0) {
@@ -290,6 +293,9 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		break;
 	case BULK:
 		api_post_bulk(a, body, rp);
+		break;
+	case GRAPH:
+		api_post_graph(a, body, tph, rp);
 		break;
 	case SHOW:
 		api_get_task(a, id, rp);

@@ -1,6 +1,6 @@
 /*
- * api_tasks.c — the JSON API's task handlers: enqueue one or many
- * (POST /api/tasks, /api/tasks/bulk), list and show (GET /api/tasks,
+ * api_tasks.c — the JSON API's task handlers: enqueue one, many or a
+ * graph (POST /api/tasks, /api/tasks/bulk, /api/graphs), list and show (GET /api/tasks,
  * /api/tasks/ID), cancel and retry one, some ids or a filter
  * (POST /api/tasks/ID/cancel, /api/tasks/cancel …) — each as the CLI's
  * command does it, with the same JSON objects as its --json.
@@ -303,6 +303,38 @@ out:
 	free(texts);
 	free(lens);
 	free(ids);
+}
+
+/* POST /api/graphs: the object `enqueue --graph FILE` reads
+ * (docs/workflows.md), all or nothing; 201 {"ids": {name: id}}. */
+void
+api_post_graph(struct cli_api *a, json_t *body, const char *traceparent,
+               struct cli_http_reply *rp)
+{
+	struct cli_graph g;
+	char err[512];
+	int64_t *ids;
+	int rc;
+
+	if ((rc = cli_graph_parse(body, &g, err, sizeof err)) != 0)
+		return api_fail(rp, rc == -2 ? 500 : 400,
+		                rc == -2 ? EX_OSERR : EX_DATAERR, "%s", err);
+	for (size_t i = 0; i < g.n; i++)
+		if (!g.opts[i].traceparent)
+			g.opts[i].traceparent = traceparent;
+	if (!(ids = calloc(g.n, sizeof *ids))) {
+		cli_graph_free(&g);
+		return api_fail(rp, 500, EX_OSERR, "out of memory");
+	}
+	rc = sked_enqueue_graph(a->h, g.tasks, g.n, ids);
+	if (rc == SKED_OK)
+		api_reply(
+		        rp, 201,
+		        json_pack("{s:o}", "ids", cli_graph_ids_json(&g, ids)));
+	else
+		api_fail_rc(a, rp, rc, "enqueue the graph");
+	free(ids);
+	cli_graph_free(&g);
 }
 
 /* A task in a list: its payload cut to LIST_PREVIEW bytes (at a UTF-8
