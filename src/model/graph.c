@@ -249,6 +249,8 @@ lock_existing(sked *h, const sked_graph_task *t, size_t n, ext_parent **ext,
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		size_t k = opts_of(&t[i])->n_after;
+		if (k == 0) /* after may be NULL: no memcpy from it */
+			continue;
 		memcpy(buf, opts_of(&t[i])->after, k * sizeof *buf);
 		uniq_ids(buf, &k); /* a task counts on a parent once */
 		for (size_t j = 0; j < k; j++)
@@ -286,8 +288,9 @@ insert_one(sked *h, const sked_graph_task *t, size_t i, const int64_t *ids,
 	size_t np = 0;
 	int open = 0, bad_st = 0, rc;
 	int64_t bad = 0;
-	memcpy(par, opts_of(g)->after, opts_of(g)->n_after * sizeof *par);
 	np = opts_of(g)->n_after;
+	if (np) /* after may be NULL when there are none */
+		memcpy(par, opts_of(g)->after, np * sizeof *par);
 	for (size_t k = 0; k < g->n_after_index; k++)
 		par[np++] = ids[g->after_index[k]];
 	uniq_ids(par, &np);
