@@ -102,7 +102,7 @@ format-check:
 #   make fuzz FUZZ_TARGETS=cron     one target
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= url_redact cron tzif dur_time config pipe outcome http tpl sqlsplit wake
+FUZZ_TARGETS ?= url_redact cron tzif dur_time config pipe outcome http tpl sqlsplit wake graph
 fuzz:
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DSKED_FUZZ=ON \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

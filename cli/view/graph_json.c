@@ -223,8 +223,8 @@ after_of(json_t *arr, const struct named *byname, size_t n, size_t *idx,
 	return 0;
 }
 
-int
-cli_graph_parse(json_t *root, struct cli_graph *g, char *err, size_t len)
+static int
+graph_parse(json_t *root, struct cli_graph *g, char *err, size_t len)
 {
 	json_t *arr, *o;
 	struct named *byname = NULL;
@@ -357,6 +357,20 @@ out:
 	free(byname);
 	if (rc != 0)
 		cli_graph_free(g);
+	return rc;
+}
+
+/* The refusal stays one line of text whatever the file's names and
+ * keys hold: their control bytes are quoted as '?' (fuzz_graph found a
+ * key with a newline in it echoed into the message). */
+int
+cli_graph_parse(json_t *root, struct cli_graph *g, char *err, size_t len)
+{
+	int rc = graph_parse(root, g, err, len);
+	if (rc != 0)
+		for (char *c = err; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
 	return rc;
 }
 

@@ -33,7 +33,8 @@ endforeach()
 # bytes, durations and times, the config file, the pipe: protocol, what
 # the HTTP server reads from a request, the dashboard's templates; and
 # the SQL splitter, which reads sked's own multi-statement texts; the
-# wake-up payload a worker reads from every notification.
+# wake-up payload a worker reads from every notification; the workflow
+# file of enqueue --graph and POST /api/graphs.
 # name:sources compiled with the fuzzer's instrumentation ("-": none
 # beside the target, which may include the file it fuzzes; the rest comes
 # from sked_static).
@@ -47,7 +48,8 @@ set(SKED_FUZZ_PARSERS
   "fuzz_http:cli/http/http.c"
   "fuzz_tpl:cli/web/dashboard/dashboard_tpl.c,cli/http/http.c"
   "fuzz_sqlsplit:src/util/sqlsplit.c"
-  "fuzz_wake:src/util/wake.c,src/util/ident.c")
+  "fuzz_wake:src/util/wake.c,src/util/ident.c"
+  "fuzz_graph:cli/view/graph_json.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 name)
@@ -59,7 +61,7 @@ foreach(entry ${SKED_FUZZ_PARSERS})
   set(libs sked_static)
   if(name STREQUAL "fuzz_config")
     list(APPEND libs PkgConfig::INIH)
-  elseif(name STREQUAL "fuzz_pipe")
+  elseif(name STREQUAL "fuzz_pipe" OR name STREQUAL "fuzz_graph")
     list(APPEND libs PkgConfig::JANSSON)
   endif()
   # the program's own files (cli/) are in no library: compiled in
