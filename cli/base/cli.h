@@ -278,6 +278,11 @@ int cli_prefetch_value(const char *s, int *out);
  * why not, a phrase for "…: the token is <phrase>". */
 const char *cli_secret_weak(const char *s, size_t min_len, int min_distinct);
 
+/* --on-parent-failure, and on_parent_failure in the JSON API and a
+ * graph file: "cancel" or "ignore" into *out (SKED_PARENT_*); -1 for
+ * anything else */
+int cli_parent_failure_value(const char *s, int *out);
+
 /* ---- config.c ---- */
 
 /* Read the INI file at path into cfg. Returns 0, or EX_CONFIG after

@@ -51,3 +51,15 @@ cli_secret_weak(const char *s, size_t min_len, int min_distinct)
 	return distinct < min_distinct ? "made of too few different characters"
 	                               : NULL;
 }
+
+int
+cli_parent_failure_value(const char *s, int *out)
+{
+	if (strcmp(s, "cancel") == 0)
+		*out = SKED_PARENT_CANCEL;
+	else if (strcmp(s, "ignore") == 0)
+		*out = SKED_PARENT_IGNORE;
+	else
+		return -1;
+	return 0;
+}

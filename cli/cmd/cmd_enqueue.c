@@ -484,11 +484,8 @@ cmd_enqueue(struct cli *c, int argc, char **argv)
 			eo.after = after;
 			break;
 		case O_ONFAIL:
-			if (strcmp(optarg, "cancel") == 0)
-				eo.on_parent_failure = SKED_PARENT_CANCEL;
-			else if (strcmp(optarg, "ignore") == 0)
-				eo.on_parent_failure = SKED_PARENT_IGNORE;
-			else {
+			if (cli_parent_failure_value(
+			            optarg, &eo.on_parent_failure) != 0) {
 				free(after);
 				return cli_usage(
 				        "enqueue",

@@ -138,9 +138,7 @@ task_opts(json_t *o, sked_enqueue_opts *eo, const char *who, char *err,
 			return -1;
 		}
 	}
-	if (pf && strcmp(pf, "ignore") == 0)
-		eo->on_parent_failure = SKED_PARENT_IGNORE;
-	else if (pf && strcmp(pf, "cancel") != 0) {
+	if (pf && cli_parent_failure_value(pf, &eo->on_parent_failure) != 0) {
 		snprintf(err, len,
 		         "%s: 'on_parent_failure': give cancel or ignore, not "
 		         "'%.32s'",

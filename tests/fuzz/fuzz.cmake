@@ -49,7 +49,7 @@ set(SKED_FUZZ_PARSERS
   "fuzz_tpl:cli/web/dashboard/dashboard_tpl.c,cli/http/http.c"
   "fuzz_sqlsplit:src/util/sqlsplit.c"
   "fuzz_wake:src/util/wake.c,src/util/ident.c"
-  "fuzz_graph:cli/view/graph_json.c")
+  "fuzz_graph:cli/view/graph_json.c,cli/base/values.c")
 foreach(entry ${SKED_FUZZ_PARSERS})
   string(REPLACE ":" ";" entry ${entry})
   list(GET entry 0 name)

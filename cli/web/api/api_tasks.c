@@ -73,9 +73,7 @@ deps_fields(json_t *body, sked_enqueue_opts *eo, int64_t *ids, char *err,
 	}
 	if (api_str_field(body, "on_parent_failure", &pf, err, len))
 		return -1;
-	if (pf && strcmp(pf, "ignore") == 0)
-		eo->on_parent_failure = SKED_PARENT_IGNORE;
-	else if (pf && strcmp(pf, "cancel") != 0) {
+	if (pf && cli_parent_failure_value(pf, &eo->on_parent_failure) != 0) {
 		snprintf(err, len,
 		         "'on_parent_failure': give cancel or ignore, not "
 		         "'%.32s'",
