@@ -87,7 +87,8 @@ sked__wake_width(int64_t n, int m)
 {
 	if (m <= 0)
 		return 0;
-	return n + 1 >= m ? m : (int)(n + 1);
+	/* n may be INT64_MAX (a payload's word): n + 1 would overflow */
+	return n >= (int64_t)m - 1 ? m : (int)(n + 1);
 }
 
 int
