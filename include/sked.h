@@ -8,10 +8,10 @@
  * programs use (text helpers, the CLI's defaults) is in sked_cli.h,
  * which is not installed.
  *
- * Size: over 1,200 lines, one file on purpose. Its length is the
+ * Size: about 1,300 lines, one file on purpose. Its length is the
  * contract's: every call with who owns what, the errors it returns and
  * its thread safety, in sections by object (handle, tasks, waiting,
- * workers, cron, schedules, limits, locks, operations). A user reads
+ * graphs, workers, cron, schedules, limits, locks, operations). A user reads
  * one header; splitting it would make them hunt for the contract, and
  * the installed-header test compiles it alone as C99 and C++11.
  *

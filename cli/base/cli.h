@@ -283,6 +283,11 @@ const char *cli_secret_weak(const char *s, size_t min_len, int min_distinct);
  * anything else */
 int cli_parent_failure_value(const char *s, int *out);
 
+/* run_at in the JSON API and a graph file: an ISO-8601 time that names
+ * its zone (Z or an offset after the time of day), as --at must, into
+ * *ms; -1 for anything else */
+int cli_zoned_time_value(const char *s, int64_t *ms);
+
 /* ---- config.c ---- */
 
 /* Read the INI file at path into cfg. Returns 0, or EX_CONFIG after

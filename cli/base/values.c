@@ -63,3 +63,12 @@ cli_parent_failure_value(const char *s, int *out)
 		return -1;
 	return 0;
 }
+
+int
+cli_zoned_time_value(const char *s, int64_t *ms)
+{
+	const char *t = strpbrk(s, "Tt ");
+	if (sked_parse_time(s, ms) != SKED_OK || !t || !strpbrk(t, "Zz+-"))
+		return -1;
+	return 0;
+}

@@ -126,17 +126,13 @@ task_opts(json_t *o, sked_enqueue_opts *eo, const char *who, char *err,
 		         who);
 		return -1;
 	}
-	if (at) {
-		const char *t = strpbrk(at, "Tt ");
-		if (sked_parse_time(at, &eo->run_at_ms) != SKED_OK || !t ||
-		    !strpbrk(t, "Zz+-")) {
-			snprintf(err, len,
-			         "%s: 'run_at': '%.64s' is not an ISO-8601 "
-			         "time with its zone (like "
-			         "2026-03-08T07:30:00Z)",
-			         who, at);
-			return -1;
-		}
+	if (at && cli_zoned_time_value(at, &eo->run_at_ms) != 0) {
+		snprintf(err, len,
+		         "%s: 'run_at': '%.64s' is not an ISO-8601 "
+		         "time with its zone (like "
+		         "2026-03-08T07:30:00Z)",
+		         who, at);
+		return -1;
 	}
 	if (pf && cli_parent_failure_value(pf, &eo->on_parent_failure) != 0) {
 		snprintf(err, len,

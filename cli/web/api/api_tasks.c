@@ -159,17 +159,13 @@ enqueue_opts(json_t *body, sked_enqueue_opts *eo, int64_t *after, char *err,
 		snprintf(err, len, "'run_at' and 'in' conflict: give one");
 		return -1;
 	}
-	if (at) {
-		/* with its zone, as on the command line: Z or an offset */
-		const char *t = strpbrk(at, "Tt ");
-		if (sked_parse_time(at, &eo->run_at_ms) != SKED_OK || !t ||
-		    !strpbrk(t, "Zz+-")) {
-			snprintf(err, len,
-			         "'run_at': '%.64s' is not an ISO-8601 time "
-			         "with its zone (like 2026-03-08T07:30:00Z)",
-			         at);
-			return -1;
-		}
+	/* with its zone, as on the command line: Z or an offset */
+	if (at && cli_zoned_time_value(at, &eo->run_at_ms) != 0) {
+		snprintf(err, len,
+		         "'run_at': '%.64s' is not an ISO-8601 time "
+		         "with its zone (like 2026-03-08T07:30:00Z)",
+		         at);
+		return -1;
 	}
 	if (in && api_duration("in", in, &eo->delay_ms, err, len))
 		return -1;
