@@ -326,6 +326,7 @@ typedef struct wk_loop {
 	int64_t sched_in;           /* ms to the next fire (0: none known) */
 	int64_t first_free;         /* when a lone free slot began to wait */
 	int claimed_last;           /* tasks its last round claimed */
+	int sent_last;              /* claims it sent (0: no slot free) */
 	int64_t idle_poll_ms;       /* the idle claim poll now: poll_ms,
 	                               doubled after each empty claim up to
 	                               IDLE_POLL_MAX_MS (no notifications) */
@@ -334,7 +335,9 @@ typedef struct wk_loop {
 	 * reason (docs/design.md, "Wake-ups"): a wake-up for it (or one it
 	 * heard without room), its safety poll, its start, a claim that came
 	 * back full, went through a limited queue or failed. A slot that
-	 * frees is not one: whatever became due since was told. */
+	 * frees is not one by itself: whatever became due since was told;
+	 * but a round that sent no claim (every slot busy) keeps the reason
+	 * it had, so a worker in a backlog goes on draining it. */
 	int want;
 	int limited_last; /* its last round claimed through a limited queue */
 } wk_loop;
