@@ -5,7 +5,7 @@ runs: SKED_URL names a database, and it prints what it did."""
 
 import datetime as dt
 import os
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import sked
 
@@ -14,7 +14,8 @@ handlers = sked.Handlers()
 
 @handlers("mail.send")
 def send(job: sked.Job) -> None:
-    print("sent", job.id, job.payload)
+    data: Any = job.data if job.payload.startswith("{") else None
+    print("sent", job.id, job.payload, data is not None)
 
 
 def main() -> None:
@@ -27,6 +28,7 @@ def main() -> None:
         created: bool = db.schedule("nightly", "0 3 * * *", "mail.send",
                                     "{}", tz="Europe/Paris")
         manual: int = db.run_schedule("nightly")
+        db.enqueue("mail.send", {"to": ["ada", "bob"], "n": 1.5})
         db.set_queue_limits("mail", concurrency=2, per_key=1, rate="10/1s")
         limits: List[sked.QueueInfo] = db.queues()
         with db.lock("report", ttl=30) as lk:
