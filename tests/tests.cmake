@@ -115,6 +115,14 @@ foreach(b sqlite pg)
     ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
     SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
 endforeach()
+# python-aio/<backend>: sked.aio (the async handle, async def handlers)
+foreach(b sqlite pg)
+  add_test(NAME python-aio/${b} COMMAND python3
+           ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_aio.py)
+  set_tests_properties(python-aio/${b} PROPERTIES
+    ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
+    SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
+endforeach()
 # python/install: bindings/python installed with pip into a venv (no
 # network), used from outside the tree, its hints checked with mypy.
 add_test(NAME python/install COMMAND sh

@@ -46,6 +46,7 @@ from ._client import KEEP, Lock, Sked, open
 from ._worker import Handler as Handler
 from ._worker import PREFETCH_OFF, Handlers, Job, Worker
 from ._wait import TaskFailed, TaskHandle, WaitTimeout
+from . import aio as aio  # asyncio: sked.aio.open, sked.aio.Worker
 
 __all__ = [
     "ABI_VERSION", "PREFETCH_OFF", "KEEP", "open", "Sked", "Task", "Run",
