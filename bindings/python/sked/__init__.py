@@ -47,6 +47,7 @@ from ._worker import Handler as Handler
 from ._worker import PREFETCH_OFF, Handlers, Job, Worker
 from ._wait import TaskFailed, TaskHandle, WaitTimeout
 from ._tx import Wrapped, wrap
+from ._app import App, TaskFunction
 from . import aio as aio  # asyncio: sked.aio.open, sked.aio.Worker
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "Unsupported", "Locked", "LockLost", "ResultNotStored", "GiveUp",
     "RetryIn", "library", "version", "set_log",
     "TaskHandle", "TaskFailed", "WaitTimeout", "wrap", "Wrapped",
+    "App", "TaskFunction",
 ]
 
 # The public names keep the module they always had: sked.Task, not

@@ -902,5 +902,44 @@ class TestTracebacks(DbCase):
                          "no retry (the handler said so): GiveUp: bad input")
 
 
+class TestApp(DbCase):
+    def test_delay(self):
+        app = sked.App(self.url, prefix=self.prefix)
+        self.addCleanup(app.close)
+
+        @app.task("py.add", max_attempts=2, queue="math")
+        def add(job):
+            return sum(job.data)
+
+        @app.task()
+        def shout(job):
+            return job.payload.upper()
+
+        self.assertEqual((add.kind, shout.kind), ("py.add", "shout"))
+        h = add.delay([1, 2, 39], priority=4)
+        self.assertIsInstance(h, sked.TaskHandle)
+        t = self.db.get(h.id)
+        self.assertEqual((t.kind, t.queue, t.max_attempts, t.priority,
+                          t.data), ("py.add", "math", 2, 4, [1, 2, 39]))
+        # another thread enqueues on a handle of its own
+        other = []
+        th = threading.Thread(target=lambda: other.append(
+            shout.delay("hi", queue="math")))
+        th.start()
+        th.join()
+        self.assertEqual(len(app._opened), 2)
+        with app.worker(until_empty=True, poll=0.05, queues="math") as w:
+            w.run()
+        self.assertEqual(h.result(timeout=10), 42)
+        self.assertEqual(self.db.get(other[0].id).result, "HI")
+
+        class FakeJob:  # still the function when called
+            data = [2, 3]
+        self.assertEqual(add(FakeJob()), 5)
+        with self.assertRaises(sked.InvalidArgument):
+            app.task("py.add")(lambda job: None)  # a kind has one handler
+
+
+
 if __name__ == "__main__":
     main()
