@@ -130,6 +130,12 @@ add_test(NAME python-tx/pg COMMAND python3
 set_tests_properties(python-tx/pg PROPERTIES
   ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=pg;SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
   SKIP_RETURN_CODE 77 LABELS "python;pg" TIMEOUT 300)
+# python/docs: docs/python.md's Python blocks run (SQLite, scratch folder)
+add_test(NAME python/docs COMMAND python3
+         ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_docs.py)
+set_tests_properties(python/docs PROPERTIES
+  ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
+  LABELS "python;sqlite" TIMEOUT 600)
 # python/install: bindings/python installed with pip into a venv (no
 # network), used from outside the tree, its hints checked with mypy.
 add_test(NAME python/install COMMAND sh
