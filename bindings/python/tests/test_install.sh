@@ -121,6 +121,8 @@ SKED_LIBRARY=$lib SKED_URL="sqlite:$tmp/client.db" SKED_LOG=warn \
 }
 grep -q "^task 1 succeeded bulk 2 created True manual 4 " "$tmp/client.out" ||
 	fail "typed client: $(cat "$tmp/client.out")"
+grep -q "^aio 3$" "$tmp/client.out" && grep -q "^app 42$" "$tmp/client.out" ||
+	fail "typed client (aio, app): $(cat "$tmp/client.out")"
 echo "ok: the typed client ran on the installed package"
 
 if ! "$vpy" -c 'import mypy' 2>/dev/null; then
