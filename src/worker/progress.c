@@ -186,8 +186,10 @@ sked__wk_progress_store(sked_worker *w, sked *h)
 			x.path = strdup(j->progress_file);
 			x.last = j->progress_read ? strdup(j->progress_read)
 			                          : NULL;
-			if (!x.path)
+			if (!x.path) {
+				free(x.last);
 				continue;
+			}
 		}
 		it[n++] = x;
 	}
