@@ -146,7 +146,8 @@ sked__wk_sweep_temp(void)
 		const char *rest = NULL;
 		if (strncmp(e->d_name, "sked-", 5) != 0)
 			continue;
-		for (size_t i = 0; i < 2 && !rest; i++)
+		for (size_t i = 0; i < sizeof kinds / sizeof *kinds && !rest;
+		     i++)
 			if (strncmp(e->d_name + 5, kinds[i],
 			            strlen(kinds[i])) == 0)
 				rest = e->d_name + 5 + strlen(kinds[i]);
