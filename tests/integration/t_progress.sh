@@ -3,16 +3,16 @@
 # report to SKED_TASK_PROGRESS_FILE (private, removed after the attempt),
 # a pipe: handler sends {"id": N, "progress": V} lines; while they run,
 # `show --json`, `show`, `list --json`, `list --status running`, GET
-# /api/tasks/ID and the API's
-# list show the task's node, started_at, elapsed_ms and progress (JSON as
-# that value, text as a string), and the dashboard's task page and
-# running list show them too. Reports are stored with the lease renewal:
+# /api/tasks/ID and the API's list show the task's node, started_at,
+# elapsed_ms and progress (JSON as that value, text as a string), and the
+# dashboard's task page and running list show them too. Reports are stored with the lease renewal:
 # a thousand reports in a burst make at most one UPDATE per renewal, and
 # handlers that report nothing make none. Hostile reports (5000 bytes in
 # a file or a line, a stray id, invalid UTF-8) are refused with a log
-# line, the previous report stands and the worker runs on; an earlier
-# attempt's report is not shown for the next one; an ended task shows
-# none.
+# line, the previous report stands and the worker runs on (a line that
+# is not JSON stops that handler process, as any protocol error does);
+# an earlier attempt's report is not shown for the next one; an ended
+# task shows none.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
@@ -73,6 +73,10 @@ for line in sys.stdin:
             say({"id": i, "progress": {"step": k, "of": 1000}})
         open("$T/sent-%d" % i, "w").close()
         wait_file("$T/go-%d" % i)
+    elif t["payload"] == "broken":
+        sys.stdout.write('{"id": %d, "progress": {"done": \n' % i)
+        sys.stdout.flush()
+        time.sleep(5)
     else:
         time.sleep(1.5)
     say({"id": i, "ok": True})
@@ -177,6 +181,12 @@ note "1000 pipe reports: $puts progress write(s), $renews renewal(s)"
 grep -q "task $d: progress report of 5002 bytes refused: over the limit of 1024 bytes" "$T/w.log" ||
 	fail "the pipe's 5000-byte report was not refused in the log"
 grep -q "which is not in flight" "$T/w.log" && fail "a stray progress line was taken for an answer"
+
+# a progress line that is not JSON is a protocol error like any other:
+# that process is stopped and its task fails; the worker runs on
+g=$(sk enqueue pk --payload broken --max-attempts 1)
+wait_for 30 prog_is "$g" 'd["status"] == "dead" and "not a JSON object" in d["last_error"]' ||
+	fail "a broken progress line: $(sk show --json "$g")"
 
 # ---- no report, no write ----
 mark=$(grep -c 'SET progress = ' "$T/w.log")
