@@ -690,6 +690,13 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "DELETE FROM {p}unique_for WHERE held_until <= {now}",
         [SKED_SQL_UNIQUE_REPLACE_IN] = REPLACE("{now+?3}"),
         [SKED_SQL_UNIQUE_REPLACE_AT] = REPLACE("{ts:?3}"),
+        [SKED_SQL_PROGRESS_PUT] =
+                "UPDATE {p}task SET progress = ?4, progress_at = {now} "
+                "WHERE id = ?1 AND attempts = ?2 AND node_id = ?3 "
+                "AND status = 1",
+        [SKED_SQL_TASK_LIVE] = "SELECT node_id, {ms:started_at}, progress, "
+                               "{ms:progress_at}, {nowms} FROM {p}task "
+                               "WHERE id = ?1 AND status = 1",
 };
 
 const char *

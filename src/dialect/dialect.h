@@ -386,6 +386,12 @@ typedef enum sked_sql {
 	SKED_SQL_UNIQUE_FOR_PRUNE,
 	SKED_SQL_UNIQUE_REPLACE_IN,
 	SKED_SQL_UNIQUE_REPLACE_AT,
+	/* progress (schema 12, worker/progress.c, model/live.c): the
+	 * report ?4 of task ?1's attempt ?2 run by node ?3, stored with the
+	 * lease renewal; a running task's node, start, report, its time
+	 * and the database's now (id ?1) */
+	SKED_SQL_PROGRESS_PUT,
+	SKED_SQL_TASK_LIVE,
 	SKED_SQL__COUNT
 } sked_sql;
 

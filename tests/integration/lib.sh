@@ -246,6 +246,14 @@ undo_steps_10_11() {
 	sql "ALTER TABLE {p}node DROP COLUMN serves_queues" >/dev/null
 }
 
+# undo_step_12_progress: the same for schema step 12 (a running task's
+# progress report, progress_at)
+undo_step_12_progress() {
+	for c in progress progress_at; do
+		sql "ALTER TABLE {p}task DROP COLUMN $c" >/dev/null
+	done
+}
+
 count() {
 	c=$(sql "$1") || fail "query failed: $1"
 	case "$c" in
