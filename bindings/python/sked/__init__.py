@@ -41,24 +41,24 @@ from ._errors import (Busy, DatabaseError, GiveUp, InvalidArgument, Locked,
                       Unavailable, Unsupported)
 from ._values import Duration as Duration, Payload as Payload
 from ._log import set_log
-from ._rows import LockRow, LockState, QueueInfo, Run, Schedule, Task
+from ._rows import Live, LockRow, LockState, QueueInfo, Run, Schedule, Task
 from ._client import KEEP, Lock, Sked, open
 from ._worker import Handler as Handler
-from ._worker import PREFETCH_OFF, Handlers, Job, Worker
+from ._worker import PREFETCH_OFF, PROGRESS_MAX, Handlers, Job, Worker
 from ._wait import TaskFailed, TaskHandle, WaitTimeout
 from ._tx import Wrapped, wrap
 from ._app import App, TaskFunction
 from . import aio as aio  # asyncio: sked.aio.open, sked.aio.Worker
 
 __all__ = [
-    "ABI_VERSION", "PREFETCH_OFF", "KEEP", "open", "Sked", "Task", "Run",
+    "ABI_VERSION", "PREFETCH_OFF", "PROGRESS_MAX", "KEEP", "open", "Sked", "Task", "Run",
     "Job", "Worker", "Handlers", "Schedule", "Lock", "LockState", "LockRow",
     "QueueInfo", "SkedError", "InvalidArgument", "TooBig", "NotFound",
     "StateError", "Unavailable", "DatabaseError", "Busy", "SchemaError",
     "Unsupported", "Locked", "LockLost", "ResultNotStored", "GiveUp",
     "RetryIn", "library", "version", "set_log",
     "TaskHandle", "TaskFailed", "WaitTimeout", "wrap", "Wrapped",
-    "App", "TaskFunction",
+    "App", "TaskFunction", "Live",
 ]
 
 # The public names keep the module they always had: sked.Task, not

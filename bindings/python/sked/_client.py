@@ -14,13 +14,13 @@ from typing import (
     Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union)
 
 from ._ffi import (
-    _GraphTask, _Info, _LockRow, _LockState, _POINTER, _QueueInfo, _Run,
+    _GraphTask, _Info, _TaskLive, _LockRow, _LockState, _POINTER, _QueueInfo, _Run,
     _Schedule, _Task, _lib, c_char_p, c_int, c_int64, c_size_t)
 from ._errors import InvalidArgument, _EINVAL, _error
 from ._values import (
     Duration, Payload, _Options, _encode, _epoch_ms, _int, _ms, _name,
     _text, _time)
-from ._rows import LockRow, LockState, QueueInfo, Run, Schedule, Task
+from ._rows import Live, LockRow, LockState, QueueInfo, Run, Schedule, Task
 from ._core import _Conn
 from ._unique import _unique_fields
 from ._wait import TaskHandle, wait as _wait
@@ -406,6 +406,17 @@ class Sked(_Conn):
             return [Run(out[i]) for i in range(n.value)]
         finally:
             _lib.sked_runs_free(out, n.value)
+
+    def live(self, task_id: int) -> Live:
+        """What the running task is doing now: node, start, elapsed
+        time and progress (Live); NotFound when it is not running."""
+        out = _TaskLive()
+        self._check(_lib.sked_task_live_get(self._handle(), int(task_id),
+                                            ctypes.byref(out)))
+        try:
+            return Live(out)
+        finally:
+            _lib.sked_task_live_clear(ctypes.byref(out))
 
     # ---- steer
 

@@ -137,6 +137,15 @@ class _QueueInfo(ctypes.Structure):
     ]
 
 
+class _TaskLive(ctypes.Structure):
+    """sked_task_live: what a running task is doing now."""
+    _fields_ = [
+        ("node_id", c_char_p), ("started_ms", c_int64),
+        ("elapsed_ms", c_int64), ("progress", c_char_p),
+        ("progress_ms", c_int64),
+    ]
+
+
 class _GraphTask(ctypes.Structure):
     """sked_graph_task: filled here, its options an option object."""
     _fields_ = [
@@ -153,7 +162,8 @@ for _sname, _mirror in (("sked_task", _Task), ("sked_run", _Run),
                         ("sked_lock_row", _LockRow),
                         ("sked_lock_state", _LockState),
                         ("sked_queue_info", _QueueInfo),
-                        ("sked_graph_task", _GraphTask)):
+                        ("sked_graph_task", _GraphTask),
+                        ("sked_task_live", _TaskLive)):
     if _lib.sked_struct_size(_sname.encode()) != ctypes.sizeof(_mirror):
         raise ImportError("sked: struct %s is %d bytes in libsked, %d here"
                           % (_sname, _lib.sked_struct_size(_sname.encode()),
@@ -247,6 +257,9 @@ _fn("sked_job_set_error_msg", None, _P, c_char_p)
 _fn("sked_job_give_up", None, _P)
 _fn("sked_job_set_retry_in", None, _P, c_int64)
 _fn("sked_job_set_result", c_int, _P, c_char_p, c_size_t)
+_fn("sked_job_set_progress", c_int, _P, c_char_p)
+_fn("sked_task_live_get", c_int, _P, c_int64, _POINTER(_TaskLive))
+_fn("sked_task_live_clear", None, _POINTER(_TaskLive))
 _fn("sked_job_parent_count", c_size_t, _P)
 _fn("sked_job_parents_json", c_char_p, _P)
 _fn("sked_enqueue_opts_set_after", c_int, _P, _POINTER(c_int64), c_size_t)

@@ -1,4 +1,4 @@
-"""The rows libsked returns, as Python objects: Task, Run, Schedule,
+"""The rows libsked returns, as Python objects: Task, Run, Live, Schedule,
 LockState, LockRow and QueueInfo.
 """
 
@@ -9,7 +9,8 @@ import datetime as _dt
 from typing import Any, Optional, Tuple
 
 from ._ffi import (
-    _LockRow, _LockState, _QueueInfo, _Run, _Schedule, _Task, _lib)
+    _LockRow, _LockState, _QueueInfo, _Run, _Schedule, _Task, _TaskLive,
+    _lib)
 from ._values import _data, _decode, _str, _text, _time
 
 
@@ -255,3 +256,43 @@ class QueueInfo:
         return ("<sked.QueueInfo %s%s concurrency=%d per_key=%d rate=%s>"
                 % (self.queue, " paused" if self.paused else "",
                    self.concurrency, self.per_key, self.rate))
+
+
+class Live:
+    """What a running task is doing now (sked_task_live_get): its node,
+    its attempt's start and elapsed time by the database's clock, and
+    the latest progress its handler reported (stored with the worker's
+    lease renewal, so up to a third of the lease late)."""
+
+    __slots__ = ("node_id", "started_ms", "elapsed_ms", "progress_text",
+                 "progress_ms")
+
+    def __init__(self, l: _TaskLive) -> None:
+        self.node_id: Optional[str] = _text(l.node_id)
+        self.started_ms: int = l.started_ms
+        self.elapsed_ms: int = l.elapsed_ms
+        self.progress_text: Optional[str] = _text(l.progress)
+        self.progress_ms: int = l.progress_ms
+
+    @property
+    def progress(self) -> Any:
+        """The latest report as a value: its JSON decoded, other text as
+        it is; None before the first report of this attempt."""
+        return _decode(self.progress_text)
+
+    @property
+    def started(self) -> Optional[_dt.datetime]:
+        return _time(self.started_ms)
+
+    @property
+    def elapsed(self) -> _dt.timedelta:
+        return _dt.timedelta(milliseconds=self.elapsed_ms)
+
+    @property
+    def progress_at(self) -> Optional[_dt.datetime]:
+        return _time(self.progress_ms)
+
+    def __repr__(self) -> str:
+        return ("<sked.Live on %s for %.1fs progress=%r>"
+                % (self.node_id, self.elapsed_ms / 1000.0,
+                   self.progress_text))

@@ -19,7 +19,7 @@ from ._ffi import _Counters, _HANDLER, _lib, c_size_t, c_void_p
 from ._errors import (
     GiveUp, InvalidArgument, RetryIn, StateError, _EINVAL, _code)
 from ._values import (
-    Duration, _Options, _data, _encode, _ms, _name, _str, _text)
+    Duration, Payload, _Options, _data, _encode, _ms, _name, _str, _text)
 from ._core import _Conn
 
 
@@ -68,6 +68,25 @@ class Job:
         db.enqueue(kind, {...}) was given), None when empty; ValueError
         (failing the attempt) when it is not JSON."""
         return _data(self.payload_bytes, self.id)
+
+    def progress(self, value: Payload) -> None:
+        """Report how far the task has come: text, or a JSON-able value
+        ({"done": 40, "of": 100}), at most 1 KiB once encoded. Kept in
+        memory and stored with the worker's next lease renewal, never a
+        write per call, so call it as often as you like; each report
+        replaces the last. InvalidArgument for a value over the bound
+        (the previous report stands)."""
+        if self._j is None:
+            raise RuntimeError("sked: a Job is valid during its handler "
+                               "call only")
+        raw = _encode(value, "a progress report")
+        if b"\0" in raw:
+            raise InvalidArgument(_EINVAL,
+                                  "sked: a progress report holds no NUL")
+        if _lib.sked_job_set_progress(self._j, raw) != 0:
+            raise InvalidArgument(
+                _EINVAL, "sked: a progress report is 1 to %d bytes of UTF-8 "
+                "(this one: %d)" % (PROGRESS_MAX, len(raw)))
 
     def cancelled(self) -> bool:
         """True once the worker is stopping or lost the lease: return."""
@@ -133,6 +152,8 @@ def _queues(value: Union[None, str, Sequence[Union[str, Tuple[str, int]]]]
 
 #: the most libsked keeps of an attempt's error (sked_job_set_error_msg)
 ERROR_MAX = 1023
+#: the most a progress report may be (SKED_PROGRESS_MAX), in bytes
+PROGRESS_MAX = 1024
 _SUMMARY_MAX = 300
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _FUTURES = os.sep + os.path.join("concurrent", "futures") + os.sep

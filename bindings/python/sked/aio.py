@@ -32,7 +32,7 @@ from typing import (
 
 from ._client import Sked as _Sked
 from ._errors import StateError, _code
-from ._rows import Run, Task
+from ._rows import Live, Run, Task
 from ._values import Duration, Payload
 from ._wait import TaskFailed
 from ._worker import Handlers, Job, Worker as _Worker
@@ -96,6 +96,9 @@ class Sked:
 
     async def runs(self, task_id: int) -> List[Run]:
         return await self._call(self.sync.runs, task_id)
+
+    async def live(self, task_id: int) -> Live:
+        return await self._call(self.sync.live, task_id)
 
     async def cancel(self, task_id: int) -> None:
         await self._call(self.sync.cancel, task_id)

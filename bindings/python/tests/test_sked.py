@@ -435,6 +435,54 @@ class TestWorker(DbCase):
         # the running handler was given its grace and finished
         self.assertEqual(self.db.get(tid).status, "succeeded")
 
+    def test_progress(self):
+        # a handler reports progress as often as it likes; the worker
+        # stores the latest with its lease renewal (a third of the
+        # lease), and db.live shows it with the node and the start
+        tid = self.db.enqueue("long")
+        release = threading.Event()
+        refused = []
+        w = self.db.worker(poll=0.05, lease=3, node_id="py-progress")
+
+        @w.handler("long")
+        def long(job):
+            for i in range(100):
+                job.progress({"done": i, "of": 99})
+            try:
+                job.progress("x" * (sked.PROGRESS_MAX + 1))
+            except sked.InvalidArgument as e:
+                refused.append(str(e))
+            self.assertTrue(release.wait(60))
+
+        t = threading.Thread(target=w.run)
+        t.start()
+        try:
+            live = None
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                try:
+                    live = self.db.live(tid)
+                except sked.NotFound:
+                    live = None  # not claimed yet
+                if live is not None and live.progress is not None:
+                    break
+                time.sleep(0.1)
+            self.assertIsNotNone(live, "the task never ran")
+            self.assertEqual(live.progress, {"done": 99, "of": 99})
+            self.assertEqual(live.node_id, "py-progress")
+            self.assertIsNotNone(live.started)
+            self.assertGreater(live.elapsed_ms, 0)
+            self.assertIsNotNone(live.progress_at)
+            self.assertEqual(len(refused), 1, "an oversized report passed")
+        finally:
+            release.set()
+            w.stop()
+            t.join(30)
+            w.close()
+        self.assertEqual(self.db.get(tid).status, "succeeded")
+        with self.assertRaises(sked.NotFound):
+            self.db.live(tid)
+
     def test_stop_from_a_signal(self):
         tid = self.db.enqueue("sig")
         env = dict(os.environ, PY_URL=self.url, PY_PREFIX=self.prefix,
