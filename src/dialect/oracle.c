@@ -94,7 +94,7 @@
 	"updated_at = {now}"
 #define CLAIMED_COLS                                                           \
 	"id, queue, kind, payload, attempts, max_attempts, {ms:started_at}, "  \
-	"open_parents, traceparent"
+	"open_parents, traceparent, timeout_ms"
 #define DUE         "status IN (0, 4) AND run_at <= {now}"
 #define CLAIM_ORDER " ORDER BY priority DESC, run_at, id"
 #define NOT_LIMITED " AND queue NOT IN (SELECT queue FROM {p}queue_limit)"

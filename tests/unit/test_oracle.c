@@ -178,6 +178,11 @@ claims(void **state)
 		                "OPEN r FOR SELECT id, queue, kind, payload, "
 		                "attempts, max_attempts, (EXTRACT(DAY FROM "
 		                "(started_at"));
+		/* ... ending with the task's own timeout (schema 10), which
+		 * the worker enforces; it was once left out here, and a task's
+		 * --timeout was ignored on Oracle */
+		assert_true(has(s, "open_parents, traceparent, timeout_ms FROM "
+		                   "sk_task WHERE id IN"));
 		assert_true(has(s, "TABLE(ids)) AND node_id = ?1 AND status = "
 		                   "1; DBMS_SQL.RETURN_RESULT(r); END;"));
 		assert_true(has(s, "status IN (0, 4) AND run_at <= "
