@@ -87,7 +87,8 @@
 /* a limit row: the limits (NULL: off), the rate window's record, and
  * the database clock */
 #define LIM_COLS                                                               \
-	"concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}, paused"
+	"concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}, paused, "   \
+	"fair"
 /* a task whose concurrency key (if any) has fewer than ?6 running */
 #define KEY_NOT_FULL                                                           \
 	"(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT "          \
@@ -690,6 +691,30 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "DELETE FROM {p}unique_for WHERE held_until <= {now}",
         [SKED_SQL_UNIQUE_REPLACE_IN] = REPLACE("{now+?3}"),
         [SKED_SQL_UNIQUE_REPLACE_AT] = REPLACE("{ts:?3}"),
+        [SKED_SQL_LIM_FAIR] = "UPDATE {p}queue_limit SET fair = ?2, "
+                              "updated_at = {now} WHERE queue = ?1",
+        [SKED_SQL_LIM_INSERT_FAIR] =
+                "INSERT INTO {p}queue_limit (queue, fair, updated_at) "
+                "VALUES (?1, 1, {now})",
+        /* one probe each of {p}task_fair (schema 12): the keys in order,
+         * never a key's rows */
+        [SKED_SQL_FAIR_KEY_FIRST] =
+                "SELECT concurrency_key FROM {p}task WHERE queue = ?1 AND "
+                "status IN (0, 4) AND concurrency_key IS NOT NULL "
+                "ORDER BY concurrency_key{lim:1}",
+        [SKED_SQL_FAIR_KEY_NEXT] =
+                "SELECT concurrency_key FROM {p}task WHERE queue = ?1 AND "
+                "status IN (0, 4) AND concurrency_key > ?2 "
+                "ORDER BY concurrency_key{lim:1}",
+        /* the first ?3 of one key, through the same index */
+        [SKED_SQL_FAIR_CAND] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
+                "{kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_FAIR_CAND_NULL] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
+                "{kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
 };
 
 const char *

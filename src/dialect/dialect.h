@@ -386,6 +386,18 @@ typedef enum sked_sql {
 	SKED_SQL_UNIQUE_FOR_PRUNE,
 	SKED_SQL_UNIQUE_REPLACE_IN,
 	SKED_SQL_UNIQUE_REPLACE_AT,
+	/* fair queues (limited.c, schema 12, docs/limits.md): queue ?1's
+	 * fair flag to ?2 (its row exists), or a row for it, fair, with no
+	 * limit; in a fair claim, the first key (in key order) with waiting
+	 * tasks in queue ?1, or the first after ?2; the due candidates of
+	 * key ?6 (or of no key) in claim order, with their priority and
+	 * run_at in ms (claim params: limit ?3, queue ?4, kinds ?5) */
+	SKED_SQL_LIM_FAIR,
+	SKED_SQL_LIM_INSERT_FAIR,
+	SKED_SQL_FAIR_KEY_FIRST,
+	SKED_SQL_FAIR_KEY_NEXT,
+	SKED_SQL_FAIR_CAND,
+	SKED_SQL_FAIR_CAND_NULL,
 	SKED_SQL__COUNT
 } sked_sql;
 
