@@ -623,7 +623,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
 
         /* ---- cluster-wide limits of a queue (limits.c) ---- */
         [SKED_SQL_LIM_QUEUES] =
-                "SELECT queue, paused FROM {p}queue_limit ORDER BY queue",
+                "SELECT queue, paused, CASE WHEN fair <> 0 AND concurrency IS "
+                "NULL AND per_key IS NULL AND rate_n IS NULL THEN 1 ELSE 0 "
+                "END FROM {p}queue_limit ORDER BY queue",
         /* the row every limited claim of the queue serialises on */
         [SKED_SQL_LIM_LOCK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
                               "WHERE queue = ?1 FOR UPDATE",
@@ -715,6 +717,18 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
                 "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
                 "{kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LIM_PEEK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
+                              "WHERE queue = ?1",
+        [SKED_SQL_FAIR_CAND_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
+                "{kinds:?5} AND " DUE CLAIM_ORDER
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_FAIR_CAND_NULL_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
+                "{kinds:?5} AND " DUE CLAIM_ORDER
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
 };
 
 const char *
@@ -759,6 +773,11 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 	case SKED_SQL_CLAIM_Q:
 	case SKED_SQL_CLAIM_XQ:
 		return d->claim_one_statement;
+	case SKED_SQL_FAIR_CAND_SKIP:
+	case SKED_SQL_FAIR_CAND_NULL_SKIP:
+		/* the fair claim without the limit row's lock: where rows
+		 * can be skipped and a limit is said " LIMIT n" */
+		return (d->caps & SKED_CAP_SKIP_LOCKED) && !d->limit;
 	case SKED_SQL_LOCK_ANY:
 	case SKED_SQL_LOCK_Q:
 	case SKED_SQL_LOCK_XQ:

@@ -341,7 +341,8 @@ typedef enum sked_sql {
 	SKED_SQL_GENERIC_PLANS,
 	/* cluster-wide limits of a queue (limits.c, limited.c,
 	 * docs/limits.md) */
-	SKED_SQL_LIM_QUEUES, /* the limited queues' names, and paused */
+	/* the limited queues' names, paused, and fair without limits */
+	SKED_SQL_LIM_QUEUES,
 	/* a limited claim, in one transaction: lock the queue's limit row
 	 * (queue ?1), count its running tasks by concurrency key (queue ?1),
 	 * read candidates (claim params: node ?1, lease ?2, limit ?3, queue
@@ -398,6 +399,14 @@ typedef enum sked_sql {
 	SKED_SQL_FAIR_KEY_NEXT,
 	SKED_SQL_FAIR_CAND,
 	SKED_SQL_FAIR_CAND_NULL,
+	/* a fair queue without limits, claimed without its limit row's
+	 * lock where the strategy is skip-locked and the product says LIMIT
+	 * (PostgreSQL, MySQL, MariaDB): the row read without a lock, and the
+	 * candidates locked as they are read, skipping rows another claim
+	 * holds */
+	SKED_SQL_LIM_PEEK,
+	SKED_SQL_FAIR_CAND_SKIP,
+	SKED_SQL_FAIR_CAND_NULL_SKIP,
 	SKED_SQL__COUNT
 } sked_sql;
 

@@ -136,6 +136,16 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
                 "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
                 "{kinds:?5} AND " DUE_MY ORDER_MY " LIMIT ?3",
+        [SKED_SQL_FAIR_CAND_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
+                "{kinds:?5} AND " DUE_MY ORDER_MY
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_FAIR_CAND_NULL_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
+                "{kinds:?5} AND " DUE_MY ORDER_MY
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         [SKED_SQL_CAND_XQ] =
                 "SELECT id, version FROM {p}task WHERE "
                 "{kinds:?5} AND " DUE_MY NOT_LIMITED_MY ORDER_MY " LIMIT ?3",

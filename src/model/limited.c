@@ -69,7 +69,8 @@ struct sked_limits {
 	 * takes up the keys (the last key it read when a claim stopped at
 	 * FAIR_KEYS_MAX of them), or NULL: from the first */
 	char **fair_after;
-	int turn; /* which limited queue an all-queue claim starts at */
+	char *fair_only; /* fair_only[i]: fair, with no limit (the row said) */
+	int turn;        /* which limited queue an all-queue claim starts at */
 };
 
 void
@@ -85,6 +86,7 @@ sked__limits_free(struct sked_limits *l)
 	free(l->queues);
 	free(l->paused);
 	free(l->fair_after);
+	free(l->fair_only);
 	free(l);
 }
 
@@ -262,10 +264,13 @@ refresh(sked *h)
 		l->queues = calloc((size_t)r.nrows, sizeof *l->queues);
 		l->paused = calloc((size_t)r.nrows, 1);
 		l->fair_after = calloc((size_t)r.nrows, sizeof *l->fair_after);
-		oom = !l->queues || !l->paused || !l->fair_after;
+		l->fair_only = calloc((size_t)r.nrows, 1);
+		oom = !l->queues || !l->paused || !l->fair_after ||
+		      !l->fair_only;
 		for (int i = 0; !oom && i < r.nrows; i++) {
 			l->queues[i] = sked__res_dup(&r, i, 0, &oom);
 			l->paused[i] = sked__res_int(&r, i, 1) != 0;
+			l->fair_only[i] = sked__res_int(&r, i, 2) != 0;
 			l->n += l->queues[i] != NULL;
 		}
 	}
@@ -349,14 +354,17 @@ fair_next_key(sked *h, const char *queue, const char *after, char **key)
 /* Append the first `each` due tasks of key (NULL: of no key) to *c. */
 static int
 fair_read_key(sked *h, const sked_claim_req *req, const char *key, int each,
-              sked_fair_cand **c, int *n, int *cap)
+              int skip, sked_fair_cand **c, int *n, int *cap)
 {
 	sked_res r = {0};
 	sked_val p[6] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
 	                 SKED_INTV(each),          SKED_TEXTV(req->queue),
 	                 SKED_TEXTV(req->kinds),   SKED_TEXTV(key)};
-	int rc = sked__q(h, key ? SKED_SQL_FAIR_CAND : SKED_SQL_FAIR_CAND_NULL,
-	                 p, key ? 6 : 5, &r);
+	sked_sql id =
+	        skip ? (key ? SKED_SQL_FAIR_CAND_SKIP
+	                    : SKED_SQL_FAIR_CAND_NULL_SKIP)
+	             : (key ? SKED_SQL_FAIR_CAND : SKED_SQL_FAIR_CAND_NULL);
+	int rc = sked__q(h, id, p, key ? 6 : 5, &r);
 	if (rc != SKED_OK)
 		return rc;
 	if (*n + r.nrows > *cap) {
@@ -389,7 +397,7 @@ fair_read_key(sked *h, const sked_claim_req *req, const char *key, int each,
  * FAIR_KEYS_MAX keys taken up where this handle's last claim of the
  * queue left off, and of no key. */
 static int
-fair_read(sked *h, const sked_claim_req *req, int want, int each,
+fair_read(sked *h, const sked_claim_req *req, int want, int each, int skip,
           sked_fair_cand **c, int *n)
 {
 	int cap = 0, nkeys = 0, rc;
@@ -399,7 +407,7 @@ fair_read(sked *h, const sked_claim_req *req, int want, int each,
 	char *key = NULL, *last = NULL;
 	*c = NULL;
 	*n = 0;
-	rc = fair_read_key(h, req, NULL, each, c, n, &cap);
+	rc = fair_read_key(h, req, NULL, each, skip, c, n, &cap);
 	/* from the key after start to the last; then, wrapping, from the
 	 * first to start */
 	for (int pass = 0; rc == SKED_OK && pass < 2; pass++) {
@@ -414,7 +422,7 @@ fair_read(sked *h, const sked_claim_req *req, int want, int each,
 				break;
 			if (pass == 1 && strcmp(key, start) > 0)
 				break;
-			rc = fair_read_key(h, req, key, each, c, n, &cap);
+			rc = fair_read_key(h, req, key, each, skip, c, n, &cap);
 			nkeys++;
 			free(prev);
 			prev = key;
@@ -555,7 +563,7 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 		/* a key never takes more than its room under per_key */
 		int each =
 		        lr.per_key > 0 && lr.per_key < want ? lr.per_key : want;
-		rc = fair_read(h, req, want, each, &fair, &nf);
+		rc = fair_read(h, req, want, each, 0, &fair, &nf);
 		if (rc == SKED_ENOMEM)
 			goto failed;
 		if (rc != SKED_OK)
@@ -675,6 +683,90 @@ done:
 	return rc;
 }
 
+#define USE_LOCKED 2 /* the queue has limits or a pause (any more) */
+
+/* Whether h claims fair queue (by its list: fair, without limits)
+ * without the limit row's lock: skip-locked strategy, and a product
+ * whose candidates can be read FOR UPDATE SKIP LOCKED. */
+static int
+fair_unlocked(const sked *h, const char *queue)
+{
+	if (h->strategy->id != SKED_STRAT_SKIP_LOCKED ||
+	    !sked__sql_needed(h->dialect, SKED_SQL_FAIR_CAND_SKIP))
+		return 0;
+	for (int i = 0; h->limits && i < h->limits->n; i++)
+		if (strcmp(h->limits->queues[i], queue) == 0)
+			return h->limits->fair_only[i];
+	return 0;
+}
+
+/* The fair claim of a fair queue without limits: nothing to count, so
+ * no turn on the limit row. One transaction: the row read without a
+ * lock (a limit or pause set meanwhile sends the claim to the locked
+ * path), the candidates read and locked key by key with SKIP LOCKED
+ * (another claim's candidates are skipped, not waited for), the chosen
+ * ones claimed by id; the rest are unlocked at commit. */
+static int
+fair_unlocked_once(sked *h, const sked_claim_req *req, sked_claimed **out,
+                   int *n)
+{
+	sked_res row = {0};
+	sked_fair_cand *fair = NULL;
+	int nf = 0;
+	int64_t *ids = NULL;
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin a fair claim");
+	sked_val q = SKED_TEXTV(req->queue);
+	rc = sked__q(h, SKED_SQL_LIM_PEEK, &q, 1, &row);
+	if (rc != SKED_OK)
+		goto db_failed;
+	if (row.nrows == 0 || sked__res_int(&row, 0, 0) > 0 ||
+	    sked__res_int(&row, 0, 1) > 0 || sked__res_int(&row, 0, 2) > 0 ||
+	    sked__res_int(&row, 0, 6) != 0 || sked__res_int(&row, 0, 7) == 0) {
+		int back = row.nrows == 0 ? NOT_LIMITED : USE_LOCKED;
+		sked__res_clear(&row);
+		rc = sked__commit(h);
+		return rc == SKED_OK ? back
+		                     : sked__fail_db(h, rc, "cannot commit");
+	}
+	int64_t now_ms = sked__res_int(&row, 0, 5);
+	sked__res_clear(&row);
+	rc = fair_read(h, req, req->limit, req->limit, 1, &fair, &nf);
+	if (rc == SKED_ENOMEM)
+		goto failed;
+	if (rc != SKED_OK)
+		goto db_failed;
+	int npick = nf < req->limit ? nf : req->limit;
+	if (!(ids = malloc(sizeof *ids * (size_t)(npick + 1)))) {
+		rc = SKED_ENOMEM;
+		goto failed;
+	}
+	for (int i = 0; i < npick; i++)
+		ids[i] = fair[i].id;
+	sked_claim_ids how = {.claim = SKED_SQL_LIM_CLAIM,
+	                      .get = SKED_SQL_LIM_GET,
+	                      .with_start = 1,
+	                      .start_ms = now_ms,
+	                      .spare = 4};
+	rc = sked__claim_ids(h, req, &how, ids, npick, out, n);
+	if (rc == SKED_OK)
+		rc = sked__commit(h);
+	if (rc != SKED_OK)
+		goto db_failed;
+	goto done;
+db_failed:
+	rc = sked__fail_db(h, rc, "fair claim failed");
+	goto done;
+failed:
+	rc = sked__fail(h, rc, "out of memory");
+done:
+	fair_free(fair, nf);
+	free(ids);
+	sked__res_clear(&row);
+	return rc;
+}
+
 /* sked__claim, appending to what *out holds already. */
 static int
 claim_more(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
@@ -712,7 +804,11 @@ limited(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 {
 	for (int attempt = 1;; attempt++) {
 		int before = *n;
-		int rc = limited_once(h, req, out, n);
+		int rc = fair_unlocked(h, req->queue)
+		                 ? fair_unlocked_once(h, req, out, n)
+		                 : USE_LOCKED;
+		if (rc == USE_LOCKED)
+			rc = limited_once(h, req, out, n);
 		if (rc == NOT_LIMITED)
 			return claim_more(h, req, out, n);
 		if (rc == SKED_OK)

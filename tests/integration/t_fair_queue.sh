@@ -6,7 +6,8 @@
 # (two claims per worker), by the handlers' own start log. With the queue
 # unfair the same run starts them only behind the big tenant's backlog,
 # which shows the check can fail. Every task starts exactly once, and a
-# fair queue with --per-key 2 never runs three of one key at once.
+# fair queue with --per-key 2 never runs three of one key at once. A bad
+# --fair value is a usage error (64), a bad queue name bad data (65).
 # backends: strategies
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -53,6 +54,8 @@ run() {
 	last=$(awk '$1 == "S" { i++; if ($3 == "small") l = i } END { print l + 0 }' "$T/events")
 }
 
+expect_rc 64 sk queue set fq --fair maybe
+expect_rc 65 sk queue set 'no spaces' --fair on
 sk queue set fq --fair on >"$T/set.out"
 expect_eq "$(cat "$T/set.out")" "set queue fq: fair on" "queue set --fair confirms"
 sk queue ls --json >"$T/ls.json"

@@ -1,7 +1,8 @@
 /*
  * test_limits.c — cluster-wide limits, the parts without a database:
  * "N/DURATION" parsing, the rate's sliding window record, picking
- * candidates under a per-key limit, and the limit statements as each
+ * candidates under a per-key limit, the fair order of a fair queue's
+ * candidates, and the limit statements as each
  * dialect renders them (SQL Server's included: there is no server here,
  * so its texts are checked as text).
  *
@@ -211,6 +212,45 @@ every_queue_but_the_limited(void **state)
 	}
 }
 
+/* The fair order: within a priority every key's first task before any
+ * key's second, whatever the backlog of one key; priority first; ties in
+ * a round by run_at, then id; no key (NULL) is a key of its own. */
+static void
+fair_round_robin(void **state)
+{
+	(void)state;
+	/* read key by key, each in claim order, as fair_read reads them */
+	sked_fair_cand c[] = {
+	        {.id = 20, .key = NULL, .priority = 0, .run_at_ms = 500},
+	        {.id = 1, .key = "big", .priority = 0, .run_at_ms = 100},
+	        {.id = 2, .key = "big", .priority = 0, .run_at_ms = 101},
+	        {.id = 3, .key = "big", .priority = 0, .run_at_ms = 102},
+	        {.id = 4, .key = "big", .priority = 0, .run_at_ms = 103},
+	        {.id = 9, .key = "hot", .priority = 5, .run_at_ms = 900},
+	        {.id = 10, .key = "hot", .priority = 0, .run_at_ms = 901},
+	        {.id = 7, .key = "small", .priority = 0, .run_at_ms = 300},
+	        {.id = 8, .key = "small", .priority = 0, .run_at_ms = 301},
+	};
+	int n = (int)(sizeof c / sizeof c[0]);
+	sked__fair_order(c, n);
+	/* priority 5 first; then round 0 of each key by run_at (big 1,
+	 * small 7, none 20, hot 10), round 1 (big 2, small 8), then big's
+	 * rest */
+	const int64_t want[] = {9, 1, 7, 20, 10, 2, 8, 3, 4};
+	for (int i = 0; i < n; i++)
+		assert_int_equal(c[i].id, want[i]);
+	assert_int_equal(c[0].round, 0);
+	assert_int_equal(c[n - 1].round, 3);
+	/* the same run_at in one round: by id */
+	sked_fair_cand d[] = {
+	        {.id = 6, .key = "a", .priority = 1, .run_at_ms = 5},
+	        {.id = 5, .key = "b", .priority = 1, .run_at_ms = 5},
+	};
+	sked__fair_order(d, 2);
+	assert_int_equal(d[0].id, 5);
+	sked__fair_order(d, 0); /* nothing to do */
+}
+
 int
 main(void)
 {
@@ -220,6 +260,7 @@ main(void)
 	        cmocka_unit_test(per_key_pick),
 	        cmocka_unit_test(limit_row_locks),
 	        cmocka_unit_test(every_queue_but_the_limited),
+	        cmocka_unit_test(fair_round_robin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
