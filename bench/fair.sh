@@ -60,7 +60,7 @@ ms() { # a timestamp column as epoch ms in this database
 	case $DB in
 	postgres*) echo "(extract(epoch from $1) * 1000)::bigint" ;;
 	sqlite*) echo "$1" ;; # sked stores epoch ms on SQLite
-	*) echo "(unix_timestamp($1) * 1000)" ;;
+	*) echo "CAST(unix_timestamp($1) * 1000 AS SIGNED)" ;;
 	esac
 }
 

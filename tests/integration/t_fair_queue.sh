@@ -7,7 +7,9 @@
 # unfair the same run starts them only behind the big tenant's backlog,
 # which shows the check can fail. Every task starts exactly once, and a
 # fair queue with --per-key 2 never runs three of one key at once. A bad
-# --fair value is a usage error (64), a bad queue name bad data (65).
+# --fair value is a usage error (64), a bad queue name bad data (65); the
+# config file's [queue.NAME] fair = on is set when a worker starts, and
+# fair = yes is a config error (78).
 # backends: strategies
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -94,6 +96,20 @@ worst=$(awk '$3 != "none" { print $3, $2, ($1 == "S" ? 1 : 0) }' "$T/events" |
 	awk '$1 != k { k = $1; n = 0 } { if ($3 == 1) { n++; if (n > m) m = n } else n-- } END { print m + 0 }')
 note "per-key 2: most of one key running at once: $worst"
 [ "$worst" -le 2 ] || fail "a fair queue with --per-key 2 ran $worst of one key at once"
+
+# the config file's [queue.NAME] fair = on, set when a worker starts;
+# a value that is neither on nor off is a config error (78)
+cp "$SKED_CONFIG" "$T/fair.conf"
+printf '[queue.cq]\nfair = on\n' >>"$T/fair.conf"
+SKED_CONFIG="$T/fair.conf" "$SKED" worker --node-id cfg --handler "job=$h $T" \
+	--until-empty >"$T/cfg.log" 2>&1 ||
+	{ cat "$T/cfg.log" >&2; fail "worker with [queue.cq] fair = on failed"; }
+sk queue ls --json >"$T/ls.json"
+expect_eq "$(json_get '[q for q in d if q["queue"] == "cq"][0]["fair"]' <"$T/ls.json")" true "[queue.cq] fair = on"
+cp "$SKED_CONFIG" "$T/bad.conf"
+printf '[queue.cq]\nfair = yes\n' >>"$T/bad.conf"
+expect_rc 78 env SKED_CONFIG="$T/bad.conf" "$SKED" queue ls
+stderr_one_line "$T/err"
 
 # off again: the row goes, the queue is claimed as before
 sk queue set fq --fair off >/dev/null
