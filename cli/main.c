@@ -244,13 +244,18 @@ static const struct cli_cmd commands[] = {
          "list tasks, newest first",
          "  --status S  pending, running, succeeded, dead, retry, cancelled "
          "or\n"
-         "              blocked (waiting for its parents)\n"
+         "              blocked (waiting for its parents); running shows "
+         "each\n"
+         "              task's node, start, elapsed time and progress\n"
          "  --limit N   at most N tasks (default 100)\n",
          0},
         {"show", cmd_show, NULL, "show ID",
          "a task, its result, its parents and children, and all its "
          "attempts",
-         NULL, 0},
+         "  A running task also shows its start, how long it has run and "
+         "its\n"
+         "  handler's latest progress report.\n",
+         0},
         {"wait", cmd_wait, NULL, "wait ID… [--timeout D] [--json]",
          "block until the tasks end; print each outcome, exit with the "
          "worst",

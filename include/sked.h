@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 12
+#define SKED_SCHEMA_VERSION 13
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -456,6 +456,22 @@ typedef struct sked_task {
  * on failure. */
 SKED_API int sked_task_get(sked *h, int64_t id, sked_task **out);
 
+/* What a running task is doing now (docs/handlers.md, "Progress"; schema
+ * 12): the node that runs it, when its running attempt started, how long
+ * ago by the database's clock, and its handler's latest report as the
+ * worker stored it with its last lease renewal (NULL: none yet in this
+ * attempt). SKED_ENOTFOUND when task id is not running. Free the strings
+ * with sked_task_live_clear. */
+typedef struct sked_task_live {
+	char *node_id;       /* or NULL */
+	int64_t started_ms;  /* 0: unknown */
+	int64_t elapsed_ms;  /* since started_ms */
+	char *progress;      /* at most SKED_PROGRESS_MAX bytes, or NULL */
+	int64_t progress_ms; /* when it was stored; 0: none */
+} sked_task_live;
+SKED_API int sked_task_live_get(sked *h, int64_t id, sked_task_live *out);
+SKED_API void sked_task_live_clear(sked_task_live *live);
+
 /* Waiting for tasks to end (sked wait; docs/cli.md). sked_wait returns
  * SKED_OK once each of the n tasks ids has ended (succeeded, dead or
  * cancelled; read them with sked_task_get), SKED_ETIMEOUT when timeout_ms
@@ -656,6 +672,19 @@ SKED_API void sked_job_set_retry_in(sked_job *job, int64_t ms);
  * More than SKED_RESULT_MAX bytes fails the attempt with an error
  * naming the size. SKED_OK, SKED_EINVAL (no job), SKED_ENOMEM. */
 SKED_API int sked_job_set_result(sked_job *job, const char *text, size_t len);
+
+/* The most a progress report may hold: 1 KiB. */
+#define SKED_PROGRESS_MAX 1024
+/* Report how far this attempt has got (docs/handlers.md, "Progress"):
+ * value is 1 to SKED_PROGRESS_MAX bytes of UTF-8 text without NUL, JSON
+ * or plain ("42", "{\"done\": 3, \"of\": 10}", "copying"). Cheap: the
+ * latest report is kept in memory and written with the worker's next
+ * lease renewal (never a write per report); a later call replaces it, and
+ * a report made as the attempt ends may never be stored. SKED_OK, or
+ * SKED_EINVAL (no job, a NULL, empty, too long or invalid value: the
+ * previous report stands), SKED_ENOMEM. Any thread may call it while the
+ * handler runs. */
+SKED_API int sked_job_set_progress(sked_job *job, const char *value);
 
 /* The parents of a task that waited for others (sked_enqueue_opts's
  * after), as the handler of each attempt sees them: their number, then

@@ -17,7 +17,7 @@ clang-format jq python3 help2man man-db bash-completion dpkg-dev lintian
 binutils libmicrohttpd-dev libsystemd-dev systemd prometheus chromium curl
 pgbouncer galera-4 rsync clang libcurl4-openssl-dev gdb
 nodejs python3-venv python3-pip python3-setuptools python3-wheel python3-mypy
-patroni etcd-server etcd-client haproxy"
+patroni etcd-server etcd-client haproxy python3-psycopg"
 
 case "${1:-demo}" in
 demo) want=$demo_pkgs ;;

@@ -115,6 +115,27 @@ foreach(b sqlite pg)
     ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
     SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
 endforeach()
+# python-aio/<backend>: sked.aio (the async handle, async def handlers)
+foreach(b sqlite pg)
+  add_test(NAME python-aio/${b} COMMAND python3
+           ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_aio.py)
+  set_tests_properties(python-aio/${b} PROPERTIES
+    ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=${b};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
+    SKIP_RETURN_CODE 77 LABELS "python;${b}" TIMEOUT 600)
+endforeach()
+# python-tx/pg: sked.wrap, enqueue inside the application's psycopg
+# transaction (PostgreSQL only; python3-psycopg, else skipped loudly)
+add_test(NAME python-tx/pg COMMAND python3
+         ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_tx.py)
+set_tests_properties(python-tx/pg PROPERTIES
+  ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_BACKEND=pg;SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
+  SKIP_RETURN_CODE 77 LABELS "python;pg" TIMEOUT 300)
+# python/docs: docs/python.md's Python blocks run (SQLite, scratch folder)
+add_test(NAME python/docs COMMAND python3
+         ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_docs.py)
+set_tests_properties(python/docs PROPERTIES
+  ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
+  LABELS "python;sqlite" TIMEOUT 600)
 # python/install: bindings/python installed with pip into a venv (no
 # network), used from outside the tree, its hints checked with mypy.
 add_test(NAME python/install COMMAND sh

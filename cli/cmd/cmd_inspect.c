@@ -79,6 +79,77 @@ status_arg(const char *s, int *out)
 	return cli_usage("list", "--status: '%s' is not one of %s", s, names);
 }
 
+/* how long, as "1h02m03s", "4m05s" or "6.7s" */
+static const char *
+elapsed_text(int64_t ms, char *buf, size_t len)
+{
+	int64_t s = ms / 1000;
+	if (s >= 3600)
+		snprintf(buf, len, "%" PRId64 "h%02dm%02ds", s / 3600,
+		         (int)(s / 60 % 60), (int)(s % 60));
+	else if (s >= 60)
+		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)(s % 60));
+	else
+		snprintf(buf, len, "%d.%ds", (int)s, (int)(ms % 1000 / 100));
+	return buf;
+}
+
+/* a report in a table cell: control bytes as '?', at most 60 bytes (cut
+ * on a character's start, "…" after) */
+static void
+progress_cell(const char *s, char *out, size_t len)
+{
+	size_t n = 0, max = len - 4 < 60 ? len - 4 : 60;
+	for (; s[n] && n < max; n++)
+		out[n] = ((unsigned char)s[n] < 0x20 || s[n] == 0x7f) ? '?'
+		                                                      : s[n];
+	if (s[n]) {
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(out + n, "…", 3);
+		n += 3;
+	}
+	out[n] = '\0';
+}
+
+/* list --status running: each task's node, start, elapsed time and
+ * latest progress in place of its run-at time */
+static int
+list_running(struct cli *c, const sked_task *ts, size_t n)
+{
+	static const char *const head[] = {"ID",       "QUEUE",   "KIND",
+	                                   "ATTEMPTS", "NODE",    "STARTED",
+	                                   "ELAPSED",  "PROGRESS"};
+	struct cli_table *t = cli_table_new(8, head);
+	for (size_t i = 0; i < n; i++) {
+		sked_task_live l = {0};
+		char id[24], att[32], at[32], el[48], pr[72];
+		const char *row[8];
+		if (sked_task_live_get(c->h, ts[i].id, &l) != SKED_OK)
+			continue; /* it ended meanwhile */
+		snprintf(id, sizeof id, "%" PRId64, ts[i].id);
+		snprintf(att, sizeof att, "%d/%d", ts[i].attempts,
+		         ts[i].max_attempts);
+		progress_cell(l.progress ? l.progress : "-", pr, sizeof pr);
+		row[0] = id;
+		row[1] = ts[i].queue;
+		row[2] = ts[i].kind;
+		row[3] = att;
+		row[4] = l.node_id ? l.node_id : "-";
+		row[5] = cli_time(l.started_ms, at, sizeof at);
+		row[6] = elapsed_text(l.elapsed_ms, el, sizeof el);
+		row[7] = pr;
+		cli_table_add(t, row);
+		sked_task_live_clear(&l);
+	}
+	if (n > 0)
+		cli_table_print(t, stdout);
+	else
+		fprintf(stderr, "no tasks\n");
+	cli_table_free(t);
+	return 0;
+}
+
 int
 cmd_list(struct cli *c, int argc, char **argv)
 {
@@ -140,9 +211,15 @@ cmd_list(struct cli *c, int argc, char **argv)
 		return cli_fail(c->h, rc, "list");
 	if (c->json) {
 		json_t *arr = json_array();
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, cli_task_json(&ts[i]));
+		for (i = 0; i < n; i++) {
+			json_t *o = cli_task_json(&ts[i]);
+			if (o)
+				cli_task_live_json(c->h, &ts[i], o);
+			json_array_append_new(arr, o);
+		}
 		ex = cli_json_print(arr);
+	} else if (f.status == SKED_RUNNING) {
+		ex = list_running(c, ts, n);
 	} else {
 		struct cli_table *t = cli_table_new(8, head);
 		for (i = 0; i < n; i++) {
@@ -173,7 +250,8 @@ cmd_list(struct cli *c, int argc, char **argv)
 }
 
 static void
-show_text(const sked_task *t, const sked_run *runs, size_t n)
+show_text(const sked_task *t, const sked_task_live *l, const sked_run *runs,
+          size_t n)
 {
 	char a[32], b[32];
 	size_t i;
@@ -188,6 +266,18 @@ show_text(const sked_task *t, const sked_run *runs, size_t n)
 	if (t->node_id != NULL) {
 		printf("  node         ");
 		print_line(t->node_id);
+	}
+	if (l && l->started_ms != 0) {
+		char e[48];
+		printf("  started      %s (running for %s)\n",
+		       cli_time(l->started_ms, a, sizeof a),
+		       elapsed_text(l->elapsed_ms, e, sizeof e));
+	}
+	if (l && l->progress != NULL) {
+		printf("  progress     ");
+		print_line(l->progress);
+		printf("               (as of %s)\n",
+		       cli_time(l->progress_ms, a, sizeof a));
 	}
 	if (t->lease_until_ms != 0)
 		printf("  lease until  %s\n",
@@ -305,7 +395,11 @@ cmd_show(struct cli *c, int argc, char **argv)
 		sked_tasks_free(t, 1);
 		return cli_fail(c->h, rc, "dependencies of task %" PRId64, id);
 	}
-	show_text(t, runs, n);
+	sked_task_live live = {0};
+	int running = t->status == SKED_RUNNING &&
+	              sked_task_live_get(c->h, id, &live) == SKED_OK;
+	show_text(t, running ? &live : NULL, runs, n);
+	sked_task_live_clear(&live);
 	deps_text(c, "parents", dep[0], ndep[0]);
 	deps_text(c, "children", dep[1], ndep[1]);
 	free(dep[0]);

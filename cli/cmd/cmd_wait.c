@@ -78,6 +78,8 @@ cli_wait_ids(struct cli *c, const int64_t *ids, size_t n, int64_t timeout_ms)
 			json_t *o = cli_task_json(t);
 			json_object_set_new(o, "result",
 			                    cli_json_cstr(t->result));
+			/* one still running when the time ran out */
+			cli_task_live_json(c->h, t, o);
 			json_array_append_new(arr, o);
 		} else {
 			print_text(t);

@@ -41,6 +41,20 @@ cli_task_json(const sked_task *t)
 	return o;
 }
 
+void
+cli_task_live_json(sked *h, const sked_task *t, json_t *o)
+{
+	sked_task_live l = {0};
+	int running = t->status == SKED_RUNNING &&
+	              sked_task_live_get(h, t->id, &l) == SKED_OK;
+	json_object_set_new(o, "started_at", cli_json_time(l.started_ms));
+	json_object_set_new(o, "elapsed_ms",
+	                    running ? json_integer(l.elapsed_ms) : json_null());
+	json_object_set_new(o, "progress", cli_json_result(l.progress));
+	json_object_set_new(o, "progress_at", cli_json_time(l.progress_ms));
+	sked_task_live_clear(&l);
+}
+
 json_t *
 cli_run_json(const sked_run *r)
 {
@@ -120,6 +134,7 @@ cli_show_json(sked *h, int64_t id, json_t **out, const char **what)
 	}
 	json_t *o = cli_task_json(t), *arr = json_array();
 	json_object_set_new(o, "result", cli_json_result(t->result));
+	cli_task_live_json(h, t, o);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, cli_run_json(&runs[i]));
 	json_object_set_new(o, "runs", arr);

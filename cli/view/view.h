@@ -22,6 +22,12 @@
  * answers the same objects). New references. */
 json_t *cli_task_json(const sked_task *t);
 json_t *cli_run_json(const sked_run *r);
+/* A running task's "started_at", "elapsed_ms" (the database's clock),
+ * "node_id" is the task's own, "progress" (its handler's latest report:
+ * JSON as that value, other text as a string) and "progress_at", set on
+ * o; null for a task not running (or one that ended meanwhile). One
+ * read for a running task, none for the others. */
+void cli_task_live_json(sked *h, const sked_task *t, json_t *o);
 int cli_show_json(sked *h, int64_t id, json_t **out, const char **what);
 /* A related task's status name ("pruned" when it cannot be read) and,
  * in *kind, its kind (NULL then; free it). */

@@ -82,7 +82,7 @@ sked_struct_size(const char *name)
 	        S(sked_queue_gauge),    S(sked_process_counters),
 	        S(sked_worker_metrics), S(sked_worker_kind_metrics),
 	        S(sked_hist),           S(sked_queue_info),
-	        S(sked_graph_task),
+	        S(sked_graph_task),     S(sked_task_live),
 #undef S
 	};
 	if (!name)

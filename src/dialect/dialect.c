@@ -693,12 +693,19 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "DELETE FROM {p}unique_for WHERE held_until <= {now}",
         [SKED_SQL_UNIQUE_REPLACE_IN] = REPLACE("{now+?3}"),
         [SKED_SQL_UNIQUE_REPLACE_AT] = REPLACE("{ts:?3}"),
+        [SKED_SQL_PROGRESS_PUT] =
+                "UPDATE {p}task SET progress = ?4, progress_at = {now} "
+                "WHERE id = ?1 AND attempts = ?2 AND node_id = ?3 "
+                "AND status = 1",
+        [SKED_SQL_TASK_LIVE] = "SELECT node_id, {ms:started_at}, progress, "
+                               "{ms:progress_at}, {nowms} FROM {p}task "
+                               "WHERE id = ?1 AND status = 1",
         [SKED_SQL_LIM_FAIR] = "UPDATE {p}queue_limit SET fair = ?2, "
                               "updated_at = {now} WHERE queue = ?1",
         [SKED_SQL_LIM_INSERT_FAIR] =
                 "INSERT INTO {p}queue_limit (queue, fair, updated_at) "
                 "VALUES (?1, 1, {now})",
-        /* one probe each of {p}task_fair (schema 12): the keys in order,
+        /* one probe each of {p}task_fair (schema 13): the keys in order,
          * never a key's rows */
         [SKED_SQL_FAIR_KEY_FIRST] =
                 "SELECT concurrency_key FROM {p}task WHERE queue = ?1 AND "
@@ -719,16 +726,8 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "{kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
         [SKED_SQL_LIM_PEEK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
                               "WHERE queue = ?1",
-        [SKED_SQL_FAIR_CAND_SKIP] =
-                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
-                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
-                "{kinds:?5} AND " DUE CLAIM_ORDER
-                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
-        [SKED_SQL_FAIR_CAND_NULL_SKIP] =
-                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
-                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
-                "{kinds:?5} AND " DUE CLAIM_ORDER
-                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        /* SKED_SQL_FAIR_CAND_SKIP, _NULL_SKIP: no generic text (dialect/
+         * postgresql.c, dialect/mysql.c), only where rows are skipped */
 };
 
 const char *

@@ -387,7 +387,13 @@ typedef enum sked_sql {
 	SKED_SQL_UNIQUE_FOR_PRUNE,
 	SKED_SQL_UNIQUE_REPLACE_IN,
 	SKED_SQL_UNIQUE_REPLACE_AT,
-	/* fair queues (limited.c, schema 12, docs/limits.md): queue ?1's
+	/* progress (schema 12, worker/progress.c, model/live.c): the
+	 * report ?4 of task ?1's attempt ?2 run by node ?3, stored with the
+	 * lease renewal; a running task's node, start, report, its time
+	 * and the database's now (id ?1) */
+	SKED_SQL_PROGRESS_PUT,
+	SKED_SQL_TASK_LIVE,
+	/* fair queues (limited.c, schema 13, docs/limits.md): queue ?1's
 	 * fair flag to ?2 (its row exists), or a row for it, fair, with no
 	 * limit; in a fair claim, the first key (in key order) with waiting
 	 * tasks in queue ?1, or the first after ?2; the due candidates of

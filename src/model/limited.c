@@ -65,9 +65,9 @@ struct sked_limits {
 	int n;
 	char **queues; /* the queues with a limit row, by name */
 	char *paused;  /* paused[i]: queues[i] is paused (sked queue pause) */
-	/* fair_after[i]: where this handle's next fair claim of queues[i]
-	 * takes up the keys (the last key it read when a claim stopped at
-	 * FAIR_KEYS_MAX of them), or NULL: from the first */
+	/* fair_after[i]: the key of this handle's last pick in fair
+	 * queues[i] ("" for no key), after which its next fair claim takes
+	 * up the keys and begins its rounds; NULL: from the first */
 	char **fair_after;
 	char *fair_only; /* fair_only[i]: fair, with no limit (the row said) */
 	int turn;        /* which limited queue an all-queue claim starts at */
@@ -221,6 +221,11 @@ fair_cmp(const void *a, const void *b)
 		return x->priority > y->priority ? -1 : 1;
 	if (x->round != y->round)
 		return x->round < y->round ? -1 : 1;
+	if (x->wrap != y->wrap)
+		return x->wrap < y->wrap ? -1 : 1;
+	int k = strcmp(x->key ? x->key : "", y->key ? y->key : "");
+	if (k != 0)
+		return k;
 	if (x->run_at_ms != y->run_at_ms)
 		return x->run_at_ms < y->run_at_ms ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
@@ -233,7 +238,7 @@ same_key(const char *a, const char *b)
 }
 
 void
-sked__fair_order(sked_fair_cand *c, int n)
+sked__fair_order(sked_fair_cand *c, int n, const char *after)
 {
 	/* rows come key by key, each key's in claim order: the round of a
 	 * row is its place among its key's rows of its priority */
@@ -242,6 +247,9 @@ sked__fair_order(sked_fair_cand *c, int n)
 		                             c[i].priority == c[i - 1].priority
 		                     ? c[i - 1].round + 1
 		                     : 0;
+	for (int i = 0; i < n; i++)
+		c[i].wrap =
+		        after && strcmp(c[i].key ? c[i].key : "", after) <= 0;
 	if (n > 1)
 		qsort(c, (size_t)n, sizeof *c, fair_cmp);
 }
@@ -394,8 +402,8 @@ fair_read_key(sked *h, const sked_claim_req *req, const char *key, int each,
 
 /* A fair claim's candidates, in the fair order (sked__fair_order): the
  * first `each` due tasks of every key with waiting tasks, up to
- * FAIR_KEYS_MAX keys taken up where this handle's last claim of the
- * queue left off, and of no key. */
+ * FAIR_KEYS_MAX keys, and of no key; keys taken up, and rounds begun,
+ * after the key of this handle's last pick in the queue. */
 static int
 fair_read(sked *h, const sked_claim_req *req, int want, int each, int skip,
           sked_fair_cand **c, int *n)
@@ -404,7 +412,7 @@ fair_read(sked *h, const sked_claim_req *req, int want, int each, int skip,
 	int max_keys = want + 1 < FAIR_KEYS_MAX ? want + 1 : FAIR_KEYS_MAX;
 	int qi = fair_index(h, req->queue);
 	char *start = qi >= 0 ? h->limits->fair_after[qi] : NULL;
-	char *key = NULL, *last = NULL;
+	char *key = NULL;
 	*c = NULL;
 	*n = 0;
 	rc = fair_read_key(h, req, NULL, each, skip, c, n, &cap);
@@ -430,23 +438,29 @@ fair_read(sked *h, const sked_claim_req *req, int want, int each, int skip,
 		}
 		free(key);
 		key = NULL;
-		if (nkeys == max_keys && prev) {
-			free(last);
-			last = prev; /* cut short: the next claim goes on here */
-		} else
-			free(prev);
+		free(prev);
 		if (nkeys == max_keys)
 			break;
 	}
-	if (rc == SKED_OK && qi >= 0) {
-		free(h->limits->fair_after[qi]);
-		h->limits->fair_after[qi] = last;
-		last = NULL;
-	}
-	free(last);
 	if (rc == SKED_OK)
-		sked__fair_order(*c, *n);
+		sked__fair_order(*c, *n, start);
 	return rc;
+}
+
+/* Remember the key of a fair claim's last pick (the group of no key as
+ * ""): the next claim of queue by this handle starts its rounds, and its
+ * reading of the keys, after it. */
+static void
+fair_remember(sked *h, const char *queue, const char *key)
+{
+	int qi = fair_index(h, queue);
+	char *k = strdup(key ? key : "");
+	if (qi < 0 || !k) {
+		free(k);
+		return;
+	}
+	free(h->limits->fair_after[qi]);
+	h->limits->fair_after[qi] = k;
 }
 
 static void
@@ -586,6 +600,8 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 		}
 		for (int i = 0; i < npick; i++)
 			ids[i] = fair[pick[i]].id;
+		if (npick > 0)
+			fair_remember(h, req->queue, fair[pick[npick - 1]].key);
 		fair_free(fair, nf);
 		fair = NULL;
 		nf = 0;
@@ -744,6 +760,8 @@ fair_unlocked_once(sked *h, const sked_claim_req *req, sked_claimed **out,
 	}
 	for (int i = 0; i < npick; i++)
 		ids[i] = fair[i].id;
+	if (npick > 0)
+		fair_remember(h, req->queue, fair[npick - 1].key);
 	sked_claim_ids how = {.claim = SKED_SQL_LIM_CLAIM,
 	                      .get = SKED_SQL_LIM_GET,
 	                      .with_start = 1,

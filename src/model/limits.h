@@ -81,14 +81,18 @@ typedef struct sked_fair_cand {
 	int priority;
 	int64_t run_at_ms;
 	int round; /* set by sked__fair_order */
+	int wrap;  /* set by sked__fair_order: its key is not after `after` */
 } sked_fair_cand;
 
 /* Candidates c[0..n), grouped by key (NULL the same group) and in claim
  * order (priority descending, run_at, id) within each group: give each
  * its round, its place among the tasks of its key and priority (0 for
- * the first), and sort them by priority descending, round, run_at, id.
- * Within a priority, every key's first task comes before any key's
- * second. */
-void sked__fair_order(sked_fair_cand *c, int n);
+ * the first), and sort them by priority descending, round, then key in
+ * turn: the keys after `after` (the key of the same handle's last pick,
+ * "" for the group of no key, which sorts as ""; NULL: none) in key
+ * order, then the others from the first; then run_at, id. Within a
+ * priority, every key's first task comes before any key's second, and a
+ * claim of one task takes the keys in turn. */
+void sked__fair_order(sked_fair_cand *c, int n, const char *after);
 
 #endif /* SKED_LIMITS_H */

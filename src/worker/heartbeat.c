@@ -6,7 +6,8 @@
  * thread owns the lease connection w->beat.h: it beats the node row,
  * renews every lease of the node, stops handlers of tasks the node no
  * longer holds, gives back tasks it holds with no job here (strays),
- * moves the lease guard's deadlines on and, between beats, asks who
+ * moves the lease guard's deadlines on, stores the handlers' progress
+ * reports (progress.c) and, between beats, asks who
  * holds a lock a wait is on (waits.c) and keeps the leader's lock
  * (lead.c). The watchdog (watchdog.c) is what stops handlers when this
  * thread cannot renew in time.
@@ -333,6 +334,9 @@ sked__wk_heartbeat_main(void *arg)
 			extend_guard(w, began);
 			atomic_store(&w->sh.lease_ok_ms, began);
 			check_strays(w, ids, att, n);
+			/* the handlers' reports since the last renewal */
+			if (!idle)
+				sked__wk_progress_store(w, w->beat.h);
 			if (failing)
 				sked__log(SKED_LOG_INFO, "lease renewal works "
 				                         "again");

@@ -56,6 +56,9 @@ sked__wk_job_free(sked_job *j)
 	free(j->error);
 	free(j->output);
 	free(j->result);
+	free(atomic_load(&j->progress_new));
+	free(j->progress_file);
+	free(j->progress_read);
 	sked__wk_parents_free(j->parents);
 	if (j->cancel_fd >= 0)
 		close(j->cancel_fd);

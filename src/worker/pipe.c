@@ -17,6 +17,9 @@
  *                    {"id": N, "ok": false, "error": "…", "retry_in_ms": M},
  *                    either with an optional "result" (a string, or any
  *                    other value, kept as its JSON), in any order;
+ *                    {"id": N, "progress": V} (no "ok") while task N
+ *                    runs: its latest progress (V's JSON, at most 1 KiB),
+ *                    stored with the next lease renewal;
  *                    lines without "id" are not answers: a hello of its
  *                    own, {"hello": …, "version": 1, "window": W}, may say
  *                    which version it speaks (another is refused) and how
@@ -164,6 +167,20 @@ apply(sked_job *j, json_t *o)
 	}
 }
 
+/* A progress report for j: its JSON, kept for the next renewal; a value
+ * refused says why in m->note (the previous report stands). */
+static void
+progress(sked_job *j, json_t *v, sked_pipe_msg *m)
+{
+	char *txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!txt)
+		return;
+	if (sked__wk_progress_report(j, txt, strlen(txt), m->note,
+	                             sizeof m->note) == SKED_EINVAL)
+		m->refused = 1;
+	free(txt);
+}
+
 int
 sked__pipe_line(const char *s, sked_pipe_msg *m, sked_pipe_find find, void *ctx,
                 char *err, size_t errlen)
@@ -191,8 +208,15 @@ sked__pipe_line(const char *s, sked_pipe_msg *m, sked_pipe_find find, void *ctx,
 		r = PIPE_BAD;
 	} else {
 		m->id = (int64_t)json_integer_value(id);
+		json_t *pr = json_object_get(o, "progress");
 		m->job = find(ctx, m->id);
-		if (!m->job) {
+		if (pr && !json_object_get(o, "ok")) {
+			/* a report, not an answer: for a task no longer in
+			 * flight it is too late, and nobody's fault */
+			r = PIPE_PROGRESS;
+			if (m->job)
+				progress(m->job, pr, m);
+		} else if (!m->job) {
 			/* a second answer for an earlier task, or a stray
 			 * one: the tasks in flight are not to blame */
 			r = PIPE_STRAY;

@@ -37,6 +37,8 @@ enum {
 	PIPE_NOTE,     /* a line without "id": a hello, or nothing to do */
 	PIPE_ANSWER,   /* the answer for a task in flight: its job has it */
 	PIPE_STRAY,    /* an answer for an id not in flight (find said NULL) */
+	PIPE_PROGRESS, /* a progress report: job has it (NULL: not in flight;
+	                  refused: not kept, note says why) */
 };
 
 typedef struct sked_pipe_msg {
@@ -46,7 +48,9 @@ typedef struct sked_pipe_msg {
 	int unnamed;    /* PIPE_BAD: err names no task (the caller says
 	                    which were in flight) */
 	char note[160]; /* PIPE_NOTE: a window that could not be taken as
-	                    it was, and what it became */
+	                    it was, and what it became; PIPE_PROGRESS: why
+	                    a report was refused */
+	int refused;    /* PIPE_PROGRESS */
 } sked_pipe_msg;
 
 /* The job in flight for id, or NULL (a stray answer). */

@@ -391,6 +391,18 @@ take_line(proc *p, const char *s)
 		k->backoff_ms = 0;
 		slot_done(f.hit, 1);
 		return;
+	case PIPE_PROGRESS:
+		p->heard = 1;
+		if (m.refused && m.job && !m.job->progress_warned) {
+			m.job->progress_warned = 1;
+			sked__log(
+			        SKED_LOG_WARN,
+			        "pipe handler %s (pid %d), task %lld: %s; the "
+			        "previous report stands",
+			        k->x->kind, (int)p->pid, (long long)m.id,
+			        m.note);
+		}
+		return;
 	case PIPE_STRAY:
 		if (f.late) {
 			sked__log(SKED_LOG_INFO,

@@ -135,7 +135,7 @@ temp_file(char *path, size_t size, const char *what)
 void
 sked__wk_sweep_temp(void)
 {
-	static const char *const kinds[] = {"parents-", "result-"};
+	static const char *const kinds[] = {"parents-", "result-", "progress-"};
 	DIR *d = opendir(temp_dir());
 	struct dirent *e;
 	int gone = 0;
@@ -146,7 +146,8 @@ sked__wk_sweep_temp(void)
 		const char *rest = NULL;
 		if (strncmp(e->d_name, "sked-", 5) != 0)
 			continue;
-		for (size_t i = 0; i < 2 && !rest; i++)
+		for (size_t i = 0; i < sizeof kinds / sizeof *kinds && !rest;
+		     i++)
 			if (strncmp(e->d_name + 5, kinds[i],
 			            strlen(kinds[i])) == 0)
 				rest = e->d_name + 5 + strlen(kinds[i]);
@@ -215,14 +216,14 @@ run_program(sked_job *j, const handler *x)
 	sked_worker *w = j->w;
 	char id[48], attempt[32], kind[SKED_MAX_NAME + 32],
 	        queue[SKED_MAX_NAME + 32], node[SKED_MAX_NAME + 32], tp[80];
-	char rpath[PATH_MAX], ppath[PATH_MAX];
-	char renv[PATH_MAX + 32], penv[PATH_MAX + 32];
+	char rpath[PATH_MAX], ppath[PATH_MAX], gpath[PATH_MAX];
+	char renv[PATH_MAX + 32], penv[PATH_MAX + 32], genv[PATH_MAX + 32];
 	snprintf(id, sizeof id, "SKED_TASK_ID=%lld", (long long)j->t.id);
 	snprintf(attempt, sizeof attempt, "SKED_TASK_ATTEMPT=%d", j->t.attempt);
 	snprintf(kind, sizeof kind, "SKED_TASK_KIND=%s", j->t.kind);
 	snprintf(queue, sizeof queue, "SKED_TASK_QUEUE=%s", j->t.queue);
 	snprintf(node, sizeof node, "SKED_NODE_ID=%s", w->node_id);
-	const char *env[10] = {id, attempt, kind, queue, node, NULL};
+	const char *env[12] = {id, attempt, kind, queue, node, NULL};
 	int ne = 5;
 	/* the task's trace context; the worker's own never passes on
 	 * (sked__exec_secret) */
@@ -240,6 +241,19 @@ run_program(sked_job *j, const handler *x)
 	}
 	snprintf(renv, sizeof renv, "SKED_TASK_RESULT_FILE=%s", rpath);
 	env[ne++] = renv;
+	/* the progress file: the program writes its latest report there,
+	 * the heartbeat reads it at each renewal (progress.c) */
+	int gfd = temp_file(gpath, sizeof gpath, "progress");
+	if (gfd >= 0) {
+		close(gfd);
+		snprintf(genv, sizeof genv, "SKED_TASK_PROGRESS_FILE=%s",
+		         gpath);
+		env[ne++] = genv;
+		char *gp = strdup(gpath);
+		pthread_mutex_lock(&w->sh.mu);
+		j->progress_file = gp;
+		pthread_mutex_unlock(&w->sh.mu);
+	}
 	/* its parents: their ids, and a file of their results */
 	char *pids = NULL;
 	int pfd = -1;
@@ -321,6 +335,13 @@ run_program(sked_job *j, const handler *x)
 out:
 	close(rfd);
 	unlink(rpath);
+	if (gfd >= 0) {
+		pthread_mutex_lock(&w->sh.mu);
+		free(j->progress_file);
+		j->progress_file = NULL;
+		pthread_mutex_unlock(&w->sh.mu);
+		unlink(gpath);
+	}
 	if (pfd >= 0) {
 		close(pfd);
 		unlink(ppath);

@@ -89,6 +89,7 @@ claim_some(sked_worker *w, int *db_failed)
 {
 	int full = 0;
 	w->loop.claimed_last = 0;
+	w->loop.sent_last = 0;
 	w->loop.limited_last = 0;
 	int nq = w->nqueues ? w->nqueues : 1;
 	for (int qi = 0; qi < nq; qi++) {
@@ -124,6 +125,7 @@ claim_some(sked_worker *w, int *db_failed)
 		 * back full); when the queue is drained the finisher records
 		 * them at once on its own connection, and the claim
 		 * connection stays free for the next new task */
+		w->loop.sent_last++;
 		int way = sked__take_way(w->h, &req);
 		int plain = way != SKED_TAKE_LIMITED;
 		w->loop.limited_last |= !plain;
@@ -816,9 +818,13 @@ sked_worker_run(sked_worker *w)
 		if (!db_failed && go) {
 			full = claim_some(w, &db_failed);
 			w->loop.first_free = 0;
-			w->loop.want =
-			        full || db_failed || w->loop.limited_last;
-			if (!db_failed)
+			/* a round with every slot busy sent nothing and
+			 * learnt nothing: the reason to claim, and the poll,
+			 * stay as they were */
+			if (w->loop.sent_last || db_failed)
+				w->loop.want = full || db_failed ||
+				               w->loop.limited_last;
+			if (!db_failed && w->loop.sent_last)
 				poll_backoff(w);
 		}
 

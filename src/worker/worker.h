@@ -171,6 +171,14 @@ struct sked_job {
 	struct sked_job *hnext,
 	        *hprev; /* in w->sh.held while it takes a slot */
 	struct sked_job *anext, *aprev; /* in w->sh.all, claim to record */
+	/* progress (progress.c): the latest report not stored yet (swapped
+	 * atomically: a report takes no lock), the program's report file
+	 * (w->sh.mu), what that file said when last stored and whether a
+	 * refused report was logged (w->sh.mu, the heartbeat's) */
+	_Atomic(char *) progress_new;
+	char *progress_file;
+	char *progress_read;
+	int progress_warned;
 };
 
 /* What runs a kind's tasks. */
@@ -326,6 +334,7 @@ typedef struct wk_loop {
 	int64_t sched_in;           /* ms to the next fire (0: none known) */
 	int64_t first_free;         /* when a lone free slot began to wait */
 	int claimed_last;           /* tasks its last round claimed */
+	int sent_last;              /* claims it sent (0: no slot free) */
 	int64_t idle_poll_ms;       /* the idle claim poll now: poll_ms,
 	                               doubled after each empty claim up to
 	                               IDLE_POLL_MAX_MS (no notifications) */
@@ -334,7 +343,9 @@ typedef struct wk_loop {
 	 * reason (docs/design.md, "Wake-ups"): a wake-up for it (or one it
 	 * heard without room), its safety poll, its start, a claim that came
 	 * back full, went through a limited queue or failed. A slot that
-	 * frees is not one: whatever became due since was told. */
+	 * frees is not one by itself: whatever became due since was told;
+	 * but a round that sent no claim (every slot busy) keeps the reason
+	 * it had, so a worker in a backlog goes on draining it. */
 	int want;
 	int limited_last; /* its last round claimed through a limited queue */
 } wk_loop;
@@ -657,6 +668,19 @@ void sked__wk_parents_free(sked_parents *p);
 /* j's result: len bytes copied, or over the bound (result_over). */
 int sked__wk_set_result(sked_job *j, const char *s, size_t len);
 
+/* ---- worker/progress.c: what handlers report (docs/handlers.md,
+ * "Progress"), kept in memory and stored with the lease renewal ---- */
+/* j's latest report: n bytes (1 to SKED_PROGRESS_MAX of UTF-8 without
+ * NUL) copied; SKED_EINVAL with why (may be NULL) when refused, the
+ * previous report standing. */
+int sked__wk_progress_report(sked_job *j, const char *s, size_t n, char *why,
+                             size_t whylen);
+/* After a renewal: store the reports made since the last one, and what
+ * the report files of the programs running say, on h (the heartbeat's
+ * connection): one statement per task whose report changed, none when
+ * nothing did. */
+void sked__wk_progress_store(sked_worker *w, sked *h);
+
 /* ---- worker/pipe_mux.c: pipe: handlers, their processes shared by the
  * pool threads (w->sh.pipes); *mine is the calling thread's own client
  * state, freed with sked__wk_pipes_free when the thread ends ---- */
@@ -672,7 +696,7 @@ int sked__wk_http_init(void); /* SKED_EUNSUPPORTED: built without libcurl */
 
 /* ---- the threads (pool.c, heartbeat.c, watchdog.c, finish.c) ---- */
 /* pool.c: remove the attempt files ($TMPDIR/sked-parents-PID-*,
- * sked-result-PID-*) this user's workers left when they died (kill -9):
+ * sked-result-PID-*, sked-progress-PID-*) this user's workers left when they died (kill -9):
  * those of a PID that no longer runs. Once, at the start of a run with
  * program handlers. */
 void sked__wk_sweep_temp(void);

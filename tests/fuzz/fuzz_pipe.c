@@ -13,7 +13,9 @@
  *         or counted as over the bound, never both; a stray names
  *         another id; a protocol error says why; a window is 0 (none)
  *         or within 1..SKED_PIPE_WINDOW_MAX, and one taken otherwise
- *         than it was said comes with a note.
+ *         than it was said comes with a note; a progress report is
+ *         kept for task 7 only, at most SKED_PROGRESS_MAX bytes, and a
+ *         refused one says why.
  *   odd   the rest is a task's payload: the task line written for it is
  *         one line ending in '\n' (no raw newline inside), parses as a
  *         JSON object and gives the payload back byte for byte; only a
@@ -95,6 +97,17 @@ reader(const uint8_t *data, size_t size)
 		} else if (r == PIPE_BAD) {
 			if (!err[0])
 				bad("a protocol error without a reason");
+		} else if (r == PIPE_PROGRESS) {
+			/* a report: kept for the task in flight only, bounded,
+			 * text without NUL; never an answer */
+			char *p = atomic_load(&j.progress_new);
+			if (m.job && m.job != &j)
+				bad("a report for a task not in flight");
+			if (p &&
+			    (strlen(p) == 0 || strlen(p) > SKED_PROGRESS_MAX))
+				bad("a report over the bound was kept");
+			if (m.refused && !m.note[0])
+				bad("a refused report without a reason");
 		} else if (r == PIPE_NOTE) {
 			if (m.window < 0 || m.window > SKED_PIPE_WINDOW_MAX)
 				bad("a window out of its bounds");
@@ -104,6 +117,7 @@ reader(const uint8_t *data, size_t size)
 	}
 	free(j.error);
 	free(j.result);
+	free(atomic_load(&j.progress_new));
 	free(buf);
 }
 

@@ -149,7 +149,8 @@ sk enqueue slowk >/dev/null || fail "enqueue slowk"
 TMPDIR=$T/tmp "$SKED" worker --handler "slowk=$slow" --poll 100ms >"$T/tw1.log" 2>&1 &
 tw1=$!
 left() { ls "$T/tmp" | grep -c '^sked-result-' || true; }
-has_left() { [ "$(left)" -ge 1 ]; }
+# the result and the progress file (docs/handlers.md, "Progress")
+has_left() { [ "$(left)" -ge 1 ] && ls "$T/tmp" | grep -q '^sked-progress-'; }
 wait_for 30 has_left || fail "no attempt file while the handler runs: $(ls "$T/tmp")"
 kill_child KILL "$tw1"
 wait_exit "$tw1" 30

@@ -55,6 +55,9 @@ struct_sizes(void **state)
 	/* a binding builds sked_enqueue_graph's array itself (issue 37) */
 	assert_int_equal(sked_struct_size("sked_graph_task"),
 	                 sizeof(sked_graph_task));
+	/* a running task's progress (sked_task_live_get, issue 36) */
+	assert_int_equal(sked_struct_size("sked_task_live"),
+	                 sizeof(sked_task_live));
 	assert_int_equal(sked_struct_size("sked_task "), 0);
 	assert_int_equal(sked_struct_size(NULL), 0);
 }

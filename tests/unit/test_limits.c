@@ -213,14 +213,16 @@ every_queue_but_the_limited(void **state)
 }
 
 /* The fair order: within a priority every key's first task before any
- * key's second, whatever the backlog of one key; priority first; ties in
- * a round by run_at, then id; no key (NULL) is a key of its own. */
+ * key's second, whatever the backlog of one key; priority first; in a
+ * round the keys take turns in key order after the last key picked (no
+ * key, NULL, sorts as ""); a claim of one task at a time goes round the
+ * keys, never back to the oldest backlog each time. */
 static void
 fair_round_robin(void **state)
 {
 	(void)state;
 	/* read key by key, each in claim order, as fair_read reads them */
-	sked_fair_cand c[] = {
+	const sked_fair_cand in[] = {
 	        {.id = 20, .key = NULL, .priority = 0, .run_at_ms = 500},
 	        {.id = 1, .key = "big", .priority = 0, .run_at_ms = 100},
 	        {.id = 2, .key = "big", .priority = 0, .run_at_ms = 101},
@@ -231,24 +233,39 @@ fair_round_robin(void **state)
 	        {.id = 7, .key = "small", .priority = 0, .run_at_ms = 300},
 	        {.id = 8, .key = "small", .priority = 0, .run_at_ms = 301},
 	};
-	int n = (int)(sizeof c / sizeof c[0]);
-	sked__fair_order(c, n);
-	/* priority 5 first; then round 0 of each key by run_at (big 1,
-	 * small 7, none 20, hot 10), round 1 (big 2, small 8), then big's
-	 * rest */
-	const int64_t want[] = {9, 1, 7, 20, 10, 2, 8, 3, 4};
-	for (int i = 0; i < n; i++)
+	enum { N = sizeof in / sizeof in[0] };
+	sked_fair_cand c[N];
+	memcpy(c, in, sizeof c);
+	sked__fair_order(c, N, NULL);
+	/* priority 5 first; then round 0 by key (none, big, hot, small),
+	 * round 1 (big 2, small 8), then big's rest */
+	const int64_t want[N] = {9, 20, 1, 10, 7, 2, 8, 3, 4};
+	for (int i = 0; i < N; i++)
 		assert_int_equal(c[i].id, want[i]);
 	assert_int_equal(c[0].round, 0);
-	assert_int_equal(c[n - 1].round, 3);
-	/* the same run_at in one round: by id */
-	sked_fair_cand d[] = {
-	        {.id = 6, .key = "a", .priority = 1, .run_at_ms = 5},
-	        {.id = 5, .key = "b", .priority = 1, .run_at_ms = 5},
+	assert_int_equal(c[N - 1].round, 3);
+	/* the last pick was big's: the rounds begin after it */
+	memcpy(c, in, sizeof c);
+	sked__fair_order(c, N, "big");
+	const int64_t after_big[N] = {9, 10, 7, 20, 1, 8, 2, 3, 4};
+	for (int i = 0; i < N; i++)
+		assert_int_equal(c[i].id, after_big[i]);
+	/* one task per claim goes round the keys: big, small, big, … */
+	const sked_fair_cand two[] = {
+	        {.id = 1, .key = "big", .priority = 0, .run_at_ms = 1},
+	        {.id = 5, .key = "small", .priority = 0, .run_at_ms = 9},
 	};
-	sked__fair_order(d, 2);
+	sked_fair_cand d[2];
+	memcpy(d, two, sizeof d);
+	sked__fair_order(d, 2, NULL);
+	assert_int_equal(d[0].id, 1);
+	memcpy(d, two, sizeof d);
+	sked__fair_order(d, 2, "big");
 	assert_int_equal(d[0].id, 5);
-	sked__fair_order(d, 0); /* nothing to do */
+	memcpy(d, two, sizeof d);
+	sked__fair_order(d, 2, "small");
+	assert_int_equal(d[0].id, 1);
+	sked__fair_order(d, 0, NULL); /* nothing to do */
 }
 
 int

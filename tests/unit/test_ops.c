@@ -5,8 +5,9 @@
  * state does not allow) and by filter (status, kind, queue, creation
  * window), counts of what a filter matches, refusals of statuses a bulk
  * change cannot apply to, node pruning that keeps live nodes and nodes
- * holding tasks, throughput per minute, the lock list, and the histogram
- * bounds.
+ * holding tasks, throughput per minute, the lock list, the histogram
+ * bounds, and a C handler's progress reports (refused values, a burst
+ * stored by the renewal, read back with sked_task_live_get).
  *
  * Layer: tests. The HTTP side (/metrics through promtool, the dashboard
  * in a browser) is tests/integration/t_metrics.sh and t_dashboard.sh.
@@ -470,6 +471,78 @@ give_up(sked_job *j, void *ud)
 	return 1;
 }
 
+/* A C handler's progress: refused values leave the previous report; a
+ * thousand reports cost nothing until the renewal stores the last; the
+ * handler sees it stored (on a handle of its own) before it returns. */
+struct progress_probe {
+	sked *h;
+	int refused, seen;
+};
+
+static int
+report_progress(sked_job *j, void *ud)
+{
+	struct progress_probe *p = ud;
+	static char big[SKED_PROGRESS_MAX + 2];
+	memset(big, 'p', sizeof big - 1);
+	p->refused = sked_job_set_progress(j, NULL) == SKED_EINVAL &&
+	             sked_job_set_progress(j, "") == SKED_EINVAL &&
+	             sked_job_set_progress(j, big) == SKED_EINVAL &&
+	             sked_job_set_progress(j, "bad \377") == SKED_EINVAL &&
+	             sked_job_set_progress(NULL, "x") == SKED_EINVAL;
+	char buf[32];
+	for (int i = 1; i <= 1000; i++) {
+		snprintf(buf, sizeof buf, "{\"step\": %d}", i);
+		if (sked_job_set_progress(j, buf) != SKED_OK)
+			return 1;
+	}
+	/* the heartbeat renews every lease/3 (400 ms here) */
+	for (int i = 0; i < 100 && !p->seen; i++) {
+		sked_task_live l = {0};
+		if (sked_task_live_get(p->h, sked_job_id(j), &l) == SKED_OK)
+			p->seen = l.progress &&
+			          strcmp(l.progress, "{\"step\": 1000}") == 0 &&
+			          l.node_id && strcmp(l.node_id, "pr") == 0 &&
+			          l.started_ms > 0 && l.elapsed_ms >= 0 &&
+			          l.progress_ms >= l.started_ms;
+		sked_task_live_clear(&l);
+		usleep(50 * 1000);
+	}
+	return 0;
+}
+
+static void
+progress_of_c_handlers(void **state)
+{
+	(void)state;
+	char url[512];
+	fixture_url("ops", url, sizeof url);
+	sked *h = fixture_open(url, NULL);
+	struct progress_probe p = {.h = fixture_open(url, NULL)};
+	int64_t id;
+	assert_int_equal(sked_enqueue(h, "slow", "", 0, NULL, &id, NULL),
+	                 SKED_OK);
+	sked_task_live l = {0};
+	assert_int_equal(sked_task_live_get(h, id, &l), SKED_ENOTFOUND);
+	sked_worker_options wo = {.node_id = "pr",
+	                          .until_empty = 1,
+	                          .concurrency = 1,
+	                          .lease_ms = 1200};
+	sked_worker *w = NULL;
+	assert_int_equal(sked_worker_new(h, &wo, &w), SKED_OK);
+	assert_int_equal(sked_worker_handle(w, "slow", report_progress, &p),
+	                 SKED_OK);
+	assert_int_equal(sked_worker_run(w), SKED_OK);
+	sked_worker_free(w);
+	assert_true(p.refused);
+	assert_true(p.seen);
+	/* ended: nothing runs */
+	assert_int_equal(sked_task_live_get(h, id, &l), SKED_ENOTFOUND);
+	assert_null(l.progress);
+	sked_close(p.h);
+	sked_close(h);
+}
+
 /* the last task: asks for an hour's delay, then stops the worker (a
  * task waiting to retry would keep --until-empty waiting) */
 static int
@@ -663,6 +736,7 @@ main(void)
 	        cmocka_unit_test(nodes_prune_keeps_the_live),
 	        cmocka_unit_test(results_of_c_handlers),
 	        cmocka_unit_test(no_retry_from_c),
+	        cmocka_unit_test(progress_of_c_handlers),
 	        cmocka_unit_test(locks_listed),
 	        cmocka_unit_test(histogram_bounds_grow),
 	};

@@ -46,6 +46,9 @@ from ._client import KEEP, Lock, Sked, open
 from ._worker import Handler as Handler
 from ._worker import PREFETCH_OFF, Handlers, Job, Worker
 from ._wait import TaskFailed, TaskHandle, WaitTimeout
+from ._tx import Wrapped, wrap
+from ._app import App, TaskFunction
+from . import aio as aio  # asyncio: sked.aio.open, sked.aio.Worker
 
 __all__ = [
     "ABI_VERSION", "PREFETCH_OFF", "KEEP", "open", "Sked", "Task", "Run",
@@ -54,7 +57,8 @@ __all__ = [
     "StateError", "Unavailable", "DatabaseError", "Busy", "SchemaError",
     "Unsupported", "Locked", "LockLost", "ResultNotStored", "GiveUp",
     "RetryIn", "library", "version", "set_log",
-    "TaskHandle", "TaskFailed", "WaitTimeout",
+    "TaskHandle", "TaskFailed", "WaitTimeout", "wrap", "Wrapped",
+    "App", "TaskFunction",
 ]
 
 # The public names keep the module they always had: sked.Task, not

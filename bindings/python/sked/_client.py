@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
-import json
 import os
 import re
 import socket
@@ -19,8 +18,8 @@ from ._ffi import (
     _Schedule, _Task, _lib, c_char_p, c_int, c_int64, c_size_t)
 from ._errors import InvalidArgument, _EINVAL, _error
 from ._values import (
-    Duration, Payload, _Options, _bytes, _epoch_ms, _int, _ms, _name, _text,
-    _time)
+    Duration, Payload, _Options, _encode, _epoch_ms, _int, _ms, _name,
+    _text, _time)
 from ._rows import LockRow, LockState, QueueInfo, Run, Schedule, Task
 from ._core import _Conn
 from ._unique import _unique_fields
@@ -131,7 +130,7 @@ class Sked(_Conn):
                 raise _error(rc, _lib.sked_strerror(rc).decode())
         return o
 
-    def enqueue(self, kind: str, payload: Optional[Payload] = b"", *,
+    def enqueue(self, kind: str, payload: Payload = None, *,
                 queue: Optional[str] = None, priority: int = 0,
                 run_at: Optional[_dt.datetime] = None,
                 delay: Optional[Duration] = None,
@@ -145,7 +144,9 @@ class Sked(_Conn):
                 unique_for: Optional[Duration] = None,
                 unique_replace: bool = False,
                 timeout: Optional[Duration] = None) -> int:
-        """Enqueue one task and return its id. payload is str or bytes;
+        """Enqueue one task and return its id. payload: str or bytes as
+        they are, a dict, list, number or bool as its compact JSON, None
+        (the default) empty;
         run_at a datetime (naive = UTC) or delay seconds/timedelta from
         the database's now; an existing unique_key returns its task's id;
         concurrency_key is what the queue's per-key limit counts it under
@@ -173,7 +174,7 @@ class Sked(_Conn):
                                unique_replace=unique_replace,
                                timeout=timeout)[0]
 
-    def enqueue_ex(self, kind: str, payload: Optional[Payload] = b"", *,
+    def enqueue_ex(self, kind: str, payload: Payload = None, *,
                    queue: Optional[str] = None, priority: int = 0,
                    run_at: Optional[_dt.datetime] = None,
                    delay: Optional[Duration] = None,
@@ -190,7 +191,7 @@ class Sked(_Conn):
         """As enqueue, returning (id, existed): existed is True when
         unique_key was held by a task (replaced or not)."""
         kind_b = _name(kind, "kind")
-        data = _bytes(b"" if payload is None else payload, "payload")
+        data = _encode(payload, "payload")
         tid, existed = c_int64(), c_int()
         with self._enqueue_opts(queue, priority, run_at, delay, max_attempts,
                                 unique_key, concurrency_key, after,
@@ -217,7 +218,7 @@ class Sked(_Conn):
         none). Returns the ids, in order. (unique keys are per task:
         enqueue them one by one.)"""
         kind_b = _name(kind, "kind")
-        data = [_bytes(p, "payload") for p in payloads]
+        data = [_encode(p, "payload") for p in payloads]
         if not data:
             return []
         n = len(data)
@@ -283,13 +284,7 @@ class Sked(_Conn):
                         names.append(index[a])
                     else:
                         ids.append(_int(a, "after"))
-                p = t.get("payload")
-                if p is None:
-                    data = b""
-                elif isinstance(p, (str, bytes)):
-                    data = _bytes(p, "payload")
-                else:
-                    data = json.dumps(p, separators=(",", ":")).encode()
+                data = _encode(t.get("payload"), "payload")
                 o = self._enqueue_opts(
                     t.get("queue"), t.get("priority", 0), t.get("run_at"),
                     t.get("delay"), t.get("max_attempts"), None,
@@ -481,7 +476,7 @@ class Sked(_Conn):
     # ---- schedules
 
     def schedule(self, name: str, cron: str, kind: str,
-                 payload: Optional[str] = None, *, tz: Optional[str] = None,
+                 payload: Payload = None, *, tz: Optional[str] = None,
                  queue: Optional[str] = None, priority: int = 0,
                  max_attempts: Optional[int] = None,
                  misfire: str = "fire-once", overlap: str = "allow") -> bool:
@@ -505,7 +500,9 @@ class Sked(_Conn):
             raise InvalidArgument(_EINVAL, "sked: max_attempts must be at "
                                   "least 1, not %d" % max_attempts)
         created = c_int()
-        with _Options("sked_schedule_opts", tz=tz, payload=payload,
+        text = (None if payload is None else
+                _encode(payload, "payload").decode("utf-8", "surrogateescape"))
+        with _Options("sked_schedule_opts", tz=tz, payload=text,
                       queue=queue, priority=priority,
                       max_attempts=max_attempts, misfire=mf,
                       overlap=ov) as o:
@@ -702,7 +699,7 @@ class Sked(_Conn):
         """A handle on task task_id: .wait(), .result(), .get()."""
         return TaskHandle(self, task_id)
 
-    def submit(self, kind: str, payload: Optional[Payload] = b"",
+    def submit(self, kind: str, payload: Payload = None,
                **options: Any) -> TaskHandle:
         """enqueue(kind, payload, **options), as a TaskHandle."""
         return TaskHandle(self, self.enqueue(kind, payload, **options))

@@ -33,6 +33,7 @@ class _Conn:
                                           migrate=migrate)
         self.url = url
         self._h: Optional[ctypes.c_void_p] = None
+        self._native: object = None
         with _Options("sked_options", prefix=prefix, strategy=strategy,
                       migrate=1 if migrate else 0) as o:
             h = c_void_p()
@@ -43,6 +44,31 @@ class _Conn:
             _lib.sked_close(h)
             raise _error(rc, msg)
         self._h = h
+
+    @classmethod
+    def _borrow(cls: "type[_C]", driver: str, native: int, keep: object,
+                prefix: Optional[str]) -> _C:
+        """A handle on a connection the application holds
+        (sked_open_borrowed): native is the driver's connection pointer,
+        keep the Python object that owns it (kept alive with the
+        handle)."""
+        self = cls.__new__(cls)
+        self._args = dict(prefix=prefix, strategy=None, migrate=False)
+        self.url = "borrowed:" + driver
+        self._h = None
+        self._native = keep
+        with _Options("sked_options", prefix=prefix) as o:
+            h = c_void_p()
+            rc = _lib.sked_open_borrowed(_name(driver, "driver"),
+                                         c_void_p(native), o.ptr,
+                                         ctypes.byref(h))
+        if rc != 0:
+            msg = (_lib.sked_errmsg(h).decode() if h.value
+                   else _lib.sked_strerror(rc).decode())
+            _lib.sked_close(h)
+            raise _error(rc, msg)
+        self._h = h
+        return self
 
     def _check(self, rc: int) -> None:
         if rc != 0:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
-import json
 from typing import Any, Optional, Tuple
 
 from ._ffi import (
     _LockRow, _LockState, _QueueInfo, _Run, _Schedule, _Task, _lib)
-from ._values import _str, _text, _time
+from ._values import _data, _decode, _str, _text, _time
 
 
 # ----------------------------------------------------------------- rows
@@ -65,17 +64,18 @@ class Task:
                   "traceparent"):
             setattr(self, f, _text(getattr(t, f)))
         self.result_text = _text(t.result)
-        self.result = self.result_text
-        if self.result_text is not None:
-            try:
-                self.result = json.loads(self.result_text)
-            except ValueError:
-                pass
+        self.result = _decode(self.result_text)
 
     @property
     def payload(self) -> str:
         """The payload as text (UTF-8)."""
         return self.payload_bytes.decode("utf-8", "surrogateescape")
+
+    @property
+    def data(self) -> Any:
+        """The payload as a value: its JSON decoded (None when empty);
+        ValueError when it is not JSON."""
+        return _data(self.payload_bytes, self.id)
 
     @property
     def run_at(self) -> Optional[_dt.datetime]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
-from typing import Any, Optional, Union
+import json
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ._ffi import _OPTION_FIELDS, _lib, c_char_p
 from ._errors import InvalidArgument, _EINVAL, _error
@@ -15,9 +16,13 @@ from ._errors import InvalidArgument, _EINVAL, _error
 
 #: A duration: seconds (int or float) or a timedelta.
 Duration = Union[int, float, _dt.timedelta]
-#: A payload: text (UTF-8) or bytes.
-Payload = Union[str, bytes]
+#: A payload (or a handler's result): text (UTF-8) and bytes as they
+#: are; a dict, list, tuple, number or bool as its compact JSON; None
+#: is the empty payload (no result).
+Payload = Union[str, bytes, Dict[str, Any], List[Any], Tuple[Any, ...],
+                int, float, bool, None]
 
+_JSON = (dict, list, tuple, int, float, bool)
 
 
 def _text(b: Optional[bytes]) -> Optional[str]:
@@ -35,6 +40,54 @@ def _bytes(value: object, what: str) -> bytes:
         return value.encode("utf-8", "surrogateescape")
     raise TypeError("sked: %s must be str or bytes, not %s"
                     % (what, type(value).__name__))
+
+
+def _encode(value: object, what: str) -> bytes:
+    """A payload or a result as libsked stores it: the one encoding of
+    the package (enqueue, enqueue_many, enqueue_graph, schedules, a
+    handler's return value). str (UTF-8) and bytes pass as they are, so
+    text that happens to be JSON is not quoted again; None is empty;
+    dict, list, tuple, int, float and bool become compact JSON (no NaN
+    or infinity: they are not JSON)."""
+    if value is None:
+        return b""
+    if isinstance(value, (bytes, str)):
+        return _bytes(value, what)
+    if isinstance(value, _JSON):
+        try:
+            text = json.dumps(value, separators=(",", ":"),
+                              ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError("sked: %s is not JSON-able: %s" % (what, e)
+                            ) from None
+        return text.encode("utf-8", "surrogateescape")
+    raise TypeError("sked: %s must be str, bytes or a JSON-able value "
+                    "(dict, list, number, bool, None), not %s"
+                    % (what, type(value).__name__))
+
+
+def _decode(text: Optional[str]) -> Any:
+    """A stored result back as a value: valid JSON decoded (a dict,
+    list, number, str, bool, None), other text as it is."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _data(payload: bytes, task_id: int) -> Any:
+    """A payload as a value: its JSON decoded, None when empty. A
+    payload that is not JSON raises ValueError naming the task (a
+    handler that wants the text reads .payload)."""
+    if not payload:
+        return None
+    try:
+        return json.loads(payload)
+    except ValueError as e:
+        raise ValueError("sked: the payload of task %d is not JSON (%s); "
+                         "read it as .payload" % (task_id, e)) from None
 
 
 def _name(value: object, what: str) -> bytes:

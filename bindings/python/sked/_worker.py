@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import signal as _signal
 import threading
+import traceback
 from typing import (
     Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar,
     Union)
@@ -16,7 +18,8 @@ from typing import (
 from ._ffi import _Counters, _HANDLER, _lib, c_size_t, c_void_p
 from ._errors import (
     GiveUp, InvalidArgument, RetryIn, StateError, _EINVAL, _code)
-from ._values import Duration, _Options, _ms, _name, _str, _text
+from ._values import (
+    Duration, _Options, _data, _encode, _ms, _name, _str, _text)
 from ._core import _Conn
 
 
@@ -56,7 +59,15 @@ class Job:
 
     @property
     def payload(self) -> str:
+        """The payload as text (UTF-8); .payload_bytes as it is."""
         return self.payload_bytes.decode("utf-8", "surrogateescape")
+
+    @property
+    def data(self) -> Any:
+        """The payload as a value: its JSON decoded (what
+        db.enqueue(kind, {...}) was given), None when empty; ValueError
+        (failing the attempt) when it is not JSON."""
+        return _data(self.payload_bytes, self.id)
 
     def cancelled(self) -> bool:
         """True once the worker is stopping or lost the lease: return."""
@@ -120,6 +131,85 @@ def _queues(value: Union[None, str, Sequence[Union[str, Tuple[str, int]]]]
     return ",".join(parts)
 
 
+#: the most libsked keeps of an attempt's error (sked_job_set_error_msg)
+ERROR_MAX = 1023
+_SUMMARY_MAX = 300
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_FUTURES = os.sep + os.path.join("concurrent", "futures") + os.sep
+
+
+def _cut(text: str, limit: int) -> str:
+    """text in at most limit bytes of UTF-8, "..." marking a cut."""
+    raw = text.encode("utf-8", "replace")
+    if len(raw) <= limit:
+        return text
+    return raw[:limit - 3].decode("utf-8", "ignore") + "..."
+
+
+def _frames(frames: List[traceback.FrameSummary]) -> List[str]:
+    """One entry per frame, without the column carets of 3.11; a frame
+    repeated more than three times in a row is said once, with the
+    count (deep recursion)."""
+    out: List[str] = []
+    last, repeats = None, 0
+    for f in frames:
+        key = (f.filename, f.lineno, f.name)
+        if key == last:
+            repeats += 1
+            if repeats >= 3:
+                continue
+        else:
+            if repeats >= 3:
+                out.append("  [Previous line repeated %d more times]\n"
+                           % (repeats - 2))
+            last, repeats = key, 0
+        out.append('  File "%s", line %s, in %s\n' % key
+                   + ("    %s\n" % f.line.strip() if f.line else ""))
+    if repeats >= 3:
+        out.append("  [Previous line repeated %d more times]\n"
+                   % (repeats - 2))
+    return out
+
+
+def _error_text(e: BaseException, with_traceback: bool = True) -> str:
+    """An attempt's error: "Type: message" on the first line (what lists
+    and logs show), then the traceback of the handler's frames, the
+    newest last, in at most ERROR_MAX bytes: when it does not fit the
+    oldest frames are left out (and counted), so the frame that raised
+    is always there. The package's own frames (the call into the
+    handler, the asyncio bridge) are left out."""
+    try:
+        summary = "%s: %s" % (type(e).__name__, e)
+    except BaseException:
+        summary = type(e).__name__
+    summary = _cut(summary.rstrip("\n"), _SUMMARY_MAX)
+    if not with_traceback:
+        return summary
+    try:
+        frames = [f for f in traceback.extract_tb(e.__traceback__)
+                  if not f.filename.startswith(_HERE)
+                  and _FUTURES not in f.filename]
+        lines = _frames(frames)
+    except BaseException:
+        return summary
+    if not lines:
+        return summary
+    room = ERROR_MAX - len(summary.encode("utf-8", "replace")) - 1
+    n = len(lines)
+
+    def render(k: int) -> str:  # the newest k frames
+        left = n - k
+        return ("Traceback (most recent call last%s):\n"
+                % ("" if not left else ", %d frame%s left out"
+                   % (left, "" if left == 1 else "s"))
+                + "".join(lines[left:])).rstrip("\n")
+
+    k = min(n, 40)
+    while k > 1 and len(render(k).encode("utf-8", "replace")) > room:
+        k -= 1
+    return summary + "\n" + _cut(render(k), room)
+
+
 def _call_handler(fn: Handler, j: int, warned: Dict[str, bool]) -> int:
     """Run fn on job j: 0 for success, 1 (with the error set) for a
     failure. Nothing may escape: ctypes would print it and return 0,
@@ -130,19 +220,13 @@ def _call_handler(fn: Handler, j: int, warned: Dict[str, bool]) -> int:
         result = fn(job)
         if result is not None:
             # the task's result: text as it is, anything else as JSON
-            if isinstance(result, bytes):
-                raw = result
-            elif isinstance(result, str):
-                raw = result.encode("utf-8", "surrogateescape")
-            else:
-                raw = json.dumps(result).encode()
+            raw = _encode(result, "a handler's result")
             _lib.sked_job_set_result(j, raw, len(raw))
         return 0
     except BaseException as e:  # a failed attempt, whatever it is
-        try:
-            msg = "%s: %s" % (type(e).__name__, e)
-        except BaseException:
-            msg = type(e).__name__
+        # GiveUp and RetryIn are the handler's word, not a bug: no
+        # traceback
+        msg = _error_text(e, not isinstance(e, (GiveUp, RetryIn)))
         _lib.sked_job_set_error_msg(j, msg.encode("utf-8", "replace"))
         if isinstance(e, GiveUp):
             _lib.sked_job_give_up(j)
@@ -165,10 +249,12 @@ class Worker:
 
     A handler is called with a Job on one of the worker's threads, several
     at once (each holds the GIL while it runs Python). Returning normally
-    is success; an exception fails the attempt with "Type: message" in
-    the run record; it is retried with backoff until max_attempts. A
-    value returned is the task's result (a str as it is, bytes as UTF-8,
-    anything else as its JSON; at most 64 KiB); job.parents has the
+    is success; an exception fails the attempt with "Type: message" and
+    the handler's traceback in the run record; it is retried with
+    backoff until max_attempts. A value returned is the task's result (a
+    str as it is, bytes as UTF-8, a dict, list, number or bool as its
+    compact JSON; at most 64 KiB); job.data is the payload's JSON
+    decoded, job.payload its text; job.parents has the
     parents' ids, kinds and results of a task that waited for others.
     """
 

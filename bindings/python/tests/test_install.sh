@@ -1,8 +1,13 @@
 #!/bin/sh
 # python/install: the package as a user gets it. Copies bindings/python
-# aside (a pip build writes into its source folder), installs it into a
-# fresh venv with pip and no network (--no-build-isolation --no-index:
-# setuptools comes from the system), then, from outside the tree: the
+# aside (a pip build writes into its source folder). First into a bare
+# venv (no system packages, and no wheel package in it) with pip and no
+# network (--no-index): the package's own build backend
+# (build_backend/sked_build.py) needs nothing beyond the standard
+# library, so this works whatever setuptools the system has; and an
+# editable install there too. Then into a fresh venv that sees the
+# system's packages (for mypy), with --no-build-isolation --no-index,
+# and from outside the tree: the
 # installed module is the one imported, its version is SKED_VERSION, it
 # loads libsked through its ABI check (and refuses a missing library in
 # one line), a typed program runs on it, and mypy --strict finds the
@@ -31,8 +36,6 @@ skip() {
 
 $py -c 'import venv, ensurepip' 2>/dev/null ||
 	skip "$py has no venv/ensurepip (apt-get install python3-venv)"
-$py -c 'import setuptools, wheel' 2>/dev/null ||
-	skip "$py has no setuptools/wheel (python3-setuptools python3-wheel)"
 
 root=${SKED_TEST_TMP:-${TMPDIR:-/tmp}}
 mkdir -p "$root"
@@ -41,8 +44,39 @@ trap 'rm -rf "$tmp"' EXIT
 
 mkdir "$tmp/src"
 cp -R "$src/bindings/python/pyproject.toml" "$src/bindings/python/README.md" \
-	"$src/bindings/python/sked" "$tmp/src/"
-rm -rf "$tmp/src/sked/__pycache__"
+	"$src/bindings/python/sked" "$src/bindings/python/build_backend" \
+	"$tmp/src/"
+rm -rf "$tmp/src/sked/__pycache__" "$tmp/src/build_backend/__pycache__"
+
+# a bare venv: pip and whatever ensurepip brings, no wheel, no network
+$py -m venv "$tmp/bare"
+if "$tmp/bare/bin/python" -c 'import wheel' 2>/dev/null; then
+	"$tmp/bare/bin/python" -m pip uninstall --quiet --yes wheel
+fi
+"$tmp/bare/bin/python" -c 'import wheel' 2>/dev/null &&
+	fail "the bare venv has wheel: the check below would prove nothing"
+"$tmp/bare/bin/python" -m pip install --quiet --no-index "$tmp/src" \
+	> "$tmp/pip-bare.log" 2>&1 || {
+	cat "$tmp/pip-bare.log" >&2
+	fail "pip install --no-index on a bare venv (no wheel) failed"
+}
+(cd "$tmp" && SKED_LIBRARY=$lib "$tmp/bare/bin/python" -c '
+import os, sys, sked
+assert os.path.realpath(sked.__file__).startswith(os.path.realpath(sys.argv[1]))
+assert os.path.exists(os.path.join(os.path.dirname(sked.__file__), "py.typed"))
+' "$tmp/bare") || fail "the bare venv's install does not import"
+"$tmp/bare/bin/python" -m pip uninstall --quiet --yes sked
+"$tmp/bare/bin/python" -m pip install --quiet --no-index -e "$tmp/src" \
+	> "$tmp/pip-edit.log" 2>&1 || {
+	cat "$tmp/pip-edit.log" >&2
+	fail "pip install -e on a bare venv failed"
+}
+got=$(cd "$tmp" && SKED_LIBRARY=$lib "$tmp/bare/bin/python" -c \
+	'import sked; print(sked.__file__)')
+[ "$got" = "$tmp/src/sked/__init__.py" ] ||
+	fail "the editable install imports $got, not $tmp/src/sked"
+echo "ok: pip install (and -e) on a bare venv without wheel, offline"
+rm -rf "$tmp/src/sked/__pycache__" "$tmp/src/build_backend/__pycache__"
 
 $py -m venv --system-site-packages "$tmp/venv"
 "$tmp/venv/bin/python" -m pip install --quiet --no-build-isolation \
@@ -87,6 +121,8 @@ SKED_LIBRARY=$lib SKED_URL="sqlite:$tmp/client.db" SKED_LOG=warn \
 }
 grep -q "^task 1 succeeded bulk 2 created True manual 4 " "$tmp/client.out" ||
 	fail "typed client: $(cat "$tmp/client.out")"
+grep -q "^aio 3$" "$tmp/client.out" && grep -q "^app 42$" "$tmp/client.out" ||
+	fail "typed client (aio, app): $(cat "$tmp/client.out")"
 echo "ok: the typed client ran on the installed package"
 
 if ! "$vpy" -c 'import mypy' 2>/dev/null; then

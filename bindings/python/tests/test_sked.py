@@ -264,7 +264,10 @@ class TestBadInput(DbCase):
             (sked.InvalidArgument,
              lambda: self.db.enqueue("k", max_attempts=1 << 33)),
             (TypeError, lambda: self.db.enqueue(42)),
-            (TypeError, lambda: self.db.enqueue("k", 3.5)),
+            (TypeError, lambda: self.db.enqueue("k", {1, 2})),
+            (TypeError, lambda: self.db.enqueue("k", {"at": dt.datetime.now()})),
+            (TypeError, lambda: self.db.enqueue("k", [float("nan")])),
+            (TypeError, lambda: self.db.enqueue_many("k", [{}, object()])),
             (TypeError, lambda: self.db.enqueue("k", priority="high")),
             (TypeError, lambda: self.db.enqueue("k", delay="10s")),
             (TypeError, lambda: self.db.enqueue("k", run_at=1700000000)),
@@ -340,16 +343,15 @@ class TestWorker(DbCase):
         self.assertEqual(self.db.get(ok).status, "succeeded")
         t = self.db.get(bad)
         self.assertEqual(t.status, "dead")
-        self.assertEqual(t.last_error, "RuntimeError: it went boom on "
-                         "attempt 1")
+        first = "RuntimeError: it went boom on attempt 1"
+        self.assertEqual(t.last_error.split("\n")[0], first)
         runs = self.db.runs(bad)
         self.assertEqual(len(runs), 1)
-        self.assertEqual((runs[0].outcome, runs[0].error),
-                         ("failed", "RuntimeError: it went boom on attempt 1"))
-        rows = self.sql("SELECT outcome, error FROM %s r WHERE task_id = %d"
-                        % (ALL_RUNS, bad))
-        self.assertEqual(rows, [("failed",
-                                 "RuntimeError: it went boom on attempt 1")])
+        self.assertEqual((runs[0].outcome, runs[0].error), ("failed",
+                                                            t.last_error))
+        rows = self.sql("SELECT outcome, substr(error, 1, %d) FROM %s r "
+                        "WHERE task_id = %d" % (len(first), ALL_RUNS, bad))
+        self.assertEqual(rows, [("failed", first)])
 
     def test_traceparent(self):
         tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -399,13 +401,18 @@ class TestWorker(DbCase):
             calls.append(job.attempt)
             if job.attempt < 2:
                 raise ValueError("not yet")
+        line = flaky.__code__.co_firstlineno + 4
 
         w.run()
         w.close()
         self.assertEqual(calls, [1, 2])
         self.assertEqual([(r.attempt, r.outcome, r.error)
                           for r in self.db.runs(tid)],
-                         [(1, "failed", "ValueError: not yet"),
+                         [(1, "failed", "ValueError: not yet\n"
+                           "Traceback (most recent call last):\n"
+                           '  File "%s", line %d, in flaky\n'
+                           '    raise ValueError("not yet")'
+                           % (__file__, line)),
                           (2, "succeeded", None)])
 
     def test_stop_from_another_thread(self):
@@ -689,7 +696,7 @@ class TestReach(DbCase):
         # parents' results as values too (a dict here, not its text)
         self.assertIsNone(self.db.get(a).result)
         self.assertEqual(self.db.get(b[0]).result, {"answer": 42})
-        self.assertEqual(self.db.get(b[0]).result_text, '{"answer": 42}')
+        self.assertEqual(self.db.get(b[0]).result_text, '{"answer":42}')
         self.assertEqual(self.db.get(c).result,
                          "parents %d:py.plain:None,%d:py.value:"
                          "{'answer': 42}" % (a, b[0]))
@@ -726,6 +733,212 @@ class TestReach(DbCase):
         self.assertEqual((t.status, t.attempts), ("retry", 1))
         wait_ms = t.run_at_ms - self.db.now()
         self.assertTrue(3500 * 1000 < wait_ms <= 3600 * 1000, wait_ms)
+
+
+class TestValues(DbCase):
+    """Payloads and results as JSON-able values (docs/python.md,
+    "Payloads and results")."""
+
+    def test_payloads_as_values(self):
+        cases = [({"a": 1, "b": [1, 2.5, None, True], "é": "ü"},
+                  '{"a":1,"b":[1,2.5,null,true],"é":"ü"}'),
+                 ([1, "two"], '[1,"two"]'), ((1, 2), '[1,2]'), (42, '42'),
+                 (2.5, '2.5'), (True, 'true'), (False, 'false'),
+                 ("as it is", "as it is"), ('{"a": 1}', '{"a": 1}'),
+                 (b"raw bytes", None), (None, "")]
+        ids = [self.db.enqueue("py.v", v) for v, _ in cases]
+        many = self.db.enqueue_many("py.v", [{"n": 1}, "t", b"b", 7])
+        graph = self.db.enqueue_graph([{"name": "g", "kind": "py.v",
+                                        "payload": {"n": 2}}])
+        for tid, (value, text) in zip(ids, cases):
+            with self.subTest(value=value):
+                t = self.db.get(tid)
+                if text is None:
+                    self.assertEqual(t.payload_bytes, value)
+                else:
+                    self.assertEqual(t.payload, text)
+        self.assertEqual([self.db.get(i).payload for i in many],
+                         ['{"n":1}', "t", "b", "7"])
+        self.assertEqual(self.db.get(graph["g"]).payload, '{"n":2}')
+        self.assertEqual(self.db.get(ids[0]).data, cases[0][0])
+        self.assertIsNone(self.db.get(ids[-1]).data)
+        with self.assertRaises(ValueError):
+            self.db.get(ids[7]).data  # "as it is" is not JSON
+        # the handler's view: text and value
+        seen = {}
+        w = self.db.worker(concurrency=1, until_empty=True, poll=0.05)
+
+        @w.handler("py.v")
+        def handle(job):
+            try:
+                data = job.data
+            except ValueError as e:
+                data = ("not JSON", str(e))
+            seen[job.id] = (job.payload, data)
+
+        w.run()
+        w.close()
+        self.assertEqual(seen[ids[0]], (cases[0][1], cases[0][0]))
+        self.assertEqual(seen[ids[2]], ("[1,2]", [1, 2]))
+        self.assertEqual(seen[ids[3]], ("42", 42))
+        self.assertEqual(seen[ids[5]], ("true", True))
+        self.assertEqual(seen[ids[8]], ('{"a": 1}', {"a": 1}))
+        self.assertEqual(seen[ids[10]], ("", None))
+        self.assertEqual(seen[ids[7]][1][0], "not JSON")
+        self.assertIn("task %d" % ids[7], seen[ids[7]][1][1])
+
+    def test_results_as_values(self):
+        returns = {"dict": {"total": 3, "items": ["a", None]},
+                   "list": [1, 2], "int": 7, "float": 0.5, "true": True,
+                   "text": "plain words", "jsontext": '{"x": 1}',
+                   "bytes": b"raw", "none": None}
+        ids = {k: self.db.enqueue("py.r", k) for k in returns}
+        w = self.db.worker(concurrency=2, until_empty=True, poll=0.05)
+        w.handle("py.r", lambda job: returns[job.payload])
+        w.run()
+        w.close()
+        got = {k: self.db.get(i) for k, i in ids.items()}
+        self.assertEqual({k: t.status for k, t in got.items()},
+                         {k: "succeeded" for k in returns})
+        self.assertEqual(got["dict"].result_text,
+                         '{"total":3,"items":["a",null]}')
+        self.assertEqual(got["dict"].result, returns["dict"])
+        self.assertEqual(got["list"].result, [1, 2])
+        self.assertEqual(got["int"].result, 7)
+        self.assertEqual(got["float"].result, 0.5)
+        self.assertIs(got["true"].result, True)
+        self.assertEqual(got["text"].result, "plain words")
+        self.assertEqual(got["jsontext"].result, {"x": 1})
+        self.assertEqual(got["bytes"].result, "raw")
+        self.assertIsNone(got["none"].result)
+        self.assertIsNone(got["none"].result_text)
+        self.assertEqual(self.db.task(ids["dict"]).result(timeout=10),
+                         returns["dict"])
+
+    def test_a_result_that_is_not_json_able_fails_the_attempt(self):
+        tid = self.db.enqueue("py.r", max_attempts=1)
+        w = self.db.worker(concurrency=1, until_empty=True, poll=0.05)
+        w.handle("py.r", lambda job: {"when": dt.datetime.now()})
+        w.run()
+        w.close()
+        t = self.db.get(tid)
+        self.assertEqual(t.status, "dead")
+        self.assertTrue(t.last_error.startswith(
+            "TypeError: sked: a handler's result is not JSON-able"),
+            t.last_error)
+
+    def test_schedule_payload_as_value(self):
+        self.db.schedule("nightly", "0 3 * * *", "py.v", {"full": True})
+        self.assertEqual(self.db.schedules()[0].payload, '{"full":true}')
+
+
+class TestTracebacks(DbCase):
+    """A handler's exception is kept with its traceback (docs/python.md,
+    "Failures")."""
+
+    def run_one(self, fn, **enqueue):
+        tid = self.db.enqueue("py.tb", max_attempts=1, **enqueue)
+        w = self.db.worker(concurrency=1, until_empty=True, poll=0.05)
+        w.handle("py.tb", fn)
+        w.run()
+        w.close()
+        t = self.db.get(tid)
+        self.assertEqual(t.status, "dead")
+        [run] = self.db.runs(tid)
+        self.assertEqual(run.error, t.last_error)
+        return t.last_error
+
+    def test_the_frames_of_the_handler(self):
+        customers = {}
+
+        def lookup(job):
+            return customers[job.data["customer"]]
+
+        def charge(job):
+            lookup(job)
+
+        err = self.run_one(charge, payload={"customer": "missing customer"})
+        lines = err.split("\n")
+        self.assertEqual(lines[0], "KeyError: 'missing customer'")
+        self.assertEqual(lines[1], "Traceback (most recent call last):")
+        self.assertRegex(lines[2], r'^  File ".*test_sked\.py", line \d+, '
+                         'in charge$')
+        self.assertEqual(lines[3], "    lookup(job)")
+        self.assertRegex(lines[4], r"in lookup$")
+        self.assertEqual(lines[5],
+                         '    return customers[job.data["customer"]]')
+        self.assertEqual(len(lines), 6, err)  # none of the package's frames
+        self.assertNotIn("_worker.py", err)
+
+    def test_a_deep_traceback_keeps_its_last_frames(self):
+        def ping(n, job):
+            if n == 0:
+                raise RuntimeError("x" * 2000)  # the message is cut too
+            return pong(n - 1, job)
+
+        def pong(n, job):  # two by turns: no "repeated" line
+            return ping(n - 1, job)
+
+        def deep(job):
+            return ping(30, job)
+
+        err = self.run_one(deep)
+        self.assertLessEqual(len(err.encode()), 1023)
+        lines = err.split("\n")
+        self.assertTrue(lines[0].startswith("RuntimeError: xxx"))
+        self.assertTrue(lines[0].endswith("..."))
+        self.assertLessEqual(len(lines[0]), 300)
+        self.assertRegex(lines[1], r"^Traceback \(most recent call last, "
+                         r"\d+ frames left out\):$")
+        self.assertEqual(lines[-1], '    raise RuntimeError("x" * 2000)  '
+                         '# the message is cut too')
+        self.assertNotIn("in deep", err)  # the oldest went first
+
+    def test_give_up_and_retry_in_have_no_traceback(self):
+        def give_up(job):
+            raise sked.GiveUp("bad input")
+
+        self.assertEqual(self.run_one(give_up),
+                         "no retry (the handler said so): GiveUp: bad input")
+
+
+class TestApp(DbCase):
+    def test_delay(self):
+        app = sked.App(self.url, prefix=self.prefix)
+        self.addCleanup(app.close)
+
+        @app.task("py.add", max_attempts=2, queue="math")
+        def add(job):
+            return sum(job.data)
+
+        @app.task()
+        def shout(job):
+            return job.payload.upper()
+
+        self.assertEqual((add.kind, shout.kind), ("py.add", "shout"))
+        h = add.delay([1, 2, 39], priority=4)
+        self.assertIsInstance(h, sked.TaskHandle)
+        t = self.db.get(h.id)
+        self.assertEqual((t.kind, t.queue, t.max_attempts, t.priority,
+                          t.data), ("py.add", "math", 2, 4, [1, 2, 39]))
+        # another thread enqueues on a handle of its own
+        other = []
+        th = threading.Thread(target=lambda: other.append(
+            shout.delay("hi", queue="math")))
+        th.start()
+        th.join()
+        self.assertEqual(len(app._opened), 2)
+        with app.worker(until_empty=True, poll=0.05, queues="math") as w:
+            w.run()
+        self.assertEqual(h.result(timeout=10), 42)
+        self.assertEqual(self.db.get(other[0].id).result, "HI")
+
+        class FakeJob:  # still the function when called
+            data = [2, 3]
+        self.assertEqual(add(FakeJob()), 5)
+        with self.assertRaises(sked.InvalidArgument):
+            app.task("py.add")(lambda job: None)  # a kind has one handler
+
 
 
 if __name__ == "__main__":

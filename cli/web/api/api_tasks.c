@@ -338,11 +338,13 @@ api_post_graph(struct cli_api *a, json_t *body, const char *traceparent,
 #define LIST_PREVIEW 1024
 
 static json_t *
-list_entry(const sked_task *t)
+list_entry(sked *h, const sked_task *t)
 {
 	json_t *o = cli_task_json(t);
 	size_t cut = LIST_PREVIEW;
 
+	if (o)
+		cli_task_live_json(h, t, o);
 	if (!o || !t->payload || t->payload_len <= LIST_PREVIEW)
 		return o;
 	while (cut > 0 && ((unsigned char)t->payload[cut] & 0xc0) == 0x80)
@@ -404,8 +406,12 @@ api_get_tasks(struct cli_api *a, const struct cli_http_request *rq,
 			rc = sked_task_get(a->h, id, &t);
 		if (rc == SKED_OK && (f.status < 0 || t->status == f.status) &&
 		    (!f.queue || strcmp(t->queue, f.queue) == 0) &&
-		    (!f.kind || strcmp(t->kind, f.kind) == 0))
-			json_array_append_new(arr, cli_task_json(t));
+		    (!f.kind || strcmp(t->kind, f.kind) == 0)) {
+			json_t *o = cli_task_json(t);
+			if (o)
+				cli_task_live_json(a->h, t, o);
+			json_array_append_new(arr, o);
+		}
 		if (t)
 			sked_tasks_free(t, 1);
 		if (rc != SKED_OK && rc != SKED_ENOTFOUND) {
@@ -424,7 +430,7 @@ api_get_tasks(struct cli_api *a, const struct cli_http_request *rq,
 	}
 	shown = n > (size_t)limit ? (size_t)limit : n;
 	for (i = 0; i < shown; i++)
-		json_array_append_new(arr, list_entry(&t[i]));
+		json_array_append_new(arr, list_entry(a->h, &t[i]));
 	api_reply(rp, 200,
 	          json_pack("{s:o, s:o}", "tasks", arr, "next_before",
 	                    n > shown ? json_integer(t[shown - 1].id)

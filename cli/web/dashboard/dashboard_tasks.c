@@ -78,8 +78,29 @@ bulk_form(struct cli_sbuf *b, const sked_list_filter *f, const char *since,
 	TPL0(b, "tasks.bulk_end");
 }
 
+/* A running task's node, start and progress, under its status pill: one
+ * read for each running task of the page, none for the others. */
 static void
-task_row(struct cli_sbuf *b, const sked_task *t, int64_t now, int read_only)
+live_line(sked *h, struct cli_sbuf *b, const sked_task *t, int64_t now)
+{
+	sked_task_live l = {0};
+	char rel[64], took[32];
+
+	if (t->status != SKED_RUNNING ||
+	    sked_task_live_get(h, t->id, &l) != SKED_OK)
+		return;
+	TPL(b, "tasks.live", {"node", DASH_S(l.node_id)},
+	    {"started", dash_ago(now, l.started_ms, rel, sizeof rel)},
+	    {"elapsed", sked_format_duration(l.elapsed_ms, took, sizeof took)});
+	if (l.progress)
+		TPL(b, "tasks.live_progress", {"progress", l.progress});
+	TPL0(b, "layout.div_end");
+	sked_task_live_clear(&l);
+}
+
+static void
+task_row(sked *h, struct cli_sbuf *b, const sked_task *t, int64_t now,
+         int read_only)
 {
 	const char *e = DASH_S(t->last_error);
 	size_t el = strlen(e);
@@ -91,6 +112,7 @@ task_row(struct cli_sbuf *b, const sked_task *t, int64_t now, int read_only)
 	TPL(b, "tasks.task", {"id", TPL_INT(t->id)}, {"kind", DASH_S(t->kind)},
 	    {"queue", DASH_S(t->queue)});
 	dash_status_pill(b, t->status);
+	live_line(h, b, t, now);
 	TPL(b, "tasks.attempts", {"attempts", TPL_INT(t->attempts)},
 	    {"max", TPL_INT(t->max_attempts)});
 	dash_time_cell(b, now, t->run_at_ms);
@@ -194,7 +216,7 @@ dash_tasks(struct dash *d, const struct cli_http_request *rq,
 			TPL0(b, "tasks.select_all");
 		TPL0(b, "tasks.head");
 		for (size_t i = 0; i < shown; i++)
-			task_row(b, &t[i], now, d->read_only);
+			task_row(d->h, b, &t[i], now, d->read_only);
 		TPL0(b, "layout.table_end");
 		if (!d->read_only)
 			TPL0(b, "tasks.form_end");
@@ -338,7 +360,8 @@ text_of(const char *s, size_t n)
 }
 
 static void
-fields(struct cli_sbuf *b, const sked_task *t, int64_t now)
+fields(struct cli_sbuf *b, const sked_task *t, const sked_task_live *l,
+       int64_t now)
 {
 	char num[64];
 
@@ -353,6 +376,16 @@ fields(struct cli_sbuf *b, const sked_task *t, int64_t now)
 	field_time(b, "run at", t->run_at_ms, now);
 	if (t->node_id)
 		field(b, "node", t->node_id);
+	if (l) {
+		/* running: since when, for how long, how far */
+		char took[32];
+		field_time(b, "started", l->started_ms, now);
+		field(b, "elapsed",
+		      sked_format_duration(l->elapsed_ms, took, sizeof took));
+		field(b, "progress", l->progress);
+		if (l->progress)
+			field_time(b, "progress as of", l->progress_ms, now);
+	}
 	field_time(b, "lease until", t->lease_until_ms, now);
 	if (t->unique_key)
 		field(b, "unique key", t->unique_key);
@@ -377,10 +410,20 @@ fields(struct cli_sbuf *b, const sked_task *t, int64_t now)
 }
 
 static void
-runs_panel(struct cli_sbuf *b, const sked_run *r, size_t nr, int64_t now)
+runs_panel(struct cli_sbuf *b, const sked_task *t, const sked_task_live *l,
+           const sked_run *r, size_t nr, int64_t now)
 {
+	char rel[64];
+
 	TPL0(b, "task.runs");
-	if (nr == 0) {
+	/* the attempt under way has no record until it ends */
+	if (l)
+		TPL(b, "task.running", {"attempt", TPL_INT(t->attempts)},
+		    {"node", DASH_S(l->node_id)},
+		    {"started", dash_ago(now, l->started_ms, rel, sizeof rel)});
+	if (nr == 0 && l) {
+		/* said above */
+	} else if (nr == 0) {
 		TPL0(b, "task.no_runs");
 	} else {
 		TPL0(b, "task.runs_table");
@@ -447,8 +490,12 @@ dash_task(struct dash *d, const struct cli_http_request *rq,
 	dash_flash(b, rq);
 	if (!d->read_only)
 		actions(b, t);
-	fields(b, t, now);
-	runs_panel(b, r, nr, now);
+	sked_task_live live = {0};
+	int running = t->status == SKED_RUNNING &&
+	              sked_task_live_get(d->h, id, &live) == SKED_OK;
+	fields(b, t, running ? &live : NULL, now);
+	runs_panel(b, t, running ? &live : NULL, r, nr, now);
+	sked_task_live_clear(&live);
 	deps_panel(d, b, t);
 	dash_page_end(b);
 	sked_runs_free(r, nr);

@@ -1,4 +1,4 @@
--- sked schema, version 12, PostgreSQL: fair queues (sked queue set
+-- sked schema, version 13, PostgreSQL: fair queues (sked queue set
 -- --fair on, docs/limits.md "Fair queues"). fair = 1: a claim of the
 -- queue takes its tasks round-robin across their concurrency keys. A
 -- fair queue has a row here (its limits may all be NULL), so it is

@@ -1,0 +1,10 @@
+-- sked schema, version 12, sqlserver: what a running task reports
+-- (docs/handlers.md, "Progress"). progress is the latest report of the
+-- attempt that runs now (at most SKED_PROGRESS_MAX bytes: 1 KiB),
+-- progress_at when the worker stored it: with its lease renewal, never
+-- a write per report. A report belongs to the running attempt only when
+-- progress_at >= started_at, so nothing clears it when an attempt ends.
+IF COL_LENGTH(N'{p}task', N'progress') IS NULL
+	ALTER TABLE {p}task ADD progress NVARCHAR(MAX) NULL;
+IF COL_LENGTH(N'{p}task', N'progress_at') IS NULL
+	ALTER TABLE {p}task ADD progress_at DATETIME2(3) NULL;
