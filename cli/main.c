@@ -113,7 +113,7 @@ static const struct cli_cmd lock_cmds[] = {
 static const struct cli_cmd queue_cmds[] = {
         {"set", cmd_queue_set, NULL,
          "queue set QUEUE [--concurrency N|none] [--per-key N|none] "
-         "[--rate N/DURATION|none]",
+         "[--rate N/DURATION|none] [--fair on|off]",
          "set a queue's cluster-wide limits",
          "  --concurrency N     at most N of its tasks running at once, "
          "across every\n"
@@ -126,6 +126,10 @@ static const struct cli_cmd queue_cmds[] = {
          "DURATION\n"
          "                      (sliding, on the database clock): 100/1m, "
          "20/1s\n"
+         "  --fair on|off       claims take the queue's tasks "
+         "round-robin across\n"
+         "                      their concurrency keys (tasks without "
+         "one are a key)\n"
          "  none                removes that limit; a flag not given "
          "keeps it.\n"
          "  See docs/limits.md for what each limit guarantees.\n",

@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 12
+#define SKED_SCHEMA_VERSION 13
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -968,9 +968,12 @@ typedef struct sked_queue_info {
 	int keys_full;    /* keys with per_key of them running */
 	int rate_used;    /* starts in the last rate_window_ms */
 	int paused;       /* 1: paused (sked_queue_pause) */
+	int fair;         /* 1: fair across its concurrency keys
+	                     (sked_queue_set_fair) */
 } sked_queue_info;
 
-/* The limited queues, the paused ones and the queues with running tasks,
+/* The limited queues, the paused ones, the fair ones and the queues with
+ * running tasks,
  * by name. *out is an array of *n (NULL when 0); free with
  * sked_queue_info_free. */
 SKED_API int sked_queue_list(sked *h, sked_queue_info **out, size_t *n);
@@ -987,6 +990,17 @@ SKED_API void sked_queue_info_free(sked_queue_info *q, size_t n);
  * for a bad queue name. */
 #define SKED_QUEUE_PAUSE_BOUND_MS 2000
 SKED_API int sked_queue_pause(sked *h, const char *queue, int paused);
+
+/* Make queue fair across its concurrency keys (fair 1), or not (0):
+ * a claim of a fair queue takes its tasks round-robin across the keys
+ * they were enqueued with (tasks without a key are one more key), so
+ * that one key's backlog delays another key's first task by about one
+ * batch (docs/limits.md, "Fair queues"). Within a priority, a claim's
+ * batch takes the first task of each key before the second of any.
+ * It holds with the queue's limits, and workers see it as they see a
+ * pause (within SKED_QUEUE_PAUSE_BOUND_MS). SKED_EINVAL for a bad queue
+ * name. */
+SKED_API int sked_queue_set_fair(sked *h, const char *queue, int fair);
 
 /* "N/DURATION" (a rate limit: "100/1m", "20/1s"): N from 1 to 100000,
  * DURATION a sum of NUMBER UNIT (ms, s, m, h, d: "1m", "1h30m"), 1 ms

@@ -51,6 +51,7 @@ struct cli_queue {
 	char *name;
 	int concurrency, per_key, rate_n;
 	int64_t rate_ms;
+	int fair; /* fair = on|off: 1 or 0; -1 when not given */
 	int line;
 };
 

@@ -17,7 +17,7 @@
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
  *                   max_attempts, misfire, overlap: a schedule that a
  *                   worker adds or replaces when it starts (cmd_cron.c)
- *   [queue.NAME]    concurrency, per_key, rate: the queue's cluster-wide
+ *   [queue.NAME]    concurrency, per_key, rate, fair: the queue's cluster-wide
  *                   limits (N or none; rate N/DURATION or none), which a
  *                   worker sets when it starts (cmd_queue.c)
  *   [retention]     succeeded, dead, cancelled: how long ended tasks are
@@ -363,6 +363,7 @@ queue_for(struct parse *p, const char *name)
 	qs = &cfg->queues_limits[cfg->nqueues_limits];
 	memset(qs, 0, sizeof *qs);
 	qs->concurrency = qs->per_key = qs->rate_n = SKED_LIMIT_KEEP;
+	qs->fair = -1;
 	qs->name = strdup(name);
 	if (qs->name == NULL)
 		return NULL;
@@ -407,7 +408,16 @@ on_queue(struct parse *p, const char *section, const char *name,
 		q->rate_ms = ms;
 		return 1;
 	}
-	return fail(p, "unknown key '%s' in [%s] (concurrency, per_key, rate)",
+	if (strcmp(key, "fair") == 0) {
+		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+			return fail(p, "[%s]: fair '%s' is neither on nor off",
+			            section, value);
+		q->fair = strcmp(value, "on") == 0;
+		return 1;
+	}
+	return fail(p,
+	            "unknown key '%s' in [%s] (concurrency, per_key, rate, "
+	            "fair)",
 	            key, section);
 }
 

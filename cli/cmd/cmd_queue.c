@@ -1,6 +1,6 @@
 /*
  * cmd_queue.c — `sked queue set QUEUE [--concurrency N|none]
- * [--per-key N|none] [--rate N/DURATION|none]`, `sked queue pause|resume
+ * [--per-key N|none] [--rate N/DURATION|none] [--fair on|off]`, `sked queue pause|resume
  * QUEUE` and `sked queue ls`: the cluster-wide limits and pause of a
  * queue, and the config file's [queue.NAME] sections, which a worker
  * applies when it starts.
@@ -65,7 +65,8 @@ cli_parse_rate_limit(const char *flag, const char *s, int *n, int64_t *ms)
  * queue mail"): what it set, in the flags' words and order, a removed
  * limit as "none", e.g. "set queue mail: concurrency 5, rate 100/1m". */
 static void
-print_set(const char *queue, int conc, int per_key, int rate_n, int64_t rate_ms)
+print_set(const char *queue, int conc, int per_key, int rate_n, int64_t rate_ms,
+          int fair)
 {
 	char v[64], d[32];
 	const char *sep = ": ";
@@ -85,29 +86,45 @@ print_set(const char *queue, int conc, int per_key, int rate_n, int64_t rate_ms)
 		snprintf(v, sizeof v, "%d/%s", rate_n,
 		         sked_format_duration(rate_ms, d, sizeof d));
 		printf("%srate %s", sep, rate_n ? v : "none");
+		sep = ", ";
 	}
+	if (fair >= 0)
+		printf("%sfair %s", sep, fair ? "on" : "off");
 	printf("\n");
 }
 
 int
 cmd_queue_set(struct cli *c, int argc, char **argv)
 {
-	enum { O_CONC = 1, O_KEY, O_RATE };
+	enum { O_CONC = 1, O_KEY, O_RATE, O_FAIR };
 	static const struct option opts[] = {
 	        {"concurrency", required_argument, NULL, O_CONC},
 	        {"per-key", required_argument, NULL, O_KEY},
 	        {"rate", required_argument, NULL, O_RATE},
+	        {"fair", required_argument, NULL, O_FAIR},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
 	int conc = SKED_LIMIT_KEEP, per_key = SKED_LIMIT_KEEP;
 	int rate_n = SKED_LIMIT_KEEP;
 	int64_t rate_ms = 0;
+	int fair = -1; /* -1: keep */
 	int ch, ex, rc;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (ch) {
+		case O_FAIR:
+			if (strcmp(optarg, "on") == 0)
+				fair = 1;
+			else if (strcmp(optarg, "off") == 0)
+				fair = 0;
+			else {
+				cli_err("--fair: '%s' is neither on nor off",
+				        optarg);
+				return EX_USAGE;
+			}
+			break;
 		case O_CONC:
 			if ((ex = cli_parse_limit("--concurrency", optarg,
 			                          &conc)) != 0)
@@ -138,19 +155,25 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 	if (optind + 1 < argc)
 		return cli_usage("queue set", "unexpected argument '%s'",
 		                 argv[optind + 1]);
-	if (conc == SKED_LIMIT_KEEP && per_key == SKED_LIMIT_KEEP &&
-	    rate_n == SKED_LIMIT_KEEP)
+	int limits = conc != SKED_LIMIT_KEEP || per_key != SKED_LIMIT_KEEP ||
+	             rate_n != SKED_LIMIT_KEEP;
+	if (!limits && fair < 0)
 		return cli_usage("queue set",
 		                 "nothing to set: give --concurrency, "
-		                 "--per-key or --rate");
+		                 "--per-key, --rate or --fair");
 	const char *queue = argv[optind];
 	if ((ex = cli_open(c)) != 0)
 		return ex;
-	rc = sked_queue_set(c->h, queue, conc, per_key, rate_n, rate_ms);
-	if (rc != SKED_OK)
+	/* fairness first: a queue made fair and limited at once has its
+	 * row for either */
+	if (fair >= 0 &&
+	    (rc = sked_queue_set_fair(c->h, queue, fair)) != SKED_OK)
+		return cli_fail(c->h, rc, "queue set");
+	if (limits && (rc = sked_queue_set(c->h, queue, conc, per_key, rate_n,
+	                                   rate_ms)) != SKED_OK)
 		return cli_fail(c->h, rc, "queue set");
 	if (!c->json) {
-		print_set(queue, conc, per_key, rate_n, rate_ms);
+		print_set(queue, conc, per_key, rate_n, rate_ms, fair);
 		return EX_OK;
 	}
 	/* --json: the queue as queue ls shows it now */
@@ -213,7 +236,8 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 	static const char *const headers[] = {
 	        "QUEUE",       "STATE",   "RUNNING",
 	        "CONCURRENCY", "PER KEY", "KEYS RUNNING",
-	        "KEYS FULL",   "RATE",    "STARTS IN WINDOW"};
+	        "KEYS FULL",   "RATE",    "STARTS IN WINDOW",
+	        "FAIR"};
 	sked_queue_info *q = NULL;
 	size_t n = 0, i;
 	int ch, ex, rc;
@@ -246,7 +270,7 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 		printf("no limited or paused queues and no running tasks\n");
 		return EX_OK;
 	}
-	struct cli_table *t = cli_table_new(9, headers);
+	struct cli_table *t = cli_table_new(10, headers);
 	for (i = 0; t != NULL && i < n; i++) {
 		char run[16], conc[16], pk[16], kr[16], kf[16], rate[64],
 		        used[16], d[32];
@@ -262,7 +286,7 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 			snprintf(rate, sizeof rate, "-");
 			snprintf(used, sizeof used, "-");
 		}
-		const char *row[9] = {
+		const char *row[10] = {
 		        q[i].queue,
 		        q[i].paused ? "paused" : "active",
 		        run,
@@ -272,6 +296,7 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 		        q[i].per_key > 0 ? kf : "-",
 		        rate,
 		        used,
+		        q[i].fair ? "yes" : "-",
 		};
 		cli_table_add(t, row);
 	}

@@ -43,8 +43,15 @@ cli_sync_queues(struct cli *c)
 {
 	for (size_t i = 0; i < c->cfg.nqueues_limits; i++) {
 		const struct cli_queue *cq = &c->cfg.queues_limits[i];
-		int rc = sked_queue_set(c->h, cq->name, cq->concurrency,
-		                        cq->per_key, cq->rate_n, cq->rate_ms);
+		int rc = cq->fair >= 0
+		                 ? sked_queue_set_fair(c->h, cq->name, cq->fair)
+		                 : SKED_OK;
+		if (rc == SKED_OK && (cq->concurrency != SKED_LIMIT_KEEP ||
+		                      cq->per_key != SKED_LIMIT_KEEP ||
+		                      cq->rate_n != SKED_LIMIT_KEEP))
+			rc = sked_queue_set(c->h, cq->name, cq->concurrency,
+			                    cq->per_key, cq->rate_n,
+			                    cq->rate_ms);
 		if (rc != SKED_OK)
 			return cli_fail(c->h, rc, "%s:%d: [queue.%s]",
 			                c->cfg.path, cq->line, cq->name);

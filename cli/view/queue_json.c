@@ -25,14 +25,14 @@ cli_queue_json(const sked_queue_info *q)
 	                            "used", q->rate_used)
 	                : json_null();
 	return json_pack(
-	        "{s:o, s:b, s:b, s:o, s:o, s:o, s:i, s:i, s:i}", "queue",
+	        "{s:o, s:b, s:b, s:o, s:o, s:o, s:i, s:i, s:i, s:b}", "queue",
 	        cli_json_cstr(q->queue), "paused", q->paused, "limited",
 	        q->limited, "concurrency",
 	        q->concurrency > 0 ? json_integer(q->concurrency) : json_null(),
 	        "per_key",
 	        q->per_key > 0 ? json_integer(q->per_key) : json_null(), "rate",
 	        rate, "running", q->running, "keys_running", q->keys_running,
-	        "keys_full", q->keys_full);
+	        "keys_full", q->keys_full, "fair", q->fair);
 }
 
 int

@@ -87,7 +87,8 @@
 /* a limit row: the limits (NULL: off), the rate window's record, and
  * the database clock */
 #define LIM_COLS                                                               \
-	"concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}, paused"
+	"concurrency, per_key, rate_n, rate_ms, rate_log, {nowms}, paused, "   \
+	"fair"
 /* a task whose concurrency key (if any) has fewer than ?6 running */
 #define KEY_NOT_FULL                                                           \
 	"(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT "          \
@@ -622,7 +623,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
 
         /* ---- cluster-wide limits of a queue (limits.c) ---- */
         [SKED_SQL_LIM_QUEUES] =
-                "SELECT queue, paused FROM {p}queue_limit ORDER BY queue",
+                "SELECT queue, paused, CASE WHEN fair <> 0 AND concurrency IS "
+                "NULL AND per_key IS NULL AND rate_n IS NULL THEN 1 ELSE 0 "
+                "END FROM {p}queue_limit ORDER BY queue",
         /* the row every limited claim of the queue serialises on */
         [SKED_SQL_LIM_LOCK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
                               "WHERE queue = ?1 FOR UPDATE",
@@ -697,6 +700,34 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_TASK_LIVE] = "SELECT node_id, {ms:started_at}, progress, "
                                "{ms:progress_at}, {nowms} FROM {p}task "
                                "WHERE id = ?1 AND status = 1",
+        [SKED_SQL_LIM_FAIR] = "UPDATE {p}queue_limit SET fair = ?2, "
+                              "updated_at = {now} WHERE queue = ?1",
+        [SKED_SQL_LIM_INSERT_FAIR] =
+                "INSERT INTO {p}queue_limit (queue, fair, updated_at) "
+                "VALUES (?1, 1, {now})",
+        /* one probe each of {p}task_fair (schema 13): the keys in order,
+         * never a key's rows */
+        [SKED_SQL_FAIR_KEY_FIRST] =
+                "SELECT concurrency_key FROM {p}task WHERE queue = ?1 AND "
+                "status IN (0, 4) AND concurrency_key IS NOT NULL "
+                "ORDER BY concurrency_key{lim:1}",
+        [SKED_SQL_FAIR_KEY_NEXT] =
+                "SELECT concurrency_key FROM {p}task WHERE queue = ?1 AND "
+                "status IN (0, 4) AND concurrency_key > ?2 "
+                "ORDER BY concurrency_key{lim:1}",
+        /* the first ?3 of one key, through the same index */
+        [SKED_SQL_FAIR_CAND] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
+                "{kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_FAIR_CAND_NULL] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
+                "{kinds:?5} AND " DUE CLAIM_ORDER "{lim:?3}",
+        [SKED_SQL_LIM_PEEK] = "SELECT " LIM_COLS " FROM {p}queue_limit "
+                              "WHERE queue = ?1",
+        /* SKED_SQL_FAIR_CAND_SKIP, _NULL_SKIP: no generic text (dialect/
+         * postgresql.c, dialect/mysql.c), only where rows are skipped */
 };
 
 const char *
@@ -741,6 +772,11 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 	case SKED_SQL_CLAIM_Q:
 	case SKED_SQL_CLAIM_XQ:
 		return d->claim_one_statement;
+	case SKED_SQL_FAIR_CAND_SKIP:
+	case SKED_SQL_FAIR_CAND_NULL_SKIP:
+		/* the fair claim without the limit row's lock: where rows
+		 * can be skipped and a limit is said " LIMIT n" */
+		return (d->caps & SKED_CAP_SKIP_LOCKED) && !d->limit;
 	case SKED_SQL_LOCK_ANY:
 	case SKED_SQL_LOCK_Q:
 	case SKED_SQL_LOCK_XQ:

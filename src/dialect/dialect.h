@@ -341,7 +341,8 @@ typedef enum sked_sql {
 	SKED_SQL_GENERIC_PLANS,
 	/* cluster-wide limits of a queue (limits.c, limited.c,
 	 * docs/limits.md) */
-	SKED_SQL_LIM_QUEUES, /* the limited queues' names, and paused */
+	/* the limited queues' names, paused, and fair without limits */
+	SKED_SQL_LIM_QUEUES,
 	/* a limited claim, in one transaction: lock the queue's limit row
 	 * (queue ?1), count its running tasks by concurrency key (queue ?1),
 	 * read candidates (claim params: node ?1, lease ?2, limit ?3, queue
@@ -392,6 +393,26 @@ typedef enum sked_sql {
 	 * and the database's now (id ?1) */
 	SKED_SQL_PROGRESS_PUT,
 	SKED_SQL_TASK_LIVE,
+	/* fair queues (limited.c, schema 13, docs/limits.md): queue ?1's
+	 * fair flag to ?2 (its row exists), or a row for it, fair, with no
+	 * limit; in a fair claim, the first key (in key order) with waiting
+	 * tasks in queue ?1, or the first after ?2; the due candidates of
+	 * key ?6 (or of no key) in claim order, with their priority and
+	 * run_at in ms (claim params: limit ?3, queue ?4, kinds ?5) */
+	SKED_SQL_LIM_FAIR,
+	SKED_SQL_LIM_INSERT_FAIR,
+	SKED_SQL_FAIR_KEY_FIRST,
+	SKED_SQL_FAIR_KEY_NEXT,
+	SKED_SQL_FAIR_CAND,
+	SKED_SQL_FAIR_CAND_NULL,
+	/* a fair queue without limits, claimed without its limit row's
+	 * lock where the strategy is skip-locked and the product says LIMIT
+	 * (PostgreSQL, MySQL, MariaDB): the row read without a lock, and the
+	 * candidates locked as they are read, skipping rows another claim
+	 * holds */
+	SKED_SQL_LIM_PEEK,
+	SKED_SQL_FAIR_CAND_SKIP,
+	SKED_SQL_FAIR_CAND_NULL_SKIP,
 	SKED_SQL__COUNT
 } sked_sql;
 

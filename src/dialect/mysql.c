@@ -119,6 +119,33 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 "({p}task_lease) WHERE r.status = 1 AND r.queue = ?4 AND "
                 "r.concurrency_key IS NOT NULL GROUP BY r.concurrency_key "
                 "HAVING COUNT(*) >= ?6))" ORDER_MY " LIMIT ?3",
+        /* fair queues: {p}task_fair on (queue, key, due_prio, …) */
+        [SKED_SQL_FAIR_KEY_FIRST] =
+                "SELECT concurrency_key FROM {p}task WHERE queue = ?1 AND "
+                "concurrency_key IS NOT NULL AND due_prio IS NOT NULL "
+                "ORDER BY concurrency_key LIMIT 1",
+        [SKED_SQL_FAIR_KEY_NEXT] =
+                "SELECT concurrency_key FROM {p}task WHERE queue = ?1 AND "
+                "concurrency_key > ?2 AND due_prio IS NOT NULL "
+                "ORDER BY concurrency_key LIMIT 1",
+        [SKED_SQL_FAIR_CAND] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
+                "{kinds:?5} AND " DUE_MY ORDER_MY " LIMIT ?3",
+        [SKED_SQL_FAIR_CAND_NULL] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
+                "{kinds:?5} AND " DUE_MY ORDER_MY " LIMIT ?3",
+        [SKED_SQL_FAIR_CAND_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
+                "{kinds:?5} AND " DUE_MY ORDER_MY
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_FAIR_CAND_NULL_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
+                "{kinds:?5} AND " DUE_MY ORDER_MY
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         [SKED_SQL_CAND_XQ] =
                 "SELECT id, version FROM {p}task WHERE "
                 "{kinds:?5} AND " DUE_MY NOT_LIMITED_MY ORDER_MY " LIMIT ?3",

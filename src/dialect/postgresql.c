@@ -307,6 +307,19 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                 "(pg_blocking_pids(CAST(?1 AS integer))) ORDER BY a.pid",
         [SKED_SQL_APP_NAME] =
                 "SELECT set_config('application_name', ?1, false)",
+        /* a fair claim's candidates, locked as read (limited.c) */
+        [SKED_SQL_FAIR_CAND_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key = ?6 AND "
+                "{kinds:?5} AND status IN (0, 4) AND run_at <= {now} ORDER BY "
+                "priority DESC, run_at, id"
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        [SKED_SQL_FAIR_CAND_NULL_SKIP] =
+                "SELECT id, concurrency_key, priority, {ms:run_at} FROM "
+                "{p}task WHERE queue = ?4 AND concurrency_key IS NULL AND "
+                "{kinds:?5} AND status IN (0, 4) AND run_at <= {now} ORDER BY "
+                "priority DESC, run_at, id"
+                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         /* Left to itself the server plans the finish and fused statements
          * (unnest of a batch's arrays, several data-modifying CTEs) anew
          * on every execution, about 1 ms each: a generic plan is as good

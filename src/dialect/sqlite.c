@@ -17,9 +17,10 @@
 /* The limit row needs no lock of its own here: a limited claim's
  * BEGIN IMMEDIATE holds SQLite's one write lock already (limits.c). */
 static const char *const sqlite_sql[SKED_SQL__COUNT] = {
-        [SKED_SQL_LIM_LOCK] = "SELECT concurrency, per_key, rate_n, rate_ms, "
-                              "rate_log, {nowms}, paused FROM {p}queue_limit "
-                              "WHERE queue = ?1",
+        [SKED_SQL_LIM_LOCK] =
+                "SELECT concurrency, per_key, rate_n, rate_ms, "
+                "rate_log, {nowms}, paused, fair FROM {p}queue_limit "
+                "WHERE queue = ?1",
         /* one writer: nothing to order (done.c does not run it here) */
         [SKED_SQL_DEP_LOCK] = "SELECT id FROM {p}task WHERE id IN ({ids}) "
                               "AND status = 6",

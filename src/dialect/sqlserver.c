@@ -123,7 +123,7 @@ static const char *const mssql_sql[SKED_SQL__COUNT] = {
                               "WHERE id IN ({ids}) AND status = 6 ORDER BY id",
         [SKED_SQL_LIM_LOCK] =
                 "SELECT concurrency, per_key, rate_n, rate_ms, "
-                "rate_log, {nowms}, paused FROM {p}queue_limit WITH "
+                "rate_log, {nowms}, paused, fair FROM {p}queue_limit WITH "
                 "(UPDLOCK, ROWLOCK) WHERE queue = ?1",
         [SKED_SQL_CLAIM_XQ] =
                 CLAIM_HEAD "AND {kinds:?5} " NOT_LIMITED_MS CLAIM_TAIL,

@@ -65,7 +65,12 @@ struct sked_limits {
 	int n;
 	char **queues; /* the queues with a limit row, by name */
 	char *paused;  /* paused[i]: queues[i] is paused (sked queue pause) */
-	int turn;      /* which limited queue an all-queue claim starts at */
+	/* fair_after[i]: the key of this handle's last pick in fair
+	 * queues[i] ("" for no key), after which its next fair claim takes
+	 * up the keys and begins its rounds; NULL: from the first */
+	char **fair_after;
+	char *fair_only; /* fair_only[i]: fair, with no limit (the row said) */
+	int turn;        /* which limited queue an all-queue claim starts at */
 };
 
 void
@@ -73,10 +78,15 @@ sked__limits_free(struct sked_limits *l)
 {
 	if (!l)
 		return;
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n; i++) {
 		free(l->queues[i]);
+		if (l->fair_after)
+			free(l->fair_after[i]);
+	}
 	free(l->queues);
 	free(l->paused);
+	free(l->fair_after);
+	free(l->fair_only);
 	free(l);
 }
 
@@ -201,6 +211,49 @@ sked__limits_pick(const char *const *cand_keys, int ncand, int want,
 	return got;
 }
 
+/* ---- pure: the fair order ---- */
+
+static int
+fair_cmp(const void *a, const void *b)
+{
+	const sked_fair_cand *x = a, *y = b;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->round != y->round)
+		return x->round < y->round ? -1 : 1;
+	if (x->wrap != y->wrap)
+		return x->wrap < y->wrap ? -1 : 1;
+	int k = strcmp(x->key ? x->key : "", y->key ? y->key : "");
+	if (k != 0)
+		return k;
+	if (x->run_at_ms != y->run_at_ms)
+		return x->run_at_ms < y->run_at_ms ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int
+same_key(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+void
+sked__fair_order(sked_fair_cand *c, int n, const char *after)
+{
+	/* rows come key by key, each key's in claim order: the round of a
+	 * row is its place among its key's rows of its priority */
+	for (int i = 0; i < n; i++)
+		c[i].round = i > 0 && same_key(c[i].key, c[i - 1].key) &&
+		                             c[i].priority == c[i - 1].priority
+		                     ? c[i - 1].round + 1
+		                     : 0;
+	for (int i = 0; i < n; i++)
+		c[i].wrap =
+		        after && strcmp(c[i].key ? c[i].key : "", after) <= 0;
+	if (n > 1)
+		qsort(c, (size_t)n, sizeof *c, fair_cmp);
+}
+
 /* ---- the list of limited queues ---- */
 
 static int
@@ -218,10 +271,14 @@ refresh(sked *h)
 	if (l && r.nrows > 0) {
 		l->queues = calloc((size_t)r.nrows, sizeof *l->queues);
 		l->paused = calloc((size_t)r.nrows, 1);
-		oom = !l->queues || !l->paused;
+		l->fair_after = calloc((size_t)r.nrows, sizeof *l->fair_after);
+		l->fair_only = calloc((size_t)r.nrows, 1);
+		oom = !l->queues || !l->paused || !l->fair_after ||
+		      !l->fair_only;
 		for (int i = 0; !oom && i < r.nrows; i++) {
 			l->queues[i] = sked__res_dup(&r, i, 0, &oom);
 			l->paused[i] = sked__res_int(&r, i, 1) != 0;
+			l->fair_only[i] = sked__res_int(&r, i, 2) != 0;
 			l->n += l->queues[i] != NULL;
 		}
 	}
@@ -231,8 +288,18 @@ refresh(sked *h)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	}
 	l->next_ms = now + SKED_LIMITS_REFRESH_MS;
-	if (h->limits)
-		l->turn = h->limits->turn;
+	if (h->limits) {
+		struct sked_limits *o = h->limits;
+		l->turn = o->turn;
+		/* each fair queue's place among its keys carries over */
+		for (int i = 0; i < l->n; i++)
+			for (int j = 0; j < o->n; j++)
+				if (o->fair_after && o->fair_after[j] &&
+				    strcmp(o->queues[j], l->queues[i]) == 0) {
+					l->fair_after[i] = o->fair_after[j];
+					o->fair_after[j] = NULL;
+				}
+	}
 	sked__limits_free(h->limits);
 	h->limits = l;
 	return SKED_OK;
@@ -259,11 +326,156 @@ sked__limits_plain(sked *h, const sked_claim_req *req)
 	return req->queue && !is_limited(h, req->queue);
 }
 
+/* ---- the fair claim's candidates ---- */
+
+/* The keys one fair claim reads at most (and one more than its batch):
+ * each key costs two index probes (docs/limits.md, "Fair queues") */
+#define FAIR_KEYS_MAX 256
+
+static int
+fair_index(const sked *h, const char *queue)
+{
+	for (int i = 0; h->limits && i < h->limits->n; i++)
+		if (strcmp(h->limits->queues[i], queue) == 0)
+			return i;
+	return -1;
+}
+
+/* The next key after `after` (NULL: the first) with waiting tasks in
+ * queue, malloc'd in *key (NULL: none). */
+static int
+fair_next_key(sked *h, const char *queue, const char *after, char **key)
+{
+	sked_res r = {0};
+	sked_val p[2] = {SKED_TEXTV(queue), SKED_TEXTV(after)};
+	int oom = 0;
+	*key = NULL;
+	int rc = sked__q(
+	        h, after ? SKED_SQL_FAIR_KEY_NEXT : SKED_SQL_FAIR_KEY_FIRST, p,
+	        after ? 2 : 1, &r);
+	if (rc == SKED_OK && r.nrows > 0 && !sked__res_null(&r, 0, 0))
+		*key = sked__res_dup(&r, 0, 0, &oom);
+	sked__res_clear(&r);
+	return rc == SKED_OK && oom ? SKED_ENOMEM : rc;
+}
+
+/* Append the first `each` due tasks of key (NULL: of no key) to *c. */
+static int
+fair_read_key(sked *h, const sked_claim_req *req, const char *key, int each,
+              int skip, sked_fair_cand **c, int *n, int *cap)
+{
+	sked_res r = {0};
+	sked_val p[6] = {SKED_TEXTV(req->node_id), SKED_INTV(req->lease_ms),
+	                 SKED_INTV(each),          SKED_TEXTV(req->queue),
+	                 SKED_TEXTV(req->kinds),   SKED_TEXTV(key)};
+	sked_sql id =
+	        skip ? (key ? SKED_SQL_FAIR_CAND_SKIP
+	                    : SKED_SQL_FAIR_CAND_NULL_SKIP)
+	             : (key ? SKED_SQL_FAIR_CAND : SKED_SQL_FAIR_CAND_NULL);
+	int rc = sked__q(h, id, p, key ? 6 : 5, &r);
+	if (rc != SKED_OK)
+		return rc;
+	if (*n + r.nrows > *cap) {
+		int nc = (*n + r.nrows) * 2;
+		sked_fair_cand *a = realloc(*c, sizeof *a * (size_t)nc);
+		if (!a) {
+			sked__res_clear(&r);
+			return SKED_ENOMEM;
+		}
+		*c = a;
+		*cap = nc;
+	}
+	int oom = 0;
+	for (int i = 0; i < r.nrows; i++) {
+		sked_fair_cand *t = &(*c)[(*n)++];
+		memset(t, 0, sizeof *t);
+		t->id = sked__res_int(&r, i, 0);
+		t->key = sked__res_null(&r, i, 1)
+		                 ? NULL
+		                 : sked__res_dup(&r, i, 1, &oom);
+		t->priority = (int)sked__res_int(&r, i, 2);
+		t->run_at_ms = sked__res_int(&r, i, 3);
+	}
+	sked__res_clear(&r);
+	return oom ? SKED_ENOMEM : SKED_OK;
+}
+
+/* A fair claim's candidates, in the fair order (sked__fair_order): the
+ * first `each` due tasks of every key with waiting tasks, up to
+ * FAIR_KEYS_MAX keys, and of no key; keys taken up, and rounds begun,
+ * after the key of this handle's last pick in the queue. */
+static int
+fair_read(sked *h, const sked_claim_req *req, int want, int each, int skip,
+          sked_fair_cand **c, int *n)
+{
+	int cap = 0, nkeys = 0, rc;
+	int max_keys = want + 1 < FAIR_KEYS_MAX ? want + 1 : FAIR_KEYS_MAX;
+	int qi = fair_index(h, req->queue);
+	char *start = qi >= 0 ? h->limits->fair_after[qi] : NULL;
+	char *key = NULL;
+	*c = NULL;
+	*n = 0;
+	rc = fair_read_key(h, req, NULL, each, skip, c, n, &cap);
+	/* from the key after start to the last; then, wrapping, from the
+	 * first to start */
+	for (int pass = 0; rc == SKED_OK && pass < 2; pass++) {
+		if (pass == 1 && !start)
+			break;
+		const char *after = pass == 0 ? start : NULL;
+		char *prev = NULL;
+		while (rc == SKED_OK && nkeys < max_keys) {
+			rc = fair_next_key(h, req->queue, prev ? prev : after,
+			                   &key);
+			if (rc != SKED_OK || !key)
+				break;
+			if (pass == 1 && strcmp(key, start) > 0)
+				break;
+			rc = fair_read_key(h, req, key, each, skip, c, n, &cap);
+			nkeys++;
+			free(prev);
+			prev = key;
+			key = NULL;
+		}
+		free(key);
+		key = NULL;
+		free(prev);
+		if (nkeys == max_keys)
+			break;
+	}
+	if (rc == SKED_OK)
+		sked__fair_order(*c, *n, start);
+	return rc;
+}
+
+/* Remember the key of a fair claim's last pick (the group of no key as
+ * ""): the next claim of queue by this handle starts its rounds, and its
+ * reading of the keys, after it. */
+static void
+fair_remember(sked *h, const char *queue, const char *key)
+{
+	int qi = fair_index(h, queue);
+	char *k = strdup(key ? key : "");
+	if (qi < 0 || !k) {
+		free(k);
+		return;
+	}
+	free(h->limits->fair_after[qi]);
+	h->limits->fair_after[qi] = k;
+}
+
+static void
+fair_free(sked_fair_cand *c, int n)
+{
+	for (int i = 0; c && i < n; i++)
+		free(c[i].key);
+	free(c);
+}
+
 /* ---- the limited claim ---- */
 
 /* What the locked limit row and the running rows say. */
 typedef struct limit_row {
-	int concurrency, per_key, rate_n, paused;
+	int concurrency, per_key, rate_n, paused, fair;
 	int64_t rate_ms, now_ms;
 	char *log;
 	int running;
@@ -306,6 +518,8 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	int *pick = NULL;
 	int64_t *ids = NULL;
 	const char **ckeys = NULL;
+	sked_fair_cand *fair = NULL; /* a fair queue's candidates */
+	int nf = 0;
 	sked_buf log = {0};
 	/* the limit row is where a limited claim may wait on another
 	 * session: marked for the worker's lock-wait watchdog (an unlimited
@@ -335,6 +549,7 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 	lr.now_ms = sked__res_int(&row, 0, 5);
 	/* paused since this handle last read the list: nothing, at once */
 	lr.paused = sked__res_int(&row, 0, 6) != 0;
+	lr.fair = sked__res_int(&row, 0, 7) != 0;
 	/* The instant this claim starts its tasks at, judges the window at
 	 * and records: the database's now, or the window's last start if
 	 * that is later. Claims of the queue take turns on the row, so these
@@ -358,7 +573,47 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 		if (left < want)
 			want = left;
 	}
-	if (want > 0) {
+	if (want > 0 && lr.fair) {
+		/* a key never takes more than its room under per_key */
+		int each =
+		        lr.per_key > 0 && lr.per_key < want ? lr.per_key : want;
+		rc = fair_read(h, req, want, each, 0, &fair, &nf);
+		if (rc == SKED_ENOMEM)
+			goto failed;
+		if (rc != SKED_OK)
+			goto db_failed;
+		pick = malloc(sizeof *pick * (size_t)(nf + 1));
+		ckeys = malloc(sizeof *ckeys * (size_t)(nf + 1));
+		if (!pick || !ckeys) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		for (int i = 0; i < nf; i++)
+			ckeys[i] = fair[i].key;
+		int npick =
+		        sked__limits_pick(ckeys, nf, want, lr.per_key, lr.keys,
+		                          lr.key_running, lr.nkeys, pick);
+		if (npick < 0 ||
+		    !(ids = malloc(sizeof *ids * (size_t)(npick + 1)))) {
+			rc = SKED_ENOMEM;
+			goto failed;
+		}
+		for (int i = 0; i < npick; i++)
+			ids[i] = fair[pick[i]].id;
+		if (npick > 0)
+			fair_remember(h, req->queue, fair[pick[npick - 1]].key);
+		fair_free(fair, nf);
+		fair = NULL;
+		nf = 0;
+		sked_claim_ids how = {.claim = SKED_SQL_LIM_CLAIM,
+		                      .get = SKED_SQL_LIM_GET,
+		                      .with_start = 1,
+		                      .start_ms = lr.now_ms,
+		                      .spare = 4};
+		rc = sked__claim_ids(h, req, &how, ids, npick, out, n);
+		if (rc != SKED_OK)
+			goto db_failed;
+	} else if (want > 0) {
 		/* per-key: more candidates than wanted, since some may share
 		 * a key; the statement already skips keys that are full */
 		int ncand = want;
@@ -436,10 +691,97 @@ done:
 	free(pick);
 	free(ids);
 	free(ckeys);
+	fair_free(fair, nf);
 	sked__buf_free(&log);
 	sked__res_clear(&row);
 	sked__res_clear(&run);
 	sked__res_clear(&cand);
+	return rc;
+}
+
+#define USE_LOCKED 2 /* the queue has limits or a pause (any more) */
+
+/* Whether h claims fair queue (by its list: fair, without limits)
+ * without the limit row's lock: skip-locked strategy, and a product
+ * whose candidates can be read FOR UPDATE SKIP LOCKED. */
+static int
+fair_unlocked(const sked *h, const char *queue)
+{
+	if (h->strategy->id != SKED_STRAT_SKIP_LOCKED ||
+	    !sked__sql_needed(h->dialect, SKED_SQL_FAIR_CAND_SKIP))
+		return 0;
+	for (int i = 0; h->limits && i < h->limits->n; i++)
+		if (strcmp(h->limits->queues[i], queue) == 0)
+			return h->limits->fair_only[i];
+	return 0;
+}
+
+/* The fair claim of a fair queue without limits: nothing to count, so
+ * no turn on the limit row. One transaction: the row read without a
+ * lock (a limit or pause set meanwhile sends the claim to the locked
+ * path), the candidates read and locked key by key with SKIP LOCKED
+ * (another claim's candidates are skipped, not waited for), the chosen
+ * ones claimed by id; the rest are unlocked at commit. */
+static int
+fair_unlocked_once(sked *h, const sked_claim_req *req, sked_claimed **out,
+                   int *n)
+{
+	sked_res row = {0};
+	sked_fair_cand *fair = NULL;
+	int nf = 0;
+	int64_t *ids = NULL;
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin a fair claim");
+	sked_val q = SKED_TEXTV(req->queue);
+	rc = sked__q(h, SKED_SQL_LIM_PEEK, &q, 1, &row);
+	if (rc != SKED_OK)
+		goto db_failed;
+	if (row.nrows == 0 || sked__res_int(&row, 0, 0) > 0 ||
+	    sked__res_int(&row, 0, 1) > 0 || sked__res_int(&row, 0, 2) > 0 ||
+	    sked__res_int(&row, 0, 6) != 0 || sked__res_int(&row, 0, 7) == 0) {
+		int back = row.nrows == 0 ? NOT_LIMITED : USE_LOCKED;
+		sked__res_clear(&row);
+		rc = sked__commit(h);
+		return rc == SKED_OK ? back
+		                     : sked__fail_db(h, rc, "cannot commit");
+	}
+	int64_t now_ms = sked__res_int(&row, 0, 5);
+	sked__res_clear(&row);
+	rc = fair_read(h, req, req->limit, req->limit, 1, &fair, &nf);
+	if (rc == SKED_ENOMEM)
+		goto failed;
+	if (rc != SKED_OK)
+		goto db_failed;
+	int npick = nf < req->limit ? nf : req->limit;
+	if (!(ids = malloc(sizeof *ids * (size_t)(npick + 1)))) {
+		rc = SKED_ENOMEM;
+		goto failed;
+	}
+	for (int i = 0; i < npick; i++)
+		ids[i] = fair[i].id;
+	if (npick > 0)
+		fair_remember(h, req->queue, fair[npick - 1].key);
+	sked_claim_ids how = {.claim = SKED_SQL_LIM_CLAIM,
+	                      .get = SKED_SQL_LIM_GET,
+	                      .with_start = 1,
+	                      .start_ms = now_ms,
+	                      .spare = 4};
+	rc = sked__claim_ids(h, req, &how, ids, npick, out, n);
+	if (rc == SKED_OK)
+		rc = sked__commit(h);
+	if (rc != SKED_OK)
+		goto db_failed;
+	goto done;
+db_failed:
+	rc = sked__fail_db(h, rc, "fair claim failed");
+	goto done;
+failed:
+	rc = sked__fail(h, rc, "out of memory");
+done:
+	fair_free(fair, nf);
+	free(ids);
+	sked__res_clear(&row);
 	return rc;
 }
 
@@ -480,7 +822,11 @@ limited(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 {
 	for (int attempt = 1;; attempt++) {
 		int before = *n;
-		int rc = limited_once(h, req, out, n);
+		int rc = fair_unlocked(h, req->queue)
+		                 ? fair_unlocked_once(h, req, out, n)
+		                 : USE_LOCKED;
+		if (rc == USE_LOCKED)
+			rc = limited_once(h, req, out, n);
 		if (rc == NOT_LIMITED)
 			return claim_more(h, req, out, n);
 		if (rc == SKED_OK)

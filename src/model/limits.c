@@ -51,6 +51,7 @@ set_once(sked *h, const char *queue, int conc, int per_key, int rate_n,
 	}
 	int exists = r.nrows == 1;
 	int paused = exists && sked__res_int(&r, 0, 6) != 0;
+	int fair = exists && sked__res_int(&r, 0, 7) != 0;
 	if (exists) {
 		if (conc == SKED_LIMIT_KEEP)
 			conc = (int)sked__res_int(&r, 0, 0);
@@ -69,8 +70,8 @@ set_once(sked *h, const char *queue, int conc, int per_key, int rate_n,
 	sked_val p[5] = {q, limit_val(conc), limit_val(per_key),
 	                 limit_val(rate_n),
 	                 rate_n > 0 ? SKED_INTV(rate_ms) : SKED_NULLV};
-	/* a paused queue keeps its row, without limits */
-	if (!conc && !per_key && !rate_n && !paused)
+	/* a paused or fair queue keeps its row, without limits */
+	if (!conc && !per_key && !rate_n && !paused && !fair)
 		rc = exists ? sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL)
 		            : SKED_OK;
 	else
@@ -137,9 +138,10 @@ pause_once(sked *h, const char *queue, int paused)
 		return sked__fail_db(h, rc, "cannot read the queue's row");
 	}
 	int exists = r.nrows == 1;
-	int limits = exists && (sked__res_int(&r, 0, 0) > 0 ||
-	                        sked__res_int(&r, 0, 1) > 0 ||
-	                        sked__res_int(&r, 0, 2) > 0);
+	int limits =
+	        exists &&
+	        (sked__res_int(&r, 0, 0) > 0 || sked__res_int(&r, 0, 1) > 0 ||
+	         sked__res_int(&r, 0, 2) > 0 || sked__res_int(&r, 0, 7) != 0);
 	sked__res_clear(&r);
 	sked_val p[2] = {q, SKED_INTV(paused)};
 	if (paused)
@@ -184,6 +186,69 @@ sked_queue_pause(sked *h, const char *queue, int paused)
 		if (!sked__retry_pause(h, rc, attempt, 3,
 		                       paused ? "pausing a queue"
 		                              : "resuming a queue"))
+			break;
+	}
+	if (rc == SKED_OK)
+		sked__limits_stale(h); /* this handle sees it at once */
+	return rc;
+}
+
+/* ---- fairness ---- */
+
+static int
+fair_once(sked *h, const char *queue, int fair)
+{
+	sked_res r = {0};
+	int rc = sked__begin(h, 1);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot begin");
+	sked_val q = SKED_TEXTV(queue);
+	rc = sked__q(h, SKED_SQL_LIM_LOCK, &q, 1, &r);
+	if (rc != SKED_OK) {
+		sked__rollback(h);
+		return sked__fail_db(h, rc, "cannot read the queue's row");
+	}
+	int exists = r.nrows == 1;
+	int keep =
+	        exists &&
+	        (sked__res_int(&r, 0, 0) > 0 || sked__res_int(&r, 0, 1) > 0 ||
+	         sked__res_int(&r, 0, 2) > 0 || sked__res_int(&r, 0, 6) != 0);
+	sked__res_clear(&r);
+	sked_val p[2] = {q, SKED_INTV(fair)};
+	if (fair)
+		rc = exists ? sked__q(h, SKED_SQL_LIM_FAIR, p, 2, NULL)
+		            : sked__q(h, SKED_SQL_LIM_INSERT_FAIR, &q, 1, NULL);
+	else if (exists)
+		/* no limit, not paused, not fair: no row, claimed as any
+		 * queue without one */
+		rc = keep ? sked__q(h, SKED_SQL_LIM_FAIR, p, 2, NULL)
+		          : sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL);
+	if (rc == SKED_OK)
+		rc = sked__commit(h);
+	if (rc != SKED_OK) {
+		rc = sked__fail_db(h, rc, "cannot set the queue's fairness");
+		sked__rollback(h);
+	}
+	return rc;
+}
+
+SKED_API int
+sked_queue_set_fair(sked *h, const char *queue, int fair)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	int rc = sked__check_name(h, "queue", queue);
+	if (rc != SKED_OK)
+		return rc;
+	fair = fair != 0;
+	for (int attempt = 1;; attempt++) {
+		rc = fair_once(h, queue, fair);
+		/* two first settings at once: one insert wins, the other
+		 * finds its row */
+		if (rc != SKED_OK && attempt == 1 &&
+		    sked__err_kind(h) == SKED_DBE_UNIQUE)
+			continue;
+		if (!sked__retry_pause(h, rc, attempt, 3, "setting fairness"))
 			break;
 	}
 	if (rc == SKED_OK)
@@ -259,6 +324,7 @@ sked_queue_list(sked *h, sked_queue_info **out, size_t *n)
 			                        q->rate_window_ms, q->rate_n);
 		q->limited = q->concurrency > 0 || q->per_key > 0 || q->rate_n;
 		q->paused = sked__res_int(&lim, i, 7) != 0;
+		q->fair = sked__res_int(&lim, i, 8) != 0;
 	}
 	for (int i = 0; !oom && i < use.nrows; i++) {
 		sked_queue_info *q = info_for(&arr, &cnt, &cap,

@@ -72,4 +72,27 @@ int sked__limits_pick(const char *const *cand_keys, int ncand, int want,
                       int per_key, const char *const *keys, const int *running,
                       int nkeys, int *pick);
 
+/* ---- pure: the fair order (docs/limits.md, "Fair queues") ---- */
+
+/* A fair claim's candidate: a due task of the queue, read key by key. */
+typedef struct sked_fair_cand {
+	int64_t id;
+	char *key; /* NULL: no concurrency key (a group of its own) */
+	int priority;
+	int64_t run_at_ms;
+	int round; /* set by sked__fair_order */
+	int wrap;  /* set by sked__fair_order: its key is not after `after` */
+} sked_fair_cand;
+
+/* Candidates c[0..n), grouped by key (NULL the same group) and in claim
+ * order (priority descending, run_at, id) within each group: give each
+ * its round, its place among the tasks of its key and priority (0 for
+ * the first), and sort them by priority descending, round, then key in
+ * turn: the keys after `after` (the key of the same handle's last pick,
+ * "" for the group of no key, which sorts as ""; NULL: none) in key
+ * order, then the others from the first; then run_at, id. Within a
+ * priority, every key's first task comes before any key's second, and a
+ * claim of one task takes the keys in turn. */
+void sked__fair_order(sked_fair_cand *c, int n, const char *after);
+
 #endif /* SKED_LIMITS_H */

@@ -254,6 +254,16 @@ undo_step_12_progress() {
 	done
 }
 
+# undo_step_13_fair: the same for schema step 13 (fair queues: the
+# limit row's fair flag, the waiting tasks' index by key)
+undo_step_13_fair() {
+	case "$(family)" in
+	mariadb) sql "ALTER TABLE {p}task DROP INDEX {p}task_fair" >/dev/null ;;
+	*) sql "DROP INDEX IF EXISTS {p}task_fair" >/dev/null ;;
+	esac
+	sql "ALTER TABLE {p}queue_limit DROP COLUMN fair" >/dev/null
+}
+
 count() {
 	c=$(sql "$1") || fail "query failed: $1"
 	case "$c" in

@@ -1,7 +1,8 @@
 /*
  * test_limits.c — cluster-wide limits, the parts without a database:
  * "N/DURATION" parsing, the rate's sliding window record, picking
- * candidates under a per-key limit, and the limit statements as each
+ * candidates under a per-key limit, the fair order of a fair queue's
+ * candidates, and the limit statements as each
  * dialect renders them (SQL Server's included: there is no server here,
  * so its texts are checked as text).
  *
@@ -211,6 +212,62 @@ every_queue_but_the_limited(void **state)
 	}
 }
 
+/* The fair order: within a priority every key's first task before any
+ * key's second, whatever the backlog of one key; priority first; in a
+ * round the keys take turns in key order after the last key picked (no
+ * key, NULL, sorts as ""); a claim of one task at a time goes round the
+ * keys, never back to the oldest backlog each time. */
+static void
+fair_round_robin(void **state)
+{
+	(void)state;
+	/* read key by key, each in claim order, as fair_read reads them */
+	const sked_fair_cand in[] = {
+	        {.id = 20, .key = NULL, .priority = 0, .run_at_ms = 500},
+	        {.id = 1, .key = "big", .priority = 0, .run_at_ms = 100},
+	        {.id = 2, .key = "big", .priority = 0, .run_at_ms = 101},
+	        {.id = 3, .key = "big", .priority = 0, .run_at_ms = 102},
+	        {.id = 4, .key = "big", .priority = 0, .run_at_ms = 103},
+	        {.id = 9, .key = "hot", .priority = 5, .run_at_ms = 900},
+	        {.id = 10, .key = "hot", .priority = 0, .run_at_ms = 901},
+	        {.id = 7, .key = "small", .priority = 0, .run_at_ms = 300},
+	        {.id = 8, .key = "small", .priority = 0, .run_at_ms = 301},
+	};
+	enum { N = sizeof in / sizeof in[0] };
+	sked_fair_cand c[N];
+	memcpy(c, in, sizeof c);
+	sked__fair_order(c, N, NULL);
+	/* priority 5 first; then round 0 by key (none, big, hot, small),
+	 * round 1 (big 2, small 8), then big's rest */
+	const int64_t want[N] = {9, 20, 1, 10, 7, 2, 8, 3, 4};
+	for (int i = 0; i < N; i++)
+		assert_int_equal(c[i].id, want[i]);
+	assert_int_equal(c[0].round, 0);
+	assert_int_equal(c[N - 1].round, 3);
+	/* the last pick was big's: the rounds begin after it */
+	memcpy(c, in, sizeof c);
+	sked__fair_order(c, N, "big");
+	const int64_t after_big[N] = {9, 10, 7, 20, 1, 8, 2, 3, 4};
+	for (int i = 0; i < N; i++)
+		assert_int_equal(c[i].id, after_big[i]);
+	/* one task per claim goes round the keys: big, small, big, … */
+	const sked_fair_cand two[] = {
+	        {.id = 1, .key = "big", .priority = 0, .run_at_ms = 1},
+	        {.id = 5, .key = "small", .priority = 0, .run_at_ms = 9},
+	};
+	sked_fair_cand d[2];
+	memcpy(d, two, sizeof d);
+	sked__fair_order(d, 2, NULL);
+	assert_int_equal(d[0].id, 1);
+	memcpy(d, two, sizeof d);
+	sked__fair_order(d, 2, "big");
+	assert_int_equal(d[0].id, 5);
+	memcpy(d, two, sizeof d);
+	sked__fair_order(d, 2, "small");
+	assert_int_equal(d[0].id, 1);
+	sked__fair_order(d, 0, NULL); /* nothing to do */
+}
+
 int
 main(void)
 {
@@ -220,6 +277,7 @@ main(void)
 	        cmocka_unit_test(per_key_pick),
 	        cmocka_unit_test(limit_row_locks),
 	        cmocka_unit_test(every_queue_but_the_limited),
+	        cmocka_unit_test(fair_round_robin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
