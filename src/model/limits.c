@@ -122,10 +122,43 @@ sked_queue_set(sked *h, const char *queue, int concurrency, int per_key,
 	return rc;
 }
 
-/* ---- pausing ---- */
+/* ---- a queue's flags: paused, fair ---- */
+
+/* A flag of the queue's limit row. The row exists while the queue has a
+ * limit or a flag set; a flag cleared on a row that holds nothing else
+ * removes the row, so the queue is claimed as any queue without one. */
+typedef struct queue_flag {
+	int other_col;        /* the row's other flag (LIM_LOCK's columns) */
+	sked_sql set;         /* ?2 into the flag of the existing row */
+	sked_sql insert;      /* a row with the flag set */
+	int wake_when_off;    /* clearing it makes waiting work due */
+	const char *on, *off; /* what it does, for the retry's message */
+	const char *fail_on, *fail_off; /* when it fails */
+} queue_flag;
+
+static const queue_flag PAUSED = {
+        .other_col = 7, /* fair */
+        .set = SKED_SQL_LIM_PAUSE,
+        .insert = SKED_SQL_LIM_INSERT_PAUSED,
+        .wake_when_off = 1,
+        .on = "pausing a queue",
+        .off = "resuming a queue",
+        .fail_on = "cannot pause the queue",
+        .fail_off = "cannot resume the queue",
+};
+
+static const queue_flag FAIR = {
+        .other_col = 6, /* paused */
+        .set = SKED_SQL_LIM_FAIR,
+        .insert = SKED_SQL_LIM_INSERT_FAIR,
+        .on = "setting fairness",
+        .off = "setting fairness",
+        .fail_on = "cannot set the queue's fairness",
+        .fail_off = "cannot set the queue's fairness",
+};
 
 static int
-pause_once(sked *h, const char *queue, int paused)
+flag_once(sked *h, const char *queue, const queue_flag *f, int on)
 {
 	sked_res r = {0};
 	int rc = sked__begin(h, 1);
@@ -138,122 +171,66 @@ pause_once(sked *h, const char *queue, int paused)
 		return sked__fail_db(h, rc, "cannot read the queue's row");
 	}
 	int exists = r.nrows == 1;
-	int limits =
-	        exists &&
-	        (sked__res_int(&r, 0, 0) > 0 || sked__res_int(&r, 0, 1) > 0 ||
-	         sked__res_int(&r, 0, 2) > 0 || sked__res_int(&r, 0, 7) != 0);
+	int keep = exists && (sked__res_int(&r, 0, 0) > 0 ||
+	                      sked__res_int(&r, 0, 1) > 0 ||
+	                      sked__res_int(&r, 0, 2) > 0 ||
+	                      sked__res_int(&r, 0, f->other_col) != 0);
 	sked__res_clear(&r);
-	sked_val p[2] = {q, SKED_INTV(paused)};
-	if (paused)
-		rc = exists ? sked__q(h, SKED_SQL_LIM_PAUSE, p, 2, NULL)
-		            : sked__q(h, SKED_SQL_LIM_INSERT_PAUSED, &q, 1,
-		                      NULL);
+	sked_val p[2] = {q, SKED_INTV(on)};
+	if (on)
+		rc = exists ? sked__q(h, f->set, p, 2, NULL)
+		            : sked__q(h, f->insert, &q, 1, NULL);
 	else if (exists)
-		/* resumed and without limits: no row, as if never paused */
-		rc = limits ? sked__q(h, SKED_SQL_LIM_PAUSE, p, 2, NULL)
-		            : sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL);
-	/* what waited in it is due now: every worker that serves it looks
-	 * (delivered at commit; docs/design.md, "Wake-ups") */
-	if (rc == SKED_OK && !paused && exists)
+		rc = keep ? sked__q(h, f->set, p, 2, NULL)
+		          : sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL);
+	/* a resumed queue's waiting work is due now: every worker that
+	 * serves it looks (delivered at commit; docs/design.md,
+	 * "Wake-ups") */
+	if (rc == SKED_OK && !on && exists && f->wake_when_off)
 		rc = sked__wake(h, sked__wake_r(), SKED_WAKE_ALL, queue, NULL);
 	if (rc == SKED_OK)
 		rc = sked__commit(h);
 	if (rc != SKED_OK) {
-		rc = sked__fail_db(h, rc,
-		                   paused ? "cannot pause the queue"
-		                          : "cannot resume the queue");
+		rc = sked__fail_db(h, rc, on ? f->fail_on : f->fail_off);
 		sked__rollback(h);
 	}
+	return rc;
+}
+
+static int
+flag_set(sked *h, const char *queue, const queue_flag *f, int on)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	int rc = sked__check_name(h, "queue", queue);
+	if (rc != SKED_OK)
+		return rc;
+	on = on != 0;
+	for (int attempt = 1;; attempt++) {
+		rc = flag_once(h, queue, f, on);
+		/* two first settings at once: one insert wins, the other
+		 * finds its row */
+		if (rc != SKED_OK && attempt == 1 &&
+		    sked__err_kind(h) == SKED_DBE_UNIQUE)
+			continue;
+		if (!sked__retry_pause(h, rc, attempt, 3, on ? f->on : f->off))
+			break;
+	}
+	if (rc == SKED_OK)
+		sked__limits_stale(h); /* this handle sees it at once */
 	return rc;
 }
 
 SKED_API int
 sked_queue_pause(sked *h, const char *queue, int paused)
 {
-	if (!h || !h->db)
-		return SKED_EINVAL;
-	int rc = sked__check_name(h, "queue", queue);
-	if (rc != SKED_OK)
-		return rc;
-	paused = paused != 0;
-	for (int attempt = 1;; attempt++) {
-		rc = pause_once(h, queue, paused);
-		/* two first pauses at once: one insert wins, the other
-		 * finds its row */
-		if (rc != SKED_OK && attempt == 1 &&
-		    sked__err_kind(h) == SKED_DBE_UNIQUE)
-			continue;
-		if (!sked__retry_pause(h, rc, attempt, 3,
-		                       paused ? "pausing a queue"
-		                              : "resuming a queue"))
-			break;
-	}
-	if (rc == SKED_OK)
-		sked__limits_stale(h); /* this handle sees it at once */
-	return rc;
-}
-
-/* ---- fairness ---- */
-
-static int
-fair_once(sked *h, const char *queue, int fair)
-{
-	sked_res r = {0};
-	int rc = sked__begin(h, 1);
-	if (rc != SKED_OK)
-		return sked__fail_db(h, rc, "cannot begin");
-	sked_val q = SKED_TEXTV(queue);
-	rc = sked__q(h, SKED_SQL_LIM_LOCK, &q, 1, &r);
-	if (rc != SKED_OK) {
-		sked__rollback(h);
-		return sked__fail_db(h, rc, "cannot read the queue's row");
-	}
-	int exists = r.nrows == 1;
-	int keep =
-	        exists &&
-	        (sked__res_int(&r, 0, 0) > 0 || sked__res_int(&r, 0, 1) > 0 ||
-	         sked__res_int(&r, 0, 2) > 0 || sked__res_int(&r, 0, 6) != 0);
-	sked__res_clear(&r);
-	sked_val p[2] = {q, SKED_INTV(fair)};
-	if (fair)
-		rc = exists ? sked__q(h, SKED_SQL_LIM_FAIR, p, 2, NULL)
-		            : sked__q(h, SKED_SQL_LIM_INSERT_FAIR, &q, 1, NULL);
-	else if (exists)
-		/* no limit, not paused, not fair: no row, claimed as any
-		 * queue without one */
-		rc = keep ? sked__q(h, SKED_SQL_LIM_FAIR, p, 2, NULL)
-		          : sked__q(h, SKED_SQL_LIM_DELETE, &q, 1, NULL);
-	if (rc == SKED_OK)
-		rc = sked__commit(h);
-	if (rc != SKED_OK) {
-		rc = sked__fail_db(h, rc, "cannot set the queue's fairness");
-		sked__rollback(h);
-	}
-	return rc;
+	return flag_set(h, queue, &PAUSED, paused);
 }
 
 SKED_API int
 sked_queue_set_fair(sked *h, const char *queue, int fair)
 {
-	if (!h || !h->db)
-		return SKED_EINVAL;
-	int rc = sked__check_name(h, "queue", queue);
-	if (rc != SKED_OK)
-		return rc;
-	fair = fair != 0;
-	for (int attempt = 1;; attempt++) {
-		rc = fair_once(h, queue, fair);
-		/* two first settings at once: one insert wins, the other
-		 * finds its row */
-		if (rc != SKED_OK && attempt == 1 &&
-		    sked__err_kind(h) == SKED_DBE_UNIQUE)
-			continue;
-		if (!sked__retry_pause(h, rc, attempt, 3, "setting fairness"))
-			break;
-	}
-	if (rc == SKED_OK)
-		sked__limits_stale(h); /* this handle sees it at once */
-	return rc;
+	return flag_set(h, queue, &FAIR, fair);
 }
 
 static sked_queue_info *
