@@ -142,7 +142,7 @@ add_test(NAME python/install COMMAND sh
          ${CMAKE_SOURCE_DIR}/bindings/python/tests/test_install.sh)
 set_tests_properties(python/install PROPERTIES
   ENVIRONMENT "SKED_LIBRARY=$<TARGET_FILE:sked_shared>;SKED_SRC=${CMAKE_SOURCE_DIR};SKED_TEST_TMP=${CMAKE_BINARY_DIR}/testtmp;SKED_LOG=warn"
-  SKIP_RETURN_CODE 77 LABELS "python" TIMEOUT 300)
+  SKIP_RETURN_CODE 77 LABELS "python" TIMEOUT 600)
 # chaos/<backend>: tests/chaos/chaos.sh on a server of its own (kill -9 of
 # a worker every 2 s, a server restart, a server frozen past the lease;
 # pg-failover: the primary dies and the standby is promoted; galera: a

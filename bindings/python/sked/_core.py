@@ -19,6 +19,17 @@ from ._values import _Options, _name, _str
 _C = TypeVar("_C", bound="_Conn")
 
 
+
+def _opened(rc: int, h: ctypes.c_void_p) -> ctypes.c_void_p:
+    """The handle sked_open or sked_open_borrowed made, or its error
+    raised (the handle, if any, closed)."""
+    if rc != 0:
+        msg = (_lib.sked_errmsg(h).decode() if h.value
+               else _lib.sked_strerror(rc).decode())
+        _lib.sked_close(h)
+        raise _error(rc, msg)
+    return h
+
 class _Conn:
     """One database connection (sked_open .. sked_close). Use it from one
     thread at a time. A context manager: leaving the block closes it."""
@@ -38,12 +49,7 @@ class _Conn:
                       migrate=1 if migrate else 0) as o:
             h = c_void_p()
             rc = _lib.sked_open(url_b, o.ptr, ctypes.byref(h))
-        if rc != 0:
-            msg = (_lib.sked_errmsg(h).decode() if h.value
-                   else _lib.sked_strerror(rc).decode())
-            _lib.sked_close(h)
-            raise _error(rc, msg)
-        self._h = h
+        self._h = _opened(rc, h)
 
     @classmethod
     def _borrow(cls: "type[_C]", driver: str, native: int, keep: object,
@@ -62,12 +68,7 @@ class _Conn:
             rc = _lib.sked_open_borrowed(_name(driver, "driver"),
                                          c_void_p(native), o.ptr,
                                          ctypes.byref(h))
-        if rc != 0:
-            msg = (_lib.sked_errmsg(h).decode() if h.value
-                   else _lib.sked_strerror(rc).decode())
-            _lib.sked_close(h)
-            raise _error(rc, msg)
-        self._h = h
+        self._h = _opened(rc, h)
         return self
 
     def _check(self, rc: int) -> None:

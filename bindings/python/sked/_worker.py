@@ -259,7 +259,24 @@ def _call_handler(fn: Handler, j: int, warned: Dict[str, bool]) -> int:
             job._j = None
 
 
-class Worker:
+class _Registers:
+    """What every worker offers on top of its handle(kind, fn): the
+    decorator form and adding a Handlers (Worker and sked.aio.Worker)."""
+
+    def handle(self, kind: str, fn: _F) -> _F:
+        raise NotImplementedError
+
+    def handler(self, kind: str) -> Callable[[_F], _F]:
+        """Decorator form of handle()."""
+        return lambda fn: self.handle(kind, fn)
+
+    def include(self, handlers: Handlers) -> None:
+        """Add every handler of a Handlers."""
+        for kind, fn in handlers:
+            self.handle(kind, fn)
+
+
+class Worker(_Registers):
     """Runs tasks with Python functions as handlers.
 
     Options: concurrency (threads, default 4), queues ("a,b:2" or a list
@@ -334,15 +351,6 @@ class Worker:
                                                 cb, None))
         self._callbacks.append(cb)
         return fn
-
-    def handler(self, kind: str) -> Callable[[_F], _F]:
-        """Decorator form of handle()."""
-        return lambda fn: self.handle(kind, fn)
-
-    def include(self, handlers: Handlers) -> None:
-        """Add every handler of a Handlers."""
-        for kind, fn in handlers:
-            self.handle(kind, fn)
 
     def run(self) -> None:
         """Run until stop() (or, with until_empty, until nothing is due or

@@ -35,7 +35,7 @@ from ._errors import StateError, _code
 from ._rows import Live, Run, Task
 from ._values import Duration, Payload
 from ._wait import TaskFailed
-from ._worker import Handlers, Job, Worker as _Worker
+from ._worker import Handlers, Job, Worker as _Worker, _Registers
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -179,7 +179,7 @@ def open(url: str, *, prefix: Optional[str] = None,
                               migrate=migrate))
 
 
-class Worker:
+class Worker(_Registers):
     """Runs tasks with `async def` handlers on the event loop that awaits
     run(). Options are sked.Worker's (concurrency, queues, lease, poll,
     grace, until_empty, ...); concurrency bounds the coroutines running
@@ -205,14 +205,6 @@ class Worker:
                              "run()")
         self._handlers[kind] = fn
         return fn
-
-    def handler(self, kind: str) -> Callable[[_F], _F]:
-        """Decorator form of handle()."""
-        return lambda fn: self.handle(kind, fn)
-
-    def include(self, handlers: Handlers) -> None:
-        for kind, fn in handlers:
-            self.handle(kind, fn)
 
     @staticmethod
     def _bridge(fn: AsyncHandler, loop: asyncio.AbstractEventLoop
