@@ -258,5 +258,7 @@ srv_stop_all() {
 	case "$SRV" in "$T"/*) ;; *) cp -r "$SRV" "$T/srv" 2>/dev/null; rm -rf "$SRV" ;; esac
 	return 0
 }
-# lib.sh's cleanup reads the test's exit status: keep it
-trap 'rc=$?; srv_stop_all; (exit $rc); cleanup' EXIT
+# lib.sh's cleanup reads the test's exit status: keep it. set +e first:
+# under set -e a failed test's (exit 1) ended the trap before cleanup,
+# and its workers lived on, holding ctest's pipe until the test's bound
+trap 'rc=$?; set +e; srv_stop_all; (exit $rc); cleanup' EXIT

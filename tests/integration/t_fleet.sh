@@ -131,7 +131,7 @@ fleet_kill() {
 		kill_server "$T/" "$p"
 	done
 }
-trap 'rc=$?; fleet_kill; srv_stop_all; (exit $rc); cleanup' EXIT
+trap 'rc=$?; set +e; fleet_kill; srv_stop_all; (exit $rc); cleanup' EXIT
 
 # ---- 100 workers; the first CAPPED of them capped at 2 connections ----
 CAPPED=10
