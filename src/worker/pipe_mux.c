@@ -6,6 +6,12 @@
  * guard (guard.h) and the protocol's lines (pipe.h); no SQL. The protocol
  * is at the top of pipe.c and in docs/handlers.md.
  *
+ * Size: about 900 lines, one file on purpose: the process list, the
+ * reading turn and the teardown share one locking rule (the kind's mutex
+ * for reads, file descriptors closed only by the reader), and splitting
+ * them would put that rule in two places. The line parsing (pipe.c) and
+ * the eventfd ring (jobs.c) already live apart.
+ *
  * A pipe: kind has a list of processes. A process's window is 1 until
  * its hello announces more ({"window": W}); a pool thread with a task of
  * the kind hands it to the first process with room, or starts one. So a

@@ -11,6 +11,13 @@
  * and the rest of the runtime in src/worker/: the pool (pool.c), renewal
  * and the watchdog (heartbeat.c, watchdog.c), the finisher (finish.c), the lanes
  * (lanes.c), the pruner (pruner.c), and what they all share (jobs.c). worker/worker.h maps the threads and what each owns.
+ *
+ * Size: about 900 lines, one file on purpose: the loop and the small
+ * decisions it takes each round (may_claim, wants_claim, poll_now,
+ * poll_backoff, idle_ms) read together, and each was once wrong only in
+ * how it met another (831f49d). Setup, chores' bodies and the threads
+ * already live apart; the next thing to move out is claim_some and the
+ * claim-failure recovery beside it, if the file grows.
  */
 #include "worker/worker.h"
 
