@@ -85,6 +85,23 @@ pause_after() {
 		awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'
 }
 
+# stalled_diag: what a stalled fleet was waiting for, on standard error
+# (the members, what the primary's sessions wait on, the synchronous
+# standby setting, the backlog, each worker's last lines, Patroni's logs),
+# so that a failure under load says why and not only that
+stalled_diag() {
+	echo "--- members: $(pat_members | tr '\n' ';')" >&2
+	echo "--- synchronous_standby_names: $(psql_hp 'SHOW synchronous_standby_names' 2>&1)" >&2
+	echo "--- backlog: $(psql_hp "SELECT status, count(*) FROM {p}task GROUP BY status ORDER BY status" 2>&1 | tr '\n' ';')" >&2
+	echo "--- the primary's sessions (state, wait, query):" >&2
+	psql_hp "SELECT state, coalesce(wait_event_type, '-') || '/' || coalesce(wait_event, '-'), left(query, 80) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()" >&2 2>&1 || true
+	for _i in $(seq 1 $W); do
+		echo "--- w$_i:" >&2
+		tail -n 4 "$T/w$_i.log" >&2 2>/dev/null || true
+	done
+	pat_logs
+}
+
 # ---- a switchover, as an operator does it ----
 old=$(pat_leader)
 t_sw=$(now_ms)
@@ -109,7 +126,10 @@ t_prom=$(now_ms)
 wait_for 90 resumed_after "$t_kill" || fail "no task claimed within 90 s of the primary's death"
 kill_resume=$(($(first_claim_after "$t_kill") - t_kill))
 e1=$(ends)
-wait_for 90 ends_over $((e1 + 50)) || fail "the fleet did not go on after the failover ($(ends) tasks ran)"
+wait_for 90 ends_over $((e1 + 50)) || {
+	stalled_diag
+	fail "the fleet did not go on after the failover ($(ends) tasks ran)"
+}
 kill_pause=$(pause_after "$t_kill")
 note "primary $leader killed: $(pat_leader) leads after $((t_prom - t_kill)) ms, first claim after $kill_resume ms, longest pause $kill_pause ms"
 sleep 3
