@@ -112,8 +112,15 @@ CONF
 h=$(handler h.sh <<'H'
 #!/bin/sh
 # a drain's task lasts long enough that some still run when the victim
-# is picked (the fleet drains 800 in a few seconds)
-if [ "$SKED_TASK_KIND" = work ]; then sleep 0.4; else sleep 0.05; fi
+# is picked (the fleet drains 800 in a few seconds), and one in ten
+# (payload "holdN") holds its worker for 3 s, so that a worker holding
+# a task is there to be killed however fast the rest drains
+read -r p || true
+case "$SKED_TASK_KIND:$p" in
+work:hold*) sleep 3 ;;
+work:*) sleep 0.4 ;;
+*) sleep 0.05 ;;
+esac
 echo "E $SKED_TASK_ID $SKED_TASK_ATTEMPT $SKED_TASK_KIND" >>"$1/ends"
 H
 )
@@ -234,7 +241,7 @@ fi
 
 # ---- the drain, with a per-second schedule ----
 sk cron add tick '* * * * * *' tick --misfire fire-all >/dev/null
-seq 1 "$N" | sk enqueue work --lines - >/dev/null
+seq 1 "$N" | awk '{ print (NR % 10 == 0) ? "hold" NR : $0 }' | sk enqueue work --lines - >/dev/null
 t_drain=$(now_ms)
 # capped_max: the most connections any capped worker holds right now
 capped_max() {
@@ -244,39 +251,74 @@ capped_max() {
 		grep -o 'pid=[0-9]*' | sort | uniq -c |
 		awk -v pids="$cp" '{ sub("pid=", "", $2) } index(pids, " " $2 " ") && $1 > m { m = $1 } END { print m + 0 }'
 }
-cmax=0
-half() {
-	m=$(capped_max)
-	[ "$m" -le "$cmax" ] || { cmax=$m; echo "$m" >"$T/capped.max"; }
-	[ "$(grep -c ' work$' "$T/ends")" -ge $((N / 3)) ]
-}
-wait_for 120 half || promise drain "a third of the drain did not run within 120 s ($(grep -c ' work$' "$T/ends") tasks)"
+# sampled in the background while the drain runs (ss -p reads every
+# process's descriptors: with the fleet busy one sample can take seconds,
+# which must not delay the victim's pick below)
+(
+	cmax=0
+	while [ ! -f "$T/drain.over" ]; do
+		m=$(capped_max)
+		[ "$m" -le "$cmax" ] || { cmax=$m; echo "$m" >"$T/capped.max"; }
+		sleep 0.2
+	done
+) &
+sampler=$!
+half() { [ "$(grep -c ' work$' "$T/ends")" -ge $((N / 10)) ]; }
+# a tenth, not more: the fleet shares the backlog, and under load the
+# rest of the drain can end before the victim is picked
+wait_for 120 half || promise drain "a tenth of the drain did not run within 120 s ($(grep -c ' work$' "$T/ends") tasks)"
+note "a tenth of the drain: $(grep -c ' work$' "$T/ends") ended after $(($(now_ms) - t_drain)) ms"
 # the victim: the leader, once it runs a task of the drain (so that a
 # lease of a dead node must be taken back); without a leader, any worker
-# that runs one
-victim=${L:-}
+# that runs one. A candidate is stopped (SIGSTOP) before its tasks are
+# read, so that what it holds cannot end between the read and the kill:
+# a 0.4 s task often did, and the take-back check then had nothing to
+# check.
 holds() { [ "$(count "SELECT COUNT(*) FROM {p}task WHERE node_id = '$1' AND status = 1 AND kind = 'work'")" -gt 0 ]; }
+held_by() { sql "SELECT id FROM {p}task WHERE node_id = '$1' AND status = 1 AND kind = 'work'" | tr '\n' ' ' | sed 's/ *$//'; }
+# freeze NODE: stop its process; held=its tasks, then
+freeze() {
+	kill -STOP "$(cat "$T/w${1#"${PREFIX}w"}.pid")" 2>/dev/null || return 1
+	held=$(held_by "$1")
+}
+thaw() { kill -CONT "$(cat "$T/w${1#"${PREFIX}w"}.pid")" 2>/dev/null || true; }
+# a frozen worker that holds a task of the drain, or nothing after 20 tries
+frozen_holder() { # [NODE TO SKIP]
+	for _try in $(seq 1 20); do
+		_c=$(sql "SELECT node_id FROM {p}task WHERE status = 1 AND kind = 'work' AND node_id LIKE '${PREFIX}w%' AND node_id <> '${1:-}' ORDER BY CASE WHEN payload LIKE 'hold%' THEN 0 ELSE 1 END LIMIT 1")
+		if [ -n "$_c" ] && freeze "$_c"; then
+			[ -n "$held" ] && { echo "$_c $held"; return 0; }
+			thaw "$_c"
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+victim=${L:-}
+held=""
 if [ -n "$victim" ]; then
-	wait_for 30 holds "$victim" || note "the leader $victim ran no task of the drain before it was killed"
+	# briefly: a long wait let the drain end first
+	wait_for 2 holds "$victim" || note "the leader $victim held no task of the drain for 2 s before it was killed ($(count "SELECT COUNT(*) FROM {p}task_done WHERE node_id = '$victim' AND kind = 'work'") ended there so far; per worker: $(sql "SELECT MIN(n), MAX(n), COUNT(*) FROM (SELECT node_id, COUNT(*) n FROM {p}task_done WHERE kind = 'work' GROUP BY node_id) x" | tr '\t' ' '))"
+	freeze "$victim" || held=""
 else
-	victim=$(sql "SELECT node_id FROM {p}task WHERE status = 1 AND kind = 'work' AND node_id LIKE '${PREFIX}w%' LIMIT 1")
+	fh=$(frozen_holder) && { victim=${fh%% *}; held=${fh#* }; }
 fi
 [ -n "$victim" ] || fail "no worker runs a task to be killed"
 vi=${victim#"${PREFIX}w"}
-held=$(sql "SELECT id FROM {p}task WHERE node_id = '$victim' AND status = 1 AND kind = 'work'" | tr '\n' ' ')
 kill_child 9 "$(cat "$T/w$vi.pid")"
 t_kill=$(now_ms)
-note "killed $victim (leader: ${L:-none}) holding task(s) $held"
+note "killed $victim (leader: ${L:-none}) holding task(s) ${held:-none}, $(grep -c ' work$' "$T/ends") of $N drained after $(($(now_ms) - t_drain)) ms"
 kills=1
 vi2=""
 lv=$victim # the node whose expired lease must be taken back
 if [ -z "$held" ]; then
 	# the leader held none: a second worker that runs one dies too, so
 	# that a dead node's lease is there to be taken back
-	lv=$(sql "SELECT node_id FROM {p}task WHERE status = 1 AND kind = 'work' AND node_id LIKE '${PREFIX}w%' AND node_id <> '$victim' LIMIT 1")
-	if [ -n "$lv" ]; then
+	lv=""
+	if fh=$(frozen_holder "$victim"); then
+		lv=${fh%% *}
+		held=${fh#* }
 		vi2=${lv#"${PREFIX}w"}
-		held=$(sql "SELECT id FROM {p}task WHERE node_id = '$lv' AND status = 1 AND kind = 'work'" | tr '\n' ' ')
 		kill_child 9 "$(cat "$T/w$vi2.pid")"
 		kills=2
 		note "killed $lv too, holding task(s) $held"
@@ -298,6 +340,9 @@ if [ -n "$held" ]; then
 	wait_for $((LEASE * 6)) taken_back ||
 		promise chores "the killed node's expired lease was not taken back within $((LEASE * 6)) s (tasks $held)"
 fi
+# the lease is back: the backlog sampler's part is done
+: >"$T/drain.over"
+wait "$sampler" 2>/dev/null || true
 if [ -n "$cap" ]; then
 	cm=$(cat "$T/capped.max" 2>/dev/null || echo 0)
 	note "under the backlog a worker with --max-connections 2 held at most $cm"
