@@ -28,6 +28,31 @@ sked__buf_put(sked_buf *b, const char *s, size_t n)
 	b->p[b->n] = '\0';
 }
 
+size_t
+sked__i64_digits(char *out, int64_t v)
+{
+	char tmp[SKED_I64_DIGITS];
+	size_t n = 0, k = 0;
+	/* the magnitude as unsigned, so that INT64_MIN has one */
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		out[k++] = '-';
+	while (n)
+		out[k++] = tmp[--n];
+	return k;
+}
+
+void
+sked__buf_i64(sked_buf *b, int64_t v)
+{
+	char num[SKED_I64_DIGITS];
+	sked__buf_put(b, num, sked__i64_digits(num, v));
+}
+
 void
 sked__buf_puts(sked_buf *b, const char *s)
 {

@@ -6,8 +6,6 @@
  */
 #include "util/pgarray.h"
 
-#include <stdio.h>
-
 static void
 sep(sked_buf *b, size_t i)
 {
@@ -17,14 +15,11 @@ sep(sked_buf *b, size_t i)
 void
 sked__pgarray_int(sked_buf *b, size_t i, int64_t v, int null)
 {
-	char num[24];
 	sep(b, i);
 	if (null)
 		sked__buf_put(b, "NULL", 4);
 	else
-		sked__buf_put(b, num,
-		              (size_t)snprintf(num, sizeof num, "%lld",
-		                               (long long)v));
+		sked__buf_i64(b, v);
 }
 
 void

@@ -10,6 +10,7 @@
 #include "db/driver/result.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,25 +28,37 @@ sked__res_add(sked_res *r, const char *s, size_t len)
 	assert(r->ncols > 0);
 	if (r->ncells == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : (size_t)r->ncols * 8;
-		char **cell = realloc(r->cell, cap * sizeof *cell);
-		if (!cell)
+		size_t *off = realloc(r->off, cap * sizeof *off);
+		if (!off)
 			return SKED_ENOMEM;
-		r->cell = cell;
+		r->off = off;
 		size_t *lens = realloc(r->len, cap * sizeof *lens);
 		if (!lens)
 			return SKED_ENOMEM;
 		r->len = lens;
 		r->cap = cap;
 	}
-	char *copy = NULL;
+	size_t at = SIZE_MAX;
 	if (s) {
-		copy = malloc(len + 1);
-		if (!copy)
+		if (len >= SIZE_MAX / 4 - r->nbytes)
 			return SKED_ENOMEM;
-		memcpy(copy, s, len);
-		copy[len] = '\0';
+		if (r->nbytes + len + 1 > r->bcap) {
+			size_t cap = r->bcap ? r->bcap : 256;
+			while (cap < r->nbytes + len + 1)
+				cap *= 2;
+			char *b = realloc(r->bytes, cap);
+			if (!b)
+				return SKED_ENOMEM;
+			r->bytes = b;
+			r->bcap = cap;
+		}
+		at = r->nbytes;
+		if (len)
+			memcpy(r->bytes + at, s, len);
+		r->bytes[at + len] = '\0';
+		r->nbytes += len + 1;
 	}
-	r->cell[r->ncells] = copy;
+	r->off[r->ncells] = at;
 	r->len[r->ncells] = len;
 	r->ncells++;
 	r->nrows = (int)(r->ncells / (size_t)r->ncols);
@@ -57,10 +70,9 @@ sked__res_clear(sked_res *r)
 {
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->ncells; i++)
-		free(r->cell[i]);
-	free(r->cell);
+	free(r->off);
 	free(r->len);
+	free(r->bytes);
 	memset(r, 0, sizeof *r);
 }
 
@@ -68,7 +80,8 @@ static const char *
 cell(const sked_res *r, int row, int col)
 {
 	assert(row >= 0 && row < r->nrows && col >= 0 && col < r->ncols);
-	return r->cell[(size_t)row * (size_t)r->ncols + (size_t)col];
+	size_t at = r->off[(size_t)row * (size_t)r->ncols + (size_t)col];
+	return at == SIZE_MAX ? NULL : r->bytes + at;
 }
 
 int
@@ -84,7 +97,17 @@ sked__res_int(const sked_res *r, int row, int col)
 	if (!s)
 		return 0;
 	/* some servers hand back numeric text such as "12.0" for integer
-	 * expressions; strtoll stops at the dot, which is what we want */
+	 * expressions; strtoll stops at the dot, which is what we want.
+	 * The common case (digits, a '-' at most, fewer than 19 of them)
+	 * is read here without strtoll's locale and base handling: every
+	 * claimed row has a dozen integer cells. */
+	const char *p = s + (*s == '-');
+	int64_t v = 0;
+	int k = 0;
+	while (k < 18 && p[k] >= '0' && p[k] <= '9')
+		v = v * 10 + (p[k++] - '0');
+	if (k > 0 && k < 18 && !(p[k] >= '0' && p[k] <= '9'))
+		return *s == '-' ? -v : v;
 	return strtoll(s, NULL, 10);
 }
 

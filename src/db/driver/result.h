@@ -43,13 +43,17 @@ sked__textv(const char *s)
 
 /* A materialized result: nrows × ncols cells, each NULL or a
  * NUL-terminated string (integers in decimal). Owned by the caller of
- * sked__db_exec; release with sked__res_clear. */
+ * sked__db_exec; release with sked__res_clear. The cells' bytes share
+ * one growing buffer (a claim's dozen cells a row cost one allocation
+ * per doubling, not one each: 13 mallocs per no-op task went here). */
 typedef struct sked_res {
 	int nrows, ncols;
-	char **cell;   /* [row * ncols + col] */
+	size_t *off;   /* [row * ncols + col]: offset in bytes, or SIZE_MAX */
 	size_t *len;   /* byte length of each cell */
 	size_t ncells; /* cells filled */
 	size_t cap;    /* cells allocated */
+	char *bytes;   /* every non-NULL cell, each followed by a NUL */
+	size_t nbytes, bcap;
 } sked_res;
 
 /* Helpers for drivers to fill a result. */
