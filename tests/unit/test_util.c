@@ -18,6 +18,8 @@
 
 #include "sked.h"
 #include "sked_cli.h"
+#include "db/driver/result.h"
+#include "util/buf.h"
 #include "util/dur.h"
 #include "util/ident.h"
 #include "util/log.h"
@@ -547,6 +549,70 @@ log_levels(void **state)
 	assert_int_equal(sked__log_level_parse(NULL), -1);
 }
 
+/* the decimal writer the worker's batches use instead of snprintf */
+static void
+i64_digits(void **state)
+{
+	(void)state;
+	const int64_t v[] = {0,  7,          -7,        10,        -10,
+	                     99, 1000000007, INT64_MAX, INT64_MIN, -1};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		char want[32], got[SKED_I64_DIGITS + 1];
+		snprintf(want, sizeof want, "%lld", (long long)v[i]);
+		size_t n = sked__i64_digits(got, v[i]);
+		got[n] = '\0';
+		assert_string_equal(got, want);
+	}
+	sked_buf b = {0};
+	sked__buf_i64(&b, -42);
+	sked__buf_put(&b, ",", 1);
+	sked__buf_i64(&b, INT64_MIN);
+	assert_false(b.oom);
+	assert_string_equal(b.p, "-42,-9223372036854775808");
+	sked__buf_free(&b);
+}
+
+/* cells share one buffer: text, NULL and empty cells read back as added,
+ * and integers read as strtoll reads them (the fast path and past it) */
+static void
+result_cells(void **state)
+{
+	(void)state;
+	const char *cells[] = {"12",  NULL,   "",
+	                       "-5",  "12.0", "9223372036854775807",
+	                       " 3",  "+4",   "-9223372036854775808",
+	                       "abc", "-",    "123456789012345678"};
+	sked_res r = {0};
+	assert_int_equal(sked__res_begin(&r, 3), SKED_OK);
+	for (int k = 0; k < 400; k++) /* past several doublings */
+		for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
+			assert_int_equal(
+			        sked__res_add(&r, cells[i],
+			                      cells[i] ? strlen(cells[i]) : 0),
+			        SKED_OK);
+	assert_int_equal(r.nrows, 1600);
+	for (int k = 0; k < 400; k++)
+		for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+			int row = (int)((size_t)k * 4 + i / 3),
+			    col = (int)(i % 3);
+			if (!cells[i]) {
+				assert_true(sked__res_null(&r, row, col));
+				assert_null(sked__res_text(&r, row, col));
+				assert_int_equal(sked__res_int(&r, row, col),
+				                 0);
+				continue;
+			}
+			assert_string_equal(sked__res_text(&r, row, col),
+			                    cells[i]);
+			assert_int_equal(sked__res_len(&r, row, col),
+			                 strlen(cells[i]));
+			assert_true(sked__res_int(&r, row, col) ==
+			            strtoll(cells[i], NULL, 10));
+		}
+	sked__res_clear(&r);
+	assert_null(r.bytes);
+}
+
 int
 main(void)
 {
@@ -569,6 +635,8 @@ main(void)
 	        cmocka_unit_test(log_levels),
 	        cmocka_unit_test(traceparents),
 	        cmocka_unit_test(log_threads),
+	        cmocka_unit_test(i64_digits),
+	        cmocka_unit_test(result_cells),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
