@@ -496,6 +496,7 @@ dash_task(struct dash *d, const struct cli_http_request *rq,
 	fields(b, t, running ? &live : NULL, now);
 	runs_panel(b, t, running ? &live : NULL, r, nr, now);
 	sked_task_live_clear(&live);
+	dash_graph_panel(d, b, id);
 	deps_panel(d, b, t);
 	dash_page_end(b);
 	sked_runs_free(r, nr);
