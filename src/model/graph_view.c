@@ -10,7 +10,9 @@
  * one read of the edges whose parent is; then one read of the tasks'
  * status and kind (live and ended tables at once) and one of the edges
  * among them. A layer holds at most max_nodes ids (SKED_GRAPH_MAX, under
- * every engine's limit on bound values), so no list is split.
+ * every engine's limit on bound values), so no list is split. Each
+ * layer is read in id order, so a cut keeps the oldest tasks and a page
+ * that asks again draws the same picture.
  */
 #include "handle/internal.h"
 
@@ -20,9 +22,11 @@
 #include "model/deps.h"
 
 static const char up_sql[] =
-        "SELECT parent_id FROM {p}task_dep WHERE child_id IN ({ids})";
+        "SELECT parent_id FROM {p}task_dep WHERE child_id IN ({ids}) "
+        "ORDER BY parent_id";
 static const char down_sql[] =
-        "SELECT child_id FROM {p}task_dep WHERE parent_id IN ({ids})";
+        "SELECT child_id FROM {p}task_dep WHERE parent_id IN ({ids}) "
+        "ORDER BY child_id";
 /* ?1…?n twice */
 static const char nodes_sql[] =
         "SELECT id, status, kind FROM {p}task WHERE id IN ({ids}) "
