@@ -15,8 +15,9 @@
 // the right boxes in the right layers, the edges, a colour per status
 // (the status pills' colours), links to each task, "N more" past the
 // bound. The open page of a running task follows it to its end without
-// navigating (a marker on window survives), the graph too; paused, it
-// asks the server for nothing.
+// navigating (a marker on window survives), the graph too; a list keeps
+// its ticked boxes through an update; paused, a page asks the server for
+// nothing.
 // Screenshots at laptop and phone width go to SHOT_DIR. Prints one JSON
 // line with what it saw; exits non-zero on the first failed check.
 import fs from "node:fs";
@@ -177,6 +178,16 @@ try {
 	await page.goto(base + "/failed", { waitUntil: "load" });
 	for (const id of ids)
 		await page.click(`input[name=id][value='${id}']`);
+	// a live update of the list in between keeps the ticked boxes
+	await page.evaluate(() => { window.skedMarker = "failed"; });
+	await page.waitForResponse((r) => r.url() === base + "/failed" && r.request().resourceType() === "fetch",
+		{ timeout: 10000 });
+	await page.waitForFunction(() => /updated [01]s ago/.test(document.getElementById("live-state").textContent),
+		{ timeout: 5000 });
+	const ticked = await page.$$eval("input[name=id]:checked", (els) => els.map((e) => e.value).sort());
+	check(JSON.stringify(ticked) === JSON.stringify([...ids].sort()) &&
+		await page.evaluate(() => window.skedMarker) === "failed",
+		`the ticked boxes after a live update: ${ticked}, not ${ids}`);
 	await go(() => page.click("#retry-selected"));
 	const flash1 = await page.$eval("#flash", (e) => e.textContent);
 	check(flash1 === `Retried ${ids.length} task(s).`, "the flash after a bulk retry: " + flash1);

@@ -16,6 +16,7 @@
 # A task's page draws its workflow (a 3-layer graph: the right nodes and
 # edges, a "N more" line past 200 tasks), and in the browser the page
 # follows a running task to its end without reloading, the graph with it,
+# a list keeps its ticked boxes through an update,
 # and a paused page asks for nothing.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
@@ -238,6 +239,7 @@ graph="{\"a\":\"$ga\",\"b\":\"$gb\",\"c\":\"$gc\",\"d\":\"$gd\",\"fanin\":\"$fan
 node "$script" "$base" "$shots" "$payload" "$m1,$m2" report "$graph" \
 	>"$T/browser.out" 2>"$T/browser.err" && browser_rc=0 || browser_rc=$?
 cat "$T/browser.err" >&2
+cat "$T/browser.out" >&2 # what it saw, for the log (how long the live update took)
 [ $browser_rc = 0 ] || fail "the browser test failed"
 expect_eq "$(status_of "$m1")" 0 "task $m1 after the bulk retry"
 expect_eq "$(status_of "$m2")" 0 "task $m2 after the bulk retry"
