@@ -598,6 +598,12 @@ typedef struct sked_task_graph {
 SKED_API int sked_task_graph_get(sked *h, int64_t id, size_t max_nodes,
                                  sked_task_graph *out);
 SKED_API void sked_task_graph_free(sked_task_graph *g);
+/* The status and kind of n tasks (at most SKED_GRAPH_MAX) in one
+ * statement: out[i] for ids[i] (status -1, kind NULL: no such task).
+ * Free the kinds with sked_task_states_clear. */
+SKED_API int sked_task_states(sked *h, const int64_t *ids, size_t n,
+                              sked_graph_node *out);
+SKED_API void sked_task_states_clear(sked_graph_node *nodes, size_t n);
 
 typedef struct sked_node {
 	char *id;

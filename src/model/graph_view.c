@@ -1,6 +1,7 @@
 /*
  * graph_view.c — a task's workflow for a picture (sked_task_graph_get;
- * sked.h): the task, its ancestors and its descendants, bounded.
+ * sked.h): the task, its ancestors and its descendants, bounded; and
+ * the states of a list of tasks in one statement (sked_task_states).
  *
  * Layer: the model, beside deps.c (whose {p}task_dep edges it reads);
  * the dashboard's task page draws what it returns.
@@ -121,6 +122,60 @@ layer(sked *h, const char *tmpl, struct ids *set, struct ids *frontier,
 	return rc;
 }
 
+/* nodes[i] for ids[i]: status and kind, in one statement; -1 and NULL
+ * for a task in neither table */
+static int
+fill_nodes(sked *h, const int64_t *ids, sked_graph_node *nodes, size_t n)
+{
+	sked_res r = {0};
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		nodes[i] = (sked_graph_node){.id = ids[i], .status = -1};
+	if ((rc = read_over(h, nodes_sql, ids, n, &r)) != SKED_OK)
+		return rc;
+	for (int i = 0; i < r.nrows && rc == SKED_OK; i++) {
+		int64_t id = sked__res_int(&r, i, 0);
+		int nomem = 0;
+		for (size_t k = 0; k < n; k++)
+			if (nodes[k].id == id && !nodes[k].kind) {
+				nodes[k].status = (int)sked__res_int(&r, i, 1);
+				nodes[k].kind = sked__res_dup(&r, i, 2, &nomem);
+			}
+		if (nomem)
+			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	sked__res_clear(&r);
+	return rc;
+}
+
+SKED_API void
+sked_task_states_clear(sked_graph_node *nodes, size_t n)
+{
+	for (size_t i = 0; nodes && i < n; i++) {
+		free(nodes[i].kind);
+		nodes[i].kind = NULL;
+	}
+}
+
+SKED_API int
+sked_task_states(sked *h, const int64_t *ids, size_t n, sked_graph_node *out)
+{
+	if (!h || (n && (!ids || !out)))
+		return SKED_EINVAL;
+	if (n > SKED_GRAPH_MAX)
+		return sked__fail(h, SKED_EINVAL,
+		                  "the states of at most %d tasks at once, not "
+		                  "%zu",
+		                  SKED_GRAPH_MAX, n);
+	if (n == 0)
+		return SKED_OK;
+	int rc = fill_nodes(h, ids, out, n);
+	if (rc != SKED_OK)
+		sked_task_states_clear(out, n);
+	return rc;
+}
+
 SKED_API void
 sked_task_graph_free(sked_task_graph *g)
 {
@@ -176,26 +231,9 @@ sked_task_graph_get(sked *h, int64_t id, size_t max_nodes, sked_task_graph *g)
 		goto out;
 	}
 	g->n = set.n;
-	for (size_t i = 0; i < set.n; i++)
-		g->nodes[i] = (sked_graph_node){.id = set.v[i], .status = -1};
-	if ((rc = read_over(h, nodes_sql, set.v, set.n, &r)) != SKED_OK)
+	if ((rc = fill_nodes(h, set.v, g->nodes, set.n)) != SKED_OK)
 		goto out;
-	for (int i = 0; i < r.nrows && rc == SKED_OK; i++) {
-		int64_t nid = sked__res_int(&r, i, 0);
-		int nomem = 0;
-		for (size_t k = 0; k < g->n; k++)
-			if (g->nodes[k].id == nid && !g->nodes[k].kind) {
-				g->nodes[k].status =
-				        (int)sked__res_int(&r, i, 1);
-				g->nodes[k].kind =
-				        sked__res_dup(&r, i, 2, &nomem);
-			}
-		if (nomem)
-			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
-	}
-	sked__res_clear(&r);
-	if (rc != SKED_OK ||
-	    (rc = read_over(h, edges_sql, set.v, set.n, &r)) != SKED_OK)
+	if ((rc = read_over(h, edges_sql, set.v, set.n, &r)) != SKED_OK)
 		goto out;
 	if (r.nrows > 0 &&
 	    !(g->edges = calloc((size_t)r.nrows, sizeof *g->edges))) {

@@ -119,6 +119,8 @@ if grep -q 'id="workflow"' "$T/page"; then fail "a task without parents or child
 get "$base/task/$fanin" >/dev/null
 expect_eq "$(grep -o 'class="node [a-z ]*" data-id=' "$T/page" | wc -l)" 200 "tasks drawn of a workflow of 206"
 grep -q 'at least 6 more tasks not drawn' "$T/page" || fail "the picture does not say 6 tasks were left out"
+# its parents' states, read a list at a time: all 205 still to end
+grep -q 'Waits for 205 of its 205 parents' "$T/page" || fail "the page of $fanin: $(grep -o 'Waits for[^<]*' "$T/page")"
 # the live update's fetch is allowed by the pages' CSP, inline script is not
 csp=$(curl -s -D - -o /dev/null "$base/" | tr -d '\r' | sed -n 's/^Content-Security-Policy: //ip')
 case "$csp" in *"connect-src 'self'"*"script-src 'self'"* | *"script-src 'self'"*"connect-src 'self'"*) ;;

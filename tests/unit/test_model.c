@@ -530,7 +530,8 @@ graph_is_all_or_nothing(void **state)
  * is there with its status; the reads are a few statements per layer,
  * not one per task (counted by failing the nth statement: each earlier
  * failure is an error, never a crash); a bound keeps the oldest tasks
- * and counts the ones it left out. */
+ * and counts the ones it left out; sked_task_states reads a list of
+ * tasks' states in one statement. */
 static void
 task_graph_reads_by_layers(void **state)
 {
@@ -598,6 +599,18 @@ task_graph_reads_by_layers(void **state)
 	for (size_t i = 1; i < g.n; i++)
 		assert_int_equal(g.nodes[i].id, kids[i - 1]);
 	sked_task_graph_free(&g);
+
+	/* the states of a list of tasks at once, a missing one as -1 */
+	int64_t some[3] = {kids[0], 999999, root};
+	sked_graph_node st[3];
+	assert_int_equal(sked_task_states(h, some, 3, st), SKED_OK);
+	assert_int_equal(st[0].status, SKED_BLOCKED);
+	assert_string_equal(st[0].kind, "kid");
+	assert_int_equal(st[1].status, -1);
+	assert_null(st[1].kind);
+	assert_int_equal(st[2].status, SKED_PENDING);
+	assert_int_equal(st[2].id, root);
+	sked_task_states_clear(st, 3);
 
 	assert_int_equal(sked_task_graph_get(h, root, 0, &g), SKED_EINVAL);
 	assert_int_equal(sked_task_graph_get(h, root, SKED_GRAPH_MAX + 1, &g),
