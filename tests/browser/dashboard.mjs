@@ -16,8 +16,9 @@
 // (the status pills' colours), links to each task, "N more" past the
 // bound. The open page of a running task follows it to its end without
 // navigating (a marker on window survives), the graph too; a list keeps
-// its ticked boxes through an update; paused, a page asks the server for
-// nothing.
+// its ticked boxes through an update; paused, or hidden behind another
+// tab, a page asks the server for nothing, and shown again it asks at
+// once.
 // Screenshots at laptop and phone width go to SHOT_DIR. Prints one JSON
 // line with what it saw; exits non-zero on the first failed check.
 import fs from "node:fs";
@@ -294,9 +295,22 @@ try {
 	await page.waitForFunction(() => document.getElementById("live-state").textContent.startsWith("live"), { timeout: 5000 });
 	await new Promise((r) => setTimeout(r, 4000));
 	check(asked >= 1, "a resumed page asks for itself again");
+	// hidden (another tab in front): no request; shown: one at once
+	const other = await browser.newPage();
+	await other.goto("about:blank");
+	await other.bringToFront();
+	check(await page.evaluate(() => document.visibilityState) === "hidden", "a tab behind another is hidden");
+	await new Promise((r) => setTimeout(r, 1000)); // one already under way ends
+	asked = 0;
+	await new Promise((r) => setTimeout(r, 7000));
+	check(asked === 0, `a hidden page asked for itself ${asked} time(s)`);
+	const shownAt = Date.now();
+	await page.bringToFront();
+	await page.waitForResponse((r) => r.url() === base + `/task/${wf.a}`, { timeout: 5000 });
+	seen.askedWhenShownMs = Date.now() - shownAt;
+	check(seen.askedWhenShownMs < 2500, `a page shown again asked for itself after ${seen.askedWhenShownMs} ms`);
+	await other.close();
 	page.off("request", onReq);
-	await page.click("#live-toggle"); // leave it as found
-	await page.click("#live-toggle");
 
 	// links read at WCAG AA (4.5:1) in the light and the dark scheme
 	for (const scheme of ["light", "dark"]) {

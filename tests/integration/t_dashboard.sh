@@ -16,8 +16,8 @@
 # A task's page draws its workflow (a 3-layer graph: the right nodes and
 # edges, a "N more" line past 200 tasks), and in the browser the page
 # follows a running task to its end without reloading, the graph with it,
-# a list keeps its ticked boxes through an update,
-# and a paused page asks for nothing.
+# a list keeps its ticked boxes through an update, and a paused page,
+# or one hidden behind another tab, asks for nothing.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
