@@ -575,6 +575,36 @@ SKED_API int sked_task_deps(sked *h, int64_t id, int64_t **parents,
                             size_t *nparents, int64_t **children,
                             size_t *nchildren);
 
+/* A task's workflow as a picture needs it (the dashboard's task page):
+ * the task, its ancestors and its descendants, breadth-first, at most
+ * max_nodes of them (1 to SKED_GRAPH_MAX), with the edges between them.
+ * Read by id lists: two statements per layer and two at the end, never
+ * one per task. more: tasks known to be linked but left out (at least
+ * that many; what lies beyond them was not read). A pruned task keeps
+ * status -1 and kind NULL. Free with sked_task_graph_free. */
+#define SKED_GRAPH_MAX 1000
+typedef struct sked_graph_node {
+	int64_t id;
+	int status; /* sked_task_status, or -1: pruned */
+	char *kind;
+} sked_graph_node;
+typedef struct sked_task_graph {
+	sked_graph_node *nodes; /* nodes[0] is the task asked for */
+	size_t n;
+	int64_t (*edges)[2]; /* parent, child: both among nodes */
+	size_t nedges;
+	size_t more;
+} sked_task_graph;
+SKED_API int sked_task_graph_get(sked *h, int64_t id, size_t max_nodes,
+                                 sked_task_graph *out);
+SKED_API void sked_task_graph_free(sked_task_graph *g);
+/* The status and kind of n tasks (at most SKED_GRAPH_MAX) in one
+ * statement: out[i] for ids[i] (status -1, kind NULL: no such task).
+ * Free the kinds with sked_task_states_clear. */
+SKED_API int sked_task_states(sked *h, const int64_t *ids, size_t n,
+                              sked_graph_node *out);
+SKED_API void sked_task_states_clear(sked_graph_node *nodes, size_t n);
+
 typedef struct sked_node {
 	char *id;
 	char *host;

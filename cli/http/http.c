@@ -691,8 +691,9 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url,
 		MHD_add_response_header(
 		        resp, "Content-Security-Policy",
 		        "default-src 'none'; style-src 'self'; script-src "
-		        "'self'; img-src 'self' data:; form-action 'self'; "
-		        "frame-ancestors 'none'; base-uri 'none'");
+		        "'self'; img-src 'self' data:; connect-src 'self'; "
+		        "form-action 'self'; frame-ancestors 'none'; "
+		        "base-uri 'none'");
 		MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
 	}
 	if (rp.location[0])

@@ -1,7 +1,7 @@
 // tests/browser/dashboard.mjs — drive the system Chromium through the
 // dashboard as a person would (run by tests/integration/t_dashboard.sh):
 //
-//   node dashboard.mjs BASE_URL SHOT_DIR PAYLOAD SELECT_IDS FILTER_KIND
+//   node dashboard.mjs BASE_URL SHOT_DIR PAYLOAD SELECT_IDS FILTER_KIND GRAPH
 //
 // opens the overview, follows "Failed", opens the first selected dead task
 // and checks its payload is shown as text, retries the selected tasks in
@@ -10,6 +10,15 @@
 // At phone width, the task page's errors and the schedules' buttons must
 // lie on screen; in the light and the dark scheme every link must have a
 // contrast of 4.5:1 at least (WCAG AA) against what is behind it.
+// A task's page draws its workflow (GRAPH, JSON: the tasks a, b, c, d
+// of a 3-layer graph, fanin with more parents than the picture holds):
+// the right boxes in the right layers, the edges, a colour per status
+// (the status pills' colours), links to each task, "N more" past the
+// bound. The open page of a running task follows it to its end without
+// navigating (a marker on window survives), the graph too; a list keeps
+// its ticked boxes through an update; paused, or hidden behind another
+// tab, a page asks the server for nothing, and shown again it asks at
+// once.
 // Screenshots at laptop and phone width go to SHOT_DIR. Prints one JSON
 // line with what it saw; exits non-zero on the first failed check.
 import fs from "node:fs";
@@ -17,8 +26,11 @@ import os from "node:os";
 import path from "node:path";
 import puppeteer from "puppeteer-core";
 
-const [base, shots, payload, idList, filterKind] = process.argv.slice(2);
+const [base, shots, payload, idList, filterKind, graphArg] = process.argv.slice(2);
 const ids = idList.split(",");
+// the workflow: a (running until release is created), b and c after a
+// (c waiting to retry), d after b and c; fanin: a child of fan parents
+const wf = JSON.parse(graphArg);
 const laptop = { width: 1366, height: 860 };
 const phone = { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
 
@@ -167,6 +179,16 @@ try {
 	await page.goto(base + "/failed", { waitUntil: "load" });
 	for (const id of ids)
 		await page.click(`input[name=id][value='${id}']`);
+	// a live update of the list in between keeps the ticked boxes
+	await page.evaluate(() => { window.skedMarker = "failed"; });
+	await page.waitForResponse((r) => r.url() === base + "/failed" && r.request().resourceType() === "fetch",
+		{ timeout: 10000 });
+	await page.waitForFunction(() => /updated [01]s ago/.test(document.getElementById("live-state").textContent),
+		{ timeout: 5000 });
+	const ticked = await page.$$eval("input[name=id]:checked", (els) => els.map((e) => e.value).sort());
+	check(JSON.stringify(ticked) === JSON.stringify([...ids].sort()) &&
+		await page.evaluate(() => window.skedMarker) === "failed",
+		`the ticked boxes after a live update: ${ticked}, not ${ids}`);
 	await go(() => page.click("#retry-selected"));
 	const flash1 = await page.$eval("#flash", (e) => e.textContent);
 	check(flash1 === `Retried ${ids.length} task(s).`, "the flash after a bulk retry: " + flash1);
@@ -195,6 +217,100 @@ try {
 	await page.goto(base + "/schedules", { waitUntil: "load" });
 	const offButtons = await offScreenAtPhone({ buttons: true });
 	check(offButtons.length === 0, "the schedules page at phone width: buttons off screen: " + offButtons);
+
+	// the workflow of a: four boxes in three layers, four edges
+	await page.goto(base + `/task/${wf.a}`, { waitUntil: "load" });
+	const drawn = await page.$$eval("svg.graph a.node", (els) => els.map((a) => {
+		const r = a.querySelector("rect");
+		const box = r.getBoundingClientRect();
+		const pill = document.createElement("span");
+		pill.className = "pill " + a.getAttribute("data-status");
+		document.body.appendChild(pill);
+		const pillColor = getComputedStyle(pill).color;
+		pill.remove();
+		return { id: a.getAttribute("data-id"), status: a.getAttribute("data-status"),
+			href: a.getAttribute("href"), x: Math.round(box.left),
+			stroke: getComputedStyle(r).stroke, pillColor };
+	}));
+	const byId = Object.fromEntries(drawn.map((n) => [n.id, n]));
+	check(drawn.length === 4 && [wf.a, wf.b, wf.c, wf.d].every((id) => byId[id]),
+		"the workflow's boxes: " + JSON.stringify(drawn));
+	check(byId[wf.a].x < byId[wf.b].x && byId[wf.b].x === byId[wf.c].x && byId[wf.c].x < byId[wf.d].x,
+		"the workflow in three layers, parents left of children: " + JSON.stringify(drawn));
+	const want = { [wf.a]: "running", [wf.b]: "blocked", [wf.c]: "retry", [wf.d]: "blocked" };
+	for (const n of drawn) {
+		check(n.status === want[n.id], `task ${n.id} drawn as ${n.status}, not ${want[n.id]}`);
+		check(n.href === `/task/${n.id}`, `task ${n.id}'s box links to ${n.href}`);
+		check(n.stroke === n.pillColor, `task ${n.id} (${n.status}) drawn in ${n.stroke}, its pill's colour is ${n.pillColor}`);
+	}
+	check(new Set(drawn.map((n) => n.stroke)).size === 3, "three statuses, three colours: " + JSON.stringify(drawn));
+	const edges = (await page.$$eval("svg.graph path.edge", (els) =>
+		els.map((e) => e.getAttribute("data-from") + ">" + e.getAttribute("data-to")))).sort();
+	const wantEdges = [`${wf.a}>${wf.b}`, `${wf.a}>${wf.c}`, `${wf.b}>${wf.d}`, `${wf.c}>${wf.d}`].sort();
+	check(JSON.stringify(edges) === JSON.stringify(wantEdges), `the workflow's edges: ${edges}, not ${wantEdges}`);
+	await shoot("workflow");
+	// a box is a link to its task
+	await go(() => page.click(`svg.graph a.node[data-id='${wf.d}']`));
+	check((await page.$eval("h1", (e) => e.textContent)).startsWith(`Task ${wf.d}`), "the box of task d leads to its page");
+
+	// more than the picture holds: 200 drawn, the rest counted
+	await page.goto(base + `/task/${wf.fanin}`, { waitUntil: "load" });
+	const fanDrawn = (await page.$$("svg.graph a.node")).length;
+	check(fanDrawn === 200, `a workflow of ${wf.fan + 1} tasks draws 200, not ${fanDrawn}`);
+	const moreText = await page.$eval("#graph-more", (e) => e.textContent);
+	seen.graphMore = Number((moreText.match(/at least (\d+) more/) || [])[1]);
+	check(seen.graphMore === wf.fan + 1 - 200, "the tasks left out of the picture: " + moreText);
+
+	// live: the page of the running task a follows it to its end
+	await page.goto(base + `/task/${wf.a}`, { waitUntil: "load" });
+	let navigations = 0;
+	const onNav = (f) => { if (f === page.mainFrame()) navigations++; };
+	page.on("framenavigated", onNav);
+	await page.evaluate(() => { window.skedMarker = "still here"; });
+	check(await page.$eval("h1 .pill", (e) => e.textContent) === "running", "task a runs before its release");
+	await page.waitForFunction(() => /^live · updated \d+s ago$/.test(document.getElementById("live-state").textContent),
+		{ timeout: 10000 });
+	const released = Date.now();
+	fs.writeFileSync(wf.release, "go");
+	await page.waitForFunction(() => document.querySelector("h1 .pill").textContent === "succeeded",
+		{ timeout: 20000, polling: 100 });
+	seen.liveUpdateMs = Date.now() - released;
+	check(await page.evaluate(() => window.skedMarker) === "still here" && navigations === 0,
+		"the page updated in place (it navigated " + navigations + " time(s))");
+	await page.waitForFunction((b) => {
+		const n = document.querySelector(`svg.graph a.node[data-id='${b}']`);
+		return n && n.getAttribute("data-status") === "pending";
+	}, { timeout: 10000 }, wf.b);
+	await shoot("live");
+	page.off("framenavigated", onNav);
+	// paused: no request for the page; resumed: live again
+	await page.click("#live-toggle");
+	check(await page.$eval("#live-state", (e) => e.textContent) === "paused", "the pause button pauses");
+	let asked = 0;
+	const onReq = (r) => { if (r.url() === base + `/task/${wf.a}`) asked++; };
+	page.on("request", onReq);
+	await new Promise((r) => setTimeout(r, 7000));
+	check(asked === 0, `a paused page asked for itself ${asked} time(s)`);
+	await page.click("#live-toggle");
+	await page.waitForFunction(() => document.getElementById("live-state").textContent.startsWith("live"), { timeout: 5000 });
+	await new Promise((r) => setTimeout(r, 4000));
+	check(asked >= 1, "a resumed page asks for itself again");
+	// hidden (another tab in front): no request; shown: one at once
+	const other = await browser.newPage();
+	await other.goto("about:blank");
+	await other.bringToFront();
+	check(await page.evaluate(() => document.visibilityState) === "hidden", "a tab behind another is hidden");
+	await new Promise((r) => setTimeout(r, 1000)); // one already under way ends
+	asked = 0;
+	await new Promise((r) => setTimeout(r, 7000));
+	check(asked === 0, `a hidden page asked for itself ${asked} time(s)`);
+	const shownAt = Date.now();
+	await page.bringToFront();
+	await page.waitForResponse((r) => r.url() === base + `/task/${wf.a}`, { timeout: 5000 });
+	seen.askedWhenShownMs = Date.now() - shownAt;
+	check(seen.askedWhenShownMs < 2500, `a page shown again asked for itself after ${seen.askedWhenShownMs} ms`);
+	await other.close();
+	page.off("request", onReq);
 
 	// links read at WCAG AA (4.5:1) in the light and the dark scheme
 	for (const scheme of ["light", "dark"]) {

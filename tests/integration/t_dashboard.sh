@@ -13,6 +13,11 @@
 # lie on screen; links have a contrast of 4.5:1 at least in the light and
 # the dark scheme. Screenshots at laptop and phone width are kept in
 # $SKED_BUILD/screenshots.
+# A task's page draws its workflow (a 3-layer graph: the right nodes and
+# edges, a "N more" line past 200 tasks), and in the browser the page
+# follows a running task to its end without reloading, the graph with it,
+# a list keeps its ticked boxes through an update, and a paused page,
+# or one hidden behind another tab, asks for nothing.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
@@ -58,6 +63,26 @@ expect_eq "$(status_of "$b1")" 6 "a task enqueued after a live one is blocked"
 
 get() { curl -s -b "$T/jar" -c "$T/jar" -o "$T/page" -w '%{http_code}' -m 10 "$@" || true; }
 
+# a workflow of 3 layers: ga, then gb and gc after it, then gd after both;
+# ga runs (its handler waits for $T/release), gc waits to retry
+gate_h=$(handler gate.sh <<H
+#!/bin/sh
+while [ ! -e "$T/release" ]; do sleep 0.1; done
+exit 0
+H
+)
+ga=$(sk enqueue wfgate)
+gb=$(sk enqueue wfb --after "$ga")
+gc=$(sk enqueue wfc --after "$ga")
+gd=$(sk enqueue wfd --after "$gb,$gc")
+sql "UPDATE {p}task SET status = 4 WHERE id = $gc"
+# past the picture's bound of 200 tasks: one child of 205 parents
+i=0 rows=''
+while [ $i -lt 205 ]; do rows="$rows${rows:+,}('fan', 'x', 0)"; i=$((i + 1)); done
+sql "INSERT INTO {p}task (kind, payload, status) VALUES $rows"
+fan_ids=$(sql "SELECT id FROM {p}task WHERE kind = 'fan' ORDER BY id" | paste -sd, -)
+fanin=$(sk enqueue fanin --after "$fan_ids")
+
 start_dashboard d
 for p in / /tasks /failed "/failed?status=retry" "/task/$m1" /nodes /schedules /locks \
 	"/tasks?status=dead&kind=mail" "/tasks?q=$m2"; do
@@ -77,6 +102,30 @@ csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/page" | head -1
 get "$base/schedules" >/dev/null
 grep -q 'Europe/Berlin' "$T/page" || fail "the schedules page does not list the schedule"
 expect_eq "$(get "$base/task/999999")" 404 "a task that does not exist"
+# the workflow's picture: every task of the graph linked once, the edges
+# parent to child, each task's status; none for a task without relatives
+get "$base/task/$ga" >/dev/null
+for id in $ga $gb $gc $gd; do
+	expect_eq "$(grep -o "<a href=\"/task/$id\" class=\"node [a-z ]*\" data-id=\"$id\"" "$T/page" | wc -l)" 1 \
+		"task $id drawn once in the workflow of $ga"
+done
+edges=$(grep -o 'data-from="[0-9]*" data-to="[0-9]*"' "$T/page" | sort | tr '\n' ' ')
+want=$(printf 'data-from="%s" data-to="%s"\n' "$ga" "$gb" "$ga" "$gc" "$gb" "$gd" "$gc" "$gd" | sort | tr '\n' ' ')
+expect_eq "$edges" "$want" "the workflow's edges"
+grep -q "class=\"node retry\" data-id=\"$gc\"" "$T/page" || fail "task $gc not drawn as waiting to retry"
+grep -q "class=\"node pending self\" data-id=\"$ga\"" "$T/page" || fail "task $ga not drawn as itself, pending"
+get "$base/task/$m3" >/dev/null
+if grep -q 'id="workflow"' "$T/page"; then fail "a task without parents or children has a workflow"; fi
+get "$base/task/$fanin" >/dev/null
+expect_eq "$(grep -o 'class="node [a-z ]*" data-id=' "$T/page" | wc -l)" 200 "tasks drawn of a workflow of 206"
+grep -q 'at least 6 more tasks not drawn' "$T/page" || fail "the picture does not say 6 tasks were left out"
+# its parents' states, read a list at a time: all 205 still to end
+grep -q 'Waits for 205 of its 205 parents' "$T/page" || fail "the page of $fanin: $(grep -o 'Waits for[^<]*' "$T/page")"
+# the live update's fetch is allowed by the pages' CSP, inline script is not
+csp=$(curl -s -D - -o /dev/null "$base/" | tr -d '\r' | sed -n 's/^Content-Security-Policy: //ip')
+case "$csp" in *"connect-src 'self'"*"script-src 'self'"* | *"script-src 'self'"*"connect-src 'self'"*) ;;
+*) fail "the CSP does not allow the live update's fetch, or allows more script: $csp" ;; esac
+case "$csp" in *unsafe-inline* | *unsafe-eval*) fail "the CSP allows inline script: $csp" ;; esac
 get "$base/tasks?since=15m&kind=mail" >/dev/null
 grep -q "href=\"/task/$m1\"" "$T/page" || fail "a task created a moment ago is not in the last 15m"
 get "$base/tasks?node=nobody" >/dev/null
@@ -175,14 +224,24 @@ set -e
 [ $rc = 0 ] || skip "cannot install puppeteer-core with npm: $(tail -1 "$T/npm.err")"
 shots="$SKED_BUILD/screenshots/$SKED_BACKEND"
 mkdir -p "$shots"
+start_worker wf --handler "wfgate=$gate_h" --poll 100ms
+gw=$wpid
+i=0
+until [ "$(status_of "$ga")" = 1 ]; do
+	i=$((i + 1))
+	[ $i -lt 150 ] || fail "task $ga did not start running"
+	sleep 0.2
+done
 start_dashboard browser
 # from beside its node_modules: ES modules do not read NODE_PATH. A copy
 # per backend: another backend's test may be running its own (ctest -j)
 script="$SKED_BUILD/browser/dashboard-$SKED_BACKEND.mjs"
 cp "$SKED_SRC/tests/browser/dashboard.mjs" "$script"
-node "$script" "$base" "$shots" "$payload" "$m1,$m2" report \
+graph="{\"a\":\"$ga\",\"b\":\"$gb\",\"c\":\"$gc\",\"d\":\"$gd\",\"fanin\":\"$fanin\",\"fan\":205,\"release\":\"$T/release\"}"
+node "$script" "$base" "$shots" "$payload" "$m1,$m2" report "$graph" \
 	>"$T/browser.out" 2>"$T/browser.err" && browser_rc=0 || browser_rc=$?
 cat "$T/browser.err" >&2
+cat "$T/browser.out" >&2 # what it saw, for the log (how long the live update took)
 [ $browser_rc = 0 ] || fail "the browser test failed"
 expect_eq "$(status_of "$m1")" 0 "task $m1 after the bulk retry"
 expect_eq "$(status_of "$m2")" 0 "task $m2 after the bulk retry"
@@ -190,7 +249,10 @@ expect_eq "$(status_of "$m3")" 3 "task $m3, not selected"
 expect_eq "$(status_of "$r1")" 0 "report task $r1 after the retry by filter"
 expect_eq "$(status_of "$r2")" 0 "report task $r2 after the retry by filter"
 expect_eq "$(json_get 'd["filterRetried"]' <"$T/browser.out")" 2 "tasks the filter retried"
-for f in overview failed task retried nodes schedules locks; do
+expect_eq "$(status_of "$ga")" 2 "task $ga after its handler was released"
+kill -TERM "$gw"
+wait_exit "$gw" 30
+for f in overview failed task retried nodes schedules locks workflow live; do
 	for w in laptop phone; do
 		[ -s "$shots/$f-$w.png" ] || fail "no screenshot $shots/$f-$w.png"
 	done

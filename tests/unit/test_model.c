@@ -9,7 +9,9 @@
  * only what the node still holds; unique keys return the existing task;
  * the one claim entry picks the limited claim for a limited queue and
  * records the outcomes handed with it; a graph (sked_enqueue_graph) is
- * all or nothing whichever statement fails, and refuses a bad shape.
+ * all or nothing whichever statement fails, and refuses a bad shape; a
+ * task's workflow (sked_task_graph_get) is read a layer at a time, not a
+ * task at a time, and a bound counts what it leaves out.
  * Both SQLite claim strategies run every test.
  */
 #include <setjmp.h>
@@ -523,6 +525,100 @@ graph_is_all_or_nothing(void **state)
 	(void)state;
 }
 
+/* A task's workflow for the dashboard's picture (sked_task_graph_get):
+ * a root, 150 children, a grandchild of two of them. Every node and edge
+ * is there with its status; the reads are a few statements per layer,
+ * not one per task (counted by failing the nth statement: each earlier
+ * failure is an error, never a crash); a bound keeps the oldest tasks
+ * and counts the ones it left out; sked_task_states reads a list of
+ * tasks' states in one statement. */
+static void
+task_graph_reads_by_layers(void **state)
+{
+	sked *h = open_db(tmp_url());
+	int64_t root = 0, kids[150], grand = 0;
+	sked_task_graph g;
+	assert_int_equal(sked_enqueue(h, "root", NULL, 0, NULL, &root, NULL),
+	                 SKED_OK);
+	for (int i = 0; i < 150; i++)
+		assert_int_equal(
+		        sked_enqueue(h, "kid", NULL, 0,
+		                     &(sked_enqueue_opts){.after = &root,
+		                                          .n_after = 1},
+		                     &kids[i], NULL),
+		        SKED_OK);
+	assert_int_equal(
+	        sked_enqueue(h, "grand", NULL, 0,
+	                     &(sked_enqueue_opts){.after = kids, .n_after = 2},
+	                     &grand, NULL),
+	        SKED_OK);
+
+	int nth, rc = SKED_EERROR;
+	for (nth = 1; nth < 40 && rc != SKED_OK; nth++) {
+		sked__db_fault_after(nth, SKED_DBE_OTHER);
+		rc = sked_task_graph_get(h, root, 200, &g);
+		sked__db_fault_after(0, SKED_DBE_NONE);
+		if (rc != SKED_OK)
+			assert_null(g.nodes);
+	}
+	assert_int_equal(rc, SKED_OK);
+	/* 3 layers: up and down from the root, down twice more, then the
+	 * nodes and the edges; 152 tasks */
+	assert_true(nth - 1 >= 4 && nth - 1 <= 2 * 3 + 2);
+	assert_int_equal(g.n, 152);
+	assert_int_equal(g.nodes[0].id, root);
+	assert_int_equal(g.nodes[0].status, SKED_PENDING);
+	assert_string_equal(g.nodes[0].kind, "root");
+	assert_int_equal(g.more, 0);
+	assert_int_equal(g.nedges, 152);
+	size_t to_grand = 0, from_root = 0;
+	for (size_t i = 0; i < g.nedges; i++) {
+		from_root += g.edges[i][0] == root;
+		to_grand +=
+		        g.edges[i][1] == grand &&
+		        (g.edges[i][0] == kids[0] || g.edges[i][0] == kids[1]);
+	}
+	assert_int_equal(from_root, 150);
+	assert_int_equal(to_grand, 2);
+	for (size_t i = 1; i < g.n; i++)
+		assert_int_equal(g.nodes[i].status, SKED_BLOCKED);
+	sked_task_graph_free(&g);
+
+	/* from the grandchild: its 2 parents and their root, not the
+	 * other 148 children */
+	assert_int_equal(sked_task_graph_get(h, grand, 200, &g), SKED_OK);
+	assert_int_equal(g.n, 4);
+	assert_int_equal(g.nedges, 4);
+	sked_task_graph_free(&g);
+
+	/* bound 100: the root and its 99 oldest children; left out the
+	 * other 51 children and the grandchild seen beyond them */
+	assert_int_equal(sked_task_graph_get(h, root, 100, &g), SKED_OK);
+	assert_int_equal(g.n, 100);
+	assert_int_equal(g.more, 52);
+	for (size_t i = 1; i < g.n; i++)
+		assert_int_equal(g.nodes[i].id, kids[i - 1]);
+	sked_task_graph_free(&g);
+
+	/* the states of a list of tasks at once, a missing one as -1 */
+	int64_t some[3] = {kids[0], 999999, root};
+	sked_graph_node st[3];
+	assert_int_equal(sked_task_states(h, some, 3, st), SKED_OK);
+	assert_int_equal(st[0].status, SKED_BLOCKED);
+	assert_string_equal(st[0].kind, "kid");
+	assert_int_equal(st[1].status, -1);
+	assert_null(st[1].kind);
+	assert_int_equal(st[2].status, SKED_PENDING);
+	assert_int_equal(st[2].id, root);
+	sked_task_states_clear(st, 3);
+
+	assert_int_equal(sked_task_graph_get(h, root, 0, &g), SKED_EINVAL);
+	assert_int_equal(sked_task_graph_get(h, root, SKED_GRAPH_MAX + 1, &g),
+	                 SKED_EINVAL);
+	sked_close(h);
+	(void)state;
+}
+
 /* What a graph may not be, refused before any SQL with one line naming
  * the task: a cycle, a parent index out of range or its own, a unique
  * key, too many tasks. */
@@ -586,6 +682,7 @@ main(void)
 	        cmocka_unit_test(take_picks_the_claim),
 	        cmocka_unit_test(graph_is_all_or_nothing),
 	        cmocka_unit_test(graph_refuses_bad_shapes),
+	        cmocka_unit_test(task_graph_reads_by_layers),
 	};
 	int failed =
 	        cmocka_run_group_tests_name("model/sqlite", tests, NULL, NULL);

@@ -8,6 +8,7 @@
  *   dashboard_forms.c    the changes (POST) and where they lead back to
  *   dashboard_pages.c    the overview, nodes, schedules, locks, queues
  *   dashboard_tasks.c    the task lists and one task's page
+ *   dashboard_graph.c    the picture of a task's workflow on its page
  *   dashboard_page.c     what every page shares: head and foot, error
  *                        and flash lines, pills, time cells, the filter
  *   dashboard_tpl.c      the template renderer (templates/NAME.html)
@@ -95,6 +96,11 @@ void dash_tasks(struct dash *d, const struct cli_http_request *rq,
                 struct cli_http_reply *rp, int failed_view);
 void dash_task(struct dash *d, const struct cli_http_request *rq,
                struct cli_http_reply *rp, int64_t id);
+
+/* ---- dashboard_graph.c ---- */
+/* the task's workflow as an SVG panel; nothing when it has no parents
+ * and no children */
+void dash_graph_panel(struct dash *d, struct cli_sbuf *b, int64_t id);
 
 /* ---- dashboard_page.c ---- */
 /* the CSRF token of the session of the request this thread answers */

@@ -262,13 +262,18 @@ field_time(struct cli_sbuf *b, const char *name, int64_t ms, int64_t now)
 }
 
 /* A task's parents and children, each linked with its state, and for a
- * blocked task which parents it still waits for (docs/workflows.md). */
+ * blocked task which parents it still waits for (docs/workflows.md).
+ * The states are read a list at a time (sked_task_states): every parent
+ * (for the count of those still open), the children shown only; a page
+ * that updates itself every few seconds must not read one row per
+ * task. */
 static void
 deps_panel(struct dash *d, struct cli_sbuf *b, const sked_task *t)
 {
 	static const char *const title[2] = {"Parents", "Children"};
 	int64_t *dep[2] = {NULL, NULL};
 	size_t nd[2] = {0, 0};
+	sked_graph_node *st = NULL;
 
 	if (sked_task_deps(d->h, t->id, &dep[0], &nd[0], &dep[1], &nd[1]) !=
 	    SKED_OK) {
@@ -276,30 +281,46 @@ deps_panel(struct dash *d, struct cli_sbuf *b, const sked_task *t)
 		return;
 	}
 	for (int k = 0; k < 2; k++) {
-		size_t open = 0;
+		size_t open = 0,
+		       read = k ? (nd[k] < DEPS_SHOWN ? nd[k] : DEPS_SHOWN)
+		                : nd[k];
 		if (nd[k] == 0)
 			continue;
+		free(st);
+		if (!(st = calloc(read, sizeof *st))) {
+			TPL0(b, "task.deps_error");
+			break;
+		}
+		int ok = 1;
+		for (size_t i = 0; ok && i < read; i += SKED_GRAPH_MAX) {
+			size_t m = read - i < SKED_GRAPH_MAX ? read - i
+			                                     : SKED_GRAPH_MAX;
+			ok = sked_task_states(d->h, dep[k] + i, m, st + i) ==
+			     SKED_OK;
+		}
+		if (!ok) {
+			sked_task_states_clear(st, read);
+			TPL0(b, "task.deps_error");
+			break;
+		}
 		TPL(b, "task.deps", {"id", k ? "children" : "parents"},
 		    {"title", title[k]}, {"n", TPL_INT(nd[k])});
-		for (size_t i = 0; i < nd[k]; i++) {
-			sked_task *o = NULL;
-			int got = sked_task_get(d->h, dep[k][i], &o) == SKED_OK;
-			int st = got ? o->status : -1;
-			if (k == 0 && got && st != SKED_SUCCEEDED &&
-			    st != SKED_DEAD && st != SKED_CANCELLED)
+		for (size_t i = 0; i < read; i++) {
+			int s = st[i].status;
+			if (k == 0 && s >= 0 && s != SKED_SUCCEEDED &&
+			    s != SKED_DEAD && s != SKED_CANCELLED)
 				open++;
 			if (i < DEPS_SHOWN) {
 				TPL(b, "task.dep", {"id", TPL_INT(dep[k][i])},
-				    {"kind", got ? DASH_S(o->kind) : ""});
-				if (got)
-					dash_status_pill(b, st);
+				    {"kind", DASH_S(st[i].kind)});
+				if (s >= 0)
+					dash_status_pill(b, s);
 				else
 					TPL0(b, "task.pruned");
 				TPL0(b, "layout.row_end");
 			}
-			if (got)
-				sked_tasks_free(o, 1);
 		}
+		sked_task_states_clear(st, read);
 		TPL0(b, "layout.table_end");
 		if (nd[k] > DEPS_SHOWN)
 			TPL(b, "task.deps_more",
@@ -310,6 +331,7 @@ deps_panel(struct dash *d, struct cli_sbuf *b, const sked_task *t)
 			    {"n", TPL_INT(nd[k])});
 		TPL0(b, "layout.div_end");
 	}
+	free(st);
 	free(dep[0]);
 	free(dep[1]);
 }
@@ -496,6 +518,7 @@ dash_task(struct dash *d, const struct cli_http_request *rq,
 	fields(b, t, running ? &live : NULL, now);
 	runs_panel(b, t, running ? &live : NULL, r, nr, now);
 	sked_task_live_clear(&live);
+	dash_graph_panel(d, b, id);
 	deps_panel(d, b, t);
 	dash_page_end(b);
 	sked_runs_free(r, nr);
