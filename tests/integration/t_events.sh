@@ -2,8 +2,10 @@
 # The events feed (issue 36): `sked events --follow` prints each task's
 # end (succeeded, dead, cancelled) and each attempt that did not end its
 # task (a failure that retries) as JSON lines with the right fields, in
-# order of time; a follower killed mid-stream and resumed from the pos of
-# the last line it printed misses no end; GET /api/events pages through
+# order of time; a follower killed mid-stream (it prints nothing more)
+# and resumed from the pos of the last line it printed misses no end,
+# neither of the tasks that ended meanwhile nor of those enqueued while
+# no follower ran; GET /api/events pages through
 # the same events with next, and its long-poll answers when an event
 # comes (or after wait=D with none); bad input is one line and 64.
 # backends: engines
@@ -38,8 +40,9 @@ expect_rc 64 sk events --settle 0
 expect_rc 0 sk events
 expect_eq "$(cat "$T/out")" "" "the feed of an empty database"
 
-# a follower from the start, before anything runs
-sk events --follow --after 0 --settle 300ms >"$T/f1.out" 2>"$T/f1.err" &
+# a follower from the start, before anything runs ("$SKED" itself, not
+# the sk function's subshell: the kill below must reach the follower)
+"$SKED" events --follow --after 0 --settle 300ms >"$T/f1.out" 2>"$T/f1.err" &
 f1=$!
 
 : >"$T/expect"
@@ -59,6 +62,7 @@ some() { [ "$(grep -c '"type":"end"' "$T/f1.out" 2>/dev/null)" -ge 8 ]; }
 wait_for 60 some || { cat "$T/f1.err" >&2; fail "the follower printed no ends"; }
 kill_child KILL "$f1"
 wait "$f1" 2>/dev/null || true
+cp "$T/f1.out" "$T/f1.at_kill"
 # the pos of the last whole line it printed
 pos=$(python3 -c '
 import json, sys
@@ -70,7 +74,13 @@ for line in open(sys.argv[1]):
         pass
 print(pos)' "$T/f1.out")
 [ "$pos" != None ] || fail "no position in the follower's output"
-sk events --follow --after "$pos" --settle 300ms >"$T/f2.out" 2>"$T/f2.err" &
+# more work while no follower runs: only the resumed one can show it
+for i in 1 2 3; do
+	echo "$(sk enqueue job --payload ok) succeeded 1" >>"$T/expect"
+	echo "$(sk enqueue job --payload fail --max-attempts 1) dead 1" >>"$T/expect"
+done
+n=$(wc -l <"$T/expect")
+"$SKED" events --follow --after "$pos" --settle 300ms >"$T/f2.out" 2>"$T/f2.err" &
 f2=$!
 
 ended() { [ "$(count "SELECT COUNT(*) FROM {p}task_done")" -ge "$n" ]; }
@@ -94,6 +104,9 @@ PY
 wait_for 60 all_seen || true
 kill_child TERM "$f2"
 wait "$f2" 2>/dev/null || true
+# the killed follower printed nothing more: what it missed came from the
+# resumed one
+cmp -s "$T/f1.out" "$T/f1.at_kill" || fail "the killed follower went on printing"
 
 # every end, at least once, with its fields; the retried attempts; the
 # times in order within each output
