@@ -273,6 +273,28 @@ static const struct cli_cmd commands[] = {
          "ends;\n"
          "  other databases are read with a back-off from 25 ms to 1 s.\n",
          0},
+        {"events", cmd_events, NULL,
+         "events [--kind K] [--queue Q] [--after POS] [--follow] "
+         "[--limit N] [--settle D]",
+         "print task ends, retried attempts and starts as JSON lines",
+         "  One JSON object a line: pos, type (end, attempt, start), id, "
+         "kind, queue,\n"
+         "  status, outcome, attempt, node_id, at, started_at, "
+         "finished_at, error and\n"
+         "  result (previews of at most 200 bytes), in order of time.\n"
+         "  --after POS  from after this position (a line's pos; now: "
+         "from now);\n"
+         "               default: from the oldest kept, or from now with "
+         "--follow\n"
+         "  --follow     keep reading (a back-off from 100 ms to 1 s "
+         "while idle)\n"
+         "  --limit N    stop after about N events (default 1000 "
+         "without --follow)\n"
+         "  --settle D   show events once they are D old (default 2s): a "
+         "transaction\n"
+         "               that ends a task must commit within D "
+         "(docs/operations.md)\n",
+         0},
         {"cancel", cmd_cancel, NULL,
          "cancel ID\n"
          "       sked cancel [--status S] [--kind K] [--queue Q] "

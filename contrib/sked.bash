@@ -60,7 +60,7 @@ _sked() {
 		COMPREPLY=($(compgen -W "allow skip" -- "$cur"))
 		return ;;
 	--in | --lease | --poll | --grace | --timeout | --retry-base | --retry-max | \
-		--ttl | --wait | --at-least | --older-than | --wait-db)
+		--ttl | --wait | --at-least | --older-than | --wait-db | --settle)
 		[ -n "$cur" ] || COMPREPLY=(500ms 30s 10m 2h 1d)
 		[ -n "$cur" ] && COMPREPLY=($(compgen -W "${cur}ms ${cur}s ${cur}m ${cur}h ${cur}d" -- "$cur"))
 		return ;;

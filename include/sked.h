@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 13
+#define SKED_SCHEMA_VERSION 14
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -494,6 +494,52 @@ SKED_API int sked_wait(sked *h, const int64_t *ids, size_t n,
  * so that a thread serving several waiters can add one. */
 SKED_API int sked_wait_any(sked *h, const int64_t *ids, size_t n,
                            int64_t timeout_ms, int wake_fd, int64_t *ended_id);
+
+/* The events feed (sked events, GET /api/events; docs/operations.md,
+ * "Events"): task ends read from {p}task_done, the attempts that did not
+ * end their task from {p}run, starts from the running rows; nothing is
+ * written for it. An event's position is its time in ms by the
+ * database's clock (at_ms); a read returns the events after position
+ * after (0: from the oldest kept; < 0: from now) up to the settled
+ * horizon, the database's now less settle_ms, in order of time, whole
+ * milliseconds at a time (a page may pass limit by the events of its
+ * last millisecond), and *next, the position to read on from: every
+ * event at or before it has been returned. Nothing is missed if each
+ * transaction that ends a task commits within settle_ms of its
+ * timestamp; starts are seen only for attempts still running at the
+ * read. Free with sked_events_free(*out, *n). */
+enum {
+	SKED_EVENT_START = 1,   /* an attempt began (status running) */
+	SKED_EVENT_ATTEMPT = 2, /* an attempt ended, the task did not */
+	SKED_EVENT_END = 3      /* the task ended */
+};
+typedef struct sked_event {
+	int64_t at_ms; /* its position: the start's or the end's time */
+	int type;      /* SKED_EVENT_* */
+	int64_t id;    /* the task */
+	char *kind, *queue;
+	int status;    /* the task's: ended (end), running (start), or the
+	                  status it has now (attempt; -1: gone) */
+	char *outcome; /* the attempt's (succeeded, failed, lease-expired,
+	                  released, late, timeout…), or NULL */
+	int attempt;
+	char *node_id;                   /* or NULL */
+	int64_t started_ms, finished_ms; /* 0: none */
+	/* previews of at most SKED_EVENT_PREVIEW bytes (whole UTF-8
+	 * characters), or NULL */
+	char *error, *result;
+} sked_event;
+typedef struct sked_event_filter {
+	const char *kind, *queue; /* NULL: any */
+	int64_t settle_ms;        /* <= 0: SKED_EVENTS_SETTLE_MS */
+} sked_event_filter;
+#define SKED_EVENTS_SETTLE_MS 2000
+#define SKED_EVENT_PREVIEW    200
+#define SKED_EVENTS_MAX       10000
+SKED_API int sked_events_read(sked *h, int64_t after,
+                              const sked_event_filter *f, size_t limit,
+                              sked_event **out, size_t *n, int64_t *next);
+SKED_API void sked_events_free(sked_event *e, size_t n);
 
 typedef struct sked_list_filter {
 	int status;          /* -1: any */

@@ -44,6 +44,9 @@ int cmd_wait(struct cli *c, int argc, char **argv);
 int cli_wait_ids(struct cli *c, const int64_t *ids, size_t n,
                  int64_t timeout_ms);
 
+/* cmd_events.c: sked events, the events feed as JSON lines */
+int cmd_events(struct cli *c, int argc, char **argv);
+
 /* cmd_nodes.c: `sked nodes --prune [--older-than D]` (cmd_nodes calls
  * it); the oldest due age of queue (NULL: of any queue) in g, 0 when
  * none is due (what `stats` shows). */

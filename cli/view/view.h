@@ -28,6 +28,16 @@ json_t *cli_run_json(const sked_run *r);
  * o; null for a task not running (or one that ended meanwhile). One
  * read for a running task, none for the others. */
 void cli_task_live_json(sked *h, const sked_task *t, json_t *o);
+
+/* ---- event_json.c ---- */
+
+/* One event of the feed as `sked events` prints it a line. Its "pos" is
+ * the position to resume from after it: its time, or one ms less when
+ * more of the page's events are of its millisecond (more), so that a
+ * reader stopped between them misses none. New references; the page's
+ * events as an array, each with its pos. */
+json_t *cli_event_json(const sked_event *e, int more);
+json_t *cli_events_json(const sked_event *e, size_t n);
 int cli_show_json(sked *h, int64_t id, json_t **out, const char **what);
 /* A related task's status name ("pruned" when it cannot be read) and,
  * in *kind, its kind (NULL then; free it). */

@@ -264,6 +264,15 @@ undo_step_13_fair() {
 	sql "ALTER TABLE {p}queue_limit DROP COLUMN fair" >/dev/null
 }
 
+# undo_step_14_events: the same for schema step 14 (the events feed:
+# the index on the runs' end time)
+undo_step_14_events() {
+	case "$(family)" in
+	mariadb) sql "ALTER TABLE {p}run DROP INDEX {p}run_ended" >/dev/null ;;
+	*) sql "DROP INDEX IF EXISTS {p}run_ended" >/dev/null ;;
+	esac
+}
+
 count() {
 	c=$(sql "$1") || fail "query failed: $1"
 	case "$c" in

@@ -444,6 +444,10 @@ expect_eq "$(field "[.total] | $counts")" "$(jq -r "[.total] | $counts" "$T/stat
 expect_eq "$(field '.queues[] | select(.queue == "bulkq") | .succeeded')" 3 "bulkq's succeeded tasks"
 # nothing due: null, as sked stats --json (and its text's "-"; issue 36)
 expect_eq "$(field '.queues[] | select(.queue == "bulkq") | .oldest_due_ms')" null "bulkq's oldest due, none due"
+# the events feed (t_events tests it through): bulkq's ends are in it
+call GET "/api/events?after=0&queue=bulkq&settle=1ms&limit=50"
+expect_eq "$code" 200 "events"
+expect_eq "$(field '[.events[] | select(.type == "end")] | length')" 3 "bulkq's end events"
 sk queue set q1 --concurrency 2 --per-key 1 --rate 10/1m >/dev/null
 call GET /api/queues
 expect_eq "$code" 200 "queues"

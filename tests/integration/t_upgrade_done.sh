@@ -35,6 +35,7 @@ sql "INSERT INTO {p}run (task_id, attempt, node_id, started_at, finished_at, out
 undo_steps_10_11
 undo_step_12_progress
 undo_step_13_fair
+undo_step_14_events
 sql "UPDATE {p}meta SET value = '3' WHERE name = 'schema_version'" >/dev/null
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status IN (2, 3, 5)")" 3 "ended tasks in task before the upgrade"
 

@@ -64,6 +64,12 @@ void api_post_many(struct cli_api *a, const struct cli_verb *v, json_t *body,
 int api_wait_task(struct cli_api *a, int64_t id, int64_t ms);
 void cli_api_wait_free(struct cli_api *a);
 
+/* ---- api_events.c ---- */
+/* GET /api/events: takes the handle's mutex itself (a long-poll sleeps
+ * without it); the router calls it without. */
+void api_get_events(struct cli_api *a, const struct cli_http_request *rq,
+                    struct cli_http_reply *rp);
+
 /* ---- api_queues.c ---- */
 void api_get_stats(struct cli_api *a, struct cli_http_reply *rp);
 void api_get_queues(struct cli_api *a, struct cli_http_reply *rp);

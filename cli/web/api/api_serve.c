@@ -212,7 +212,8 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		SCHED_PAUSE,
 		SCHED_RESUME,
 		QUEUE_PAUSE,
-		QUEUE_RESUME
+		QUEUE_RESUME,
+		EVENTS
 	} what = NONE;
 	char name[SKED_MAX_NAME + 1], qname[SKED_MAX_NAME + 1];
 	const char *act = name_path(p, "/api/schedules/", name, sizeof name);
@@ -251,8 +252,10 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 		what = QUEUE_PAUSE;
 	else if (qact && strcmp(qact, "resume") == 0)
 		what = QUEUE_RESUME;
+	else if (strcmp(p, "/api/events") == 0)
+		what = EVENTS;
 	if (what != NONE && what != LIST && what != ENQ && what != SHOW &&
-	    what != STATS && what != QUEUES && what != SCHED)
+	    what != STATS && what != QUEUES && what != SCHED && what != EVENTS)
 		want_post = 1;
 	if (what == NONE)
 		return api_fail(rp, 404, EX_USAGE, "no such endpoint: %.200s",
@@ -274,6 +277,9 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 	    !json_object_get(body, "traceparent"))
 		json_object_set_new(body, "traceparent", json_string(tph));
 
+	/* the events' long-poll takes the handle between its sleeps */
+	if (what == EVENTS)
+		return api_get_events(a, rq, rp);
 	/* a long-poll waits before it takes the handle (api_wait.c) */
 	const char *wait = what == SHOW ? cli_http_arg(rq, "wait") : NULL;
 	if (wait) {
@@ -334,6 +340,7 @@ route(struct cli_api *a, const struct cli_http_request *rq,
 	case QUEUE_RESUME:
 		api_post_queue(a, what == QUEUE_PAUSE, qname, body, rp);
 		break;
+	case EVENTS:
 	case NONE:
 		break;
 	}
