@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 13
+#define SKED_SCHEMA_VERSION 14
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -927,6 +927,38 @@ SKED_API int sked_schedule_tick(sked *h, int *fired, int64_t *next_ms);
  * taken. SKED_ENOTFOUND when there is no such schedule; SKED_EBUSY when
  * racing runs took the fire time five times in a row: try again. */
 SKED_API int sked_schedule_run(sked *h, const char *name, int64_t *id_out);
+
+/* A schedule's unique key (docs/schedules.md, "Unique keys"; schema 14).
+ * sked_schedule_put_unique is sked_schedule_put with the unique options
+ * of u (only unique_key, unique_scope, unique_for_ms and unique_replace
+ * are read; NULL or a NULL key: none): each fire, and each
+ * sked_schedule_run, then enqueues its task as sked_enqueue would with
+ * them. A fire whose key is held is skipped (counted as an overlap skip),
+ * or with unique_replace moves the waiting holder's run-at to now and
+ * gives it the schedule's payload; a sked_schedule_run whose key is held
+ * makes nothing and sets *id_out to the holder's id (as sked_enqueue
+ * answers). sked_schedule_put defines a schedule
+ * with no unique key. Errors as sked_schedule_put, and SKED_EINVAL for
+ * unique options sked_enqueue would refuse. */
+SKED_API int sked_schedule_put_unique(sked *h, const char *name,
+                                      const char *expr, const char *kind,
+                                      const sked_schedule_opts *opts,
+                                      const sked_enqueue_opts *u,
+                                      int *created_out);
+
+typedef struct sked_schedule_unique {
+	char *name;     /* the schedule */
+	char *key;      /* its unique key */
+	int scope;      /* SKED_UNIQUE_LIVE, _PENDING or _PERIOD */
+	int replace;    /* 1: a fire debounces the waiting holder */
+	int64_t for_ms; /* the period (SKED_UNIQUE_PERIOD), else 0 */
+} sked_schedule_unique;
+
+/* The schedules that have a unique key, by name (a schedule without
+ * one is not listed). Free with sked_schedule_uniques_free. */
+SKED_API int sked_schedule_uniques(sked *h, sked_schedule_unique **out,
+                                   size_t *n);
+SKED_API void sked_schedule_uniques_free(sked_schedule_unique *u, size_t n);
 
 /* "fire-once", "fire-all", "skip" / "allow", "skip"; and back (-1 when
  * unknown). Static strings; "?" for an unknown value. */

@@ -159,6 +159,7 @@ typedef enum sked_sql {
 	SKED_SQL_SCHED_CLAIM,
 	SKED_SQL_SCHED_LAST_FIRE,
 	SKED_SQL_SCHED_TASK,
+	SKED_SQL_SCHED_TASK_UNIQUE,
 	SKED_SQL_SCHED_ACTIVE,
 	/* the live task of schedule ?1's fire ?2 (sked_schedule_run) */
 	SKED_SQL_SCHED_FIRE_ID,
