@@ -129,7 +129,8 @@ static const struct cli_cmd lock_cmds[] = {
 static const struct cli_cmd queue_cmds[] = {
         {"set", cmd_queue_set, NULL,
          "queue set QUEUE [--concurrency N|none] [--per-key N|none] "
-         "[--rate N/DURATION|none] [--fair on|off]",
+         "[--rate N/DURATION|none] [--fair on|off]\n"
+         "                [--weight KEY=N|default]…",
          "set a queue's cluster-wide limits",
          "  --concurrency N     at most N of its tasks running at once, "
          "across every\n"
@@ -146,6 +147,10 @@ static const struct cli_cmd queue_cmds[] = {
          "round-robin across\n"
          "                      their concurrency keys (tasks without "
          "one are a key)\n"
+         "  --weight KEY=N      in a fair queue, KEY takes N turns a "
+         "round (1 to 100;\n"
+         "                      default or 1 removes it); repeat for more "
+         "keys\n"
          "  none                removes that limit; a flag not given "
          "keeps it.\n"
          "  See docs/limits.md for what each limit guarantees.\n",

@@ -1034,6 +1034,30 @@ SKED_API int sked_queue_pause(sked *h, const char *queue, int paused);
  * name. */
 SKED_API int sked_queue_set_fair(sked *h, const char *queue, int fair);
 
+/* Give key a weight in fair queue (docs/limits.md, "Fair queues";
+ * schema 14): a key of weight N takes N turns a round of the fair claim,
+ * one task a turn, against one for a key without a weight. weight 1 to
+ * SKED_MAX_WEIGHT; 1 removes the key's weight. At most
+ * SKED_MAX_WEIGHTED_KEYS keys of a queue have one (SKED_ETOOBIG past
+ * that). The weight is kept whether or not the queue is fair now, and
+ * workers see it as they see a pause (within SKED_QUEUE_PAUSE_BOUND_MS).
+ * SKED_EINVAL for a bad queue name, key or weight. */
+#define SKED_MAX_WEIGHT        100
+#define SKED_MAX_WEIGHTED_KEYS 10000
+SKED_API int sked_queue_set_weight(sked *h, const char *queue, const char *key,
+                                   int weight);
+
+typedef struct sked_queue_weight {
+	char *queue, *key;
+	int weight; /* 2 to SKED_MAX_WEIGHT */
+} sked_queue_weight;
+
+/* Every key weight, by queue and key (queue NULL), or queue's. Free with
+ * sked_queue_weights_free. */
+SKED_API int sked_queue_weights(sked *h, const char *queue,
+                                sked_queue_weight **out, size_t *n);
+SKED_API void sked_queue_weights_free(sked_queue_weight *w, size_t n);
+
 /* "N/DURATION" (a rate limit: "100/1m", "20/1s"): N from 1 to 100000,
  * DURATION a sum of NUMBER UNIT (ms, s, m, h, d: "1m", "1h30m"), 1 ms
  * to 1 day. SKED_EINVAL on anything else. */
@@ -1192,7 +1216,8 @@ SKED_API void sked_cluster_gauges_free(sked_cluster_gauges *g);
 
 /* What this process did since it started, across its handles: schedule
  * fires (tasks made by schedules), fires skipped because the schedule's
- * previous task was unfinished (overlap skip), lock acquisitions that
+ * previous task was unfinished (overlap skip) or its unique key was held,
+ * lock acquisitions that
  * succeeded and that found the lock held elsewhere. Thread safe. */
 typedef struct sked_process_counters {
 	int64_t schedule_fires, lock_acquisitions, lock_busy;

@@ -174,3 +174,48 @@ cli_unique_check(const char *cmd, sked_enqueue_opts *uo, int scoped)
 		uo->unique_scope = SKED_UNIQUE_PENDING;
 	return 0;
 }
+
+/* ---- a fair queue's key weights (docs/limits.md, "Fair queues") ---- */
+
+json_t *
+cli_queue_weights_json(json_t *o, const sked_queue_weight *w, size_t nw)
+{
+	const char *queue = json_string_value(json_object_get(o, "queue"));
+	json_t *m = json_object();
+	for (size_t i = 0; queue && i < nw; i++)
+		if (strcmp(w[i].queue, queue) == 0)
+			json_object_set_new(m, w[i].key,
+			                    json_integer(w[i].weight));
+	json_object_set_new(o, "weights", m);
+	return o;
+}
+
+#define WEIGHTS_SHOWN 5
+
+void
+cli_queue_weights_text(const char *queue, const sked_queue_weight *w, size_t nw,
+                       char *buf, size_t len)
+{
+	size_t at = 0, shown = 0, more = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < nw; i++) {
+		if (strcmp(w[i].queue, queue) != 0)
+			continue;
+		if (shown == WEIGHTS_SHOWN) {
+			more++;
+			continue;
+		}
+		int k = snprintf(buf + at, len - at, "%s%s=%d",
+		                 shown ? " " : "", w[i].key, w[i].weight);
+		if (k < 0 || (size_t)k >= len - at) {
+			more++;
+			continue;
+		}
+		at += (size_t)k;
+		shown++;
+	}
+	if (more && at < len)
+		snprintf(buf + at, len - at, " +%zu more", more);
+	if (!shown)
+		snprintf(buf, len, "-");
+}

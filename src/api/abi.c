@@ -97,6 +97,7 @@ sked_struct_size(const char *name)
 	        S(sked_graph_task),
 	        S(sked_task_live),
 	        S(sked_schedule_unique),
+	        S(sked_queue_weight),
 #undef S
 	};
 	if (!name)

@@ -741,6 +741,20 @@ static const char *const generic[SKED_SQL__COUNT] = {
                               "WHERE queue = ?1",
         /* SKED_SQL_FAIR_CAND_SKIP, _NULL_SKIP: no generic text (dialect/
          * postgresql.c, dialect/mysql.c), only where rows are skipped */
+        [SKED_SQL_FAIR_WEIGHTS] =
+                "SELECT queue, concurrency_key, weight FROM {p}queue_weight "
+                "WHERE queue IN (SELECT queue FROM {p}queue_limit WHERE "
+                "fair <> 0)",
+        [SKED_SQL_WEIGHT_DEL] = "DELETE FROM {p}queue_weight WHERE queue = "
+                                "?1 AND concurrency_key = ?2",
+        [SKED_SQL_WEIGHT_PUT] = "INSERT INTO {p}queue_weight (queue, "
+                                "concurrency_key, weight) VALUES (?1, ?2, "
+                                "?3)",
+        [SKED_SQL_WEIGHT_COUNT] = "SELECT COUNT(*) FROM {p}queue_weight "
+                                  "WHERE queue = ?1",
+        [SKED_SQL_WEIGHT_LIST] = "SELECT queue, concurrency_key, weight "
+                                 "FROM {p}queue_weight ORDER BY queue, "
+                                 "concurrency_key",
 };
 
 const char *

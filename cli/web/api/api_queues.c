@@ -89,13 +89,22 @@ api_get_queues(struct cli_api *a, struct cli_http_reply *rp)
 	json_t *arr;
 	int rc;
 
+	sked_queue_weight *w = NULL;
+	size_t nw = 0;
 	if ((rc = sked_queue_list(a->h, &q, &n)) != SKED_OK)
 		return api_fail_rc(a, rp, rc, "queues");
+	if ((rc = sked_queue_weights(a->h, NULL, &w, &nw)) != SKED_OK) {
+		sked_queue_info_free(q, n);
+		return api_fail_rc(a, rp, rc, "queues");
+	}
 	arr = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, cli_queue_json(&q[i]));
+		json_array_append_new(
+		        arr,
+		        cli_queue_weights_json(cli_queue_json(&q[i]), w, nw));
 	api_reply(rp, 200, json_pack("{s:o}", "queues", arr));
 	sked_queue_info_free(q, n);
+	sked_queue_weights_free(w, nw);
 }
 
 void
