@@ -565,6 +565,27 @@ cli_config_load(const char *path, struct cli_config *cfg)
 			        cfg->schedules[i].name);
 			return EX_CONFIG;
 		}
+	/* the unique keys' conflicts, as `cron add` refuses them */
+	for (i = 0; i < cfg->nschedules; i++) {
+		const struct cli_schedule *sc = &cfg->schedules[i];
+		const char *bad =
+		        !sc->unique_key && (sc->unique_scope >= 0 ||
+		                            sc->unique_for_ms ||
+		                            sc->unique_replace)
+		                ? "unique_scope, unique_for and unique_replace "
+		                  "need unique"
+		        : sc->unique_scope >= 0 && sc->unique_for_ms
+		                ? "unique_scope and unique_for conflict"
+		        : sc->unique_replace && sc->unique_for_ms
+		                ? "unique_replace works with the live and "
+		                  "pending scopes, not with unique_for"
+		                : NULL;
+		if (bad) {
+			cli_err("%s:%d: [schedule.%s]: %s", path, sc->line,
+			        sc->name, bad);
+			return EX_CONFIG;
+		}
+	}
 	for (i = 0; i < cfg->nhandlers; i++)
 		if (cfg->handlers[i].command == NULL) {
 			cli_err("%s:%d: [handler.%s] has no command", path,

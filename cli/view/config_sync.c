@@ -9,7 +9,6 @@
  */
 #include "view/view.h"
 
-#include <stdio.h>
 #include <string.h>
 
 int
@@ -32,17 +31,16 @@ cli_sync_schedules(struct cli *c)
 		so.overlap = cs->overlap ? sked_overlap_parse(cs->overlap) : 0;
 		/* unique, unique_scope, unique_for, unique_replace: as `cron
 		 * add --unique …` takes them */
+		/* (their conflicts were refused when the file was read) */
 		sked_enqueue_opts uo = {0};
-		char where[512];
-		snprintf(where, sizeof where, "%s:%d: [schedule.%s]",
-		         c->cfg.path, cs->line, cs->name);
 		uo.unique_key = cs->unique_key;
 		uo.unique_scope = cs->unique_scope >= 0 ? cs->unique_scope : 0;
 		uo.unique_for_ms = cs->unique_for_ms;
 		uo.unique_replace = cs->unique_replace;
-		int ex = cli_unique_check(where, &uo, cs->unique_scope >= 0);
-		if (ex != 0)
-			return ex;
+		/* a replace without a scope: pending, as `cron add` */
+		if (uo.unique_key && uo.unique_replace &&
+		    cs->unique_scope < 0 && !uo.unique_for_ms)
+			uo.unique_scope = SKED_UNIQUE_PENDING;
 		rc = sked_schedule_put_unique(c->h, cs->name, cs->cron,
 		                              cs->kind, &so, &uo, &created);
 		if (rc != SKED_OK)

@@ -125,6 +125,11 @@ cp "$T/sked.conf" "$T/bad.conf"
 printf '[schedule.b]\ncron = 0 0 1 1 *\nkind = b\nunique_scope = sometimes\n' >>"$T/bad.conf"
 SKED_CONFIG="$T/bad.conf" expect_rc 78 sk worker --until-empty --handler "none=$h"
 stderr_one_line "$T/err"
+cp "$T/sked.conf" "$T/bad2.conf"
+printf '[schedule.b]\ncron = 0 0 1 1 *\nkind = b\nunique = B\nunique_scope = live\nunique_for = 1m\n' >>"$T/bad2.conf"
+SKED_CONFIG="$T/bad2.conf" expect_rc 78 sk cron ls
+stderr_one_line "$T/err"
+grep -q "bad2.conf:.*unique_scope and unique_for conflict" "$T/err" || fail "config conflict: $(cat "$T/err")"
 
 # ---- refusals ----
 expect_rc 64 sk cron add x '* * * * *' k --unique-for 1s
