@@ -8,7 +8,7 @@
  * programs use (text helpers, the CLI's defaults) is in sked_cli.h,
  * which is not installed.
  *
- * Size: about 1,350 lines, one file on purpose. Its length is the
+ * Size: about 1,400 lines, one file on purpose. Its length is the
  * contract's: every call with who owns what, the errors it returns and
  * its thread safety, in sections by object (handle, tasks, waiting,
  * graphs, workers, cron, schedules, limits, locks, operations). A user reads

@@ -23,10 +23,11 @@
  * transaction is marked for the worker's lock-wait watchdog
  * (sked__wait_begin): a session holding the row makes the tick wait.
  *
- * Size: about 840 lines. The schedule's storage (add, replace, pause,
- * list, run now) and the tick share the row format and its version
- * check; were it to grow, the tick would move to its own file with the
- * row reader in a small header.
+ * Size: about 1,080 lines. The schedule's storage (add, replace, pause,
+ * list, run now), its unique key (a fire's task under it, shared by the
+ * tick and a run now) and the tick share the row format and its version
+ * check; the tick, with the unique fire, is the part to move to its own
+ * file (with the row reader in a small header) when it grows again.
  */
 #include "model/sched.h"
 
