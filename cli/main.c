@@ -45,7 +45,9 @@ static const struct cli_cmd cron_cmds[] = {
         {"add", cmd_cron_add, NULL,
          "cron add NAME EXPR KIND [--tz TZ] [--payload …] [--queue Q] "
          "[--priority N]\n"
-         "                [--max-attempts N] [--misfire P] [--overlap P]",
+         "                [--max-attempts N] [--misfire P] [--overlap P]\n"
+         "                [--unique KEY [--unique-scope S | --unique-for D] "
+         "[--unique-replace]]",
          "add a named schedule, or replace its definition",
          "  EXPR               one argument: quote it (5 fields, 6 with "
          "seconds, @alias)\n"
@@ -62,6 +64,17 @@ static const struct cli_cmd cron_cmds[] = {
          "  --overlap P        allow (default) or skip: a fire while the "
          "previous\n"
          "                     task is unfinished\n"
+         "  --unique KEY       each fire enqueues with this unique key, as "
+         "enqueue\n"
+         "                     --unique does: a fire whose key is held "
+         "is skipped\n"
+         "  --unique-scope S   live (default) or pending: while the key "
+         "is held\n"
+         "  --unique-for D     the key is held for D from each enqueue\n"
+         "  --unique-replace   a fire whose key a waiting task holds "
+         "moves that task\n"
+         "                     to now with the schedule's payload "
+         "(debounce)\n"
          "  Workers fire schedules; see docs/schedules.md.\n",
          0},
         {"ls", cmd_cron_ls, NULL, "cron ls [--json]",
@@ -80,7 +93,10 @@ static const struct cli_cmd cron_cmds[] = {
          "  database's now, never a whole second, so it never takes the "
          "place of a\n"
          "  cron fire. The schedule's next fire and overlap policy are "
-         "left alone.\n",
+         "left alone.\n"
+         "  With a unique key that a task holds, nothing is made and the "
+         "holder's\n"
+         "  id is printed, as enqueue --unique does.\n",
          0},
         {NULL, NULL, NULL, NULL, NULL, NULL, 0},
 };
@@ -113,7 +129,8 @@ static const struct cli_cmd lock_cmds[] = {
 static const struct cli_cmd queue_cmds[] = {
         {"set", cmd_queue_set, NULL,
          "queue set QUEUE [--concurrency N|none] [--per-key N|none] "
-         "[--rate N/DURATION|none] [--fair on|off]",
+         "[--rate N/DURATION|none] [--fair on|off]\n"
+         "                [--weight KEY=N|default]…",
          "set a queue's cluster-wide limits",
          "  --concurrency N     at most N of its tasks running at once, "
          "across every\n"
@@ -130,6 +147,10 @@ static const struct cli_cmd queue_cmds[] = {
          "round-robin across\n"
          "                      their concurrency keys (tasks without "
          "one are a key)\n"
+         "  --weight KEY=N      in a fair queue, KEY takes N turns a "
+         "round (1 to 100;\n"
+         "                      default or 1 removes it); repeat for more "
+         "keys\n"
          "  none                removes that limit; a flag not given "
          "keeps it.\n"
          "  See docs/limits.md for what each limit guarantees.\n",

@@ -8,7 +8,7 @@
  * programs use (text helpers, the CLI's defaults) is in sked_cli.h,
  * which is not installed.
  *
- * Size: about 1,350 lines, one file on purpose. Its length is the
+ * Size: about 1,400 lines, one file on purpose. Its length is the
  * contract's: every call with who owns what, the errors it returns and
  * its thread safety, in sections by object (handle, tasks, waiting,
  * graphs, workers, cron, schedules, limits, locks, operations). A user reads
@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 14
+#define SKED_SCHEMA_VERSION 15
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -1004,6 +1004,38 @@ SKED_API int sked_schedule_tick(sked *h, int *fired, int64_t *next_ms);
  * racing runs took the fire time five times in a row: try again. */
 SKED_API int sked_schedule_run(sked *h, const char *name, int64_t *id_out);
 
+/* A schedule's unique key (docs/schedules.md, "Unique keys"; schema 15).
+ * sked_schedule_put_unique is sked_schedule_put with the unique options
+ * of u (only unique_key, unique_scope, unique_for_ms and unique_replace
+ * are read; NULL or a NULL key: none): each fire, and each
+ * sked_schedule_run, then enqueues its task as sked_enqueue would with
+ * them. A fire whose key is held is skipped (counted as an overlap skip),
+ * or with unique_replace moves the waiting holder's run-at to now and
+ * gives it the schedule's payload; a sked_schedule_run whose key is held
+ * makes nothing and sets *id_out to the holder's id (as sked_enqueue
+ * answers). sked_schedule_put defines a schedule
+ * with no unique key. Errors as sked_schedule_put, and SKED_EINVAL for
+ * unique options sked_enqueue would refuse. */
+SKED_API int sked_schedule_put_unique(sked *h, const char *name,
+                                      const char *expr, const char *kind,
+                                      const sked_schedule_opts *opts,
+                                      const sked_enqueue_opts *u,
+                                      int *created_out);
+
+typedef struct sked_schedule_unique {
+	char *name;     /* the schedule */
+	char *key;      /* its unique key */
+	int scope;      /* SKED_UNIQUE_LIVE, _PENDING or _PERIOD */
+	int replace;    /* 1: a fire debounces the waiting holder */
+	int64_t for_ms; /* the period (SKED_UNIQUE_PERIOD), else 0 */
+} sked_schedule_unique;
+
+/* The schedules that have a unique key, by name (a schedule without
+ * one is not listed). Free with sked_schedule_uniques_free. */
+SKED_API int sked_schedule_uniques(sked *h, sked_schedule_unique **out,
+                                   size_t *n);
+SKED_API void sked_schedule_uniques_free(sked_schedule_unique *u, size_t n);
+
 /* "fire-once", "fire-all", "skip" / "allow", "skip"; and back (-1 when
  * unknown). Static strings; "?" for an unknown value. */
 SKED_API const char *sked_misfire_name(int misfire);
@@ -1077,6 +1109,30 @@ SKED_API int sked_queue_pause(sked *h, const char *queue, int paused);
  * pause (within SKED_QUEUE_PAUSE_BOUND_MS). SKED_EINVAL for a bad queue
  * name. */
 SKED_API int sked_queue_set_fair(sked *h, const char *queue, int fair);
+
+/* Give key a weight in fair queue (docs/limits.md, "Fair queues";
+ * schema 15): a key of weight N takes N turns a round of the fair claim,
+ * one task a turn, against one for a key without a weight. weight 1 to
+ * SKED_MAX_WEIGHT; 1 removes the key's weight. At most
+ * SKED_MAX_WEIGHTED_KEYS keys of a queue have one (SKED_ETOOBIG past
+ * that). The weight is kept whether or not the queue is fair now, and
+ * workers see it as they see a pause (within SKED_QUEUE_PAUSE_BOUND_MS).
+ * SKED_EINVAL for a bad queue name, key or weight. */
+#define SKED_MAX_WEIGHT        100
+#define SKED_MAX_WEIGHTED_KEYS 10000
+SKED_API int sked_queue_set_weight(sked *h, const char *queue, const char *key,
+                                   int weight);
+
+typedef struct sked_queue_weight {
+	char *queue, *key;
+	int weight; /* 2 to SKED_MAX_WEIGHT */
+} sked_queue_weight;
+
+/* Every key weight, by queue and key (queue NULL), or queue's. Free with
+ * sked_queue_weights_free. */
+SKED_API int sked_queue_weights(sked *h, const char *queue,
+                                sked_queue_weight **out, size_t *n);
+SKED_API void sked_queue_weights_free(sked_queue_weight *w, size_t n);
 
 /* "N/DURATION" (a rate limit: "100/1m", "20/1s"): N from 1 to 100000,
  * DURATION a sum of NUMBER UNIT (ms, s, m, h, d: "1m", "1h30m"), 1 ms
@@ -1236,7 +1292,8 @@ SKED_API void sked_cluster_gauges_free(sked_cluster_gauges *g);
 
 /* What this process did since it started, across its handles: schedule
  * fires (tasks made by schedules), fires skipped because the schedule's
- * previous task was unfinished (overlap skip), lock acquisitions that
+ * previous task was unfinished (overlap skip) or its unique key was held,
+ * lock acquisitions that
  * succeeded and that found the lock held elsewhere. Thread safe. */
 typedef struct sked_process_counters {
 	int64_t schedule_fires, lock_acquisitions, lock_busy;

@@ -41,6 +41,10 @@ struct cli_schedule {
 	char *name, *cron, *tz, *kind, *payload, *queue;
 	char *misfire, *overlap;
 	int priority, max_attempts;
+	/* unique_key … unique_replace: `cron add --unique …`; scope -1 unset */
+	char *unique_key;
+	int unique_scope, unique_replace;
+	int64_t unique_for_ms;
 	int line;
 };
 

@@ -15,8 +15,10 @@
  *                   lock_wait_warn, max_connections
  *   [handler.KIND]  command, timeout
  *   [schedule.NAME] cron, tz, kind, payload, queue, priority,
- *                   max_attempts, misfire, overlap: a schedule that a
- *                   worker adds or replaces when it starts (cmd_cron.c)
+ *                   max_attempts, misfire, overlap, unique,
+ *                   unique_scope, unique_for, unique_replace: a schedule
+ *                   that a worker adds or replaces when it starts
+ *                   (cmd_cron.c)
  *   [queue.NAME]    concurrency, per_key, rate, fair: the queue's cluster-wide
  *                   limits (N or none; rate N/DURATION or none), which a
  *                   worker sets when it starts (cmd_queue.c)
@@ -296,6 +298,7 @@ schedule_for(struct parse *p, const char *name)
 	if (ss->name == NULL)
 		return NULL;
 	ss->line = p->line;
+	ss->unique_scope = -1;
 	cfg->nschedules++;
 	return ss;
 }
@@ -341,6 +344,38 @@ on_schedule(struct parse *p, const char *section, const char *name,
 			            "[%s]: overlap '%s' is not allow or skip",
 			            section, value);
 		return set_str(p, &sc->overlap, value);
+	}
+	if (strcmp(key, "unique") == 0)
+		return set_str(p, &sc->unique_key, value);
+	if (strcmp(key, "unique_scope") == 0) {
+		if (strcmp(value, "live") != 0 && strcmp(value, "pending") != 0)
+			return fail(p,
+			            "[%s]: unique_scope '%s' is not live or "
+			            "pending (a period is unique_for)",
+			            section, value);
+		sc->unique_scope = strcmp(value, "pending") == 0
+		                           ? SKED_UNIQUE_PENDING
+		                           : SKED_UNIQUE_LIVE;
+		return 1;
+	}
+	if (strcmp(key, "unique_for") == 0) {
+		int64_t ms = 0;
+		if (sked_parse_duration(value, &ms) != SKED_OK || ms <= 0)
+			return fail(p,
+			            "[%s]: unique_for '%s' is not a duration "
+			            "above 0 (500ms, 30s, 10m, 2h, 1d)",
+			            section, value);
+		sc->unique_for_ms = ms;
+		return 1;
+	}
+	if (strcmp(key, "unique_replace") == 0) {
+		if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+			return fail(p,
+			            "[%s]: unique_replace '%s' is neither on "
+			            "nor off",
+			            section, value);
+		sc->unique_replace = strcmp(value, "on") == 0;
+		return 1;
 	}
 	return fail(p, "unknown key '%s' in [%s]", key, section);
 }
@@ -530,6 +565,27 @@ cli_config_load(const char *path, struct cli_config *cfg)
 			        cfg->schedules[i].name);
 			return EX_CONFIG;
 		}
+	/* the unique keys' conflicts, as `cron add` refuses them */
+	for (i = 0; i < cfg->nschedules; i++) {
+		const struct cli_schedule *sc = &cfg->schedules[i];
+		const char *bad =
+		        !sc->unique_key && (sc->unique_scope >= 0 ||
+		                            sc->unique_for_ms ||
+		                            sc->unique_replace)
+		                ? "unique_scope, unique_for and unique_replace "
+		                  "need unique"
+		        : sc->unique_scope >= 0 && sc->unique_for_ms
+		                ? "unique_scope and unique_for conflict"
+		        : sc->unique_replace && sc->unique_for_ms
+		                ? "unique_replace works with the live and "
+		                  "pending scopes, not with unique_for"
+		                : NULL;
+		if (bad) {
+			cli_err("%s:%d: [schedule.%s]: %s", path, sc->line,
+			        sc->name, bad);
+			return EX_CONFIG;
+		}
+	}
 	for (i = 0; i < cfg->nhandlers; i++)
 		if (cfg->handlers[i].command == NULL) {
 			cli_err("%s:%d: [handler.%s] has no command", path,
@@ -565,6 +621,7 @@ cli_config_free(struct cli_config *cfg)
 		free(sc->queue);
 		free(sc->misfire);
 		free(sc->overlap);
+		free(sc->unique_key);
 	}
 	free(cfg->schedules);
 	for (i = 0; i < cfg->nqueues_limits; i++)

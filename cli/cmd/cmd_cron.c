@@ -152,7 +152,11 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 		O_PRIO,
 		O_MAXATT,
 		O_MISFIRE,
-		O_OVERLAP
+		O_OVERLAP,
+		O_UNIQUE,
+		O_USCOPE,
+		O_UFOR,
+		O_UREPLACE
 	};
 	static const struct option opts[] = {
 	        {"tz", required_argument, NULL, O_TZ},
@@ -162,14 +166,19 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 	        {"max-attempts", required_argument, NULL, O_MAXATT},
 	        {"misfire", required_argument, NULL, O_MISFIRE},
 	        {"overlap", required_argument, NULL, O_OVERLAP},
+	        {"unique", required_argument, NULL, O_UNIQUE},
+	        {"unique-scope", required_argument, NULL, O_USCOPE},
+	        {"unique-for", required_argument, NULL, O_UFOR},
+	        {"unique-replace", no_argument, NULL, O_UREPLACE},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
 	sked_schedule_opts so;
+	sked_enqueue_opts uo = {0}; /* the unique options only */
 	const char *payload_arg = NULL;
 	char *buf = NULL, err[256] = "";
 	long long n;
-	int ch, ex, rc, created = 0;
+	int ch, ex, rc, created = 0, scoped = 0;
 
 	memset(&so, 0, sizeof so);
 	optind = 0;
@@ -212,6 +221,27 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 				return EX_DATAERR;
 			}
 			break;
+		case O_UNIQUE:
+			uo.unique_key = optarg;
+			break;
+		case O_USCOPE:
+			if ((ex = cli_unique_scope("cron add", optarg,
+			                           &uo.unique_scope)) != 0)
+				return ex;
+			scoped = 1;
+			break;
+		case O_UFOR:
+			if ((ex = cli_parse_duration("--unique-for", optarg,
+			                             &uo.unique_for_ms)) != 0)
+				return ex;
+			if (uo.unique_for_ms <= 0)
+				return cli_usage("cron add",
+				                 "--unique-for: give a period "
+				                 "above 0");
+			break;
+		case O_UREPLACE:
+			uo.unique_replace = 1;
+			break;
 		case CLI_OPT_HELP:
 			cli_help(stdout, "cron add");
 			return EX_OK;
@@ -226,6 +256,8 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 		return cli_usage("cron add", argc - optind < 3
 		                                     ? "want NAME EXPR KIND"
 		                                     : CLI_CRON_ONE_ARG);
+	if ((ex = cli_unique_check("cron add", &uo, scoped)) != 0)
+		return ex;
 	/* the expression and zone first: a bad one needs no database */
 	rc = sked_cron_check(argv[optind + 1], so.tz, err, sizeof err);
 	if (rc != SKED_OK) {
@@ -242,8 +274,8 @@ cmd_cron_add(struct cli *c, int argc, char **argv)
 		free(buf);
 		return ex;
 	}
-	rc = sked_schedule_put(c->h, argv[optind], argv[optind + 1],
-	                       argv[optind + 2], &so, &created);
+	rc = sked_schedule_put_unique(c->h, argv[optind], argv[optind + 1],
+	                              argv[optind + 2], &so, &uo, &created);
 	free(buf);
 	if (rc != SKED_OK)
 		return cron_fail(c, rc, "cron add");
@@ -260,11 +292,13 @@ cmd_cron_ls(struct cli *c, int argc, char **argv)
 {
 	static const struct option opts[] = {CLI_COMMON_OPTIONS,
 	                                     {NULL, 0, NULL, 0}};
-	static const char *const headers[] = {
-	        "NAME",    "EXPR",    "TZ",    "KIND",      "QUEUE",
-	        "MISFIRE", "OVERLAP", "STATE", "NEXT FIRE", "LAST FIRE"};
+	static const char *const headers[] = {"NAME",      "EXPR",  "TZ",
+	                                      "KIND",      "QUEUE", "MISFIRE",
+	                                      "OVERLAP",   "STATE", "NEXT FIRE",
+	                                      "LAST FIRE", "UNIQUE"};
 	sked_schedule *s = NULL;
-	size_t n = 0, i;
+	sked_schedule_unique *u = NULL;
+	size_t n = 0, nu = 0, i;
 	int ch, ex, rc;
 
 	optind = 0;
@@ -284,21 +318,30 @@ cmd_cron_ls(struct cli *c, int argc, char **argv)
 		return ex;
 	if ((rc = sked_schedule_list(c->h, &s, &n)) != SKED_OK)
 		return cron_fail(c, rc, "cron ls");
+	if ((rc = sked_schedule_uniques(c->h, &u, &nu)) != SKED_OK) {
+		sked_schedules_free(s, n);
+		return cron_fail(c, rc, "cron ls");
+	}
 	if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
-			json_array_append_new(arr, cli_schedule_json(&s[i]));
+			json_array_append_new(
+			        arr, cli_schedule_unique_json(
+			                     cli_schedule_json(&s[i]), u, nu));
 		sked_schedules_free(s, n);
+		sked_schedule_uniques_free(u, nu);
 		return cli_json_print(arr);
 	}
 	if (n == 0) {
+		sked_schedule_uniques_free(u, nu);
 		printf("no schedules\n");
 		return EX_OK;
 	}
-	struct cli_table *t = cli_table_new(10, headers);
+	struct cli_table *t = cli_table_new(11, headers);
 	for (i = 0; t != NULL && i < n; i++) {
-		char next[32], last[32];
-		const char *row[10] = {
+		char next[32], last[32], uniq[SKED_MAX_NAME + 64];
+		cli_schedule_unique_text(s[i].name, u, nu, uniq, sizeof uniq);
+		const char *row[11] = {
 		        s[i].name,
 		        s[i].expr,
 		        s[i].tz,
@@ -311,10 +354,12 @@ cmd_cron_ls(struct cli *c, int argc, char **argv)
 		                ? cli_time(s[i].next_fire_ms, next, sizeof next)
 		                : "-",
 		        cli_time(s[i].last_fire_ms, last, sizeof last),
+		        uniq,
 		};
 		cli_table_add(t, row);
 	}
 	sked_schedules_free(s, n);
+	sked_schedule_uniques_free(u, nu);
 	if (t == NULL) {
 		cli_err("cron ls: out of memory");
 		return EX_OSERR;

@@ -1,6 +1,7 @@
 /*
  * cmd_queue.c — `sked queue set QUEUE [--concurrency N|none]
- * [--per-key N|none] [--rate N/DURATION|none] [--fair on|off]`, `sked queue pause|resume
+ * [--per-key N|none] [--rate N/DURATION|none] [--fair on|off]
+ * [--weight KEY=N|default]…`, `sked queue pause|resume
  * QUEUE` and `sked queue ls`: the cluster-wide limits and pause of a
  * queue, and the config file's [queue.NAME] sections, which a worker
  * applies when it starts.
@@ -19,7 +20,40 @@
 #include <string.h>
 #include <sysexits.h>
 
-#define MAX_LIMIT 1000000
+#define MAX_LIMIT        1000000
+#define MAX_WEIGHT_FLAGS 64 /* --weight flags in one call */
+
+/* --weight KEY=N (N 1 to SKED_MAX_WEIGHT) or KEY=default (1): *klen is
+ * the key's length in s. */
+static int
+parse_weight(const char *s, size_t *klen, int *w)
+{
+	const char *eq = strrchr(s, '=');
+	char *end;
+	long v;
+	if (!eq || eq == s) {
+		cli_err("--weight: '%s' is not KEY=N (N from 1 to %d) nor "
+		        "KEY=default",
+		        s, SKED_MAX_WEIGHT);
+		return EX_USAGE;
+	}
+	*klen = (size_t)(eq - s);
+	if (strcmp(eq + 1, "default") == 0) {
+		*w = 1;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(eq + 1, &end, 10);
+	if (eq[1] < '0' || eq[1] > '9' || *end != '\0' || errno != 0 || v < 1 ||
+	    v > SKED_MAX_WEIGHT) {
+		cli_err("--weight: '%s' is not a weight from 1 to %d, nor "
+		        "default",
+		        eq + 1, SKED_MAX_WEIGHT);
+		return EX_USAGE;
+	}
+	*w = (int)v;
+	return 0;
+}
 
 /* A limit's value, N from 1 to 1000000 or "none" (0); a rate, N/DURATION
  * or "none" (0). One line and EX_USAGE when it is neither. */
@@ -93,15 +127,29 @@ print_set(const char *queue, int conc, int per_key, int rate_n, int64_t rate_ms,
 	printf("\n");
 }
 
+/* the weights set, one line each: "weight of key a in queue q: 3" */
+static void
+print_weights(const char *queue, char *const *keys, const int *w, int nw)
+{
+	for (int i = 0; i < nw; i++)
+		if (w[i] > 1)
+			printf("weight of key %s in queue %s: %d\n", keys[i],
+			       queue, w[i]);
+		else
+			printf("weight of key %s in queue %s: default (1)\n",
+			       keys[i], queue);
+}
+
 int
 cmd_queue_set(struct cli *c, int argc, char **argv)
 {
-	enum { O_CONC = 1, O_KEY, O_RATE, O_FAIR };
+	enum { O_CONC = 1, O_KEY, O_RATE, O_FAIR, O_WEIGHT };
 	static const struct option opts[] = {
 	        {"concurrency", required_argument, NULL, O_CONC},
 	        {"per-key", required_argument, NULL, O_KEY},
 	        {"rate", required_argument, NULL, O_RATE},
 	        {"fair", required_argument, NULL, O_FAIR},
+	        {"weight", required_argument, NULL, O_WEIGHT},
 	        CLI_COMMON_OPTIONS,
 	        {NULL, 0, NULL, 0},
 	};
@@ -110,10 +158,28 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 	int64_t rate_ms = 0;
 	int fair = -1; /* -1: keep */
 	int ch, ex, rc;
+	/* --weight KEY=N, in order (keys point into argv, cut at '=') */
+	char *wkeys[MAX_WEIGHT_FLAGS];
+	int wvals[MAX_WEIGHT_FLAGS], nw = 0;
 
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (ch) {
+		case O_WEIGHT: {
+			size_t klen;
+			int wv;
+			if ((ex = parse_weight(optarg, &klen, &wv)) != 0)
+				return ex;
+			if (nw == MAX_WEIGHT_FLAGS)
+				return cli_usage("queue set",
+				                 "at most %d --weight flags at "
+				                 "once",
+				                 MAX_WEIGHT_FLAGS);
+			optarg[klen] = '\0';
+			wkeys[nw] = optarg;
+			wvals[nw++] = wv;
+			break;
+		}
 		case O_FAIR:
 			if (strcmp(optarg, "on") == 0)
 				fair = 1;
@@ -157,10 +223,10 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 		                 argv[optind + 1]);
 	int limits = conc != SKED_LIMIT_KEEP || per_key != SKED_LIMIT_KEEP ||
 	             rate_n != SKED_LIMIT_KEEP;
-	if (!limits && fair < 0)
+	if (!limits && fair < 0 && nw == 0)
 		return cli_usage("queue set",
 		                 "nothing to set: give --concurrency, "
-		                 "--per-key, --rate or --fair");
+		                 "--per-key, --rate, --fair or --weight");
 	const char *queue = argv[optind];
 	if ((ex = cli_open(c)) != 0)
 		return ex;
@@ -172,8 +238,14 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 	if (limits && (rc = sked_queue_set(c->h, queue, conc, per_key, rate_n,
 	                                   rate_ms)) != SKED_OK)
 		return cli_fail(c->h, rc, "queue set");
+	for (int i = 0; i < nw; i++)
+		if ((rc = sked_queue_set_weight(c->h, queue, wkeys[i],
+		                                wvals[i])) != SKED_OK)
+			return cli_fail(c->h, rc, "queue set");
 	if (!c->json) {
-		print_set(queue, conc, per_key, rate_n, rate_ms, fair);
+		if (limits || fair >= 0)
+			print_set(queue, conc, per_key, rate_n, rate_ms, fair);
+		print_weights(queue, wkeys, wvals, nw);
 		return EX_OK;
 	}
 	/* --json: the queue as queue ls shows it now */
@@ -185,6 +257,14 @@ cmd_queue_set(struct cli *c, int argc, char **argv)
 		;
 	json_t *v = cli_queue_json(i < n ? &q[i] : &none);
 	sked_queue_info_free(q, n);
+	sked_queue_weight *w = NULL;
+	size_t nwl = 0;
+	if ((rc = sked_queue_weights(c->h, queue, &w, &nwl)) != SKED_OK) {
+		json_decref(v);
+		return cli_fail(c->h, rc, "queue set");
+	}
+	cli_queue_weights_json(v, w, nwl);
+	sked_queue_weights_free(w, nwl);
 	return cli_json_print(v);
 }
 
@@ -237,9 +317,10 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 	        "QUEUE",       "STATE",   "RUNNING",
 	        "CONCURRENCY", "PER KEY", "KEYS RUNNING",
 	        "KEYS FULL",   "RATE",    "STARTS IN WINDOW",
-	        "FAIR"};
+	        "FAIR",        "WEIGHTS"};
 	sked_queue_info *q = NULL;
-	size_t n = 0, i;
+	sked_queue_weight *w = NULL;
+	size_t n = 0, nw = 0, i;
 	int ch, ex, rc;
 
 	optind = 0;
@@ -259,21 +340,30 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 		return ex;
 	if ((rc = sked_queue_list(c->h, &q, &n)) != SKED_OK)
 		return cli_fail(c->h, rc, "queue ls");
+	if ((rc = sked_queue_weights(c->h, NULL, &w, &nw)) != SKED_OK) {
+		sked_queue_info_free(q, n);
+		return cli_fail(c->h, rc, "queue ls");
+	}
 	if (c->json) {
 		json_t *arr = json_array();
 		for (i = 0; i < n; i++)
-			json_array_append_new(arr, cli_queue_json(&q[i]));
+			json_array_append_new(
+			        arr, cli_queue_weights_json(
+			                     cli_queue_json(&q[i]), w, nw));
 		sked_queue_info_free(q, n);
+		sked_queue_weights_free(w, nw);
 		return cli_json_print(arr);
 	}
 	if (n == 0) {
+		sked_queue_weights_free(w, nw);
 		printf("no limited or paused queues and no running tasks\n");
 		return EX_OK;
 	}
-	struct cli_table *t = cli_table_new(10, headers);
+	struct cli_table *t = cli_table_new(11, headers);
 	for (i = 0; t != NULL && i < n; i++) {
 		char run[16], conc[16], pk[16], kr[16], kf[16], rate[64],
-		        used[16], d[32];
+		        used[16], d[32], wt[256];
+		cli_queue_weights_text(q[i].queue, w, nw, wt, sizeof wt);
 		snprintf(run, sizeof run, "%d", q[i].running);
 		snprintf(kr, sizeof kr, "%d", q[i].keys_running);
 		snprintf(kf, sizeof kf, "%d", q[i].keys_full);
@@ -286,7 +376,7 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 			snprintf(rate, sizeof rate, "-");
 			snprintf(used, sizeof used, "-");
 		}
-		const char *row[10] = {
+		const char *row[11] = {
 		        q[i].queue,
 		        q[i].paused ? "paused" : "active",
 		        run,
@@ -297,10 +387,12 @@ cmd_queue_ls(struct cli *c, int argc, char **argv)
 		        rate,
 		        used,
 		        q[i].fair ? "yes" : "-",
+		        wt,
 		};
 		cli_table_add(t, row);
 	}
 	sked_queue_info_free(q, n);
+	sked_queue_weights_free(w, nw);
 	if (t == NULL) {
 		cli_err("queue ls: out of memory");
 		return EX_OSERR;

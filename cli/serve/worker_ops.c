@@ -306,7 +306,8 @@ render_worker(struct cli_ops *o, const sked_worker_metrics *m,
 	cli_prom_family(
 	        b, "sked_schedule_fires_skipped_total", "counter",
 	        "Fires this process skipped because the schedule's previous "
-	        "task was unfinished (overlap skip).");
+	        "task was unfinished (overlap skip) or its unique key was "
+	        "held.");
 	cli_sbuf_printf(b, "sked_schedule_fires_skipped_total %lld\n",
 	                (long long)pc.schedule_skips);
 	cli_prom_family(

@@ -29,8 +29,20 @@ cli_sync_schedules(struct cli *c)
 		so.max_attempts = cs->max_attempts;
 		so.misfire = cs->misfire ? sked_misfire_parse(cs->misfire) : 0;
 		so.overlap = cs->overlap ? sked_overlap_parse(cs->overlap) : 0;
-		rc = sked_schedule_put(c->h, cs->name, cs->cron, cs->kind, &so,
-		                       &created);
+		/* unique, unique_scope, unique_for, unique_replace: as `cron
+		 * add --unique …` takes them */
+		/* (their conflicts were refused when the file was read) */
+		sked_enqueue_opts uo = {0};
+		uo.unique_key = cs->unique_key;
+		uo.unique_scope = cs->unique_scope >= 0 ? cs->unique_scope : 0;
+		uo.unique_for_ms = cs->unique_for_ms;
+		uo.unique_replace = cs->unique_replace;
+		/* a replace without a scope: pending, as `cron add` */
+		if (uo.unique_key && uo.unique_replace &&
+		    cs->unique_scope < 0 && !uo.unique_for_ms)
+			uo.unique_scope = SKED_UNIQUE_PENDING;
+		rc = sked_schedule_put_unique(c->h, cs->name, cs->cron,
+		                              cs->kind, &so, &uo, &created);
 		if (rc != SKED_OK)
 			return cli_fail(c->h, rc, "%s:%d: [schedule.%s]",
 			                c->cfg.path, cs->line, cs->name);

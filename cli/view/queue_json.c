@@ -8,7 +8,10 @@
  */
 #include "view/view.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "sked_cli.h"
 
 /* One queue as `queue ls --json` prints it. */
 json_t *
@@ -78,4 +81,141 @@ cli_schedule_json(const sked_schedule *s)
 	        sked_overlap_name(s->overlap), "enabled", s->enabled,
 	        "next_fire", cli_json_time(s->next_fire_ms), "last_fire",
 	        cli_json_time(s->last_fire_ms));
+}
+
+/* ---- a schedule's unique key (docs/schedules.md, "Unique keys") ---- */
+
+static const sked_schedule_unique *
+unique_for(const char *name, const sked_schedule_unique *u, size_t nu)
+{
+	for (size_t i = 0; i < nu; i++)
+		if (strcmp(u[i].name, name) == 0)
+			return &u[i];
+	return NULL;
+}
+
+static const char *
+scope_name(int scope)
+{
+	return scope == SKED_UNIQUE_PENDING  ? "pending"
+	       : scope == SKED_UNIQUE_PERIOD ? "period"
+	                                     : "live";
+}
+
+json_t *
+cli_schedule_unique_json(json_t *o, const sked_schedule_unique *u, size_t nu)
+{
+	const char *name = json_string_value(json_object_get(o, "name"));
+	const sked_schedule_unique *x = name ? unique_for(name, u, nu) : NULL;
+	if (!x) {
+		json_object_set_new(o, "unique", json_null());
+		return o;
+	}
+	json_object_set_new(
+	        o, "unique",
+	        json_pack("{s:o, s:s, s:o, s:b}", "key", cli_json_cstr(x->key),
+	                  "scope", scope_name(x->scope), "for_ms",
+	                  x->scope == SKED_UNIQUE_PERIOD
+	                          ? json_integer((json_int_t)x->for_ms)
+	                          : json_null(),
+	                  "replace", x->replace));
+	return o;
+}
+
+void
+cli_schedule_unique_text(const char *name, const sked_schedule_unique *u,
+                         size_t nu, char *buf, size_t len)
+{
+	const sked_schedule_unique *x = unique_for(name, u, nu);
+	char d[32];
+	if (!x)
+		snprintf(buf, len, "-");
+	else if (x->scope == SKED_UNIQUE_PERIOD)
+		snprintf(buf, len, "%s (for %s)", x->key,
+		         sked_format_duration(x->for_ms, d, sizeof d));
+	else
+		snprintf(buf, len, "%s (%s%s)", x->key, scope_name(x->scope),
+		         x->replace ? ", replace" : "");
+}
+
+int
+cli_unique_scope(const char *cmd, const char *arg, int *scope)
+{
+	if (strcmp(arg, "live") == 0)
+		*scope = SKED_UNIQUE_LIVE;
+	else if (strcmp(arg, "pending") == 0)
+		*scope = SKED_UNIQUE_PENDING;
+	else
+		return cli_usage(cmd,
+		                 "--unique-scope: give live or pending, not "
+		                 "'%s' (a period is --unique-for D)",
+		                 arg);
+	return 0;
+}
+
+int
+cli_unique_check(const char *cmd, sked_enqueue_opts *uo, int scoped)
+{
+	if ((scoped || uo->unique_for_ms || uo->unique_replace) &&
+	    uo->unique_key == NULL)
+		return cli_usage(cmd, "--unique-scope, --unique-for and "
+		                      "--unique-replace need --unique KEY");
+	if (scoped && uo->unique_for_ms)
+		return cli_usage(cmd, "--unique-scope and --unique-for "
+		                      "conflict (a key is held by state or "
+		                      "for a period)");
+	if (uo->unique_replace && uo->unique_for_ms)
+		return cli_usage(cmd, "--unique-replace works with the live "
+		                      "and pending scopes, not with "
+		                      "--unique-for");
+	/* as `enqueue`: a running task must not swallow the new payload,
+	 * so a replace holds the key until the task starts unless told */
+	if (uo->unique_replace && !scoped)
+		uo->unique_scope = SKED_UNIQUE_PENDING;
+	return 0;
+}
+
+/* ---- a fair queue's key weights (docs/limits.md, "Fair queues") ---- */
+
+json_t *
+cli_queue_weights_json(json_t *o, const sked_queue_weight *w, size_t nw)
+{
+	const char *queue = json_string_value(json_object_get(o, "queue"));
+	json_t *m = json_object();
+	for (size_t i = 0; queue && i < nw; i++)
+		if (strcmp(w[i].queue, queue) == 0)
+			json_object_set_new(m, w[i].key,
+			                    json_integer(w[i].weight));
+	json_object_set_new(o, "weights", m);
+	return o;
+}
+
+#define WEIGHTS_SHOWN 5
+
+void
+cli_queue_weights_text(const char *queue, const sked_queue_weight *w, size_t nw,
+                       char *buf, size_t len)
+{
+	size_t at = 0, shown = 0, more = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < nw; i++) {
+		if (strcmp(w[i].queue, queue) != 0)
+			continue;
+		if (shown == WEIGHTS_SHOWN) {
+			more++;
+			continue;
+		}
+		int k = snprintf(buf + at, len - at, "%s%s=%d",
+		                 shown ? " " : "", w[i].key, w[i].weight);
+		if (k < 0 || (size_t)k >= len - at) {
+			more++;
+			continue;
+		}
+		at += (size_t)k;
+		shown++;
+	}
+	if (more && at < len)
+		snprintf(buf + at, len - at, " +%zu more", more);
+	if (!shown)
+		snprintf(buf, len, "-");
 }

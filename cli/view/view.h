@@ -75,6 +75,26 @@ extern const size_t cli_nstat;
 int64_t cli_stat_of(const sked_queue_stats *q, size_t col);
 json_t *cli_queue_json(const sked_queue_info *q);
 json_t *cli_schedule_json(const sked_schedule *s);
+/* A schedule's unique key (u: sked_schedule_uniques, nu of them) added
+ * to its object o as "unique" (null: none); returns o. And as `cron ls`
+ * shows it: "KEY (live)", "KEY (pending, replace)", "KEY (for 10s)", or
+ * "-". */
+json_t *cli_schedule_unique_json(json_t *o, const sked_schedule_unique *u,
+                                 size_t nu);
+void cli_schedule_unique_text(const char *name, const sked_schedule_unique *u,
+                              size_t nu, char *buf, size_t len);
+/* --unique-scope live|pending for cmd; and the unique flags together as
+ * `enqueue` takes them (scoped: --unique-scope given): a replace without
+ * a scope holds the key until the task starts. 0 or an exit code. */
+int cli_unique_scope(const char *cmd, const char *arg, int *scope);
+int cli_unique_check(const char *cmd, sked_enqueue_opts *uo, int scoped);
+/* A queue's key weights (w: sked_queue_weights, nw of them) added to
+ * its object o as "weights": {"KEY": N, …}; returns o. And as `queue ls`
+ * shows them: "a=3 b=2", the first few and "+N more", or "-". */
+json_t *cli_queue_weights_json(json_t *o, const sked_queue_weight *w,
+                               size_t nw);
+void cli_queue_weights_text(const char *queue, const sked_queue_weight *w,
+                            size_t nw, char *buf, size_t len);
 /* 1 when queue is paused, as q (n of them, from sked_queue_list) says */
 int cli_queue_paused(const sked_queue_info *q, size_t n, const char *queue);
 

@@ -119,6 +119,12 @@
 	"cron, tz, kind, payload, queue, priority, max_attempts, misfire, "    \
 	"overlap"
 
+/* a schedule's unique key (schema 15): key, scope, period, replace */
+#define UNIQ_COLS "unique_key, unique_scope, unique_for_ms, unique_replace"
+#define UNIQ_SET                                                               \
+	"unique_key = ?11, unique_scope = ?12, unique_for_ms = ?13, "          \
+	"unique_replace = ?14, "
+
 #define ENQ_COLS                                                               \
 	"INSERT INTO {p}task (queue, kind, payload, status, priority, "        \
 	"run_at, attempts, max_attempts, version, unique_key, created_at, "    \
@@ -348,7 +354,7 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                     "{p}schedule WHERE enabled = 1",
         [SKED_SQL_SCHED_DUE] =
                 "SELECT name, " DEF_COLS ", {ms:next_fire}, version, "
-                "{nowms} FROM {p}schedule WHERE enabled = 1 AND "
+                "{nowms}, " UNIQ_COLS " FROM {p}schedule WHERE enabled = 1 AND "
                 "next_fire <= {now} ORDER BY next_fire{lim:?1}",
         /* the tick's claim of a schedule's fires: one conditional write */
         [SKED_SQL_SCHED_CLAIM] =
@@ -363,6 +369,14 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                 "fire_time, created_at, updated_at) VALUES "
                                 "(?1, ?2, ?3, 0, ?4, {now}, 0, ?5, 0, ?6, "
                                 "{ts:?7}, {now}, {now})",
+        /* a fire with the schedule's unique key ?8, its scope ?9 (NULL:
+         * live) as sked_enqueue writes them (enqueue.c) */
+        [SKED_SQL_SCHED_TASK_UNIQUE] =
+                "INSERT INTO {p}task (queue, kind, payload, status, "
+                "priority, run_at, attempts, max_attempts, version, "
+                "schedule_name, fire_time, created_at, updated_at, "
+                "unique_key, unique_scope) VALUES (?1, ?2, ?3, 0, ?4, "
+                "{now}, 0, ?5, 0, ?6, {ts:?7}, {now}, {now}, ?8, ?9)",
         [SKED_SQL_SCHED_ACTIVE] = "SELECT id FROM {p}task WHERE "
                                   "schedule_name = ?1 AND status IN "
                                   "(0, 1, 4) ORDER BY id{lim:1}",
@@ -375,29 +389,29 @@ static const char *const generic[SKED_SQL__COUNT] = {
         [SKED_SQL_SCHED_FIRE_MAX_DONE] =
                 "SELECT COALESCE(MAX({ms:fire_time}), 0) FROM {p}task_done "
                 "WHERE schedule_name = ?1 AND fire_time >= {ts:?2}",
-        [SKED_SQL_SCHED_DEF] = "SELECT " DEF_COLS ", version FROM {p}schedule "
-                               "WHERE name = ?1",
+        [SKED_SQL_SCHED_DEF] = "SELECT " DEF_COLS ", version, " UNIQ_COLS
+                               " FROM {p}schedule WHERE name = ?1",
         [SKED_SQL_SCHED_INSERT] = "INSERT INTO {p}schedule (name, " DEF_COLS
-                                  ", enabled, next_fire, last_fire, version, "
-                                  "created_at, updated_at) VALUES (?1, ?2, ?3, "
-                                  "?4, ?5, ?6, ?7, ?8, ?9, ?10, 1, {ts:?11}, "
-                                  "NULL, "
-                                  "0, {now}, {now})",
+                                  ", " UNIQ_COLS ", enabled, next_fire, "
+                                  "last_fire, version, created_at, "
+                                  "updated_at) VALUES (?1, ?2, ?3, ?4, ?5, "
+                                  "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+                                  "1, {ts:?15}, NULL, 0, {now}, {now})",
         [SKED_SQL_SCHED_UPDATE_KEEP] =
                 "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
                 "kind = ?4, payload = ?5, queue = ?6, "
                 "priority = ?7, max_attempts = ?8, "
-                "misfire = ?9, overlap = ?10, "
+                "misfire = ?9, overlap = ?10, " UNIQ_SET
                 "version = version + 1, updated_at = {now} "
-                "WHERE name = ?1 AND version = ?11",
+                "WHERE name = ?1 AND version = ?15",
         [SKED_SQL_SCHED_UPDATE_NEXT] =
                 "UPDATE {p}schedule SET cron = ?2, tz = ?3, "
                 "kind = ?4, payload = ?5, queue = ?6, "
                 "priority = ?7, max_attempts = ?8, "
-                "misfire = ?9, overlap = ?10, "
-                "next_fire = {ts:?12}, "
+                "misfire = ?9, overlap = ?10, " UNIQ_SET
+                "next_fire = {ts:?16}, "
                 "version = version + 1, updated_at = {now} "
-                "WHERE name = ?1 AND version = ?11",
+                "WHERE name = ?1 AND version = ?15",
         [SKED_SQL_SCHED_DELETE] = "DELETE FROM {p}schedule WHERE name = ?1",
         [SKED_SQL_SCHED_PAUSE] = "UPDATE {p}schedule SET enabled = 0, "
                                  "version = version + 1, updated_at = {now} "
@@ -407,10 +421,9 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "next_fire = {ts:?2}, version = version + 1, "
                 "updated_at = {now} "
                 "WHERE name = ?1 AND version = ?3 AND enabled = 0",
-        [SKED_SQL_SCHED_LIST] =
-                "SELECT name, " DEF_COLS ", enabled, "
-                "{ms:next_fire}, {ms:last_fire} FROM {p}schedule "
-                "ORDER BY name",
+        [SKED_SQL_SCHED_LIST] = "SELECT name, " DEF_COLS ", enabled, "
+                                "{ms:next_fire}, {ms:last_fire}, " UNIQ_COLS
+                                " FROM {p}schedule ORDER BY name",
         [SKED_SQL_SCHED_DISABLE] = "UPDATE {p}schedule SET enabled = 0, "
                                    "version = version + 1, updated_at = {now} "
                                    "WHERE name = ?1 AND version = ?2",
@@ -728,6 +741,20 @@ static const char *const generic[SKED_SQL__COUNT] = {
                               "WHERE queue = ?1",
         /* SKED_SQL_FAIR_CAND_SKIP, _NULL_SKIP: no generic text (dialect/
          * postgresql.c, dialect/mysql.c), only where rows are skipped */
+        [SKED_SQL_FAIR_WEIGHTS] =
+                "SELECT queue, concurrency_key, weight FROM {p}queue_weight "
+                "WHERE queue IN (SELECT queue FROM {p}queue_limit WHERE "
+                "fair <> 0)",
+        [SKED_SQL_WEIGHT_DEL] = "DELETE FROM {p}queue_weight WHERE queue = "
+                                "?1 AND concurrency_key = ?2",
+        [SKED_SQL_WEIGHT_PUT] = "INSERT INTO {p}queue_weight (queue, "
+                                "concurrency_key, weight) VALUES (?1, ?2, "
+                                "?3)",
+        [SKED_SQL_WEIGHT_COUNT] = "SELECT COUNT(*) FROM {p}queue_weight "
+                                  "WHERE queue = ?1",
+        [SKED_SQL_WEIGHT_LIST] = "SELECT queue, concurrency_key, weight "
+                                 "FROM {p}queue_weight ORDER BY queue, "
+                                 "concurrency_key",
 };
 
 const char *

@@ -159,6 +159,7 @@ typedef enum sked_sql {
 	SKED_SQL_SCHED_CLAIM,
 	SKED_SQL_SCHED_LAST_FIRE,
 	SKED_SQL_SCHED_TASK,
+	SKED_SQL_SCHED_TASK_UNIQUE,
 	SKED_SQL_SCHED_ACTIVE,
 	/* the live task of schedule ?1's fire ?2 (sked_schedule_run) */
 	SKED_SQL_SCHED_FIRE_ID,
@@ -413,6 +414,15 @@ typedef enum sked_sql {
 	SKED_SQL_LIM_PEEK,
 	SKED_SQL_FAIR_CAND_SKIP,
 	SKED_SQL_FAIR_CAND_NULL_SKIP,
+	/* a fair queue's key weights (limits.c, schema 15): every fair
+	 * queue's (queue, key, weight), for the handle's list; queue ?1's
+	 * key ?2 removed, or given weight ?3; how many keys queue ?1 weighs;
+	 * all rows by queue and key */
+	SKED_SQL_FAIR_WEIGHTS,
+	SKED_SQL_WEIGHT_DEL,
+	SKED_SQL_WEIGHT_PUT,
+	SKED_SQL_WEIGHT_COUNT,
+	SKED_SQL_WEIGHT_LIST,
 	SKED_SQL__COUNT
 } sked_sql;
 

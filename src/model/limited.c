@@ -47,6 +47,7 @@
 #include "model/limits.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +70,18 @@ struct sked_limits {
 	 * queues[i] ("" for no key), after which its next fair claim takes
 	 * up the keys and begins its rounds; NULL: from the first */
 	char **fair_after;
+	/* fair_used[i]: the turns fair_after[i] has had in its current turn
+	 * (sked__fair_used) */
+	int *fair_used;
 	char *fair_only; /* fair_only[i]: fair, with no limit (the row said) */
 	int turn;        /* which limited queue an all-queue claim starts at */
+	/* the fair queues' key weights (queue set --weight, schema 15), by
+	 * queue then key (strcmp): read with the list */
+	int nw;
+	struct fair_weight {
+		char *queue, *key;
+		int weight;
+	} * w;
 };
 
 void
@@ -83,9 +94,15 @@ sked__limits_free(struct sked_limits *l)
 		if (l->fair_after)
 			free(l->fair_after[i]);
 	}
+	for (int i = 0; i < l->nw; i++) {
+		free(l->w[i].queue);
+		free(l->w[i].key);
+	}
+	free(l->w);
 	free(l->queues);
 	free(l->paused);
 	free(l->fair_after);
+	free(l->fair_used);
 	free(l->fair_only);
 	free(l);
 }
@@ -237,24 +254,110 @@ same_key(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-void
-sked__fair_order(sked_fair_cand *c, int n, const char *after)
+static int
+weight_of(const sked_fair_cand *c)
 {
-	/* rows come key by key, each key's in claim order: the round of a
-	 * row is its place among its key's rows of its priority */
+	return c->weight > 1 ? c->weight : 1;
+}
+
+void
+sked__fair_order_turns(sked_fair_cand *c, int n, const char *after, int used)
+{
+	/* rows come key by key, each key's in claim order: first the place
+	 * of a row among its key's rows of its priority (in round) */
 	for (int i = 0; i < n; i++)
 		c[i].round = i > 0 && same_key(c[i].key, c[i - 1].key) &&
 		                             c[i].priority == c[i - 1].priority
 		                     ? c[i - 1].round + 1
 		                     : 0;
-	for (int i = 0; i < n; i++)
-		c[i].wrap =
-		        after && strcmp(c[i].key ? c[i].key : "", after) <= 0;
+	for (int i = 0; i < n; i++) {
+		int w = weight_of(&c[i]), place = c[i].round;
+		const char *k = c[i].key ? c[i].key : "";
+		int cmp = after ? strcmp(k, after) : 1;
+		if (cmp == 0 && used < w) {
+			/* the key of the last pick, its turn not over: its
+			 * next w - used first, then its later rounds last */
+			int left = w - (used > 0 ? used : 0);
+			c[i].wrap = place < left ? -1 : 1;
+			c[i].round = place < left ? 0 : 1 + (place - left) / w;
+			continue;
+		}
+		c[i].round = place / w;
+		c[i].wrap = cmp <= 0;
+	}
 	if (n > 1)
 		qsort(c, (size_t)n, sizeof *c, fair_cmp);
 }
 
+void
+sked__fair_order(sked_fair_cand *c, int n, const char *after)
+{
+	sked__fair_order_turns(c, n, after, INT_MAX);
+}
+
+int
+sked__fair_used(const sked_fair_cand *c, const int *pick, int npick,
+                const char *after, int used)
+{
+	if (npick <= 0)
+		return used;
+	const char *last = c[pick[npick - 1]].key;
+	int run = 0;
+	while (run < npick && same_key(c[pick[npick - 1 - run]].key, last))
+		run++;
+	const char *k = last ? last : "";
+	if (run == npick && after && strcmp(k, after) == 0 && used >= 0 &&
+	    used < weight_of(&c[pick[npick - 1]]))
+		return used + run; /* its turn went on */
+	return run;
+}
+
 /* ---- the list of limited queues ---- */
+
+static int
+weight_cmp(const void *a, const void *b)
+{
+	const struct fair_weight *x = a, *y = b;
+	int q = strcmp(x->queue, y->queue);
+	return q ? q : strcmp(x->key, y->key);
+}
+
+/* The key weights of the fair queues (a few rows, none for most):
+ * sorted here, since the server's collation need not be strcmp's. */
+static int
+read_weights(sked *h, struct sked_limits *l)
+{
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_FAIR_WEIGHTS, NULL, 0, &r);
+	if (rc != SKED_OK || r.nrows == 0) {
+		sked__res_clear(&r);
+		return rc;
+	}
+	int oom = !(l->w = calloc((size_t)r.nrows, sizeof *l->w));
+	for (int i = 0; !oom && i < r.nrows; i++) {
+		l->w[i].queue = sked__res_dup(&r, i, 0, &oom);
+		l->w[i].key = sked__res_dup(&r, i, 1, &oom);
+		l->w[i].weight = (int)sked__res_int(&r, i, 2);
+		l->nw++;
+	}
+	sked__res_clear(&r);
+	if (oom)
+		return SKED_ENOMEM;
+	qsort(l->w, (size_t)l->nw, sizeof *l->w, weight_cmp);
+	return SKED_OK;
+}
+
+/* The weight of key in queue: 1 unless set. */
+static int
+weight_for(const struct sked_limits *l, const char *queue, const char *key)
+{
+	if (!l || l->nw == 0 || !key)
+		return 1;
+	struct fair_weight k = {.queue = (char *)queue, .key = (char *)key};
+	const struct fair_weight *f =
+	        bsearch(&k, l->w, (size_t)l->nw, sizeof *l->w, weight_cmp);
+	return f && f->weight > 1 ? f->weight : 1;
+}
 
 static int
 refresh(sked *h)
@@ -272,9 +375,10 @@ refresh(sked *h)
 		l->queues = calloc((size_t)r.nrows, sizeof *l->queues);
 		l->paused = calloc((size_t)r.nrows, 1);
 		l->fair_after = calloc((size_t)r.nrows, sizeof *l->fair_after);
+		l->fair_used = calloc((size_t)r.nrows, sizeof *l->fair_used);
 		l->fair_only = calloc((size_t)r.nrows, 1);
 		oom = !l->queues || !l->paused || !l->fair_after ||
-		      !l->fair_only;
+		      !l->fair_used || !l->fair_only;
 		for (int i = 0; !oom && i < r.nrows; i++) {
 			l->queues[i] = sked__res_dup(&r, i, 0, &oom);
 			l->paused[i] = sked__res_int(&r, i, 1) != 0;
@@ -283,6 +387,14 @@ refresh(sked *h)
 		}
 	}
 	sked__res_clear(&r);
+	if (!oom && l->n > 0 && (rc = read_weights(h, l)) != SKED_OK) {
+		sked__limits_free(l);
+		return rc == SKED_ENOMEM
+		               ? sked__fail(h, rc, "out of memory")
+		               : sked__fail_db(h, rc,
+		                               "cannot read the fair queues' "
+		                               "key weights");
+	}
 	if (oom) {
 		sked__limits_free(l);
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
@@ -297,6 +409,7 @@ refresh(sked *h)
 				if (o->fair_after && o->fair_after[j] &&
 				    strcmp(o->queues[j], l->queues[i]) == 0) {
 					l->fair_after[i] = o->fair_after[j];
+					l->fair_used[i] = o->fair_used[j];
 					o->fair_after[j] = NULL;
 				}
 	}
@@ -412,6 +525,7 @@ fair_read(sked *h, const sked_claim_req *req, int want, int each, int skip,
 	int max_keys = want + 1 < FAIR_KEYS_MAX ? want + 1 : FAIR_KEYS_MAX;
 	int qi = fair_index(h, req->queue);
 	char *start = qi >= 0 ? h->limits->fair_after[qi] : NULL;
+	int used = qi >= 0 ? h->limits->fair_used[qi] : 0;
 	char *key = NULL;
 	*c = NULL;
 	*n = 0;
@@ -442,23 +556,33 @@ fair_read(sked *h, const sked_claim_req *req, int want, int each, int skip,
 		if (nkeys == max_keys)
 			break;
 	}
-	if (rc == SKED_OK)
-		sked__fair_order(*c, *n, start);
+	if (rc == SKED_OK) {
+		for (int i = 0; i < *n; i++)
+			(*c)[i].weight =
+			        weight_for(h->limits, req->queue, (*c)[i].key);
+		sked__fair_order_turns(*c, *n, start, used);
+	}
 	return rc;
 }
 
 /* Remember the key of a fair claim's last pick (the group of no key as
- * ""): the next claim of queue by this handle starts its rounds, and its
- * reading of the keys, after it. */
+ * ""), and the turns it has had in its turn: the next claim of queue by
+ * this handle starts its rounds, and its reading of the keys, after it,
+ * or with it while its turn lasts (a weight above 1). */
 static void
-fair_remember(sked *h, const char *queue, const char *key)
+fair_remember(sked *h, const char *queue, const sked_fair_cand *c,
+              const int *pick, int npick)
 {
 	int qi = fair_index(h, queue);
-	char *k = strdup(key ? key : "");
-	if (qi < 0 || !k) {
-		free(k);
+	if (qi < 0 || npick <= 0)
 		return;
-	}
+	const char *key = c[pick[npick - 1]].key;
+	char *k = strdup(key ? key : "");
+	if (!k)
+		return;
+	h->limits->fair_used[qi] =
+	        sked__fair_used(c, pick, npick, h->limits->fair_after[qi],
+	                        h->limits->fair_used[qi]);
 	free(h->limits->fair_after[qi]);
 	h->limits->fair_after[qi] = k;
 }
@@ -600,8 +724,7 @@ limited_once(sked *h, const sked_claim_req *req, sked_claimed **out, int *n)
 		}
 		for (int i = 0; i < npick; i++)
 			ids[i] = fair[pick[i]].id;
-		if (npick > 0)
-			fair_remember(h, req->queue, fair[pick[npick - 1]].key);
+		fair_remember(h, req->queue, fair, pick, npick);
 		fair_free(fair, nf);
 		fair = NULL;
 		nf = 0;
@@ -728,7 +851,7 @@ fair_unlocked_once(sked *h, const sked_claim_req *req, sked_claimed **out,
 {
 	sked_res row = {0};
 	sked_fair_cand *fair = NULL;
-	int nf = 0;
+	int nf = 0, *pick = NULL;
 	int64_t *ids = NULL;
 	int rc = sked__begin(h, 1);
 	if (rc != SKED_OK)
@@ -754,14 +877,16 @@ fair_unlocked_once(sked *h, const sked_claim_req *req, sked_claimed **out,
 	if (rc != SKED_OK)
 		goto db_failed;
 	int npick = nf < req->limit ? nf : req->limit;
-	if (!(ids = malloc(sizeof *ids * (size_t)(npick + 1)))) {
+	if (!(ids = malloc(sizeof *ids * (size_t)(npick + 1))) ||
+	    !(pick = malloc(sizeof *pick * (size_t)(npick + 1)))) {
 		rc = SKED_ENOMEM;
 		goto failed;
 	}
-	for (int i = 0; i < npick; i++)
+	for (int i = 0; i < npick; i++) {
 		ids[i] = fair[i].id;
-	if (npick > 0)
-		fair_remember(h, req->queue, fair[npick - 1].key);
+		pick[i] = i;
+	}
+	fair_remember(h, req->queue, fair, pick, npick);
 	sked_claim_ids how = {.claim = SKED_SQL_LIM_CLAIM,
 	                      .get = SKED_SQL_LIM_GET,
 	                      .with_start = 1,
@@ -781,6 +906,7 @@ failed:
 done:
 	fair_free(fair, nf);
 	free(ids);
+	free(pick);
 	sked__res_clear(&row);
 	return rc;
 }

@@ -233,6 +233,115 @@ sked_queue_set_fair(sked *h, const char *queue, int fair)
 	return flag_set(h, queue, &FAIR, fair);
 }
 
+/* ---- a fair queue's key weights (schema 15) ---- */
+
+SKED_API int
+sked_queue_set_weight(sked *h, const char *queue, const char *key, int weight)
+{
+	if (!h || !h->db)
+		return SKED_EINVAL;
+	int rc = sked__check_name(h, "queue", queue);
+	if (rc != SKED_OK)
+		return rc;
+	if (!key || !*key || strlen(key) > SKED_MAX_NAME)
+		return sked__fail(h, SKED_EINVAL,
+		                  "concurrency key must be 1 to %d bytes",
+		                  SKED_MAX_NAME);
+	if (weight < 1 || weight > SKED_MAX_WEIGHT)
+		return sked__fail(h, SKED_EINVAL,
+		                  "weight %d is out of range (1 to %d; 1 is "
+		                  "the default)",
+		                  weight, SKED_MAX_WEIGHT);
+	sked_val p[3] = {SKED_TEXTV(queue), SKED_TEXTV(key), SKED_INTV(weight)};
+	for (int attempt = 0; attempt < 3; attempt++) {
+		if ((rc = sked__begin(h, 0)) != SKED_OK)
+			return sked__fail_db(h, rc, "cannot begin");
+		rc = sked__q(h, SKED_SQL_WEIGHT_DEL, p, 2, NULL);
+		int had = rc == SKED_OK && sked__affected(h) > 0;
+		int64_t keys = 0;
+		if (rc == SKED_OK && weight > 1 && !had) {
+			sked_res r = {0};
+			rc = sked__q(h, SKED_SQL_WEIGHT_COUNT, p, 1, &r);
+			keys = rc == SKED_OK && r.nrows
+			               ? sked__res_int(&r, 0, 0)
+			               : 0;
+			sked__res_clear(&r);
+			if (rc == SKED_OK && keys >= SKED_MAX_WEIGHTED_KEYS) {
+				sked__rollback(h);
+				return sked__fail(h, SKED_ETOOBIG,
+				                  "queue '%s' has %d weighted "
+				                  "keys, the most "
+				                  "a queue may have "
+				                  "(SKED_MAX_WEIGHTED_KEYS)",
+				                  queue,
+				                  SKED_MAX_WEIGHTED_KEYS);
+			}
+		}
+		if (rc == SKED_OK && weight > 1)
+			rc = sked__q(h, SKED_SQL_WEIGHT_PUT, p, 3, NULL);
+		if (rc == SKED_OK)
+			rc = sked__commit(h);
+		if (rc == SKED_OK) {
+			sked__limits_stale(h);
+			return SKED_OK;
+		}
+		/* a concurrent set of the same key inserted it first */
+		int dup = sked__err_kind(h) == SKED_DBE_UNIQUE;
+		sked__rollback(h);
+		if (!dup)
+			return sked__fail_db(h, rc, "cannot set the weight");
+	}
+	return sked__fail(h, SKED_EBUSY,
+	                  "the weight of key '%s' keeps changing; try again",
+	                  key);
+}
+
+SKED_API int
+sked_queue_weights(sked *h, const char *queue, sked_queue_weight **out,
+                   size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_WEIGHT_LIST, NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot list the key weights");
+	sked_queue_weight *w = calloc((size_t)r.nrows + 1, sizeof *w);
+	int oom = !w;
+	size_t k = 0;
+	for (int i = 0; !oom && i < r.nrows; i++) {
+		const char *q = sked__res_text(&r, i, 0);
+		if (queue && (!q || strcmp(q, queue) != 0))
+			continue;
+		w[k].queue = sked__res_dup(&r, i, 0, &oom);
+		w[k].key = sked__res_dup(&r, i, 1, &oom);
+		w[k].weight = (int)sked__res_int(&r, i, 2);
+		k++;
+	}
+	sked__res_clear(&r);
+	if (oom) {
+		sked_queue_weights_free(w, w ? k : 0);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	*out = w;
+	*n = k;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_queue_weights_free(sked_queue_weight *w, size_t n)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(w[i].queue);
+		free(w[i].key);
+	}
+	free(w);
+}
+
 static sked_queue_info *
 info_for(sked_queue_info **arr, size_t *n, size_t *cap, const char *queue,
          int *oom)

@@ -80,8 +80,10 @@ typedef struct sked_fair_cand {
 	char *key; /* NULL: no concurrency key (a group of its own) */
 	int priority;
 	int64_t run_at_ms;
-	int round; /* set by sked__fair_order */
-	int wrap;  /* set by sked__fair_order: its key is not after `after` */
+	int weight; /* its key's turns a round (queue set --weight); 0: 1 */
+	int round;  /* set by sked__fair_order */
+	int wrap;   /* set by sked__fair_order: its key is not after `after`
+	               (1), or its key is `after` still in its turn (-1) */
 } sked_fair_cand;
 
 /* Candidates c[0..n), grouped by key (NULL the same group) and in claim
@@ -94,5 +96,22 @@ typedef struct sked_fair_cand {
  * priority, every key's first task comes before any key's second, and a
  * claim of one task takes the keys in turn. */
 void sked__fair_order(sked_fair_cand *c, int n, const char *after);
+
+/* The same with weights (schema 15): a key of weight w takes w turns a
+ * round, one task a turn, so a round holds a key's first w tasks, the
+ * next round the w after them, and so on. `used` is how many turns the
+ * key `after` has had in its current turn of w (what sked__fair_used
+ * said after the last claim): while used < w the key keeps its turn and
+ * its next w - used tasks come first, so claims of one task at a time
+ * still give a key of weight 3 three tasks for another key's one.
+ * sked__fair_order is this with the turn of `after` over. */
+void sked__fair_order_turns(sked_fair_cand *c, int n, const char *after,
+                            int used);
+
+/* After a claim that took c[pick[0]] … c[pick[npick - 1]] (in the fair
+ * order): the turns the last key picked has had in its current turn,
+ * counting on from `used` when it was `after`'s turn that went on. */
+int sked__fair_used(const sked_fair_cand *c, const int *pick, int npick,
+                    const char *after, int used);
 
 #endif /* SKED_LIMITS_H */

@@ -23,10 +23,11 @@
  * transaction is marked for the worker's lock-wait watchdog
  * (sked__wait_begin): a session holding the row makes the tick wait.
  *
- * Size: about 840 lines. The schedule's storage (add, replace, pause,
- * list, run now) and the tick share the row format and its version
- * check; were it to grow, the tick would move to its own file with the
- * row reader in a small header.
+ * Size: about 1,080 lines. The schedule's storage (add, replace, pause,
+ * list, run now), its unique key (a fire's task under it, shared by the
+ * tick and a run now) and the tick share the row format and its version
+ * check; the tick, with the unique fire, is the part to move to its own
+ * file (with the row reader in a small header) when it grows again.
  */
 #include "model/sched.h"
 
@@ -35,6 +36,8 @@
 #include <string.h>
 
 #include "model/counters.h"
+#include "model/enqueue.h"
+#include "model/queue.h"
 #include "model/wake.h"
 #include "util/log.h"
 #include "util/timefmt.h"
@@ -131,9 +134,43 @@ same_text(const sked_res *r, int col, const char *s, size_t len)
 	return v && sked__res_len(r, 0, col) == len && memcmp(v, s, len) == 0;
 }
 
+/* NULL and NULL, or the same text */
+static int
+same_opt(const sked_res *r, int col, const char *s)
+{
+	if (sked__res_null(r, 0, col) || !sked__res_text(r, 0, col))
+		return s == NULL;
+	return s && same_text(r, col, s, strlen(s));
+}
+
+/* A schedule's unique options as sked_enqueue checks them (enqueue.c):
+ * only the four unique fields of u are read. */
+static int
+check_unique(sked *h, const char *kind, const sked_enqueue_opts *u,
+             sked_enqueue_opts *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!u)
+		return SKED_OK;
+	out->unique_key = u->unique_key;
+	out->unique_scope = u->unique_scope;
+	out->unique_for_ms = u->unique_for_ms;
+	out->unique_replace = u->unique_replace;
+	return sked__enqueue_check(h, kind, NULL, 0, out);
+}
+
 SKED_API int
 sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
                   const sked_schedule_opts *opts, int *created_out)
+{
+	return sked_schedule_put_unique(h, name, expr, kind, opts, NULL,
+	                                created_out);
+}
+
+SKED_API int
+sked_schedule_put_unique(sked *h, const char *name, const char *expr,
+                         const char *kind, const sked_schedule_opts *opts,
+                         const sked_enqueue_opts *uo, int *created_out)
 {
 	static const sked_schedule_opts defaults = {0};
 	if (!h || !h->db)
@@ -142,9 +179,17 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 	if (created_out)
 		*created_out = 0;
 	sked_fire_plan p;
+	sked_enqueue_opts u;
 	int rc = check_def(h, name, expr, kind, o, &p);
 	if (rc != SKED_OK)
 		return rc;
+	if ((rc = check_unique(h, kind, uo, &u)) != SKED_OK) {
+		sked__fire_free(&p);
+		return rc;
+	}
+	/* stored as read back: the period makes the scope, and the scope
+	 * and replace mean nothing without a key */
+	int uscope = u.unique_for_ms ? SKED_UNIQUE_PERIOD : u.unique_scope;
 	const char *tz = o->tz && *o->tz ? o->tz : "UTC";
 	const char *queue = o->queue ? o->queue : SKED_DEFAULT_QUEUE;
 	const char *payload = o->payload ? o->payload : "";
@@ -163,19 +208,20 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 	if (rc != SKED_OK)
 		return rc;
 
-	sked_val v[12] = {
-	        SKED_TEXTV(name),
-	        SKED_TEXTV(expr),
-	        SKED_TEXTV(tz),
-	        SKED_TEXTV(kind),
-	        SKED_BLOBV(payload, plen),
-	        SKED_TEXTV(queue),
-	        SKED_INTV(o->priority),
-	        SKED_INTV(max_attempts),
+	sked_val v[16] = {
+	        SKED_TEXTV(name), SKED_TEXTV(expr), SKED_TEXTV(tz),
+	        SKED_TEXTV(kind), SKED_BLOBV(payload, plen), SKED_TEXTV(queue),
+	        SKED_INTV(o->priority), SKED_INTV(max_attempts),
 	        SKED_TEXTV(sked_misfire_name(o->misfire)),
 	        SKED_TEXTV(sked_overlap_name(o->overlap)),
-	        SKED_INTV(next), /* ?11: next fire (insert) or version */
-	        SKED_INTV(next), /* ?12: next fire (update) */
+	        /* ?11-?14: the unique key (schema 15), NULL for none */
+	        SKED_TEXTV(u.unique_key),
+	        u.unique_key ? SKED_INTV(uscope) : SKED_NULLV,
+	        u.unique_key && u.unique_for_ms ? SKED_INTV(u.unique_for_ms)
+	                                        : SKED_NULLV,
+	        SKED_INTV(u.unique_key && u.unique_replace ? 1 : 0),
+	        SKED_INTV(next), /* ?15: next fire (insert) or version */
+	        SKED_INTV(next), /* ?16: next fire (update) */
 	};
 	/* Read, then a conditional write; a concurrent writer makes the
 	 * write match nothing (or the insert hit the key), and we read
@@ -192,8 +238,8 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 		}
 		if (r.nrows == 0) {
 			sked__res_clear(&r);
-			v[10] = SKED_INTV(next);
-			rc = sked__q(h, SKED_SQL_SCHED_INSERT, v, 11, NULL);
+			v[14] = SKED_INTV(next);
+			rc = sked__q(h, SKED_SQL_SCHED_INSERT, v, 15, NULL);
 			if (rc == SKED_OK &&
 			    (rc = sked__commit(h)) == SKED_OK) {
 				if (created_out)
@@ -216,20 +262,26 @@ sked_schedule_put(sked *h, const char *name, const char *expr, const char *kind,
 		           same_text(&r, 7, sked_misfire_name(o->misfire),
 		                     strlen(sked_misfire_name(o->misfire))) &&
 		           same_text(&r, 8, sked_overlap_name(o->overlap),
-		                     strlen(sked_overlap_name(o->overlap)));
+		                     strlen(sked_overlap_name(o->overlap))) &&
+		           same_opt(&r, 10, u.unique_key) &&
+		           (!u.unique_key ||
+		            (sked__res_int(&r, 0, 11) == uscope &&
+		             sked__res_int(&r, 0, 12) == u.unique_for_ms &&
+		             sked__res_int(&r, 0, 13) ==
+		                     (u.unique_replace ? 1 : 0)));
 		int64_t version = sked__res_int(&r, 0, 9);
 		sked__res_clear(&r);
 		if (same) {
 			sked__rollback(h);
 			return SKED_OK;
 		}
-		v[10] = SKED_INTV(version);
+		v[14] = SKED_INTV(version);
 		/* the same expression and zone keep the pending next fire */
 		if (same_when)
-			rc = sked__q(h, SKED_SQL_SCHED_UPDATE_KEEP, v, 11,
+			rc = sked__q(h, SKED_SQL_SCHED_UPDATE_KEEP, v, 15,
 			             NULL);
 		else
-			rc = sked__q(h, SKED_SQL_SCHED_UPDATE_NEXT, v, 12,
+			rc = sked__q(h, SKED_SQL_SCHED_UPDATE_NEXT, v, 16,
 			             NULL);
 		if (rc != SKED_OK) {
 			sked__fail_db(h, rc, "cannot replace the schedule");
@@ -413,6 +465,143 @@ sked_schedules_free(sked_schedule *s, size_t n)
 	free(s);
 }
 
+SKED_API int
+sked_schedule_uniques(sked *h, sked_schedule_unique **out, size_t *n)
+{
+	if (!h || !h->db || !out || !n)
+		return SKED_EINVAL;
+	*out = NULL;
+	*n = 0;
+	sked_res r = {0};
+	int rc = sked__q(h, SKED_SQL_SCHED_LIST, NULL, 0, &r);
+	if (rc != SKED_OK)
+		return sked__fail_db(h, rc, "cannot list schedules");
+	sked_schedule_unique *u = calloc((size_t)r.nrows + 1, sizeof *u);
+	int oom = !u;
+	size_t k = 0;
+	for (int i = 0; !oom && i < r.nrows; i++) {
+		if (sked__res_null(&r, i, 13))
+			continue;
+		u[k].name = sked__res_dup(&r, i, 0, &oom);
+		u[k].key = sked__res_dup(&r, i, 13, &oom);
+		u[k].scope = (int)sked__res_int(&r, i, 14);
+		u[k].for_ms = sked__res_int(&r, i, 15);
+		u[k].replace = sked__res_int(&r, i, 16) != 0;
+		k++;
+	}
+	sked__res_clear(&r);
+	if (oom) {
+		sked_schedule_uniques_free(u, u ? k + 1 : 0);
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	}
+	*out = u;
+	*n = k;
+	return SKED_OK;
+}
+
+SKED_API void
+sked_schedule_uniques_free(sked_schedule_unique *u, size_t n)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(u[i].name);
+		free(u[i].key);
+	}
+	free(u);
+}
+
+/* ---- a fire's task, under the schedule's unique key ---- */
+
+/* A schedule's unique key as its row says (schema 15); key NULL: none. */
+typedef struct sched_unique {
+	const char *key;
+	int scope, replace;
+	int64_t for_ms;
+} sched_unique;
+
+static sched_unique
+unique_of(const sked_res *r, int row, int col)
+{
+	sched_unique u = {0};
+	if (sked__res_null(r, row, col))
+		return u;
+	u.key = sked__res_text(r, row, col);
+	u.scope = (int)sked__res_int(r, row, col + 1);
+	u.for_ms = sked__res_int(r, row, col + 2);
+	u.replace = sked__res_int(r, row, col + 3) != 0;
+	if (u.for_ms > 0)
+		u.scope = SKED_UNIQUE_PERIOD;
+	else if (u.scope == SKED_UNIQUE_PERIOD)
+		u.scope = SKED_UNIQUE_LIVE; /* no period: cannot be */
+	return u;
+}
+
+/* The task of one fire (t: the seven values of SKED_SQL_SCHED_TASK) with
+ * the schedule's unique key, in the caller's transaction, as sked_enqueue
+ * would enqueue it (enqueue.c, docs/unique.md). The live and pending
+ * scopes: the key's holder is looked up first, by the index the insert
+ * would hit, so a held key does not spoil the transaction (PostgreSQL);
+ * held, the fire makes nothing (*held = 1, *id = the holder), or with
+ * replace the waiting holder takes the payload and run-at now
+ * (*replaced = 1). Free, the task is inserted with the key; an enqueue
+ * that takes the key in between makes the insert fail on the unique
+ * index, and the caller treats that as a fire enqueued already. The
+ * period scope: the task inserted, then the key's {p}unique_for row
+ * upserted and read back; held by another task, the new task is deleted
+ * again (*held = 1). */
+static int
+unique_fire(sked *h, const sched_unique *u, const sked_val *t, int64_t *id,
+            int *held, int *replaced)
+{
+	sked_val k = SKED_TEXTV(u->key);
+	int64_t holder = 0;
+	*id = 0;
+	*held = *replaced = 0;
+	int rc;
+	if (u->scope != SKED_UNIQUE_PERIOD) {
+		if ((rc = sked__one_id(h, SKED_SQL_UNIQUE_HELD, &k, 1,
+		                       &holder)) != SKED_OK)
+			return rc;
+		if (holder) {
+			*held = 1;
+			*id = holder;
+			if (!u->replace)
+				return SKED_OK;
+			sked_val p[3] = {SKED_INTV(holder), t[2], SKED_INTV(0)};
+			rc = sked__q(h, SKED_SQL_UNIQUE_REPLACE_IN, p, 3, NULL);
+			*replaced = rc == SKED_OK && sked__affected(h) > 0;
+			return rc;
+		}
+	}
+	sked_val v[9];
+	memcpy(v, t, sizeof *v * 7);
+	v[7] = k;
+	v[8] = u->scope ? SKED_INTV(u->scope) : SKED_NULLV;
+	if ((rc = sked__q(h, SKED_SQL_SCHED_TASK_UNIQUE, v, 9, NULL)) !=
+	    SKED_OK)
+		return rc;
+	/* the new task, by its (schedule, fire time) */
+	sked_val f[2] = {t[5], t[6]};
+	if ((rc = sked__one_id(h, SKED_SQL_SCHED_FIRE_ID, f, 2, id)) !=
+	            SKED_OK ||
+	    u->scope != SKED_UNIQUE_PERIOD)
+		return rc;
+	sked_val p[3] = {k, SKED_INTV(*id), SKED_INTV(u->for_ms)};
+	if ((rc = sked__q(h, SKED_SQL_UNIQUE_FOR_PUT, p, 3, NULL)) != SKED_OK ||
+	    (rc = sked__one_id(h, SKED_SQL_UNIQUE_FOR_GET, &k, 1, &holder)) !=
+	            SKED_OK)
+		return rc;
+	if (holder == *id)
+		return SKED_OK;
+	sked_val d = SKED_INTV(*id);
+	if ((rc = sked__q(h, SKED_SQL_ENQ_UNDO, &d, 1, NULL)) != SKED_OK)
+		return rc;
+	*held = 1;
+	*id = holder;
+	return SKED_OK;
+}
+
 /* ---- the tick ---- */
 
 /* One due schedule, as read. Strings point into the result. */
@@ -421,6 +610,7 @@ typedef struct due {
 	size_t payload_len;
 	int priority, max_attempts, misfire, overlap;
 	int64_t next_fire, version;
+	sched_unique unique; /* key NULL: none */
 } due;
 
 static int
@@ -497,7 +687,7 @@ fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 			sked__rollback(h);
 			return rc;
 		}
-		int made = 0, skipped = 0, fire_ended = 0;
+		int made = 0, skipped = 0, merged = 0, fire_ended = 0;
 		int64_t last = 0;
 		for (int i = 0; pass == 0 && rc == SKED_OK && i < n; i++) {
 			if (d->overlap == SKED_OVERLAP_SKIP) {
@@ -523,7 +713,21 @@ fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 			        SKED_TEXTV(d->name),
 			        SKED_INTV(fires[i]),
 			};
-			rc = sked__q(h, SKED_SQL_SCHED_TASK, t, 7, NULL);
+			int held = 0, replaced = 0;
+			if (d->unique.key) {
+				int64_t tid = 0;
+				rc = unique_fire(h, &d->unique, t, &tid, &held,
+				                 &replaced);
+				if (rc == SKED_OK && held) {
+					/* its key is held: as an overlap skip,
+					 * or the holder debounced */
+					merged += replaced;
+					skipped += !replaced;
+					continue;
+				}
+			} else
+				rc = sked__q(h, SKED_SQL_SCHED_TASK, t, 7,
+				             NULL);
 			if (rc == SKED_OK) {
 				made++;
 				last = fires[i];
@@ -567,13 +771,28 @@ fire_one_tx(sked *h, const due *d, int64_t now, int *fired)
 			sked__count(SKED__COUNT_SKIPS, skipped);
 			/* counted by the node whose claim of the misfire won */
 			sked__count(SKED__COUNT_MISFIRES, misfired);
-			if (skipped)
+			if (skipped && d->unique.key)
+				sked__log(
+				        SKED_LOG_INFO,
+				        "schedule %s: %d fire(s) skipped, its "
+				        "unique key '%s' is held (%s)",
+				        d->name, skipped, d->unique.key,
+				        d->unique.scope == SKED_UNIQUE_PERIOD
+				                ? "unique for a period"
+				                : "unique key");
+			else if (skipped)
 				sked__log(
 				        SKED_LOG_INFO,
 				        "schedule %s: %d fire(s) skipped, its "
 				        "previous task is not finished "
 				        "(overlap skip)",
 				        d->name, skipped);
+			if (merged)
+				sked__log(SKED_LOG_INFO,
+				          "schedule %s: %d fire(s) merged into "
+				          "the waiting task that holds unique "
+				          "key '%s' (replace)",
+				          d->name, merged, d->unique.key);
 			return SKED_OK;
 		}
 		int dup = sked__err_kind(h) == SKED_DBE_UNIQUE;
@@ -643,6 +862,7 @@ tick(sked *h, int *fired, int64_t *next, int64_t *now)
 		        .overlap = sked_overlap_parse(sked__res_text(&r, i, 9)),
 		        .next_fire = sked__res_int(&r, i, 10),
 		        .version = sked__res_int(&r, i, 11),
+		        .unique = unique_of(&r, i, 13),
 		};
 		int64_t t_now = sked__res_int(&r, i, 12);
 		if (!d.payload)
@@ -735,6 +955,7 @@ run_tx(sked *h, const char *name, int64_t *fire, int64_t *id, int *taken)
 	sked_val v = SKED_TEXTV(name);
 	sked_res r = {0};
 	int64_t now = 0;
+	int held = 0, replaced = 0;
 	*taken = 0;
 	int rc = sked__begin(h, 0);
 	if (rc != SKED_OK)
@@ -760,11 +981,22 @@ run_tx(sked *h, const char *name, int64_t *fire, int64_t *id, int *taken)
 		        SKED_TEXTV(name),
 		        SKED_INTV(*fire),
 		};
-		rc = sked__q(h, SKED_SQL_SCHED_TASK, t, 7, NULL);
+		sched_unique u = unique_of(&r, 0, 10);
+		if (u.key)
+			rc = unique_fire(h, &u, t, id, &held, &replaced);
+		else
+			rc = sked__q(h, SKED_SQL_SCHED_TASK, t, 7, NULL);
 		if (rc != SKED_OK && sked__err_kind(h) == SKED_DBE_UNIQUE)
 			*taken = 1;
 	}
 	sked__res_clear(&r);
+	if (rc == SKED_OK && held) {
+		/* the key's holder answers, as sked_enqueue's would */
+		if ((rc = sked__commit(h)) == SKED_OK)
+			return SKED_OK;
+		sked__rollback(h);
+		return sked__fail_db(h, rc, "cannot run the schedule");
+	}
 	/* the task of this fire, live (just made) or ended already */
 	sked_val f[2] = {SKED_TEXTV(name), SKED_INTV(*fire)};
 	if (rc == SKED_OK) {

@@ -171,7 +171,7 @@ cleanup() {
 	pkill -9 -f "$T/" 2>/dev/null || true
 	case "$(family)" in
 	pg | mariadb)
-		for t in run task task_done queue_limit node schedule lock meta unique_for; do
+		for t in run task task_done queue_limit node schedule lock meta unique_for queue_weight; do
 			sql "DROP TABLE IF EXISTS {p}$t" >/dev/null 2>&1 || true
 		done
 		;;
@@ -271,6 +271,15 @@ undo_step_14_events() {
 	mariadb) sql "ALTER TABLE {p}run DROP INDEX {p}run_ended" >/dev/null ;;
 	*) sql "DROP INDEX IF EXISTS {p}run_ended" >/dev/null ;;
 	esac
+}
+
+# undo_step_15_cron_weight: the same for schema step 15 (a schedule's
+# unique key, the fair queues' key weights)
+undo_step_15_cron_weight() {
+	for c in unique_key unique_scope unique_for_ms unique_replace; do
+		sql "ALTER TABLE {p}schedule DROP COLUMN $c" >/dev/null
+	done
+	sql "DROP TABLE {p}queue_weight" >/dev/null
 }
 
 count() {

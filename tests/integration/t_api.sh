@@ -453,6 +453,11 @@ call GET /api/queues
 expect_eq "$code" 200 "queues"
 expect_eq "$(field '.queues[] | select(.queue == "q1") | "\(.concurrency) \(.per_key) \(.rate.n)"')" \
 	"2 1 10" "the limits of q1"
+# a fair queue's key weights ride along (docs/limits.md, "Fair queues")
+sk queue set q1 --weight vip=4 >/dev/null
+call GET /api/queues
+expect_eq "$(field '.queues[] | select(.queue == "q1") | .weights | tojson')" '{"vip":4}' "the key weights of q1"
+sk queue set q1 --weight vip=default >/dev/null
 call POST /api/queues/q1/pause
 expect_eq "$code" 200 "pause a queue"
 expect_eq "$(field '"\(.queue) \(.paused)"')" "q1 true" "the pause's answer"

@@ -58,6 +58,9 @@ struct_sizes(void **state)
 	/* a running task's progress (sked_task_live_get, issue 36) */
 	assert_int_equal(sked_struct_size("sked_task_live"),
 	                 sizeof(sked_task_live));
+	/* a schedule's unique key (sked_schedule_uniques, issue 37) */
+	assert_int_equal(sked_struct_size("sked_schedule_unique"),
+	                 sizeof(sked_schedule_unique));
 	assert_int_equal(sked_struct_size("sked_task "), 0);
 	assert_int_equal(sked_struct_size(NULL), 0);
 }
@@ -160,6 +163,37 @@ option_objects_reach_the_row(void **state)
 	assert_int_equal(sl[0].misfire, SKED_MISFIRE_SKIP);
 	assert_int_equal(sl[0].overlap, SKED_OVERLAP_SKIP);
 	sked_schedules_free(sl, n);
+
+	/* a schedule's unique key comes through an enqueue option object:
+	 * sked_schedule keeps its layout, and the key is listed beside it */
+	sked_enqueue_opts *uo = sked_enqueue_opts_new();
+	assert_int_equal(sked_enqueue_opts_set_unique_key(uo, "uk"), SKED_OK);
+	assert_int_equal(sked_enqueue_opts_set_unique_for_ms(uo, 60000),
+	                 SKED_OK);
+	assert_int_equal(sked_schedule_put_unique(h, "su", "0 3 * * *", "k",
+	                                          NULL, uo, NULL),
+	                 SKED_OK);
+	assert_int_equal(sked_enqueue_opts_set_unique_replace(uo, 1), SKED_OK);
+	assert_int_equal(sked_schedule_put_unique(h, "sv", "0 3 * * *", "k",
+	                                          NULL, uo, NULL),
+	                 SKED_EINVAL); /* replace and a period */
+	sked_enqueue_opts_free(uo);
+	sked_schedule_unique *su = NULL;
+	assert_int_equal(sked_schedule_uniques(h, &su, &n), SKED_OK);
+	assert_int_equal(n, 1);
+	assert_string_equal(su[0].name, "su");
+	assert_string_equal(su[0].key, "uk");
+	assert_int_equal(su[0].scope, SKED_UNIQUE_PERIOD);
+	assert_int_equal(su[0].for_ms, 60000);
+	assert_int_equal(su[0].replace, 0);
+	sked_schedule_uniques_free(su, n);
+	/* defined again without it: no key */
+	assert_int_equal(
+	        sked_schedule_put(h, "su", "0 3 * * *", "k", NULL, NULL),
+	        SKED_OK);
+	assert_int_equal(sked_schedule_uniques(h, &su, &n), SKED_OK);
+	assert_int_equal(n, 0);
+	sked_schedule_uniques_free(su, n);
 
 	/* lock options: at_least keeps the lock after a release */
 	sked_lock_opts *lo = sked_lock_opts_new();

@@ -268,6 +268,74 @@ fair_round_robin(void **state)
 	sked__fair_order(d, 0, NULL); /* nothing to do */
 }
 
+/* Weights (queue set --weight): a key of weight N takes N turns a round.
+ * A batch claim of 8 from a weight-3 key and a weight-1 key with long
+ * backlogs takes them 3:1 in rounds; claims of one task at a time, each
+ * ordering again after the last pick and its turns (sked__fair_used),
+ * take them 3:1 too, where the unweighted order alternates 1:1. */
+static void
+fair_weighted(void **state)
+{
+	(void)state;
+	enum { PER = 12, N = 2 * PER };
+	sked_fair_cand in[N];
+	for (int i = 0; i < PER; i++) {
+		in[i] = (sked_fair_cand){
+		        .id = 100 + i, .key = "a", .weight = 3, .run_at_ms = i};
+		in[PER + i] = (sked_fair_cand){
+		        .id = 200 + i, .key = "b", .weight = 1, .run_at_ms = i};
+	}
+	sked_fair_cand c[N];
+	memcpy(c, in, sizeof c);
+	sked__fair_order_turns(c, N, NULL, 0);
+	const int64_t want[8] = {100, 101, 102, 200, 103, 104, 105, 201};
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(c[i].id, want[i]);
+	/* the same without weights: a, b, a, b */
+	for (int i = 0; i < N; i++)
+		in[i].weight = 0;
+	memcpy(c, in, sizeof c);
+	sked__fair_order_turns(c, N, NULL, 0);
+	assert_int_equal(c[0].id, 100);
+	assert_int_equal(c[1].id, 200);
+	assert_int_equal(c[2].id, 101);
+	for (int i = 0; i < N; i++)
+		in[i].weight = i < PER ? 3 : 1;
+
+	/* one task a claim: the handle remembers the key and its turns */
+	const char *after = NULL;
+	int used = 0, na = 0, taken_a = 0, taken_b = 0;
+	for (int claim = 0; claim < 16; claim++) {
+		sked_fair_cand d[N];
+		/* what is left: each key's untaken tasks, in claim order */
+		int nd = 0;
+		for (int i = taken_a; i < PER; i++)
+			d[nd++] = in[i];
+		for (int i = taken_b; i < PER; i++)
+			d[nd++] = in[PER + i];
+		sked__fair_order_turns(d, nd, after, used);
+		int pick = 0;
+		used = sked__fair_used(d, &pick, 1, after, used);
+		after = d[0].key; /* a string literal: outlives d */
+		if (strcmp(after, "a") == 0) {
+			taken_a++;
+			na++;
+		} else
+			taken_b++;
+	}
+	assert_int_equal(na, 12); /* 16 claims: 3 of a for each b */
+	assert_int_equal(taken_b, 4);
+	/* used counts on only while the same key keeps its turn */
+	sked_fair_cand e[2] = {{.id = 1, .key = "a", .weight = 3},
+	                       {.id = 2, .key = "b", .weight = 1}};
+	int p0 = 0, p1 = 1;
+	assert_int_equal(sked__fair_used(e, &p0, 1, "a", 1), 2);
+	assert_int_equal(sked__fair_used(e, &p0, 1, "b", 1), 1);
+	assert_int_equal(sked__fair_used(e, &p1, 1, "a", 2), 1);
+	int both[2] = {0, 1};
+	assert_int_equal(sked__fair_used(e, both, 2, "a", 1), 1);
+}
+
 int
 main(void)
 {
@@ -278,6 +346,7 @@ main(void)
 	        cmocka_unit_test(limit_row_locks),
 	        cmocka_unit_test(every_queue_but_the_limited),
 	        cmocka_unit_test(fair_round_robin),
+	        cmocka_unit_test(fair_weighted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

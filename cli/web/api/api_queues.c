@@ -89,13 +89,22 @@ api_get_queues(struct cli_api *a, struct cli_http_reply *rp)
 	json_t *arr;
 	int rc;
 
+	sked_queue_weight *w = NULL;
+	size_t nw = 0;
 	if ((rc = sked_queue_list(a->h, &q, &n)) != SKED_OK)
 		return api_fail_rc(a, rp, rc, "queues");
+	if ((rc = sked_queue_weights(a->h, NULL, &w, &nw)) != SKED_OK) {
+		sked_queue_info_free(q, n);
+		return api_fail_rc(a, rp, rc, "queues");
+	}
 	arr = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, cli_queue_json(&q[i]));
+		json_array_append_new(
+		        arr,
+		        cli_queue_weights_json(cli_queue_json(&q[i]), w, nw));
 	api_reply(rp, 200, json_pack("{s:o}", "queues", arr));
 	sked_queue_info_free(q, n);
+	sked_queue_weights_free(w, nw);
 }
 
 void
@@ -106,13 +115,22 @@ api_get_schedules(struct cli_api *a, struct cli_http_reply *rp)
 	json_t *arr;
 	int rc;
 
+	sked_schedule_unique *u = NULL;
+	size_t nu = 0;
 	if ((rc = sked_schedule_list(a->h, &s, &n)) != SKED_OK)
 		return api_fail_rc(a, rp, rc, "schedules");
+	if ((rc = sked_schedule_uniques(a->h, &u, &nu)) != SKED_OK) {
+		sked_schedules_free(s, n);
+		return api_fail_rc(a, rp, rc, "schedules");
+	}
 	arr = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, cli_schedule_json(&s[i]));
+		json_array_append_new(
+		        arr, cli_schedule_unique_json(cli_schedule_json(&s[i]),
+		                                      u, nu));
 	api_reply(rp, 200, json_pack("{s:o}", "schedules", arr));
 	sked_schedules_free(s, n);
+	sked_schedule_uniques_free(u, nu);
 }
 
 /* run now, pause or resume the schedule name */
