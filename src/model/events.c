@@ -297,7 +297,8 @@ sked_events_read(sked *h, int64_t after, const sked_event_filter *fin,
 	              &bound);
 	if (rc != SKED_OK)
 		goto fail;
-	qsort(l.e, l.n, sizeof *l.e, cmp_event);
+	if (l.n > 1) /* l.e is NULL when nothing was read */
+		qsort(l.e, l.n, sizeof *l.e, cmp_event);
 	/* keep the whole milliseconds known complete: before bound */
 	size_t keep = 0;
 	while (keep < l.n && l.e[keep].at_ms < bound)
@@ -325,6 +326,7 @@ sked_events_read(sked *h, int64_t after, const sked_event_filter *fin,
 		rc = read_all(h, &f, bound, bound + 1, 0, &l, &pos);
 		if (rc != SKED_OK)
 			goto fail;
+		if (l.n > 1) /* l.e is NULL when nothing was read */
 		qsort(l.e, l.n, sizeof *l.e, cmp_event);
 		keep = l.n;
 		pos = bound;
