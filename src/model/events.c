@@ -327,7 +327,7 @@ sked_events_read(sked *h, int64_t after, const sked_event_filter *fin,
 		if (rc != SKED_OK)
 			goto fail;
 		if (l.n > 1) /* l.e is NULL when nothing was read */
-		qsort(l.e, l.n, sizeof *l.e, cmp_event);
+			qsort(l.e, l.n, sizeof *l.e, cmp_event);
 		keep = l.n;
 		pos = bound;
 	}
