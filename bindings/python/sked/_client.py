@@ -490,14 +490,23 @@ class Sked(_Conn):
                  payload: Payload = None, *, tz: Optional[str] = None,
                  queue: Optional[str] = None, priority: int = 0,
                  max_attempts: Optional[int] = None,
-                 misfire: str = "fire-once", overlap: str = "allow") -> bool:
+                 misfire: str = "fire-once", overlap: str = "allow",
+                 unique_key: Optional[str] = None,
+                 unique_scope: Optional[str] = None,
+                 unique_for: Optional[Duration] = None,
+                 unique_replace: bool = False) -> bool:
         """Add the named schedule, or replace its definition: one task of
         kind per fire of the cron expression (5 fields, 6 with seconds, or
         an @alias) in zone tz (default UTC), enqueued exactly once across
         the cluster by whichever worker ticks first. misfire:
         "fire-once", "fire-all" or "skip"; overlap: "allow" or "skip".
-        Returns True when it is new. A bad expression or zone raises
-        InvalidArgument with the field and the problem."""
+        unique_key (with unique_scope, unique_for, unique_replace as for
+        enqueue): each fire enqueues as enqueue(unique_key=…) would; a
+        fire whose key is held is skipped, or with unique_replace moves
+        the waiting holder to now with this payload (docs/schedules.md,
+        "Unique keys"). Without unique_key a schedule has none (a key it
+        had is cleared). Returns True when it is new. A bad expression or
+        zone raises InvalidArgument with the field and the problem."""
         mf = _lib.sked_misfire_parse(_name(misfire, "misfire"))
         ov = _lib.sked_overlap_parse(_name(overlap, "overlap"))
         if mf < 0:
@@ -517,9 +526,20 @@ class Sked(_Conn):
                       queue=queue, priority=priority,
                       max_attempts=max_attempts, misfire=mf,
                       overlap=ov) as o:
-            self._check(_lib.sked_schedule_put(
-                self._handle(), _name(name, "name"), _name(cron, "cron"),
-                _name(kind, "kind"), o.ptr, ctypes.byref(created)))
+            if unique_key is None:
+                self._check(_lib.sked_schedule_put(
+                    self._handle(), _name(name, "name"), _name(cron, "cron"),
+                    _name(kind, "kind"), o.ptr, ctypes.byref(created)))
+                return bool(created.value)
+            with _Options("sked_enqueue_opts", unique_key=unique_key,
+                          **_unique_fields({"scope": unique_scope,
+                                            "for": unique_for,
+                                            "replace": unique_replace})
+                          ) as u:
+                self._check(_lib.sked_schedule_put_unique(
+                    self._handle(), _name(name, "name"), _name(cron, "cron"),
+                    _name(kind, "kind"), o.ptr, u.ptr,
+                    ctypes.byref(created)))
         return bool(created.value)
 
     def unschedule(self, name: str) -> None:
@@ -606,6 +626,20 @@ class Sked(_Conn):
                             "None or KEEP")
         self._check(_lib.sked_queue_set(self._handle(), _name(queue, "queue"),
                                         c, k, rn, rms))
+
+    def set_queue_fair(self, queue: str, fair: bool = True, *,
+                       weights: Optional[Dict[str, int]] = None) -> None:
+        """Make queue fair across its concurrency keys (claims take its
+        tasks round-robin across keys; docs/limits.md, "Fair queues"), or
+        not with fair=False. weights: {key: N} gives a key N turns a round
+        (1 to 100; 1 removes the key's weight); keys not named keep
+        theirs."""
+        q = _name(queue, "queue")
+        self._check(_lib.sked_queue_set_fair(self._handle(), q,
+                                             1 if fair else 0))
+        for key, w in (weights or {}).items():
+            self._check(_lib.sked_queue_set_weight(
+                self._handle(), q, _name(key, "key"), _int(w, "weight")))
 
     def pause_queue(self, queue: str) -> None:
         """Stop every worker of the cluster claiming queue's tasks (within

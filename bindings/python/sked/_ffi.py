@@ -133,7 +133,7 @@ class _QueueInfo(ctypes.Structure):
         ("queue", c_char_p), ("limited", c_int), ("concurrency", c_int),
         ("per_key", c_int), ("rate_n", c_int), ("rate_window_ms", c_int64),
         ("running", c_int), ("keys_running", c_int), ("keys_full", c_int),
-        ("rate_used", c_int), ("paused", c_int),
+        ("rate_used", c_int), ("paused", c_int), ("fair", c_int),
     ]
 
 
@@ -208,6 +208,8 @@ _fn("sked_status_parse", c_int, c_char_p)
 
 _fn("sked_schedule_put", c_int, _P, c_char_p, c_char_p, c_char_p, _P,
     _POINTER(c_int))
+_fn("sked_schedule_put_unique", c_int, _P, c_char_p, c_char_p, c_char_p,
+    _P, _P, _POINTER(c_int))
 _fn("sked_schedule_remove", c_int, _P, c_char_p)
 _fn("sked_schedule_pause", c_int, _P, c_char_p)
 _fn("sked_schedule_resume", c_int, _P, c_char_p)
@@ -223,6 +225,8 @@ _fn("sked_overlap_name", c_char_p, c_int)
 
 _fn("sked_queue_set", c_int, _P, c_char_p, c_int, c_int, c_int, c_int64)
 _fn("sked_queue_pause", c_int, _P, c_char_p, c_int)
+_fn("sked_queue_set_fair", c_int, _P, c_char_p, c_int)
+_fn("sked_queue_set_weight", c_int, _P, c_char_p, c_char_p, c_int)
 _fn("sked_queue_list", c_int, _P, _POINTER(_POINTER(_QueueInfo)),
     _POINTER(c_size_t))
 _fn("sked_queue_info_free", None, _POINTER(_QueueInfo), c_size_t)

@@ -229,7 +229,7 @@ class QueueInfo:
 
     __slots__ = ("queue", "limited", "concurrency", "per_key", "rate_n",
                  "rate_window_ms", "running", "keys_running", "keys_full",
-                 "rate_used", "paused")
+                 "rate_used", "paused", "fair")
 
     def __init__(self, q: _QueueInfo) -> None:
         self.queue: str = _str(q.queue)
@@ -243,6 +243,7 @@ class QueueInfo:
         self.keys_full: int = q.keys_full
         self.rate_used: int = q.rate_used
         self.paused: bool = bool(q.paused)
+        self.fair: bool = bool(q.fair)
 
     @property
     def rate(self) -> Optional[Tuple[int, _dt.timedelta]]:

@@ -464,7 +464,10 @@ class TestWorker(DbCase):
                     live = self.db.live(tid)
                 except sked.NotFound:
                     live = None  # not claimed yet
-                if live is not None and live.progress is not None:
+                # the latest report, once a renewal has stored it (a
+                # renewal during the loop stores an earlier one first)
+                if live is not None and live.progress == {"done": 99,
+                                                          "of": 99}:
                     break
                 time.sleep(0.1)
             self.assertIsNotNone(live, "the task never ran")
@@ -682,6 +685,41 @@ class TestReach(DbCase):
             self.db.set_queue_limits("mail", concurrency=-5)
         with self.assertRaises(sked.InvalidArgument):
             self.db.set_queue_limits("bad queue", concurrency=1)
+
+    def test_schedule_unique_key(self):
+        # each fire and run enqueues as enqueue(unique_key=...) would: a
+        # live holder makes a run return it instead of a new task
+        self.db.schedule("sync", "0 3 * * *", "py.sync", "p1",
+                         unique_key="sync:acme")
+        t1 = self.db.run_schedule("sync")
+        self.assertEqual(self.db.get(t1).unique_key, "sync:acme")
+        self.assertEqual(self.db.run_schedule("sync"), t1)
+        # replace (debounce): the waiting holder takes the new payload
+        self.db.schedule("sync", "0 3 * * *", "py.sync", "p2",
+                         unique_key="sync:acme", unique_replace=True)
+        self.assertEqual(self.db.run_schedule("sync"), t1)
+        self.assertEqual(self.db.get(t1).payload, "p2")
+        # redefined without a key: runs make new tasks again
+        self.db.schedule("sync", "0 3 * * *", "py.sync", "p3")
+        self.assertNotEqual(self.db.run_schedule("sync"), t1)
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.schedule("bad", "0 3 * * *", "py.sync",
+                             unique_key="k", unique_scope="forever")
+
+    def test_queue_fair_and_weights(self):
+        self.db.set_queue_fair("tenants", weights={"big": 3, "vip": 5})
+        [q] = [q for q in self.db.queues() if q.queue == "tenants"]
+        self.assertTrue(q.fair)
+        weights = ("SELECT concurrency_key, weight FROM {p}queue_weight "
+                   "WHERE queue = 'tenants' ORDER BY concurrency_key")
+        self.assertEqual(self.sql(weights), [("big", "3"), ("vip", "5")])
+        self.db.set_queue_fair("tenants", weights={"big": 1})
+        self.assertEqual(self.sql(weights), [("vip", "5")])
+        with self.assertRaises(sked.InvalidArgument):
+            self.db.set_queue_fair("tenants", weights={"big": 101})
+        self.db.set_queue_fair("tenants", False)
+        self.assertFalse([q for q in self.db.queues()
+                          if q.queue == "tenants" and q.fair])
 
     def test_queue_pause(self):
         self.db.set_queue_limits("slow", concurrency=2)
