@@ -171,7 +171,7 @@ cleanup() {
 	pkill -9 -f "$T/" 2>/dev/null || true
 	case "$(family)" in
 	pg | mariadb)
-		for t in run task task_done queue_limit node schedule lock meta unique_for; do
+		for t in run task task_done queue_limit node schedule lock meta unique_for hook_cursor; do
 			sql "DROP TABLE IF EXISTS {p}$t" >/dev/null 2>&1 || true
 		done
 		;;
@@ -271,6 +271,12 @@ undo_step_14_events() {
 	mariadb) sql "ALTER TABLE {p}run DROP INDEX {p}run_ended" >/dev/null ;;
 	*) sql "DROP INDEX IF EXISTS {p}run_ended" >/dev/null ;;
 	esac
+}
+
+# undo_step_15_hooks: the same for schema step 15 (webhooks: the
+# leader's cursor on the feed)
+undo_step_15_hooks() {
+	sql "DROP TABLE {p}hook_cursor" >/dev/null
 }
 
 count() {

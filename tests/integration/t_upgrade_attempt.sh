@@ -70,6 +70,7 @@ undo_steps_10_11
 undo_step_12_progress
 undo_step_13_fair
 undo_step_14_events
+undo_step_15_hooks
 sql "UPDATE {p}meta SET value = '4' WHERE name = 'schema_version'" >/dev/null
 expect_eq "$(count "SELECT COUNT(*) FROM {p}run")" 6 "run rows at schema 4"
 

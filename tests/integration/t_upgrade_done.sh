@@ -36,6 +36,7 @@ undo_steps_10_11
 undo_step_12_progress
 undo_step_13_fair
 undo_step_14_events
+undo_step_15_hooks
 sql "UPDATE {p}meta SET value = '3' WHERE name = 'schema_version'" >/dev/null
 expect_eq "$(count "SELECT COUNT(*) FROM {p}task WHERE status IN (2, 3, 5)")" 3 "ended tasks in task before the upgrade"
 
