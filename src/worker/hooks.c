@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/hooks.h"
 #include "util/log.h"
@@ -116,8 +117,11 @@ sked__wk_hooks(sked_worker *w, int64_t now)
 	(void)now;
 	if (w->nhooks == 0)
 		return SKED_OK;
-	char turn[SKED_MAX_NAME + 32];
-	snprintf(turn, sizeof turn, "%s:%" PRIu64, w->node_id, ++w->hook_turns);
+	/* the process too: a node id reused by a second process, or by
+	 * this one's next run, never names another's turn */
+	char turn[SKED_MAX_NAME + 64];
+	snprintf(turn, sizeof turn, "%s:%ld:%" PRIu64, w->node_id,
+	         (long)getpid(), ++w->hook_turns);
 	int made = 0;
 	int rc = sked__hooks_turn(w->h, w->hooks, w->nhooks, turn, HOOK_PAGE,
 	                          &made);

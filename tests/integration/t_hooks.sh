@@ -7,8 +7,10 @@
 # gets the delivery again; ends of kinds without on_end are not
 # delivered; the leader killed while ends stream in loses no delivery and
 # enqueues none twice (the cursor moves in the transaction that enqueues);
-# deliveries make no deliveries; a bad on_end URL, or no
-# SKED_HOOK_SECRET, is one line and 78 when the worker starts.
+# deliveries make no deliveries; a delivery task to a URL no on_end
+# names fails without a request, and a catch-all handler never runs one;
+# a bad on_end URL, or no SKED_HOOK_SECRET, is one line and 78 when the
+# worker starts; the secret is in no log or message.
 # backends: sqlite pg
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -51,6 +53,7 @@ up() { python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int
 wait_for 20 up || { cat "$T/recv.err" >&2; fail "the receiver did not start"; }
 
 # bad configs: one line, 78, before any work
+cp "$T/sked.conf" "$T/base.conf"
 cp "$T/sked.conf" "$T/bad.conf"
 printf '[kind.x]\non_end = ftp://127.0.0.1/\n' >>"$T/bad.conf"
 expect_rc 78 sk --config "$T/bad.conf" worker --handler x=/bin/true --until-empty
@@ -221,7 +224,21 @@ PY
 for f in "$T"/w1.log "$T"/w2.log; do
 	if grep -q "$SKED_HOOK_SECRET" "$f"; then fail "the secret is in $f"; fi
 done
+# a delivery task to a URL no on_end names is refused without a request
+evil=$(sk enqueue sked.hook --max-attempts 1 --payload "{\"url\":\"http://127.0.0.1:$port/evil\",\"event\":{\"id\":1}}")
+dead() { [ "$(status_of "$1")" = 3 ]; }
+wait_for 30 dead "$evil" || fail "the delivery to an unknown URL did not end dead"
+sk --json show "$evil" | grep -q "not one of this worker's on_end URLs" || fail "the refusal does not say why"
+if grep -q '"/evil"' "$T/recv.log"; then fail "a delivery went to a URL no on_end names"; fi
 kill_child TERM "$w1"
 kill_child TERM "$w2"
+wait "$w1" 2>/dev/null || true
+wait "$w2" 2>/dev/null || true
+# the catch-all of a worker without on_end does not run deliveries (it
+# would end them as delivered without a request)
+stray=$(sk enqueue sked.hook --max-attempts 1 --payload "{\"url\":\"http://127.0.0.1:$port/ok\",\"event\":{\"id\":2}}")
+"$SKED" --config "$T/base.conf" worker --handler '*=/bin/true' --poll 100ms --until-empty >"$T/w3.log" 2>&1 || true
+expect_eq "$(status_of "$stray")" 3 "a delivery met by a catch-all handler (dead)"
+sk --json show "$stray" | grep -q "no handler for kind 'sked.hook'" || fail "the catch-all's refusal does not say why"
 kill_child TERM "$recv"
 wait 2>/dev/null || true
