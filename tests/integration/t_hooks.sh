@@ -11,7 +11,7 @@
 # names fails without a request, and a catch-all handler never runs one;
 # a bad on_end URL, or no SKED_HOOK_SECRET, is one line and 78 when the
 # worker starts; the secret is in no log or message.
-# backends: sqlite pg
+# backends: sqlite pg mariadb
 . "$(dirname "$0")/lib.sh"
 init_db
 export SKED_HOOK_SECRET="s3cret-$$"
