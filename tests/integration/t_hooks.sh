@@ -10,7 +10,8 @@
 # deliveries make no deliveries; a delivery task to a URL no on_end
 # names fails without a request, and a catch-all handler never runs one;
 # a bad on_end URL, or no SKED_HOOK_SECRET, is one line and 78 when the
-# worker starts; the secret is in no log or message.
+# worker starts; the secret is in no log or message, nor in a handler's
+# environment.
 # backends: sqlite pg mariadb
 . "$(dirname "$0")/lib.sh"
 init_db
@@ -76,6 +77,8 @@ CONF
 h=$(handler h.sh <<'H'
 #!/bin/sh
 read -r p || true
+# the signing key is sked's secret, never a handler's
+[ -z "${SKED_HOOK_SECRET:-}" ] || { echo "SKED_HOOK_SECRET leaked" >&2; exit 1; }
 sleep 0.1
 case "$p" in
 fail*) echo "boom $SKED_TASK_ID" >&2; exit 1 ;;
