@@ -118,9 +118,11 @@ run_sql(sked *h, const char *text, const sked_val *p, int np, const char *what)
 
 int
 sked__hooks_turn(sked *h, const sked_hook_rule *rules, size_t n,
-                 const char *turn_id, size_t limit, int *made)
+                 const char *turn_id, size_t limit, int *made, int *more)
 {
 	*made = 0;
+	if (more)
+		*more = 0;
 	int64_t pos = 0;
 	int found = 0;
 	int rc = cursor_read(h, &pos, &found, NULL, 0);
@@ -196,6 +198,8 @@ sked__hooks_turn(sked *h, const sked_hook_rule *rules, size_t n,
 	if (rc != SKED_OK) {
 		sked__rollback(h);
 		*made = 0;
+	} else if (more) {
+		*more = nev >= limit; /* a full page: read on at once */
 	}
 	return rc;
 }

@@ -24,9 +24,10 @@ typedef struct sked_hook_rule {
  * since it was read: turn_id names this turn) and enqueue a delivery
  * for each end matched (a kind's rule before its queue's), in the
  * ended task's queue, payload {"url": URL, "event": {…}}. *made gets
- * how many were enqueued. The first turn ever starts at the feed's
- * now. */
+ * how many were enqueued; *more (may be NULL) 1 when the page was full
+ * (more may be there to read at once). The first turn ever starts at the
+ * feed's now. */
 int sked__hooks_turn(sked *h, const sked_hook_rule *rules, size_t n,
-                     const char *turn_id, size_t limit, int *made);
+                     const char *turn_id, size_t limit, int *made, int *more);
 
 #endif /* SKED_MODEL_HOOKS_H */

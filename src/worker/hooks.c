@@ -28,6 +28,8 @@
 
 /* ends read per turn at most (a page may pass it by one millisecond) */
 #define HOOK_PAGE 1000
+/* full pages read in one chore turn at most */
+#define HOOK_PAGES 10
 
 SKED_API int
 sked_worker_hook(sked_worker *w, const char *kind, const char *queue,
@@ -117,15 +119,20 @@ sked__wk_hooks(sked_worker *w, int64_t now)
 	(void)now;
 	if (w->nhooks == 0)
 		return SKED_OK;
-	/* the process too: a node id reused by a second process, or by
-	 * this one's next run, never names another's turn */
-	char turn[SKED_MAX_NAME + 64];
-	snprintf(turn, sizeof turn, "%s:%ld:%" PRIu64, w->node_id,
-	         (long)getpid(), ++w->hook_turns);
-	int made = 0;
-	int rc = sked__hooks_turn(w->h, w->hooks, w->nhooks, turn, HOOK_PAGE,
-	                          &made);
-	if (rc == SKED_OK && made > 0) {
+	int made = 0, rc = SKED_OK, more = 1;
+	/* a backlog of ends: a few full pages in one go, not one a poll */
+	for (int page = 0; page < HOOK_PAGES && more && rc == SKED_OK; page++) {
+		/* the process too: a node id reused by a second process, or
+		 * by this one's next run, never names another's turn */
+		char turn[SKED_MAX_NAME + 64];
+		snprintf(turn, sizeof turn, "%s:%ld:%" PRIu64, w->node_id,
+		         (long)getpid(), ++w->hook_turns);
+		int got = 0;
+		rc = sked__hooks_turn(w->h, w->hooks, w->nhooks, turn,
+		                      HOOK_PAGE, &got, &more);
+		made += got;
+	}
+	if (made > 0) {
 		sked__log(SKED_LOG_DEBUG, "webhooks: %d deliveries enqueued",
 		          made);
 		sked__wk_ring(w); /* run them without waiting for a poll */

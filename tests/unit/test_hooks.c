@@ -6,7 +6,8 @@
  * kinds and queues without one, nor for a delivery's own end), in the
  * ended task's queue, with the URL and the event's fields in its
  * payload, and moves the cursor; a turn after it, by the same node or
- * another, enqueues nothing again.
+ * another, enqueues nothing again; a page smaller than the ends says it
+ * was full, and the turns after it take the rest, each end once.
  *
  * Layer: tests (a real SQLite database file, sqlite_fixture.h); ended
  * rows are written by hand with chosen end times.
@@ -93,15 +94,17 @@ turn_enqueues_each_matched_end_once(void **state)
 	};
 	int made = -1;
 	/* the first turn: the cursor starts at the feed's now */
-	assert_int_equal(sked__hooks_turn(h, rules, 2, "n1:1", 100, &made),
-	                 SKED_OK);
+	assert_int_equal(
+	        sked__hooks_turn(h, rules, 2, "n1:1", 100, &made, NULL),
+	        SKED_OK);
 	assert_int_equal(made, 0);
 	int64_t now = 0;
 	assert_int_equal(sked__now(h, &now), SKED_OK);
 	done_row(h, 1, SKED_SUCCEEDED, "a", "q", now - 30000);
 	/* ended before the cursor's start: not delivered */
-	assert_int_equal(sked__hooks_turn(h, rules, 2, "n1:2", 100, &made),
-	                 SKED_OK);
+	assert_int_equal(
+	        sked__hooks_turn(h, rules, 2, "n1:2", 100, &made, NULL),
+	        SKED_OK);
 	assert_int_equal(made, 0);
 
 	/* move the cursor back, as if it had started a minute ago */
@@ -114,8 +117,9 @@ turn_enqueues_each_matched_end_once(void **state)
 	done_row(h, 4, SKED_SUCCEEDED, SKED_HOOK_KIND, "q", now - 27000);
 	done_row(h, 5, SKED_DEAD, "a", "other", now - 26000);
 	done_row(h, 6, SKED_CANCELLED, "b", "q", now - 25000);
-	assert_int_equal(sked__hooks_turn(h, rules, 2, "n1:3", 100, &made),
-	                 SKED_OK);
+	assert_int_equal(
+	        sked__hooks_turn(h, rules, 2, "n1:3", 100, &made, NULL),
+	        SKED_OK);
 	assert_int_equal(made, 4);
 	json_t *d[8] = {0};
 	assert_int_equal(deliveries(h, d, 8), 4);
@@ -150,16 +154,43 @@ turn_enqueues_each_matched_end_once(void **state)
 	}
 
 	/* again, by this node or another: nothing more */
-	assert_int_equal(sked__hooks_turn(h, rules, 2, "n1:4", 100, &made),
-	                 SKED_OK);
+	assert_int_equal(
+	        sked__hooks_turn(h, rules, 2, "n1:4", 100, &made, NULL),
+	        SKED_OK);
 	assert_int_equal(made, 0);
-	assert_int_equal(sked__hooks_turn(h, rules, 2, "n2:1", 100, &made),
-	                 SKED_OK);
+	assert_int_equal(
+	        sked__hooks_turn(h, rules, 2, "n2:1", 100, &made, NULL),
+	        SKED_OK);
 	assert_int_equal(made, 0);
 	json_t *again[8] = {0};
 	assert_int_equal(deliveries(h, again, 8), 4);
 	for (int i = 0; i < 8; i++)
 		json_decref(again[i]);
+
+	/* pages smaller than the ends: each full page says so, and the
+	 * turns after it take the rest, each end once */
+	for (int i = 7; i <= 10; i++)
+		done_row(h, i, SKED_SUCCEEDED, "a", "q", now - 24000 + i);
+	/* back to just before them (they are written in the past) */
+	snprintf(sql, sizeof sql, "UPDATE {p}hook_cursor SET pos = %lld",
+	         (long long)(now - 24000));
+	exec(h, sql);
+	int more = -1, total = 0;
+	for (int t = 0; t < 3; t++) {
+		char id[16];
+		snprintf(id, sizeof id, "n1:p%d", t);
+		assert_int_equal(
+		        sked__hooks_turn(h, rules, 2, id, 2, &made, &more),
+		        SKED_OK);
+		assert_int_equal(made, t < 2 ? 2 : 0);
+		assert_int_equal(more, t < 2);
+		total += made;
+	}
+	assert_int_equal(total, 4);
+	json_t *all[16] = {0};
+	assert_int_equal(deliveries(h, all, 16), 8);
+	for (int i = 0; i < 16; i++)
+		json_decref(all[i]);
 	sked_close(h);
 }
 
