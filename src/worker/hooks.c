@@ -30,6 +30,8 @@
 #define HOOK_PAGE 1000
 /* full pages read in one chore turn at most */
 #define HOOK_PAGES 10
+/* a failing turn warns at most this often */
+#define HOOK_WARN_MS 60000
 
 SKED_API int
 sked_worker_hook(sked_worker *w, const char *kind, const char *queue,
@@ -116,7 +118,6 @@ sked__wk_hooks_free(sked_worker *w)
 int
 sked__wk_hooks(sked_worker *w, int64_t now)
 {
-	(void)now;
 	if (w->nhooks == 0)
 		return SKED_OK;
 	int made = 0, rc = SKED_OK, more = 1;
@@ -131,6 +132,15 @@ sked__wk_hooks(sked_worker *w, int64_t now)
 		rc = sked__hooks_turn(w->h, w->hooks, w->nhooks, turn,
 		                      HOOK_PAGE, &got, &more);
 		made += got;
+	}
+	if (rc != SKED_OK &&
+	    (w->hook_warned == 0 || now - w->hook_warned >= HOOK_WARN_MS)) {
+		/* a chore's failure is a debug line; this one would hold
+		 * every delivery back unseen (a missing GRANT, say) */
+		w->hook_warned = now;
+		sked__log(SKED_LOG_WARN,
+		          "webhooks: cannot enqueue deliveries (they wait): %s",
+		          sked_errmsg(w->h));
 	}
 	if (made > 0) {
 		sked__log(SKED_LOG_DEBUG, "webhooks: %d deliveries enqueued",

@@ -432,6 +432,7 @@ struct sked_worker {
 	struct sked_hook_rule *hooks; /* on_end rules (sked_worker_hook) */
 	size_t nhooks;
 	uint64_t hook_turns;  /* the loop's: names each webhooks turn */
+	int64_t hook_warned;  /* the loop's: when a failed turn last warned */
 	int64_t keep_ms[3];   /* retention: ages of succeeded, dead, cancelled;
 	                       0 keeps */
 	int lanes_max;        /* sked_worker_set_lanes; 0: the default */
