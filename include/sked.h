@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 #define SKED_VERSION        "0.1.0"
-#define SKED_SCHEMA_VERSION 15
+#define SKED_SCHEMA_VERSION 16
 /* The binary interface this header describes: changes whenever a public
  * struct's layout, a function's signature or a code's number changes
  * (docs/abi.md). Compare with sked_abi_version() at run time. */
@@ -868,6 +868,18 @@ SKED_API int sked_worker_handle_pipe(sked_worker *w, const char *kind,
  * built without libcurl. */
 SKED_API int sked_worker_handle_http(sked_worker *w, const char *kind,
                                      const char *url, int64_t timeout_ms);
+
+/* Webhooks (docs/operations.md "Webhooks"): every end of a task of kind
+ * (queue NULL) or in queue (kind NULL) is POSTed to url (http:// or
+ * https://) as JSON, signed with SKED_HOOK_SECRET from the environment
+ * (Sked-Signature: t=UNIX,v1=HEX, the HMAC-SHA256 of "UNIX." and the
+ * body), at least once: the leader enqueues one task of kind sked.hook
+ * per end, in the ended task's queue, and this worker (which now serves
+ * sked.hook) POSTs it with the HTTP handlers' rules. A kind's url beats
+ * its queue's. SKED_EINVAL for a bad name or URL or no secret;
+ * SKED_EUNSUPPORTED without libcurl. */
+SKED_API int sked_worker_hook(sked_worker *w, const char *kind,
+                              const char *queue, const char *url);
 
 /* Run until stopped (or, with until_empty, until nothing is due or
  * running). Registers the node, claims, runs, finishes, renews leases,

@@ -15,7 +15,7 @@ libmariadb-dev mariadb-server mariadb-client unixodbc unixodbc-dev
 odbc-postgresql odbc-mariadb libsqliteodbc sqlite3 procps psmisc e2fsprogs
 clang-format jq python3 help2man man-db bash-completion dpkg-dev lintian
 binutils libmicrohttpd-dev libsystemd-dev systemd prometheus chromium curl
-pgbouncer galera-4 rsync clang libcurl4-openssl-dev gdb
+pgbouncer galera-4 rsync clang libcurl4-openssl-dev libssl-dev gdb
 nodejs python3-venv python3-pip python3-setuptools python3-wheel python3-mypy
 patroni etcd-server etcd-client haproxy python3-psycopg"
 

@@ -132,7 +132,7 @@ control "$lib" libs same "$lib_deps" "" \
 	" This package holds libsked, the shared library (soname libsked.so.$abi)."
 control libsked-dev libdevel same \
 	"$lib (= $version), libsqlite3-dev, libjansson-dev" \
-	"Suggests: libpq-dev, libmariadb-dev, unixodbc-dev, libcurl4-openssl-dev" \
+	"Suggests: libpq-dev, libmariadb-dev, unixodbc-dev, libcurl4-openssl-dev, libssl-dev" \
 	"distributed task scheduler on your database - development files" \
 	" This package holds the headers sked.h (the C API) and sked_abi.h (for
  bindings), libsked.a and the pkg-config and CMake files

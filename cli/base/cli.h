@@ -35,6 +35,13 @@ struct cli_handler {
 	int line;           /* where it was defined in the file; 0: a flag */
 };
 
+/* One on_end of the config file: [kind.NAME] (queue NULL) or
+ * [queue.NAME] (kind NULL) on_end = URL (webhooks, docs/operations.md). */
+struct cli_hook {
+	char *kind, *queue, *url;
+	int line;
+};
+
 /* One [schedule.NAME] section of the config file. Unset strings are NULL,
  * numbers 0; misfire and overlap are checked names or NULL. */
 struct cli_schedule {
@@ -81,6 +88,8 @@ struct cli_config {
 	size_t nschedules;
 	struct cli_queue *queues_limits; /* [queue.NAME] */
 	size_t nqueues_limits;
+	struct cli_hook *hooks; /* [kind.NAME] and [queue.NAME] on_end */
+	size_t nhooks;
 	/* [retention] succeeded, dead, cancelled: ages, 0 = keep for ever;
 	 * keep_set[i] says the file gave it (else SKED_KEEP_*) */
 	int64_t keep_ms[3];

@@ -21,7 +21,9 @@
  *                   (cmd_cron.c)
  *   [queue.NAME]    concurrency, per_key, rate, fair: the queue's cluster-wide
  *                   limits (N or none; rate N/DURATION or none), which a
- *                   worker sets when it starts (cmd_queue.c)
+ *                   worker sets when it starts (cmd_queue.c); on_end
+ *   [kind.NAME]     on_end: the URL that each end of a task of the kind
+ *                   is POSTed to (webhooks; a kind's beats its queue's)
  *   [retention]     succeeded, dead, cancelled: how long ended tasks are
  *                   kept (a duration, or "forever"; cmd_prune.c)
  * Anything else is an error naming the file and line.
@@ -407,6 +409,60 @@ queue_for(struct parse *p, const char *name)
 	return qs;
 }
 
+/* on_end = URL in [kind.NAME] or [queue.NAME]: an http:// or https://
+ * URL without blanks, once per section */
+static int
+on_hook(struct parse *p, const char *section, const char *kind,
+        const char *queue, const char *value)
+{
+	struct cli_config *cfg = p->cfg;
+	int http = strncmp(value, "http://", 7) == 0 && value[7] != '\0';
+	int https = strncmp(value, "https://", 8) == 0 && value[8] != '\0';
+	if (!http && !https)
+		return fail(p,
+		            "[%s]: on_end '%s' is not an http:// or https:// "
+		            "URL",
+		            section, value);
+	for (const char *c = value; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			return fail(p,
+			            "[%s]: on_end holds a blank or a "
+			            "control character",
+			            section);
+	for (size_t i = 0; i < cfg->nhooks; i++) {
+		struct cli_hook *h = &cfg->hooks[i];
+		if ((kind && h->kind && strcmp(h->kind, kind) == 0) ||
+		    (queue && h->queue && strcmp(h->queue, queue) == 0))
+			return fail(p, "[%s]: on_end given twice", section);
+	}
+	struct cli_hook *v = realloc(cfg->hooks, (cfg->nhooks + 1) * sizeof *v);
+	if (v == NULL)
+		return fail(p, "out of memory");
+	cfg->hooks = v;
+	struct cli_hook *h = &v[cfg->nhooks];
+	memset(h, 0, sizeof *h);
+	h->kind = kind ? strdup(kind) : NULL;
+	h->queue = queue ? strdup(queue) : NULL;
+	h->url = strdup(value);
+	h->line = p->line;
+	cfg->nhooks++;
+	if ((kind && !h->kind) || (queue && !h->queue) || !h->url)
+		return fail(p, "out of memory");
+	return 1;
+}
+
+/* [kind.NAME]: what belongs to a kind whatever runs it (on_end) */
+static int
+on_kind(struct parse *p, const char *section, const char *name, const char *key,
+        const char *value)
+{
+	if (!want_name(p, section, "task kind", name))
+		return 0;
+	if (strcmp(key, "on_end") == 0)
+		return on_hook(p, section, name, NULL, value);
+	return fail(p, "unknown key '%s' in [%s] (on_end)", key, section);
+}
+
 /* [queue.NAME]: the values as `sked queue set` reads its flags */
 static int
 on_queue(struct parse *p, const char *section, const char *name,
@@ -418,6 +474,8 @@ on_queue(struct parse *p, const char *section, const char *name,
 
 	if (!want_name(p, section, "queue name", name))
 		return 0;
+	if (strcmp(key, "on_end") == 0)
+		return on_hook(p, section, NULL, name, value);
 	q = queue_for(p, name);
 	if (q == NULL)
 		return fail(p, "out of memory");
@@ -452,7 +510,7 @@ on_queue(struct parse *p, const char *section, const char *name,
 	}
 	return fail(p,
 	            "unknown key '%s' in [%s] (concurrency, per_key, rate, "
-	            "fair)",
+	            "fair, on_end)",
 	            key, section);
 }
 
@@ -493,6 +551,8 @@ on_entry(void *user, const char *section, const char *name, const char *value)
 		return on_schedule(p, section, section + 9, name, value);
 	if (strncmp(section, "queue.", 6) == 0 && section[6] != '\0')
 		return on_queue(p, section, section + 6, name, value);
+	if (strncmp(section, "kind.", 5) == 0 && section[5] != '\0')
+		return on_kind(p, section, section + 5, name, value);
 	if (section[0] == '\0')
 		return fail(p, "key '%s' outside any section", name);
 	return fail(p, "unknown section [%s]", section);
@@ -627,5 +687,11 @@ cli_config_free(struct cli_config *cfg)
 	for (i = 0; i < cfg->nqueues_limits; i++)
 		free(cfg->queues_limits[i].name);
 	free(cfg->queues_limits);
+	for (i = 0; i < cfg->nhooks; i++) {
+		free(cfg->hooks[i].kind);
+		free(cfg->hooks[i].queue);
+		free(cfg->hooks[i].url);
+	}
+	free(cfg->hooks);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -69,7 +69,8 @@ cli_help_overview(FILE *f)
 	        "statement), PGCONNECT_TIMEOUT (libpq). Handlers get "
 	        "SKED_TASK_*, and\n"
 	        "never sked's secrets (SKED_DATABASE_URL, "
-	        "SKED_HTTP_AUTHORIZATION*, PGPASSWORD,\n"
+	        "SKED_HTTP_AUTHORIZATION*, SKED_HOOK_SECRET, "
+	        "PGPASSWORD,\n"
 	        "...) unless SKED_HANDLER_ENV=NAME,... names them.\n"
 	        "\n"
 	        "Commands:\n",

@@ -466,6 +466,23 @@ cmd_worker(struct cli *c, int argc, char **argv)
 		}
 	}
 
+	/* the config's on_end: this worker also delivers webhooks
+	 * (sked.hook tasks; docs/operations.md "Webhooks") */
+	for (i = 0; i < cfg->nhooks; i++) {
+		const struct cli_hook *hk = &cfg->hooks[i];
+		rc = sked_worker_hook(w, hk->kind, hk->queue, hk->url);
+		if (rc != SKED_OK) {
+			cli_err("worker: %s:%d: on_end of [%s.%s]: %s",
+			        cfg->path ? cfg->path : "config", hk->line,
+			        hk->kind ? "kind" : "queue",
+			        hk->kind ? hk->kind : hk->queue,
+			        sked_errmsg(c->h));
+			ex = rc == SKED_EUNSUPPORTED ? EX_UNAVAILABLE
+			                             : EX_CONFIG;
+			goto out;
+		}
+	}
+
 	if (noop_kind != NULL &&
 	    (rc = sked_worker_handle(w, noop_kind, cli_bench_noop,
 	                             cli_bench_attach())) != SKED_OK) {

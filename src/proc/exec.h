@@ -165,8 +165,8 @@ void sked__exec_proc_stop(sked_exec_proc *p);
 
 /* 1 when the environment entry (NAME=value, or NAME) holds one of sked's
  * secrets: SKED_DATABASE_URL, SKED_DASHBOARD_AUTH, SKED_METRICS_TOKEN,
- * SKED_HTTP_AUTHORIZATION and SKED_HTTP_AUTHORIZATION_*, PGPASSWORD,
- * MYSQL_PWD; and SKED_HANDLER_ENV (NAME,NAME,…) does not name it. */
+ * SKED_HTTP_AUTHORIZATION and SKED_HTTP_AUTHORIZATION_*,
+ * SKED_HOOK_SECRET, PGPASSWORD, MYSQL_PWD; and SKED_HANDLER_ENV (NAME,NAME,…) does not name it. */
 int sked__exec_secret(const char *entry);
 
 #endif /* SKED_EXEC_H */

@@ -120,6 +120,7 @@ sked__exec_secret(const char *entry)
 	        "SKED_DASHBOARD_AUTH",
 	        "SKED_METRICS_TOKEN",
 	        "SKED_HTTP_AUTHORIZATION",
+	        "SKED_HOOK_SECRET", /* webhooks' signing key */
 	        "PGPASSWORD",
 	        "MYSQL_PWD",
 	        /* not a secret, but the worker's own trace context, which

@@ -22,6 +22,12 @@
  * come from the worker's environment, never from the task:
  * SKED_HTTP_AUTHORIZATION_<KIND> (the kind in upper case, '-' and '.' as
  * '_'), else SKED_HTTP_AUTHORIZATION, sent as the Authorization header.
+ *
+ * A webhook delivery (kind sked.hook, a handler with x->hook: hooks.c)
+ * is the same request with its URL and body taken from the payload,
+ * {"url": URL, "event": {…}}: the event is the body, and a
+ * Sked-Signature header (t=UNIX,v1=HEX) signs it. A URL that is not
+ * one of this worker's on_end URLs is refused without a request.
  */
 #include "worker/worker.h"
 
@@ -126,7 +132,7 @@ on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
 }
 
 static struct curl_slist *
-headers_for(const sked_job *j)
+headers_for(const sked_job *j, const char *sig)
 {
 	char h[SKED_MAX_NAME + 64];
 	struct curl_slist *l = NULL, *t;
@@ -155,6 +161,8 @@ headers_for(const sked_job *j)
 			goto oom;
 		l = t;
 	}
+	if (sig) /* a webhook's signature (hooks.c) */
+		ADD("Sked-Signature: %s", sig);
 	if (j->t.traceparent) /* W3C trace context, as a client sends it */
 		ADD("traceparent: %s", j->t.traceparent);
 	const char *p = j->t.payload ? j->t.payload : "";
@@ -213,12 +221,58 @@ body_with_parents(const sked_job *j)
 	return s;
 }
 
+/* A delivery's URL and body from its payload {"url", "event"} (*url and
+ * *body malloc'd), its signature into sig; else an error message on j,
+ * with give_up (the same payload would fail again). */
+static int
+hook_request(sked_job *j, char **url, char **body, char *sig, size_t sig_sz)
+{
+	json_t *o = j->t.payload ? json_loadb(j->t.payload, j->t.payload_len, 0,
+	                                      NULL)
+	                         : NULL;
+	json_t *u = json_object_get(o, "url");
+	json_t *e = json_object_get(o, "event");
+	const char *why = NULL;
+	if (!json_is_string(u) || !json_is_object(e))
+		why = "a webhook delivery needs a payload {\"url\", \"event\"}";
+	else if (!sked__wk_hook_url_ok(j->w, json_string_value(u)))
+		why = "a webhook delivery's URL is not one of this worker's "
+		      "on_end URLs";
+	if (!why) {
+		*url = strdup(json_string_value(u));
+		*body = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		char hex[160];
+		long long t = (long long)time(NULL);
+		if (!*url || !*body)
+			why = "out of memory";
+		else if (sked__wk_hook_sign(*body, strlen(*body), t, hex,
+		                            sizeof hex) != SKED_OK)
+			why = "cannot sign a webhook delivery "
+			      "(SKED_HOOK_SECRET)";
+		else
+			snprintf(sig, sig_sz, "t=%lld,v1=%s", t, hex);
+	}
+	json_decref(o);
+	if (why) {
+		free(*url);
+		free(*body);
+		*url = *body = NULL;
+		j->error = strdup(why);
+		j->give_up = 1;
+		return -1;
+	}
+	return 0;
+}
+
 void
 sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 {
 	sked_worker *w = j->w;
 	j->ok = 0;
 	j->exit_code = -1;
+	char *hook_url = NULL, *post = NULL, sig[256] = "";
+	if (x->hook && hook_request(j, &hook_url, &post, sig, sizeof sig) != 0)
+		return;
 	if (!*hp) {
 		*hp = calloc(1, sizeof **hp);
 		if (*hp && !((*hp)->curl = curl_easy_init())) {
@@ -226,22 +280,28 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 			*hp = NULL;
 		}
 		if (!*hp) {
+			free(hook_url);
+			free(post);
 			j->error = strdup("cannot start an HTTP client");
 			return;
 		}
 	}
 	CURL *c = (*hp)->curl;
-	struct curl_slist *hdr = headers_for(j);
+	struct curl_slist *hdr = headers_for(j, x->hook ? sig : NULL);
 	if (!hdr) {
+		free(hook_url);
+		free(post);
 		j->error = strdup("out of memory");
 		return;
 	}
 	int64_t timeout = sked__claimed_timeout(
 	        &j->t, x->timeout_ms ? x->timeout_ms : w->o.timeout_ms);
 	struct body b = {.buf = malloc(SKED_RESULT_MAX + 2)};
-	char *post = body_with_parents(j);
+	if (!x->hook)
+		post = body_with_parents(j);
 	if (!b.buf) {
 		curl_slist_free_all(hdr);
+		free(hook_url);
 		free(post);
 		j->error = strdup("out of memory");
 		return;
@@ -249,7 +309,7 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 	struct reply r = {.retry_after_s = -1};
 	char cerr[CURL_ERROR_SIZE] = "";
 	curl_easy_reset(c); /* keeps the connection cache */
-	curl_easy_setopt(c, CURLOPT_URL, x->url);
+	curl_easy_setopt(c, CURLOPT_URL, hook_url ? hook_url : x->url);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS,
 	                 post           ? post
@@ -277,6 +337,7 @@ sked__wk_run_http(sked_job *j, const handler *x, sked_http **hp)
 	CURLcode rc = curl_easy_perform(c);
 	curl_slist_free_all(hdr);
 	free(post);
+	free(hook_url);
 	long code = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	/* a 2xx body is the task's result */

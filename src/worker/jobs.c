@@ -257,6 +257,10 @@ sked__wk_find_handler(const sked_worker *w, const char *kind)
 		if (strcmp(w->handlers[i].kind, "*") == 0)
 			any = &w->handlers[i];
 	}
+	/* a webhook delivery is never run by the catch-all: it would end
+	 * as delivered without a request (hooks.c) */
+	if (strcmp(kind, "sked.hook") == 0)
+		return NULL;
 	return any;
 }
 /* ---- operations: numbers for sked_worker_get_metrics ---- */

@@ -165,6 +165,7 @@ sked_worker_free(sked_worker *w)
 		}
 	}
 	free(w->handlers);
+	sked__wk_hooks_free(w);
 	free(w->queues);
 	free(w->beat.stray_ids);
 	free(w->beat.stray_att);

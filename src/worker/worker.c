@@ -514,6 +514,9 @@ static const wk_chore chores[WK_CHORES] = {
         {"fire schedules", 1, 0, chore_schedules, 0, 0, 0},
         /* a backlog no notification told the others of (wakes.c) */
         {"call for help", 1, 0, sked__wk_help, EVERY_POLL, 0, 0},
+        /* task ends into webhook deliveries (hooks.c; nothing without
+         * on_end) */
+        {"enqueue webhooks", 1, 0, sked__wk_hooks, EVERY_POLL, 0, 0},
 };
 
 static void

@@ -190,7 +190,8 @@ typedef struct handler {
 	sked_handler_fn fn;
 	void *ud;
 	char **argv; /* H_PROGRAM, H_PIPE */
-	char *url;   /* H_HTTP */
+	char *url;   /* H_HTTP (NULL for the webhooks' deliveries: hook) */
+	int hook;    /* H_HTTP: delivers sked.hook tasks (hooks.c) */
 	int64_t timeout_ms;
 	sked_worker_kind_metrics m; /* w->sh.mu: sked_worker_get_metrics */
 } handler;
@@ -325,7 +326,7 @@ typedef struct wk_chore {
 	int64_t last;      /* when it last ran (0: not yet) */
 } wk_chore;
 
-#define WK_CHORES 5
+#define WK_CHORES 6
 
 /* The loop's own (worker.c): the caller's thread, on w->h. */
 typedef struct wk_loop {
@@ -428,6 +429,10 @@ struct sked_worker {
 	wqueue *queues;
 	int nqueues;
 	char *kinds; /* what claims ask for: ",a,b,", or NULL with a catch-all */
+	struct sked_hook_rule *hooks; /* on_end rules (sked_worker_hook) */
+	size_t nhooks;
+	uint64_t hook_turns;  /* the loop's: names each webhooks turn */
+	int64_t hook_warned;  /* the loop's: when a failed turn last warned */
 	int64_t keep_ms[3];   /* retention: ages of succeeded, dead, cancelled;
 	                       0 keeps */
 	int lanes_max;        /* sked_worker_set_lanes; 0: the default */
@@ -538,6 +543,14 @@ void sked__wk_hear(sked_worker *w, int room, wk_heard *out);
 void sked__wk_pass_on(sked_worker *w, const wk_heard *heard);
 /* the leader's chore: call for help with a backlog (every poll) */
 int sked__wk_help(sked_worker *w, int64_t now);
+/* webhooks (hooks.c): the leader's chore that enqueues deliveries; the
+ * rules' memory; whether a delivery's URL is one of the rules'; the
+ * hex HMAC-SHA256 of "T." and body with SKED_HOOK_SECRET */
+int sked__wk_hooks(sked_worker *w, int64_t now);
+void sked__wk_hooks_free(sked_worker *w);
+int sked__wk_hook_url_ok(const sked_worker *w, const char *url);
+int sked__wk_hook_sign(const char *body, size_t len, long long t, char *out,
+                       size_t out_sz);
 
 /* ---- worker/jobs.c ---- */
 void sked__wk_ring(sked_worker *w);   /* wake the loop */

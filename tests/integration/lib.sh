@@ -171,7 +171,7 @@ cleanup() {
 	pkill -9 -f "$T/" 2>/dev/null || true
 	case "$(family)" in
 	pg | mariadb)
-		for t in run task task_done queue_limit node schedule lock meta unique_for queue_weight; do
+		for t in run task task_done queue_limit node schedule lock meta unique_for queue_weight hook_cursor; do
 			sql "DROP TABLE IF EXISTS {p}$t" >/dev/null 2>&1 || true
 		done
 		;;
@@ -280,6 +280,12 @@ undo_step_15_cron_weight() {
 		sql "ALTER TABLE {p}schedule DROP COLUMN $c" >/dev/null
 	done
 	sql "DROP TABLE {p}queue_weight" >/dev/null
+}
+
+# undo_step_16_hooks: the same for schema step 16 (webhooks: the
+# leader's cursor on the feed)
+undo_step_16_hooks() {
+	sql "DROP TABLE {p}hook_cursor" >/dev/null
 }
 
 count() {

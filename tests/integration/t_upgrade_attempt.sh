@@ -68,6 +68,7 @@ sql "ALTER TABLE {p}task_done DROP COLUMN traceparent" >/dev/null
 # and what schemas 10 and 11 added
 undo_steps_10_11
 undo_step_12_progress
+undo_step_16_hooks
 undo_step_15_cron_weight
 undo_step_14_events
 undo_step_13_fair

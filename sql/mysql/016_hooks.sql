@@ -1,0 +1,12 @@
+-- sked schema, version 16, MySQL and MariaDB: webhooks (on_end, docs/operations.md
+-- "Webhooks"). The leader follows the events feed's task ends with a
+-- cursor kept here (one row, name 'on_end': the feed position read up
+-- to, and the turn that last moved it), moved in the transaction that
+-- enqueues the deliveries (kind sked.hook) of the ends it passed. Nothing
+-- here is read or written on the hot path.
+CREATE TABLE IF NOT EXISTS {p}hook_cursor (
+	name VARCHAR(64) NOT NULL,
+	pos BIGINT NOT NULL,
+	turn VARCHAR(255) NOT NULL,
+	PRIMARY KEY (name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
