@@ -1,8 +1,9 @@
 /*
  * worker/hooks.c — webhooks (on_end, docs/operations.md "Webhooks"): the
- * rules a worker is given (sked_worker_hook), the leader's chore that
- * turns task ends into delivery tasks (model/hooks.c), and the
- * signature a delivery carries.
+ * rules a worker is given (sked_worker_hook) and the leader's chore that
+ * turns task ends into delivery tasks (model/hooks.c). The rules' reads
+ * and the signature a delivery carries are hook_rules.c's, below the
+ * HTTP handler code that uses them.
  *
  * Layer: the worker (worker.h), on the model (hooks.h) for the chore;
  * the deliveries themselves are run by the HTTP handler code (curl.c)
@@ -20,11 +21,6 @@
 
 #include "model/hooks.h"
 #include "util/log.h"
-
-#ifdef SKED_HAVE_CURL
-#include <openssl/evp.h>
-#include <openssl/params.h>
-#endif
 
 /* ends read per turn at most (a page may pass it by one millisecond) */
 #define HOOK_PAGE 1000
@@ -102,19 +98,6 @@ sked_worker_hook(sked_worker *w, const char *kind, const char *queue,
 	return SKED_OK;
 }
 
-void
-sked__wk_hooks_free(sked_worker *w)
-{
-	for (size_t i = 0; i < w->nhooks; i++) {
-		free(w->hooks[i].kind);
-		free(w->hooks[i].queue);
-		free(w->hooks[i].url);
-	}
-	free(w->hooks);
-	w->hooks = NULL;
-	w->nhooks = 0;
-}
-
 int
 sked__wk_hooks(sked_worker *w, int64_t now)
 {
@@ -149,52 +132,3 @@ sked__wk_hooks(sked_worker *w, int64_t now)
 	}
 	return rc;
 }
-
-/* 1 when url is one of this worker's on_end URLs: a delivery goes only
- * where the configuration says, whoever enqueued it */
-int
-sked__wk_hook_url_ok(const sked_worker *w, const char *url)
-{
-	for (size_t i = 0; i < w->nhooks; i++)
-		if (strcmp(w->hooks[i].url, url) == 0)
-			return 1;
-	return 0;
-}
-
-#ifdef SKED_HAVE_CURL
-int
-sked__wk_hook_sign(const char *body, size_t len, long long t, char *out,
-                   size_t out_sz)
-{
-	const char *secret = getenv("SKED_HOOK_SECRET");
-	if (!secret || !*secret || out_sz < 2 * EVP_MAX_MD_SIZE + 1)
-		return SKED_EINVAL;
-	char ts[32];
-	int tl = snprintf(ts, sizeof ts, "%lld.", t);
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	/* HMAC-SHA256 over "t." followed by the body */
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
-	OSSL_PARAM params[2] = {
-	        OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
-	        OSSL_PARAM_construct_end()};
-	size_t got = 0;
-	int ok = ctx &&
-	         EVP_MAC_init(ctx, (const unsigned char *)secret,
-	                      strlen(secret), params) == 1 &&
-	         EVP_MAC_update(ctx, (const unsigned char *)ts, (size_t)tl) ==
-	                 1 &&
-	         EVP_MAC_update(ctx, (const unsigned char *)body, len) == 1 &&
-	         EVP_MAC_final(ctx, md, &got, sizeof md) == 1;
-	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
-	if (!ok)
-		return SKED_EIO;
-	mdlen = (unsigned int)got;
-	for (unsigned int i = 0; i < mdlen; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[2 * mdlen] = '\0';
-	return SKED_OK;
-}
-#endif
