@@ -31,14 +31,6 @@
 static pthread_mutex_t parked_mu = PTHREAD_MUTEX_INITIALIZER;
 static int parked;
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int
 park(int on)
 {
@@ -93,7 +85,7 @@ api_get_events(struct cli_api *a, const struct cli_http_request *rq,
 		wait = API_WAIT_MAX_MS;
 
 	int parked_here = 0;
-	int64_t end = mono_ms() + wait, nap = NAP_MIN_MS;
+	int64_t end = cli_mono_ms() + wait, nap = NAP_MIN_MS;
 	for (;;) {
 		sked_event *e = NULL;
 		size_t n = 0;
@@ -107,7 +99,7 @@ api_get_events(struct cli_api *a, const struct cli_http_request *rq,
 			break;
 		}
 		pthread_mutex_unlock(a->mu);
-		int64_t left = end - mono_ms();
+		int64_t left = end - cli_mono_ms();
 		/* "now" is read once: later reads go on from there */
 		after = next;
 		if (n > 0 || left <= 0 ||
