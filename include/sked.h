@@ -8,11 +8,12 @@
  * programs use (text helpers, the CLI's defaults) is in sked_cli.h,
  * which is not installed.
  *
- * Size: about 1,400 lines, one file on purpose. Its length is the
+ * Size: about 1,490 lines, one file on purpose. Its length is the
  * contract's: every call with who owns what, the errors it returns and
  * its thread safety, in sections by object (handle, tasks, waiting,
- * graphs, workers, cron, schedules, limits, locks, operations). A user reads
- * one header; splitting it would make them hunt for the contract, and
+ * graphs, events, workers, cron, schedules, limits, locks,
+ * operations). A user reads one header; splitting it would make them
+ * hunt for the contract, and
  * the installed-header test compiles it alone as C99 and C++11.
  *
  * sked turns a relational database the user already runs (SQLite,

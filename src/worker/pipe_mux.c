@@ -43,11 +43,6 @@
  * One that does not is killed, and the other tasks in flight on it fail
  * (they are retried as any failure). A process without a window is
  * killed at once, as before: it has nothing else in flight.
- *
- * Size: about 900 lines, one file on purpose: every function here takes
- * or hands on the kind's mutex and the reader's turn, and that discipline
- * is only checkable read in one place. The protocol's lines (pipe.c) and
- * the stderr tail already live apart.
  */
 #include "worker/pipe.h"
 

@@ -12,7 +12,7 @@
  * and the watchdog (heartbeat.c, watchdog.c), the finisher (finish.c), the lanes
  * (lanes.c), the pruner (pruner.c), and what they all share (jobs.c). worker/worker.h maps the threads and what each owns.
  *
- * Size: about 900 lines, one file on purpose: the loop and the small
+ * Size: about 910 lines, one file on purpose: the loop and the small
  * decisions it takes each round (may_claim, wants_claim, poll_now,
  * poll_backoff, idle_ms) read together, and each was once wrong only in
  * how it met another (831f49d). Setup, chores' bodies and the threads
