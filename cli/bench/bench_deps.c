@@ -31,20 +31,33 @@
  * Job i's payload is "D<i>"; its parents are jobs, by index:
  *   baseline  none
  *   fanout    job 0, for every other job
- *   fanin     every other job, for the last one
+ *   fanin     every other job, for the last one; a task has at most
+ *             SKED_MAX_PARENTS parents, so past SKED_MAX_PARENTS + 1
+ *             jobs the last J = ceil(n / (SKED_MAX_PARENTS + 1)) are
+ *             joins, join j after the jobs k < n - J with k mod J = j
  *   chain     job i-1
  *   layered   LAYERS layers of width w; job x of layer l > 0 waits for
  *             jobs x, x+1 and x+2 (mod w) of layer l-1 */
 
+/* fanin's joins: the last this many jobs */
+static long long
+fanin_joins(const struct bench *b)
+{
+	return (b->tasks + SKED_MAX_PARENTS) / (SKED_MAX_PARENTS + 1);
+}
+
 static long long
 dep_nparents(const struct bench *b, long long i)
 {
+	long long joins = b->pattern == PAT_FANIN ? fanin_joins(b) : 0,
+	          first = b->tasks - joins;
 	switch (b->pattern) {
 	case PAT_FANOUT:
 	case PAT_CHAIN:
 		return i > 0;
 	case PAT_FANIN:
-		return i == b->tasks - 1 ? b->tasks - 1 : 0;
+		return i < first ? 0
+		                 : (first - (i - first) + joins - 1) / joins;
 	case PAT_LAYERED:
 		return i >= b->width ? 3 : 0;
 	default:
@@ -60,7 +73,7 @@ dep_parent(const struct bench *b, long long i, long long k)
 	case PAT_FANOUT:
 		return 0;
 	case PAT_FANIN:
-		return k;
+		return i - (b->tasks - fanin_joins(b)) + k * fanin_joins(b);
 	case PAT_CHAIN:
 		return i - 1;
 	default:
@@ -142,7 +155,8 @@ int
 cli_bench_graph(struct bench *b)
 {
 	long long n = b->tasks, i, k;
-	int64_t *ids = calloc((size_t)n, sizeof *ids), t0, last = 0, par[3];
+	int64_t *ids = calloc((size_t)n, sizeof *ids), t0, last = 0,
+	        par[SKED_MAX_PARENTS];
 	int ex = 0;
 
 	if (ids == NULL) {
@@ -161,9 +175,13 @@ cli_bench_graph(struct bench *b)
 			ex = graph_add(b, 1, n - 1, ids, 1, ids + 1);
 		break;
 	case PAT_FANIN:
-		if ((ex = graph_add(b, 0, n - 1, NULL, 0, ids)) == 0)
-			ex = graph_add(b, n - 1, 1, ids, (size_t)(n - 1),
-			               ids + n - 1);
+		i = n - fanin_joins(b);
+		ex = graph_add(b, 0, i, NULL, 0, ids);
+		for (; ex == 0 && i < n; i++) {
+			for (k = 0; k < dep_nparents(b, i); k++)
+				par[k] = ids[dep_parent(b, i, k)];
+			ex = graph_add(b, i, 1, par, (size_t)k, ids + i);
+		}
 		break;
 	default: /* chain, layered: the first job or layer, then each job */
 		i = b->pattern == PAT_CHAIN ? 1 : b->width;
