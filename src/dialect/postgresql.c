@@ -93,14 +93,15 @@
  * are found by id and checked against their key (one = ANY each); the
  * few others read their outcome by position (POS). */
 #define POS "array_position(?1::bigint[], t.id)"
-/* A task that is a parent (dependents > 0) does not end here: its
- * children must be resolved in the ending transaction, which the model
- * does (model/deps.c). ok and gone skip it; d names the outcomes that
- * would have ended a task the statement's snapshot shows this node
- * running but that no CTE applied (a parent, or, rarely, a row taken
- * back between the snapshot and its lock): the model finishes those
- * again on the generic path, which applies or records them as late.
- * APPLIED answers 1 applied, 2 deferred so, 0 late. */
+/* A parent (dependents > 0) that succeeds ends here like any task, and
+ * its children are released in this statement (RELEASE below). One that
+ * ends dead does not: its failure cancels a sub-graph, which the model
+ * does on the generic path (model/done.c). gone skips it; d names the
+ * outcomes that would have ended a task the statement's snapshot shows
+ * this node running but that no CTE applied (such a parent, or, rarely,
+ * a row taken back between the snapshot and its lock): the model
+ * finishes those again on the generic path, which applies or records
+ * them as late. APPLIED answers 1 applied, 2 deferred so, 0 late. */
 #define DEFERRED                                                               \
 	"d AS (SELECT o.id FROM o WHERE o.st IN (2, 3) AND NOT EXISTS "        \
 	"(SELECT 1 FROM a WHERE a.id = o.id) AND EXISTS (SELECT 1 FROM "       \
@@ -137,8 +138,7 @@
 	"outcome, ord)), "                                                     \
 	"ok AS (DELETE FROM {p}task t WHERE t.id = ANY (?1::bigint[]) "        \
 	"AND t.node_id = ?10 AND t.status + 0 = 1 "                            \
-	"AND t.id || ':' || t.attempts = ANY (?11::text[]) "                   \
-	"AND t.dependents = 0 RETURNING t.*), "                                \
+	"AND t.id || ':' || t.attempts = ANY (?11::text[]) RETURNING t.*), "   \
 	"gone AS (DELETE FROM {p}task t WHERE t.id = ANY (?12::bigint[]) "     \
 	"AND t.node_id = ?10 AND t.status + 0 = 1 "                            \
 	"AND t.attempts = (?2::int[])[" POS "] "                               \
@@ -208,17 +208,70 @@
 	                                          "FROM d) "                   \
 	                                          "ORDER BY o.ord)"
 
+/* The children of the parents that succeeded in this statement (ok):
+ * k counts, per blocked child, its parents that ended here; lk locks
+ * those children in ascending id order before any is updated (the one
+ * lock order every ending transaction keeps, docs/workflows.md: parents
+ * that share children queue, never deadlock), reading each as it is
+ * once locked; rel then takes the k.n parents off each, and a child
+ * with none left becomes pending (open_parents -1: it had parents). A
+ * batch without parents reads an empty k and touches nothing. HANDED
+ * says which released children this statement claims itself (none,
+ * below; FINISH_CLAIM hands some to the worker). w wakes the workers
+ * for the rest, one payload (util/wake.h) for the statement, delivered
+ * at commit; the final SELECT's filter makes it run. */
+#define RELEASE_LOCK                                                           \
+	"k AS (SELECT e.child_id AS id, count(*) AS n FROM {p}task_dep e "     \
+	"WHERE e.parent_id = ANY (ARRAY(SELECT id FROM ok WHERE "              \
+	"dependents > 0)) GROUP BY e.child_id), "                              \
+	"lk AS MATERIALIZED (SELECT c.id, c.open_parents <= k.n AS free, "     \
+	"c.queue, c.kind, c.priority, c.run_at FROM {p}task c JOIN k ON "      \
+	"k.id = c.id WHERE c.id = ANY (ARRAY(SELECT id FROM k)) AND "          \
+	"c.status = 6 ORDER BY c.id FOR UPDATE OF c), "
+#define RELEASE_SET(status, claim)                                             \
+	"rel AS (UPDATE {p}task t SET status = CASE " status " WHEN "          \
+	"t.open_parents <= k.n THEN 0 ELSE 6 END, open_parents = CASE WHEN "   \
+	"t.open_parents <= k.n THEN -1 ELSE t.open_parents - k.n END, " claim  \
+	"version = t.version + 1, updated_at = now() "
+/* the handed children (ho) are claimed as cl claims */
+#define HANDED "ho.id IS NOT NULL"
+#define RELEASE_HAND                                                           \
+	RELEASE_SET("WHEN " HANDED " THEN 1",                                  \
+	            "node_id = CASE WHEN " HANDED " THEN ?10 ELSE t.node_id "  \
+	            "END, lease_until = CASE WHEN " HANDED " THEN "            \
+	            "{now+?14} ELSE t.lease_until END, started_at = CASE "     \
+	            "WHEN " HANDED " THEN now() ELSE t.started_at END, "       \
+	            "attempts = t.attempts + CASE WHEN " HANDED " THEN 1 "     \
+	            "ELSE 0 END, ")                                            \
+	"FROM k LEFT JOIN ho ON ho.id = k.id "
+#define RELEASE_WAKE                                                           \
+	"WHERE k.id = t.id AND t.id = ANY (ARRAY(SELECT id FROM lk)) AND "     \
+	"t.status = 6 RETURNING t.id, t.status, t.queue, t.kind, t.payload, "  \
+	"t.attempts, t.max_attempts, t.started_at, t.priority, t.run_at, "     \
+	"t.open_parents, t.traceparent, t.timeout_ms), "                       \
+	"w AS MATERIALIZED (SELECT pg_notify('{p}task', 'w1 ' || "             \
+	"(min(id) % 4294967296) || ' ' || count(*) || ' 0 - -') FROM rel "     \
+	"WHERE status = 0 HAVING count(*) > 0) "
+#define RELEASE_RAN " WHERE (SELECT count(*) FROM w) >= 0"
+
+/* the finish alone: no claim, so nothing is handed */
 static const char finish_arrays[] =
-        "WITH " FINISH_CTES " SELECT o.ord, " APPLIED " FROM o LEFT JOIN a "
-        "ON a.id = o.id ORDER BY o.ord";
+        "WITH " FINISH_CTES ", " RELEASE_LOCK RELEASE_SET(
+                "", "") "FROM k " RELEASE_WAKE "SELECT o.ord, " APPLIED
+                        " FROM o LEFT JOIN a ON a.id = o.id" RELEASE_RAN
+                        " ORDER BY o.ord";
 
 /* The steady state of a busy worker in one round trip and one commit:
  * FINISH_CTES record the last batch's outcomes (?1-?13) while c and cl
  * claim the next batch (lease ?14 ms, limit ?15, kinds ?16, queue ?17).
  * The claim reads the statement's snapshot, in which every task being
  * finished is still running, so no row is touched by two CTEs. A limit
- * of 0 only finishes. Claimed rows come first, in claim order (the
- * worker starts them in the order it reads them). */
+ * of 0 only finishes. Children the outcomes release were blocked in
+ * that snapshot, so cl cannot see them: the slots cl leaves free are
+ * handed the released children that match the claim (ho, in claim
+ * order), claimed by rel itself, so a chain link costs one round trip.
+ * Claimed rows come first, in claim order (the worker starts them in
+ * the order it reads them). */
 #define FINISH_CLAIM(q)                                                        \
 	"WITH " FINISH_CTES ", c AS MATERIALIZED (SELECT id FROM {p}task "     \
 	"WHERE status IN (0, 4) AND run_at <= now()" q " AND {kinds:?16} "     \
@@ -231,14 +284,21 @@ static const char finish_arrays[] =
 	"RETURNING t.id, "                                                     \
 	"t.queue, t.kind, t.payload, t.attempts, t.max_attempts, "             \
 	"t.started_at, t.priority, t.run_at, t.open_parents, t.traceparent, "  \
-	"t.timeout_ms) "                                                       \
+	"t.timeout_ms), " RELEASE_LOCK                                         \
+	"ho AS MATERIALIZED (SELECT id FROM lk WHERE free AND run_at <= "      \
+	"now()" q " AND {kinds:?16} ORDER BY priority DESC, run_at, id LIMIT " \
+	"greatest(?15 - (SELECT count(*) FROM c), 0)), " RELEASE_HAND          \
+	        RELEASE_WAKE                                                   \
 	"SELECT cl.id, cl.queue, cl.kind, cl.payload, cl.attempts, "           \
 	"cl.max_attempts, {ms:cl.started_at}, 1, cl.priority, "                \
 	"{ms:cl.run_at}, cl.open_parents, cl.traceparent, cl.timeout_ms FROM " \
 	"cl UNION ALL "                                                        \
+	"SELECT id, queue, kind, payload, attempts, max_attempts, "            \
+	"{ms:started_at}, 1, priority, {ms:run_at}, open_parents, "            \
+	"traceparent, timeout_ms FROM rel WHERE status = 1 UNION ALL "         \
 	"SELECT o.ord, NULL, NULL, NULL, " APPLIED ", NULL, NULL, 0, NULL, "   \
 	"NULL, 0, NULL, NULL FROM o LEFT JOIN a "                              \
-	"ON a.id = o.id ORDER BY 8 DESC, 9 DESC, 10, 1"
+	"ON a.id = o.id" RELEASE_RAN " ORDER BY 8 DESC, 9 DESC, 10, 1"
 
 /* ?1 queue, ?2 kind, ?3 payloads, ?4 priority, ?5 run at ms (or NULL),
  * ?6 delay ms, ?7 max attempts, ?8 the wake-up (util/wake.h). Ids are
