@@ -136,7 +136,11 @@ claim_some(sked_worker *w, int *db_failed)
 		int way = sked__take_way(w->h, &req);
 		int plain = way != SKED_TAKE_LIMITED;
 		w->loop.limited_last |= !plain;
-		int fuse = qi == 0 && backlog && way == SKED_TAKE_FUSED;
+		int fuse = qi == 0 && (backlog || w->loop.handing) &&
+		           way == SKED_TAKE_FUSED;
+		pthread_mutex_lock(&w->sh.mu);
+		int carries = fuse && w->sh.done_head != NULL;
+		pthread_mutex_unlock(&w->sh.mu);
 		if (qi == 0 && w->fused)
 			/* tell the finisher whether outcomes ride with claims */
 			atomic_store(&w->sh.fusing, fuse);
@@ -148,6 +152,13 @@ claim_some(sked_worker *w, int *db_failed)
 		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);
 		int got = n;
+		if (qi == 0 && w->fused && rc == SKED_OK &&
+		    (n > 0 || carries)) {
+			int kids = 0;
+			for (int i = 0; i < n; i++)
+				kids |= c[i].has_parents;
+			w->loop.handing = kids;
+		}
 		/* on a failure, what was claimed but read back runs */
 		sked__wk_claim_end(w, w->h, seq, free_slots, c, n,
 		                   w->nqueues ? qi : -1, sent);
@@ -646,13 +657,14 @@ may_claim(sked_worker *w, int64_t now, int *linger)
 
 /* Whether the loop has a reason to claim (w->loop.want): always, but on
  * a listening node that does not lead and does not drain, where a slot
- * that frees is no reason (docs/design.md, "Wake-ups"). */
+ * that frees is no reason (docs/design.md, "Wake-ups") unless a
+ * workflow is under way (w->loop.handing). */
 static int
 wants_claim(sked_worker *w)
 {
 	if (!w->h->listening || w->o.until_empty || sked__wk_leads(w))
 		return 1;
-	return w->loop.want;
+	return w->loop.want || w->loop.handing;
 }
 
 /* The idle claim poll (docs/design.md, "Quiet when idle"):

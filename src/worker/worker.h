@@ -349,6 +349,14 @@ typedef struct wk_loop {
 	 * it had, so a worker in a backlog goes on draining it. */
 	int want;
 	int limited_last; /* its last round claimed through a limited queue */
+	/* a workflow is under way here: the last claim that carried
+	 * outcomes, or took tasks, took a child (a task that waited for
+	 * parents). Outcomes then ride with claims even without a backlog,
+	 * and a slot that frees is a reason to claim: the statement that
+	 * records a parent's end hands its released children to the free
+	 * slots (dialect/postgresql.c, FINISH_CLAIM), so a chain link costs
+	 * one round trip instead of a finish, a wake-up and a claim. */
+	int handing;
 } wk_loop;
 
 /* The pool's (pool.c). */
