@@ -618,6 +618,13 @@ static const char *const generic[SKED_SQL__COUNT] = {
                 "d.id = e.parent_id LEFT JOIN {p}task t ON t.id = "
                 "e.parent_id WHERE e.child_id IN ({ids}) ORDER BY "
                 "e.child_id, e.parent_id",
+        [SKED_SQL_DEP_RESULTS_SMALL] =
+                "SELECT e.child_id, e.parent_id, COALESCE(d.kind, t.kind), "
+                "CASE WHEN {len:d.result} <= 1024 THEN d.result END, CASE "
+                "WHEN {len:d.result} > 1024 THEN 1 ELSE 0 END FROM "
+                "{p}task_dep e LEFT JOIN {p}task_done d ON d.id = "
+                "e.parent_id LEFT JOIN {p}task t ON t.id = e.parent_id WHERE "
+                "e.child_id IN ({ids}) ORDER BY e.child_id, e.parent_id",
         [SKED_SQL_PRUNE_DEPS_C] =
                 "DELETE FROM {p}task_dep WHERE child_id IN ({ids}) AND NOT "
                 "EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "

@@ -293,6 +293,10 @@ typedef enum sked_sql {
 	 * parent id, parent kind, parent result) by child then parent;
 	 * only for tasks that had parents (worker/parents.c) */
 	SKED_SQL_DEP_RESULTS,
+	/* the same for several children, with the results of at most 1024
+	 * characters (4 KiB of UTF-8); a 1 in the fifth column marks a
+	 * longer one, left out, to be read alone (worker/parents.c) */
+	SKED_SQL_DEP_RESULTS_SMALL,
 	SKED_SQL_PRUNE_DEPS_C,
 	SKED_SQL_PRUNE_DEPS_P,
 	/* SKED_CAP_ARRAYS (no generic text): n outcomes or n tasks in one
@@ -519,6 +523,8 @@ typedef struct sked_dialect {
 	const char *now_plus; /* {now+X} */
 	const char *ts;       /* {ts:X} */
 	const char *ms;       /* {ms:C} */
+	const char *len;      /* {len:C}, characters (or bytes) of a text;
+	                         NULL: "LENGTH({})" */
 	const char *ret;      /* {ret} */
 	const char *limit;    /* {lim:X}; NULL: " LIMIT {}" */
 	/* {kinds:X}: true when X is NULL or names the row's kind; X is a

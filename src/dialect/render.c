@@ -49,7 +49,7 @@ per_call(const char *in, size_t n)
 	       is(in, n, "rows7t") || is(in, n, "rows8t");
 }
 
-/* An argument of {now+X}, {ts:X}, {ms:X} or {lim:X}: text without
+/* An argument of {now+X}, {ts:X}, {ms:X}, {len:X} or {lim:X}: text without
  * braces, or exactly the per-call {arg}. */
 static int
 arg_ok(const char *a, size_t n)
@@ -117,6 +117,9 @@ expand(const sked_dialect *d, const char *prefix, const char *t, char **out,
 		else if (n > 3 && memcmp(in, "ms:", 3) == 0 &&
 		         arg_ok(in + 3, n - 3))
 			putf(&b, d->ms, in + 3, n - 3);
+		else if (n > 4 && memcmp(in, "len:", 4) == 0 &&
+		         arg_ok(in + 4, n - 4))
+			putf(&b, d->len ? d->len : "LENGTH({})", in + 4, n - 4);
 		else if (n > 6 && memcmp(in, "kinds:", 6) == 0 &&
 		         arg_ok(in + 6, n - 6))
 			putf(&b, d->kinds_in, in + 6, n - 6);

@@ -166,6 +166,7 @@ const sked_dialect sked__dialect_sqlserver = {
         .now_plus = ADD_MS("SYSUTCDATETIME()"),
         .ts = ADD_MS(EPOCH),
         .ms = "DATEDIFF_BIG(millisecond, " EPOCH ", {})",
+        .len = "LEN({})",
         .ret = "",
         .limit = " OFFSET 0 ROWS FETCH NEXT {} ROWS ONLY",
         /* @@IDENTITY: SCOPE_IDENTITY() is NULL after a prepared

@@ -4,10 +4,12 @@
  *
  * Layer: the worker (worker.h). The claiming thread reads the parents of
  * the tasks of a claim batch that had parents (the claim's open_parents
- * below 0), one statement per such task, before their jobs reach the
- * pool; a batch without such tasks costs nothing. Bounded (issue 39,
- * docs/security.md): a task has at most SKED_MAX_PARENTS parents of at
- * most SKED_RESULT_MAX bytes each, so one statement reads at most 64 MiB;
+ * below 0) before their jobs reach the pool; a batch without such tasks
+ * costs nothing. Bounded (issue 39, docs/security.md): a task has at
+ * most SKED_MAX_PARENTS parents of at most SKED_RESULT_MAX bytes each.
+ * One statement reads the small results (at most 1024 characters, 4 KiB)
+ * of up to SMALL_GROUP children, at most 32 MiB; a child with a larger
+ * parent's result is read again alone, at most 64 MiB a statement;
  * what a child is handed is at most SKED_PARENTS_RESULTS_MAX bytes of
  * JSON, the results past it (in id order) left out and marked "cut". The pool's
  * handlers read them through the sked_job_parent* calls, the pipe and
@@ -113,10 +115,15 @@ parents_error(const char *msg)
 	return p;
 }
 
-/* One chunk of children (ids k of them): add their rows to out. */
+/* children whose parents' small results one statement reads */
+#define SMALL_GROUP 8
+
+/* One chunk of children (ids k of them): add their rows to out. With
+ * big (k entries), the small results' statement: a child with a longer
+ * result is marked there and left out of out, to be read alone. */
 static int
 read_chunk(sked *h, const int64_t *ids, const int *at, int k,
-           sked_parents **out)
+           sked_parents **out, unsigned char *big)
 {
 	sked_val *v = calloc((size_t)k, sizeof *v);
 	sked_buf sql = {0};
@@ -125,11 +132,21 @@ read_chunk(sked *h, const int64_t *ids, const int *at, int k,
 		return SKED_ENOMEM;
 	for (int i = 0; i < k; i++)
 		v[i] = SKED_INTV(ids[i]);
-	sked__sql_fill(&sql, h->sql[SKED_SQL_DEP_RESULTS], 1, k);
+	sked__sql_fill(
+	        &sql,
+	        h->sql[big ? SKED_SQL_DEP_RESULTS_SMALL : SKED_SQL_DEP_RESULTS],
+	        1, k);
 	int rc = sql.oom ? SKED_ENOMEM : sked__qdyn(h, sql.p, v, k, &r);
 	free(sql.p);
 	free(v);
+	for (int i = 0; rc == SKED_OK && big && i < k; i++)
+		for (int row = 0; row < r.nrows; row++)
+			if (sked__res_int(&r, row, 0) == ids[i] &&
+			    sked__res_int(&r, row, 4) != 0)
+				big[i] = 1;
 	for (int i = 0; rc == SKED_OK && i < k; i++) {
+		if (big && big[i])
+			continue;
 		sked_parents *p = calloc(1, sizeof *p);
 		if (!p) {
 			rc = SKED_ENOMEM;
@@ -205,10 +222,19 @@ sked__wk_parents_read(sked *h, const sked_claimed *c, int n,
 			ids[k] = c[i].id;
 			at[k++] = i;
 		}
-	/* one task a statement: what one statement holds is then bounded
-	 * by SKED_MAX_PARENTS x SKED_RESULT_MAX */
-	for (int from = 0; rc == SKED_OK && from < k; from++)
-		rc = read_chunk(h, ids + from, at + from, 1, p);
+	/* the small results a group at a time, then each child with a
+	 * longer one alone */
+	unsigned char *big = rc == SKED_OK ? calloc((size_t)k, 1) : NULL;
+	if (rc == SKED_OK && !big)
+		rc = SKED_ENOMEM;
+	for (int from = 0; rc == SKED_OK && from < k; from += SMALL_GROUP)
+		rc = read_chunk(h, ids + from, at + from,
+		                k - from < SMALL_GROUP ? k - from : SMALL_GROUP,
+		                p, big + from);
+	for (int i = 0; rc == SKED_OK && i < k; i++)
+		if (big[i])
+			rc = read_chunk(h, ids + i, at + i, 1, p, NULL);
+	free(big);
 	if (rc != SKED_OK && p) {
 		char msg[600];
 		const char *why =
