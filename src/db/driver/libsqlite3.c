@@ -45,7 +45,7 @@
  * SQLite drain's instructions (docs/performance.md, "SQLite's
  * instructions per task"). The least recently used goes first; a program
  * larger than a quarter of DYN_BYTES is not kept. */
-#define DYN_MAX   48
+#define DYN_MAX   64
 #define DYN_BYTES (2 * 1024 * 1024)
 
 typedef struct dyn {
@@ -460,4 +460,6 @@ const sked_driver sked__driver_sqlite = {
         .exec = lite_exec,
         .socket = lite_socket,
         .drain_notify = lite_drain_notify,
+        /* exec clears every binding after each run */
+        .unbound_null = 1,
 };
