@@ -6,7 +6,8 @@
  * test fails on a token left in the SQL (other than the per-call ones
  * sked__sql_fill fills), on a statement a dialect's capability flags or
  * claim shape need but that has no text, and on a renderer that lets an
- * unknown token through.
+ * unknown token through; SQLite's batch lists are padded only where the
+ * padding matches nothing, and never past ?999.
  */
 #include <setjmp.h>
 #include <stdarg.h>
