@@ -55,7 +55,7 @@ sqlite:*) FILE=${DB#sqlite:} ;;
 *) FILE= ;;
 esac
 
-first_n= first_ir= last_n= last_ir=
+first_n='' first_ir='' last_n='' last_ir=''
 for n in $NS; do
 	if [ -n "$FILE" ]; then
 		rm -f "$FILE" "$FILE-wal" "$FILE-shm"
@@ -65,6 +65,8 @@ for n in $NS; do
 	fi
 	"$SKED" "$@" init >/dev/null 2>&1
 	seq 1 "$n" | "$SKED" "$@" enqueue bench.noop --queue bench --lines - >/dev/null
+	# EXTRA is split on blanks on purpose
+	# shellcheck disable=SC2086
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg-$n.out" \
 		"$SKED" "$@" worker --builtin-noop bench.noop --queues bench \
 		--concurrency "$CONC" --until-empty $EXTRA \
