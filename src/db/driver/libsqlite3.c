@@ -43,10 +43,14 @@
  * copy, the drop, the IN lists), so the same few texts come back with
  * every batch of the same size, and preparing them cost a third of a
  * SQLite drain's instructions (docs/performance.md, "SQLite's
- * instructions per task"). The least recently used goes first; a program
- * larger than a quarter of DYN_BYTES is not kept. */
-#define DYN_MAX   64
-#define DYN_BYTES (2 * 1024 * 1024)
+ * instructions per task"); with the batch lists padded to a few sizes
+ * (sked__dialect_pad) a drain needs a dozen or so. The least recently
+ * used goes first; a program larger than a quarter of DYN_BYTES is not
+ * kept. 512 kB a connection: a quarter of that cost twice the prepares,
+ * more bought nothing (a worker's RSS grows by about 0.8 MB at 50
+ * threads). */
+#define DYN_MAX   32
+#define DYN_BYTES (512 * 1024)
 
 typedef struct dyn {
 	sqlite3_stmt *st;
