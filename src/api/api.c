@@ -156,6 +156,9 @@ setup(sked *h)
 	                          sizeof err);
 	if (rc != SKED_OK)
 		return sked__fail(h, rc, "%s", err);
+	if (sked__db_unbound_null(h->db) &&
+	    sked__dialect_pad(h->sql) != SKED_OK)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	if (h->dialect->listen &&
 	    !(h->listen_sql = sked__dialect_expand(h->dialect, h->prefix,
 	                                           h->dialect->listen)))

@@ -319,6 +319,12 @@ sked__db_pooled(const sked_db *db)
 	return db->drv->pooled ? db->drv->pooled(db->conn) : 0;
 }
 
+int
+sked__db_unbound_null(const sked_db *db)
+{
+	return db->drv->unbound_null;
+}
+
 void
 sked__db_drain_notify(sked_db *db, sked_note_fn fn, void *arg)
 {

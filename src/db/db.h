@@ -90,6 +90,10 @@ void sked__db_drain_notify(sked_db *db, sked_note_fn fn, void *arg);
  * session (PostgreSQL: sked_pooling=transaction, or a pooler found). */
 int sked__db_pooled(const sked_db *db);
 
+/* 1 when a marker left unbound reads as NULL on db's driver (native
+ * SQLite): its batch statements may be padded (sked__dialect_pad). */
+int sked__db_unbound_null(const sked_db *db);
+
 /* Fault injection for tests: the nth statement executed from now on (1 =
  * the next) fails with kind; 0 disarms. Process-wide. */
 void sked__db_fault_after(int nth, sked_dbe_kind kind);

@@ -587,6 +587,15 @@ int sked__dialect_render(const sked_dialect *d, const char *prefix,
         __attribute__((warn_unused_result));
 void sked__dialect_free_rendered(char *out[SKED_SQL__COUNT]);
 
+/* For a driver that reads an unbound marker as NULL (native SQLite):
+ * the batch statements whose list is only matched against (a row's id
+ * IN the list, rows joined to the task table) take their list padded
+ * with unbound markers to a few sizes ({ids+}, {rows8+}), so that a
+ * drain prepares a handful of texts instead of one per batch size.
+ * Returns SKED_ENOMEM or SKED_OK. */
+int sked__dialect_pad(char *out[SKED_SQL__COUNT])
+        __attribute__((warn_unused_result));
+
 /* Render one template (schema steps, the migration lock, LISTEN):
  * malloc'd, or NULL when out of memory or when the template has an
  * unknown token (then logged as an error, with the token). */

@@ -191,6 +191,83 @@ sked__dialect_free_rendered(char *out[SKED_SQL__COUNT])
 	}
 }
 
+/* ---- padded lists (sked__dialect_pad) ---- */
+
+/* The statements whose list may be longer than what is bound, with the
+ * token to pad and the text that must surround it for that to be
+ * harmless: a NULL in a positive IN list matches nothing, and a row of
+ * NULLs joined to the task table on its id finds no task. A text that
+ * no longer reads so is left alone (correct, only slower). */
+static const struct {
+	sked_sql id;
+	const char *token, *before, *after;
+} pads[] = {
+        {SKED_SQL_DONE_COPY, "{ids}", " IN (", ")"},
+        {SKED_SQL_DONE_DROP, "{ids}", " IN (", ")"},
+        {SKED_SQL_DONE_DROP_RET, "{ids}", " IN (", ")"},
+        {SKED_SQL_DONE_COPY_RUN, "{rows8}", "FROM (", ") v JOIN "},
+};
+
+int
+sked__dialect_pad(char *out[SKED_SQL__COUNT])
+{
+	for (size_t i = 0; i < sizeof pads / sizeof pads[0]; i++) {
+		char *s = out[pads[i].id];
+		const char *t = s ? strstr(s, pads[i].token) : NULL;
+		size_t tl = strlen(pads[i].token), bl = strlen(pads[i].before);
+		/* one token, in its place, in no NOT IN */
+		if (!t || strstr(t + tl, pads[i].token) ||
+		    (size_t)(t - s) < bl ||
+		    memcmp(t - bl, pads[i].before, bl) != 0 ||
+		    strncmp(t + tl, pads[i].after, strlen(pads[i].after)) !=
+		            0 ||
+		    ((size_t)(t - s) >= bl + 3 &&
+		     memcmp(t - bl - 3, "NOT", 3) == 0))
+			continue;
+		sked_buf b = {0};
+		sked__buf_put(&b, s, (size_t)(t - s) + tl - 1);
+		sked__buf_puts(&b, "+}");
+		sked__buf_puts(&b, t + tl);
+		if (b.oom) {
+			free(b.p);
+			return SKED_ENOMEM;
+		}
+		free(s);
+		out[pads[i].id] = b.p;
+	}
+	return SKED_OK;
+}
+
+/* The length a padded list of n items (w markers each, the first ?first)
+ * is given: the next of a few sizes, each about half again the last, so
+ * at most a third of it is padding; never past ?999, the fewest markers
+ * a product whose driver pads allows (SQLite before 3.32). */
+static int
+padded(int n, int first, int w)
+{
+	static const int sizes[] = {1,   2,   3,   4,   6,   8,   12,
+	                            16,  24,  32,  48,  64,  96,  128,
+	                            192, 256, 384, 512, 768, 1000};
+	int room = (999 - first + 1) / w;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		if (sizes[i] >= n)
+			return sizes[i] <= room ? sizes[i]
+			                        : (n > room ? n : room);
+	return n;
+}
+
+/* ?N after what p (the marker's prefix, "" or ", ") says */
+static void
+put_marker(sked_buf *b, const char *p, int64_t n)
+{
+	char num[SKED_I64_DIGITS + 4];
+	size_t pl = strlen(p);
+	memcpy(num, p, pl);
+	num[pl] = '?';
+	size_t k = pl + 1 + sked__i64_digits(num + pl + 1, n);
+	sked__buf_put(b, num, k);
+}
+
 /* ---- per-call tokens ---- */
 
 /* {rows7t}, {rows8t}: the rows of {rows7}/{rows8} for a product whose
@@ -253,21 +330,23 @@ sked__sql_fill(sked_buf *b, const char *s, int first, int n)
 			snprintf(num, sizeof num, "?%d", first);
 			sked__buf_puts(b, num);
 			s = open + 5;
-		} else if (strncmp(open, "{ids}", 5) == 0) {
-			for (int i = 0; i < n; i++) {
-				snprintf(num, sizeof num, "%s?%d", i ? "," : "",
-				         first + i);
-				sked__buf_puts(b, num);
-			}
-			s = open + 5;
+		} else if (strncmp(open, "{ids}", 5) == 0 ||
+		           strncmp(open, "{ids+}", 6) == 0) {
+			int pad = open[4] == '+';
+			int m = pad ? padded(n, first, 1) : n;
+			for (int i = 0; i < m; i++)
+				put_marker(b, i ? "," : "", first + i);
+			s = open + (pad ? 6 : 5);
 		} else if (strncmp(open, "{rows7t}", 8) == 0 ||
 		           strncmp(open, "{rows8t}", 8) == 0) {
 			fill_typed(b, first, n, open[5] - '0');
 			s = open + 8;
 		} else if (strncmp(open, "{rows7}", 7) == 0 ||
-		           strncmp(open, "{rows8}", 7) == 0) {
-			int w = open[5] - '0';
-			for (int i = 0; i < n; i++) {
+		           strncmp(open, "{rows8}", 7) == 0 ||
+		           strncmp(open, "{rows8+}", 8) == 0) {
+			int w = open[5] - '0', pad = open[6] == '+';
+			int m = pad ? padded(n, first, w) : n;
+			for (int i = 0; i < m; i++) {
 				int a = first + w * i;
 				if (i == 0)
 					snprintf(num, sizeof num,
@@ -279,17 +358,15 @@ sked__sql_fill(sked_buf *b, const char *s, int first, int n)
 					         a, a + 1);
 				sked__buf_puts(b, num);
 				for (int k = 2; k < w; k++) {
-					if (i == 0)
+					put_marker(b, ", ", a + k);
+					if (i == 0) {
 						snprintf(num, sizeof num,
-						         ", ?%d AS c%d", a + k,
-						         k + 1);
-					else
-						snprintf(num, sizeof num,
-						         ", ?%d", a + k);
-					sked__buf_puts(b, num);
+						         " AS c%d", k + 1);
+						sked__buf_puts(b, num);
+					}
 				}
 			}
-			s = open + 7;
+			s = open + (pad ? 8 : 7);
 		} else if (strncmp(open, "{rows}", 6) == 0) {
 			for (int i = 0; i < n; i++) {
 				snprintf(num, sizeof num, "%s(?%d, %d)",

@@ -47,8 +47,11 @@ int sked__node_beat(sked *h, const char *node_id, int busy, int *rank, int *of)
         __attribute__((warn_unused_result));
 int sked__node_unregister(sked *h, const char *node_id);
 
-/* How many tasks are running, waiting to retry, or pending and due, in
- * queue (NULL: all), of kinds (",a,b,"; NULL: every kind). */
+/* Whether tasks are running, waiting to retry, or pending and due, in
+ * queue (NULL: all), of kinds (",a,b,"; NULL: every kind): *count is 0
+ * when none are, else positive (how many on most products; on SQLite 1
+ * or 2, whose statement stops at the first running and the first
+ * claimable row). */
 int sked__outstanding(sked *h, const char *queue, const char *kinds,
                       int64_t *count) __attribute__((warn_unused_result));
 

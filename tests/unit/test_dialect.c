@@ -6,7 +6,8 @@
  * test fails on a token left in the SQL (other than the per-call ones
  * sked__sql_fill fills), on a statement a dialect's capability flags or
  * claim shape need but that has no text, and on a renderer that lets an
- * unknown token through.
+ * unknown token through; SQLite's batch lists are padded only where the
+ * padding matches nothing, and never past ?999.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -226,6 +227,69 @@ per_call_tokens(void **state)
 }
 
 /* count occurrences of needle in s */
+static int occurs(const char *s, const char *needle);
+
+/* Native SQLite reads an unbound marker as NULL, so its batch lists are
+ * padded to a few sizes (one prepared text per size, not per batch):
+ * only where padding matches nothing (a positive IN, rows joined to the
+ * task table), never past ?999, and an insert of the rows themselves is
+ * never padded. */
+static void
+padded_batch_lists(void **state)
+{
+	(void)state;
+	char *sql[SKED_SQL__COUNT];
+	assert_int_equal(
+	        sked__dialect_render(&sked__dialect_sqlite, "p_", sql, NULL, 0),
+	        SKED_OK);
+	char *run_rows = strdup(sql[SKED_SQL_RUN_ROWS]);
+	/* a list the padding would change the meaning of stays as it is */
+	free(sql[SKED_SQL_DONE_DROP]);
+	sql[SKED_SQL_DONE_DROP] =
+	        strdup("DELETE FROM p_task WHERE id NOT IN ({ids})");
+	assert_int_equal(sked__dialect_pad(sql), SKED_OK);
+	assert_non_null(strstr(sql[SKED_SQL_DONE_DROP_RET], " IN ({ids+}) "));
+	assert_non_null(strstr(sql[SKED_SQL_DONE_COPY], " IN ({ids+}) "));
+	assert_non_null(
+	        strstr(sql[SKED_SQL_DONE_COPY_RUN], "FROM ({rows8+}) v JOIN "));
+	assert_string_equal(sql[SKED_SQL_DONE_DROP],
+	                    "DELETE FROM p_task WHERE id NOT IN ({ids})");
+	assert_string_equal(sql[SKED_SQL_RUN_ROWS], run_rows);
+	free(run_rows);
+
+	sked_buf b = {0};
+	/* 5 ids take 6 markers, the sixth unbound (NULL) */
+	sked__sql_fill(&b, "IN ({ids+})", 1, 5);
+	assert_string_equal(b.p, "IN (?1,?2,?3,?4,?5,?6)");
+	sked__buf_free(&b);
+	sked__sql_fill(&b, "IN ({ids+})", 1, 1);
+	assert_string_equal(b.p, "IN (?1)");
+	sked__buf_free(&b);
+	/* batches of 17 to 24 share one text */
+	sked_buf c = {0};
+	sked__sql_fill(&b, sql[SKED_SQL_DONE_DROP_RET], 1, 17);
+	sked__sql_fill(&c, sql[SKED_SQL_DONE_DROP_RET], 1, 24);
+	assert_string_equal(b.p, c.p);
+	assert_non_null(strstr(b.p, ",?24)"));
+	assert_null(strstr(b.p, "?25"));
+	sked__buf_free(&b);
+	sked__buf_free(&c);
+	/* rows: 5 take 6, the sixth all NULL, joined to no task */
+	sked__sql_fill(&b, sql[SKED_SQL_DONE_COPY_RUN], 1, 5);
+	assert_int_equal(occurs(b.p, " UNION ALL SELECT "), 5);
+	assert_non_null(strstr(b.p, "?48) v JOIN p_task t"));
+	assert_null(strstr(b.p, "?49"));
+	sked__buf_free(&b);
+	/* never past ?999: 124 rows of 8 fill ?1 … ?992, no more */
+	sked__sql_fill(&b, sql[SKED_SQL_DONE_COPY_RUN], 1, 124);
+	assert_non_null(strstr(b.p, "?992) v JOIN"));
+	sked__buf_free(&b);
+	sked__sql_fill(&b, "IN ({ids+})", 1, 990);
+	assert_non_null(strstr(b.p, ",?999)"));
+	sked__buf_free(&b);
+	sked__dialect_free_rendered(sql);
+}
+
 static int
 occurs(const char *s, const char *needle)
 {
@@ -328,6 +392,7 @@ main(void)
 	        cmocka_unit_test(unknown_tokens_are_refused),
 	        cmocka_unit_test(per_call_tokens),
 	        cmocka_unit_test(ended_tasks_across_the_move),
+	        cmocka_unit_test(padded_batch_lists),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,8 @@
  * records the outcomes handed with it; a graph (sked_enqueue_graph) is
  * all or nothing whichever statement fails, and refuses a bad shape; a
  * task's workflow (sked_task_graph_get) is read a layer at a time, not a
- * task at a time, and a bound counts what it leaves out.
+ * task at a time, and a bound counts what it leaves out; SQLite's clock
+ * expression gives its milliseconds exactly.
  * Both SQLite claim strategies run every test.
  */
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -667,6 +669,60 @@ graph_refuses_bad_shapes(void **state)
 	(void)state;
 }
 
+/* The dialect's clock (NOWMS, from julianday) reads SQLite's time as
+ * whole milliseconds exactly: for instants across four centuries, fed in
+ * for 'now', and against seconds and '%f' read by strftime from the same
+ * 'now' of one statement. A truncating or float-rounded form fails. */
+static void
+sqlite_clock_is_whole_ms(void **state)
+{
+	(void)state;
+	sked *h = open_db(tmp_url());
+	const char *nowms = h->dialect->nowms;
+	const char *at = strstr(nowms, "'now'");
+	assert_non_null(at);
+	char sql[512];
+	snprintf(sql, sizeof sql, "SELECT %.*s?1%s", (int)(at - nowms), nowms,
+	         at + 5);
+	uint64_t x = 88172645463325252ULL; /* xorshift: fixed instants */
+	for (int i = 0; i < 20000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* 1900 … 2300, any millisecond */
+		int64_t ms =
+		        -2208988800000LL + (int64_t)(x % 12623040000000ULL);
+		time_t s = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+		struct tm tm;
+		gmtime_r(&s, &tm);
+		char text[64];
+		snprintf(text, sizeof text,
+		         "%04d-%02d-%02d %02d:%02d:%02d.%03d",
+		         tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		         tm.tm_hour, tm.tm_min, tm.tm_sec,
+		         (int)(ms - (int64_t)s * 1000));
+		sked_val p = SKED_TEXTV(text);
+		sked_res r = {0};
+		assert_int_equal(sked__qdyn(h, sql, &p, 1, &r), SKED_OK);
+		if (sked__res_int(&r, 0, 0) != ms)
+			fail_msg("%s: %lld, not %lld", text,
+			         (long long)sked__res_int(&r, 0, 0),
+			         (long long)ms);
+		sked__res_clear(&r);
+	}
+	snprintf(sql, sizeof sql,
+	         "SELECT %s = CAST(strftime('%%s', 'now') AS INTEGER) * 1000 + "
+	         "CAST(substr(strftime('%%f', 'now'), 4) AS INTEGER)",
+	         nowms);
+	for (int i = 0; i < 200; i++) {
+		sked_res r = {0};
+		assert_int_equal(sked__qdyn(h, sql, NULL, 0, &r), SKED_OK);
+		assert_int_equal(sked__res_int(&r, 0, 0), 1);
+		sked__res_clear(&r);
+	}
+	sked_close(h);
+}
+
 int
 main(void)
 {
@@ -683,6 +739,7 @@ main(void)
 	        cmocka_unit_test(graph_is_all_or_nothing),
 	        cmocka_unit_test(graph_refuses_bad_shapes),
 	        cmocka_unit_test(task_graph_reads_by_layers),
+	        cmocka_unit_test(sqlite_clock_is_whole_ms),
 	};
 	int failed =
 	        cmocka_run_group_tests_name("model/sqlite", tests, NULL, NULL);

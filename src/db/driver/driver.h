@@ -62,6 +62,10 @@ typedef struct sked_driver {
 	/* optional: wrap a native connection the application holds; close
 	 * must then leave the native connection open */
 	int (*wrap)(void *native, void **conn, sked_dberr *e);
+	/* 1: a marker exec leaves unbound reads as NULL (SQLite's own
+	 * API), so a statement may carry more markers than it is given
+	 * (sked__dialect_pad) */
+	int unbound_null;
 } sked_driver;
 
 extern const sked_driver sked__driver_sqlite;

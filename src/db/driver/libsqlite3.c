@@ -16,12 +16,15 @@
  * overrides) in short steps, so that concurrent writers queue rather than
  * fail and hand the lock on quickly. Checkpoints are paced per process
  * (lite_wal) and the WAL's changes wake idle workers of other processes
- * (lite_socket).
+ * (lite_socket). Statements without a slot (texts built per call, such
+ * as a batch's IN lists, and BEGIN/COMMIT) are kept prepared by their
+ * text (dyn_find), since a batch's statements recur with the batch size.
  */
 #include "db/driver/driver.h"
 #include "db/driver/errmap.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +38,35 @@
 
 #include "util/url.h"
 
+/* Texts without a slot, kept prepared. A batch's statements are built
+ * per call with as many markers as the batch has tasks (the ended rows'
+ * copy, the drop, the IN lists), so the same few texts come back with
+ * every batch of the same size, and preparing them cost a third of a
+ * SQLite drain's instructions (docs/performance.md, "SQLite's
+ * instructions per task"); with the batch lists padded to a few sizes
+ * (sked__dialect_pad) a drain needs a dozen or so. The least recently
+ * used goes first; a program larger than a quarter of DYN_BYTES is not
+ * kept. 512 kB a connection: a quarter of that cost twice the prepares,
+ * more bought nothing (a worker's RSS grows by about 0.8 MB at 50
+ * threads). */
+#define DYN_MAX   32
+#define DYN_BYTES (512 * 1024)
+
+typedef struct dyn {
+	sqlite3_stmt *st;
+	uint64_t hash; /* of the text (FNV-1a) */
+	size_t len;    /* the text's length */
+	int bytes;     /* the prepared program's memory */
+	uint64_t used; /* tick of its last use */
+} dyn;
+
 typedef struct lite {
 	sqlite3 *db;
 	sqlite3_stmt *slot[SKED_STMT_SLOTS];
+	dyn dyn[DYN_MAX];
+	int ndyn;
+	long dyn_bytes;
+	uint64_t tick;
 	int64_t busy_ns;       /* give up waiting for a lock after this */
 	int64_t busy_since_ns; /* when the current wait began */
 	int in_restart;        /* a RESTART checkpoint waits: briefly */
@@ -140,6 +169,8 @@ lite_close(void *conn)
 		return;
 	for (int i = 0; i < SKED_STMT_SLOTS; i++)
 		sqlite3_finalize(l->slot[i]);
+	for (int i = 0; i < l->ndyn; i++)
+		sqlite3_finalize(l->dyn[i].st);
 	if (l->change_fd >= 0)
 		close(l->change_fd);
 	sqlite3_close_v2(l->db);
@@ -226,24 +257,91 @@ lite_server(void *conn, char *product, size_t plen, char *version, size_t vlen,
 	return SKED_OK;
 }
 
+/* The kept statement of text sql (len bytes, hash h), or NULL. */
+static sqlite3_stmt *
+dyn_find(lite *l, const char *sql, size_t len, uint64_t h)
+{
+	for (int i = 0; i < l->ndyn; i++) {
+		dyn *d = &l->dyn[i];
+		if (d->hash == h && d->len == len &&
+		    memcmp(sqlite3_sql(d->st), sql, len) == 0) {
+			d->used = ++l->tick;
+			return d->st;
+		}
+	}
+	return NULL;
+}
+
+/* Keep st (just prepared from a text of len bytes, hash h); 0 when it
+ * is not kept (too large), and the caller finalizes it after use. */
+static int
+dyn_keep(lite *l, sqlite3_stmt *st, size_t len, uint64_t h)
+{
+	int bytes = sqlite3_stmt_status(st, SQLITE_STMTSTATUS_MEMUSED, 0);
+	if (bytes > DYN_BYTES / 4)
+		return 0;
+	while (l->ndyn > 0 &&
+	       (l->ndyn == DYN_MAX || l->dyn_bytes + bytes > DYN_BYTES)) {
+		int old = 0;
+		for (int i = 1; i < l->ndyn; i++)
+			if (l->dyn[i].used < l->dyn[old].used)
+				old = i;
+		sqlite3_finalize(l->dyn[old].st);
+		l->dyn_bytes -= l->dyn[old].bytes;
+		l->dyn[old] = l->dyn[--l->ndyn];
+	}
+	l->dyn[l->ndyn++] = (dyn){.st = st,
+	                          .hash = h,
+	                          .len = len,
+	                          .bytes = bytes,
+	                          .used = ++l->tick};
+	l->dyn_bytes += bytes;
+	return 1;
+}
+
+static uint64_t
+text_hash(const char *s, size_t *len)
+{
+	uint64_t h = 14695981039346656037ULL;
+	const unsigned char *p = (const unsigned char *)s;
+	for (; *p; p++)
+		h = (h ^ *p) * 1099511628211ULL;
+	*len = (size_t)(p - (const unsigned char *)s);
+	return h;
+}
+
 static int
 lite_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
           sked_res *res, int64_t *affected, int64_t *last_id, sked_dberr *e)
 {
 	lite *l = conn;
 	sqlite3_stmt *st = NULL;
-	int rc;
+	int rc, keep = 1; /* keep: st stays prepared after this call */
 	if (slot >= 0 && slot < SKED_STMT_SLOTS && l->slot[slot]) {
 		st = l->slot[slot];
-	} else {
-		unsigned flags = slot >= 0 ? SQLITE_PREPARE_PERSISTENT : 0;
-		rc = sqlite3_prepare_v3(l->db, sql, -1, flags, &st, NULL);
+	} else if (slot >= 0 && slot < SKED_STMT_SLOTS) {
+		rc = sqlite3_prepare_v3(l->db, sql, -1,
+		                        SQLITE_PREPARE_PERSISTENT, &st, NULL);
 		if (rc != SQLITE_OK) {
 			set_err(e, l->db, rc, NULL);
 			return SKED_EDB;
 		}
-		if (slot >= 0 && slot < SKED_STMT_SLOTS)
-			l->slot[slot] = st;
+		l->slot[slot] = st;
+	} else {
+		size_t len;
+		uint64_t h = text_hash(sql, &len);
+		if (!(st = dyn_find(l, sql, len, h))) {
+			rc = sqlite3_prepare_v3(l->db, sql, (int)len + 1,
+			                        SQLITE_PREPARE_PERSISTENT, &st,
+			                        NULL);
+			if (rc != SQLITE_OK) {
+				set_err(e, l->db, rc, NULL);
+				return SKED_EDB;
+			}
+			/* an empty text (a comment) prepares no statement,
+			 * which fails below as it always has */
+			keep = st && dyn_keep(l, st, len, h);
+		}
 	}
 	for (int i = 0; i < np; i++) {
 		switch (p[i].type) {
@@ -293,7 +391,7 @@ lite_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 		*last_id = sqlite3_last_insert_rowid(l->db);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (slot < 0 || slot >= SKED_STMT_SLOTS)
+	if (!keep)
 		sqlite3_finalize(st);
 	return SKED_OK;
 nomem:
@@ -302,7 +400,7 @@ nomem:
 fail:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	if (slot < 0 || slot >= SKED_STMT_SLOTS)
+	if (!keep)
 		sqlite3_finalize(st);
 	return SKED_EDB;
 }
@@ -366,4 +464,6 @@ const sked_driver sked__driver_sqlite = {
         .exec = lite_exec,
         .socket = lite_socket,
         .drain_notify = lite_drain_notify,
+        /* exec clears every binding after each run */
+        .unbound_null = 1,
 };
