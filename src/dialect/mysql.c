@@ -232,35 +232,44 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
 };
 
 /* Both products' dialect, but for its capabilities (below). */
-#define MYSQL_DIALECT(extra_caps)                                                                                     \
-	{                                                                                                             \
-		.name = "mysql", .now = NOW, .nowms = NOWMS,                                                          \
-		.now_plus = "(" NOW " + INTERVAL ({}) * 1000 MICROSECOND)",                                           \
-		.ts = "(CAST(" EPOCH " AS DATETIME(3)) + INTERVAL ({}) * "                                            \
-		      "1000 MICROSECOND)",                                                                            \
-		.ms = "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", {}) DIV 1000)",                                         \
-		.ret = "", .limit = NULL,                                                                             \
-		.last_id = "SELECT LAST_INSERT_ID()",                                                                 \
-		.kinds_in = "({} IS NULL OR INSTR({}, CONCAT(',', kind, "                                             \
-		            "',')) > 0)",                                                                             \
-		.begin = "START TRANSACTION",                                                                         \
-		.begin_claim = "START TRANSACTION", .commit = "COMMIT",                                               \
-		.rollback = "ROLLBACK",                                                                               \
-		.migrate_lock = "SELECT GET_LOCK(" MIGRATE_NAME ", 60)",                                              \
-		.migrate_unlock = "SELECT RELEASE_LOCK(" MIGRATE_NAME ")",                                            \
-		.ddl_in_tx = 0, .ddl_exists_error = 1061, /* ER_DUP_KEYNAME */                                        \
-		        .ddl_exists_error2 =                                                                          \
-		                1060, /* ER_DUP_FIELDNAME */ /* two statements: the driver's text path splits them */ \
-		        .session_init =                                                                               \
-		                "SET time_zone = '+00:00'; SET SESSION "                                              \
-		                "TRANSACTION ISOLATION LEVEL READ COMMITTED",                                         \
-		.listen = NULL, .notify = NULL, .schema = sked__schema_mysql,                                         \
-		.sql = sql_mysql,                                                                                     \
-		.caps = SKED_CAP_SKIP_LOCKED | SKED_CAP_WAIT_HOLDER |                                                 \
-		        SKED_CAP_BATCH_FINISH | SKED_CAP_LOCK_READS |                                                 \
-		        (extra_caps),                                                                                 \
-		.claim_one_statement = 0, .max_params = 65535,                                                        \
+/* clang-format off */
+#define MYSQL_DIALECT(extra_caps)                                              \
+	{                                                                      \
+		.name = "mysql",                                               \
+		.now = NOW,                                                    \
+		.nowms = NOWMS,                                                \
+		.now_plus = "(" NOW " + INTERVAL ({}) * 1000 MICROSECOND)",    \
+		.ts = "(CAST(" EPOCH " AS DATETIME(3)) + INTERVAL ({}) * "     \
+		      "1000 MICROSECOND)",                                     \
+		.ms = "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", {}) DIV 1000)",  \
+		.ret = "",                                                     \
+		.limit = NULL,                                                 \
+		.last_id = "SELECT LAST_INSERT_ID()",                          \
+		.kinds_in = "({} IS NULL OR INSTR({}, CONCAT(',', kind, "      \
+		            "',')) > 0)",                                      \
+		.begin = "START TRANSACTION",                                  \
+		.begin_claim = "START TRANSACTION",                            \
+		.commit = "COMMIT",                                            \
+		.rollback = "ROLLBACK",                                        \
+		.migrate_lock = "SELECT GET_LOCK(" MIGRATE_NAME ", 60)",       \
+		.migrate_unlock = "SELECT RELEASE_LOCK(" MIGRATE_NAME ")",     \
+		.ddl_in_tx = 0,                                                \
+		.ddl_exists_error = 1061,  /* ER_DUP_KEYNAME */                \
+		.ddl_exists_error2 = 1060, /* ER_DUP_FIELDNAME */              \
+		/* two statements: the driver's text path splits them */      \
+		.session_init = "SET time_zone = '+00:00'; SET SESSION "       \
+		                "TRANSACTION ISOLATION LEVEL READ COMMITTED",  \
+		.listen = NULL,                                                \
+		.notify = NULL,                                                \
+		.schema = sked__schema_mysql,                                  \
+		.sql = sql_mysql,                                              \
+		.caps = SKED_CAP_SKIP_LOCKED | SKED_CAP_WAIT_HOLDER |          \
+		        SKED_CAP_BATCH_FINISH | SKED_CAP_LOCK_READS |          \
+		        (extra_caps),                                          \
+		.claim_one_statement = 0,                                      \
+		.max_params = 65535,                                           \
 	}
+/* clang-format on */
 
 const sked_dialect sked__dialect_mysql = MYSQL_DIALECT(0);
 
