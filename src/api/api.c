@@ -143,7 +143,8 @@ setup(sked *h)
 		                  "sked needs Oracle Database 12c or newer; "
 		                  "this is %s %s",
 		                  h->product, h->version);
-	h->dialect = sked__dialect_for(h->decision.product);
+	h->dialect = sked__dialect_for_version(
+	        h->decision.product, h->decision.major, h->decision.minor);
 	if (!h->dialect)
 		return sked__fail(h, SKED_EUNSUPPORTED,
 		                  "sked has no SQL dialect for %s %s",

@@ -16,8 +16,9 @@
  *   skip-locked  one round trip where the dialect has a claim statement
  *                (PostgreSQL: a materialized CTE that locks with SKIP
  *                LOCKED feeding UPDATE … RETURNING); else in one
- *                transaction: SELECT … FOR UPDATE SKIP LOCKED, UPDATE each
- *                locked id, read the rows back (MySQL, MariaDB).
+ *                transaction: SELECT … FOR UPDATE SKIP LOCKED, UPDATE the
+ *                locked ids, read the rows back, where MySQL and MariaDB
+ *                read them in the lock instead (SKED_CAP_LOCK_READS).
  *   readpast     one statement, the dialect's TOP (n) … WITH (UPDLOCK,
  *                READPAST, ROWLOCK) with OUTPUT (SQL Server).
  *   optimistic   read candidates without locks, then UPDATE … WHERE id = ?

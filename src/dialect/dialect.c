@@ -787,6 +787,9 @@ sked__sql_needed(const sked_dialect *d, sked_sql id)
 		return (d->caps & SKED_CAP_FUSED) != 0;
 	case SKED_SQL_FIN_LOCK:
 		return (d->caps & SKED_CAP_BATCH_FINISH) != 0;
+	case SKED_SQL_DONE_COPY_RET:
+	case SKED_SQL_DONE_COPY_RUN_RET:
+		return (d->caps & SKED_CAP_INSERT_RETURNING) != 0;
 	case SKED_SQL_HOT_VACUUM:
 		return (d->caps & SKED_CAP_VACUUM) != 0;
 	case SKED_SQL_NODE_BEAT_RANK: /* the wake-ups' window */
@@ -850,4 +853,20 @@ sked__dialect_for(int product)
 	default:
 		return NULL;
 	}
+}
+
+const sked_dialect *
+sked__dialect_for_version(int product, int major, int minor)
+{
+#ifdef SKED_HAVE_DIALECT_MYSQL
+	/* MariaDB's INSERT … RETURNING (10.5); a version not understood
+	 * (0) keeps the dialect MySQL shares */
+	if (product == SKED_PROD_MARIADB &&
+	    (major > 10 || (major == 10 && minor >= 5)))
+		return &sked__dialect_mariadb;
+#else
+	(void)major;
+	(void)minor;
+#endif
+	return sked__dialect_for(product);
 }

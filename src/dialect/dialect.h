@@ -427,6 +427,12 @@ typedef enum sked_sql {
 	SKED_SQL_WEIGHT_PUT,
 	SKED_SQL_WEIGHT_COUNT,
 	SKED_SQL_WEIGHT_LIST,
+	/* SKED_CAP_INSERT_RETURNING (no generic text): SKED_SQL_DONE_COPY
+	 * and SKED_SQL_DONE_COPY_RUN answering (id, status, dependents) of
+	 * the rows they insert: the ended parents among them are then known
+	 * without a read of their own (done.c, sked__drop_copied) */
+	SKED_SQL_DONE_COPY_RET,
+	SKED_SQL_DONE_COPY_RUN_RET,
 	SKED_SQL__COUNT
 } sked_sql;
 
@@ -514,6 +520,14 @@ typedef enum sked_sql {
 /* SKED_SQL_GENERIC_PLANS: a session can keep one plan per prepared
  * statement */
 #define SKED_CAP_GENERIC_PLANS 0x800
+/* the skip-locked claim in three steps reads its rows while it locks
+ * (MySQL, MariaDB): SKED_SQL_LOCK_* answer CLAIMED_COLS as the claim
+ * leaves them (attempts + 1, started now), SKED_SQL_IDS_CLAIM binds that
+ * start as ?3 and the ids from ?4, and no statement reads them back */
+#define SKED_CAP_LOCK_READS 0x1000
+/* INSERT … SELECT … RETURNING where UPDATE … RETURNING is missing
+ * (MariaDB 10.5): SKED_SQL_DONE_COPY_RET, SKED_SQL_DONE_COPY_RUN_RET */
+#define SKED_CAP_INSERT_RETURNING 0x2000
 
 typedef struct sked_dialect {
 	const char *name;  /* "sqlite", "postgresql", "mysql", … */
@@ -572,11 +586,17 @@ typedef struct sked_dialect {
 extern const sked_dialect sked__dialect_sqlite;
 extern const sked_dialect sked__dialect_postgresql;
 extern const sked_dialect sked__dialect_mysql;
+extern const sked_dialect sked__dialect_mariadb; /* mysql, 10.5+ */
 extern const sked_dialect sked__dialect_sqlserver;
 extern const sked_dialect sked__dialect_oracle;
 
 /* The dialect for a product name as sked__decide reports it, or NULL. */
 const sked_dialect *sked__dialect_for(int product);
+/* The same for a server at version major.minor (0: not understood):
+ * where a later version can say more (MariaDB 10.5's RETURNING), its
+ * own variant of the product's dialect. */
+const sked_dialect *sked__dialect_for_version(int product, int major,
+                                              int minor);
 
 /* Render every statement for prefix. out[i] are malloc'd (NULL where the
  * dialect has no text); free with sked__dialect_free_rendered. Returns

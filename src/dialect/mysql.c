@@ -47,6 +47,26 @@
  * sessions hold that have nothing to do with these ids. */
 #define BY_ID "{p}task t FORCE INDEX (PRIMARY)"
 
+#define DONE_COPY_MY                                                           \
+	"INSERT INTO {p}task_done (" SKED__DONE_COLS                           \
+	") SELECT " SKED__DONE_COLS " FROM " BY_ID                             \
+	" WHERE t.id IN ({ids}) AND t.status "                                 \
+	"IN (2, 3, 5)"
+#define DONE_COPY_RUN_MY                                                       \
+	"INSERT INTO {p}task_done (" SKED__DONE_COLS ", outcome, exit_code, "  \
+	"error, output) SELECT STRAIGHT_JOIN " SKED__DONE_T_COLS               \
+	", v.c8, v.c4, v.c5, v.c6, v.c7 FROM ({rows8}) v JOIN " BY_ID          \
+	" ON t.id = v.c1 AND t.attempts = v.c2 WHERE t.status IN (2, 3)"
+
+/* The claim's lock answers the claimed columns (dialect.c's
+ * CLAIMED_COLS) as the claim will leave them: one more attempt, started
+ * at this statement's clock (UTC_TIMESTAMP is fixed for a statement),
+ * which SKED_SQL_IDS_CLAIM then stores. The rows are locked until the
+ * claim commits, so what is read is what is claimed. */
+#define LOCK_READS                                                             \
+	"SELECT id, queue, kind, payload, attempts + 1, max_attempts, "        \
+	"{nowms}, open_parents, traceparent, timeout_ms FROM {p}task WHERE "
+
 static const char *const sql_mysql[SKED_SQL__COUNT] = {
         [SKED_SQL_FIN_LOCK] = "SELECT t.id, t.attempts FROM " BY_ID
                               " WHERE t.id IN ({ids}) AND t.node_id = ?1 "
@@ -56,18 +76,15 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 "t.finished_at = {now}, t.updated_at = {now}, "
                 "t.version = t.version + 1 WHERE t.id IN ({ids}) "
                 "AND t.status = 1",
-        [SKED_SQL_DONE_COPY] = "INSERT INTO {p}task_done (" SKED__DONE_COLS
-                               ") SELECT " SKED__DONE_COLS " FROM " BY_ID
-                               " WHERE t.id IN ({ids}) AND t.status IN (2, "
-                               "3, 5)",
+        [SKED_SQL_DONE_COPY] = DONE_COPY_MY,
+        /* SKED_CAP_INSERT_RETURNING (MariaDB 10.5): the same copies,
+         * answering what the release of children needs */
+        [SKED_SQL_DONE_COPY_RET] = DONE_COPY_MY " RETURNING id, status, "
+                                                "dependents",
+        [SKED_SQL_DONE_COPY_RUN_RET] =
+                DONE_COPY_RUN_MY " RETURNING id, status, dependents",
         /* the outcomes' rows first, then each task by its primary key */
-        [SKED_SQL_DONE_COPY_RUN] =
-                "INSERT INTO {p}task_done (" SKED__DONE_COLS ", outcome, "
-                "exit_code, error, output) SELECT "
-                "STRAIGHT_JOIN " SKED__DONE_T_COLS
-                ", v.c8, v.c4, v.c5, v.c6, v.c7 FROM ({rows8}) v "
-                "JOIN " BY_ID " ON t.id = v.c1 AND t.attempts = v.c2 "
-                "WHERE t.status IN (2, 3)",
+        [SKED_SQL_DONE_COPY_RUN] = DONE_COPY_RUN_MY,
         /* the primary key's ranges, walked in ascending order */
         [SKED_SQL_DEP_LOCK] = "SELECT t.id FROM " BY_ID
                               " WHERE t.id IN ({ids}) AND t.status = 6 "
@@ -96,12 +113,19 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                         ORDER_MY " LIMIT ?3",
         [SKED_SQL_CAND_Q] = "SELECT id, version FROM {p}task WHERE queue = ?4 "
                             "AND {kinds:?5} AND " DUE_MY ORDER_MY " LIMIT ?3",
-        [SKED_SQL_LOCK_ANY] =
-                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE_MY ORDER_MY
-                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        /* SKED_CAP_LOCK_READS: the rows as the claim leaves them */
+        [SKED_SQL_LOCK_ANY] = LOCK_READS "{kinds:?5} AND " DUE_MY ORDER_MY
+                                         " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         [SKED_SQL_LOCK_Q] =
-                "SELECT id FROM {p}task WHERE queue = ?4 AND {kinds:?5} "
-                "AND " DUE_MY ORDER_MY " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+                LOCK_READS "queue = ?4 AND {kinds:?5} AND " DUE_MY ORDER_MY
+                           " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+        /* the locked ids claimed, started at the lock's clock ?3 */
+        [SKED_SQL_IDS_CLAIM] =
+                "UPDATE " BY_ID " SET t.status = 1, t.node_id = ?1, "
+                "t.lease_until = {now+?2}, t.started_at = {ts:?3}, "
+                "t.attempts = t.attempts + 1, t.version = t.version + 1, "
+                "t.updated_at = {now} WHERE t.id IN ({ids}) "
+                "AND t.status IN (0, 4)",
         /* limits (limits.c): the running rows through their index, never
          * the queue's finished ones; candidates in due order */
         [SKED_SQL_LIM_RUNNING] =
@@ -150,9 +174,8 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 "SELECT id, version FROM {p}task WHERE "
                 "{kinds:?5} AND " DUE_MY NOT_LIMITED_MY ORDER_MY " LIMIT ?3",
         [SKED_SQL_LOCK_XQ] =
-                "SELECT id FROM {p}task WHERE {kinds:?5} AND " DUE_MY
-                        NOT_LIMITED_MY ORDER_MY
-                " LIMIT ?3 FOR UPDATE SKIP LOCKED",
+                LOCK_READS "{kinds:?5} AND " DUE_MY NOT_LIMITED_MY ORDER_MY
+                           " LIMIT ?3 FOR UPDATE SKIP LOCKED",
         [SKED_SQL_CLAIM_XQ] = "SELECT NULL FROM {p}task WHERE 1 = 0",
         /* never run here (claim_one_statement = 0); kept free of RETURNING
          * so that no statement of this dialect is one MySQL cannot parse */
@@ -208,37 +231,55 @@ static const char *const sql_mysql[SKED_SQL__COUNT] = {
                 "held_until)",
 };
 
-const sked_dialect sked__dialect_mysql = {
-        .name = "mysql",
-        .now = NOW,
-        .nowms = NOWMS,
-        .now_plus = "(" NOW " + INTERVAL ({}) * 1000 MICROSECOND)",
-        .ts = "(CAST(" EPOCH " AS DATETIME(3)) + INTERVAL ({}) * 1000 "
-              "MICROSECOND)",
-        .ms = "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", {}) DIV 1000)",
-        .ret = "",
-        .limit = NULL,
-        .last_id = "SELECT LAST_INSERT_ID()",
-        .kinds_in = "({} IS NULL OR INSTR({}, CONCAT(',', kind, ',')) > 0)",
-        .begin = "START TRANSACTION",
-        .begin_claim = "START TRANSACTION",
-        .commit = "COMMIT",
-        .rollback = "ROLLBACK",
-        .migrate_lock = "SELECT GET_LOCK(" MIGRATE_NAME ", 60)",
-        .migrate_unlock = "SELECT RELEASE_LOCK(" MIGRATE_NAME ")",
-        .ddl_in_tx = 0,
-        .ddl_exists_error = 1061,  /* ER_DUP_KEYNAME */
-        .ddl_exists_error2 = 1060, /* ER_DUP_FIELDNAME */
-        /* two statements: the driver's text path splits them */
-        .session_init =
-                "SET time_zone = '+00:00'; "
-                "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
-        .listen = NULL,
-        .notify = NULL,
-        .schema = sked__schema_mysql,
-        .sql = sql_mysql,
-        .caps = SKED_CAP_SKIP_LOCKED | SKED_CAP_WAIT_HOLDER |
-                SKED_CAP_BATCH_FINISH,
-        .claim_one_statement = 0,
-        .max_params = 65535,
-};
+/* Both products' dialect, but for its capabilities (below). */
+/* clang-format off */
+#define MYSQL_DIALECT(extra_caps)                                              \
+	{                                                                      \
+		.name = "mysql",                                               \
+		.now = NOW,                                                    \
+		.nowms = NOWMS,                                                \
+		.now_plus = "(" NOW " + INTERVAL ({}) * 1000 MICROSECOND)",    \
+		.ts = "(CAST(" EPOCH " AS DATETIME(3)) + INTERVAL ({}) * "     \
+		      "1000 MICROSECOND)",                                     \
+		.ms = "(TIMESTAMPDIFF(MICROSECOND, " EPOCH ", {}) DIV 1000)",  \
+		.ret = "",                                                     \
+		.limit = NULL,                                                 \
+		.last_id = "SELECT LAST_INSERT_ID()",                          \
+		.kinds_in = "({} IS NULL OR INSTR({}, CONCAT(',', kind, "      \
+		            "',')) > 0)",                                      \
+		.begin = "START TRANSACTION",                                  \
+		.begin_claim = "START TRANSACTION",                            \
+		.commit = "COMMIT",                                            \
+		.rollback = "ROLLBACK",                                        \
+		.migrate_lock = "SELECT GET_LOCK(" MIGRATE_NAME ", 60)",       \
+		.migrate_unlock = "SELECT RELEASE_LOCK(" MIGRATE_NAME ")",     \
+		.ddl_in_tx = 0,                                                \
+		.ddl_exists_error = 1061,  /* ER_DUP_KEYNAME */                \
+		.ddl_exists_error2 = 1060, /* ER_DUP_FIELDNAME */              \
+		/* two statements: the driver's text path splits them */      \
+		.session_init = "SET time_zone = '+00:00'; SET SESSION "       \
+		                "TRANSACTION ISOLATION LEVEL READ COMMITTED",  \
+		.listen = NULL,                                                \
+		.notify = NULL,                                                \
+		.schema = sked__schema_mysql,                                  \
+		.sql = sql_mysql,                                              \
+		.caps = SKED_CAP_SKIP_LOCKED | SKED_CAP_WAIT_HOLDER |          \
+		        SKED_CAP_BATCH_FINISH | SKED_CAP_LOCK_READS |          \
+		        (extra_caps),                                          \
+		.claim_one_statement = 0,                                      \
+		.max_params = 65535,                                           \
+	}
+/* clang-format on */
+
+const sked_dialect sked__dialect_mysql = MYSQL_DIALECT(0);
+
+/* MariaDB 10.5 and later (sked__dialect_for_version): INSERT …
+ * RETURNING, which MySQL has not. The copy of the ended rows to
+ * {p}task_done answers (id, status, dependents) (done.c), so a finished
+ * batch needs no read of its own to find its parents. DELETE …
+ * RETURNING (10.0.5) would do the same, but a single-table DELETE takes
+ * no index hint, and with the task table's statistics stale (a table
+ * believed to hold a row or two) InnoDB scans it, waiting on rows
+ * other sessions hold (t_mysql_skiplocked caught it). */
+const sked_dialect sked__dialect_mariadb =
+        MYSQL_DIALECT(SKED_CAP_INSERT_RETURNING);

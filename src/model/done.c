@@ -283,39 +283,64 @@ sked__deps_ended(sked *h, const int64_t *ids, int n)
 /* Drop the ended rows among ids (p: their values, n) from {p}task, their
  * dependents told first (or, where the delete answers its rows, from
  * what it answers: no read of its own for a batch without parents). */
-int
-sked__drop_ended(sked *h, const int64_t *ids, const sked_val *p, int n)
+/* The parents among rows r of (id, status, dependents) that ended
+ * tell their children. */
+static int
+parents_of_rows(sked *h, int rc, const sked_res *r)
 {
-	int ret = (h->dialect->caps & SKED_CAP_RETURNING) != 0;
-	sked_buf drop = {0};
-	sked_res r = {0};
-	int rc = ret ? SKED_OK : sked__deps_ended(h, ids, n);
-	if (rc != SKED_OK)
-		return rc;
-	sked__sql_fill(
-	        &drop,
-	        h->sql[ret ? SKED_SQL_DONE_DROP_RET : SKED_SQL_DONE_DROP], 1,
-	        n);
-	if (drop.oom)
-		return sked__fail(h, SKED_ENOMEM, "out of memory");
-	rc = sked__qdyn(h, drop.p, p, n, ret ? &r : NULL);
-	free(drop.p);
 	int k = 0;
-	ended *e = rc == SKED_OK && r.nrows > 0
-	                   ? malloc(sizeof *e * (size_t)r.nrows)
+	ended *e = rc == SKED_OK && r->nrows > 0
+	                   ? malloc(sizeof *e * (size_t)r->nrows)
 	                   : NULL;
-	if (rc == SKED_OK && r.nrows > 0 && !e)
+	if (rc == SKED_OK && r->nrows > 0 && !e)
 		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
-	for (int i = 0; rc == SKED_OK && i < r.nrows; i++)
-		if (sked__res_int(&r, i, 2) != 0) {
-			e[k].id = sked__res_int(&r, i, 0);
-			e[k++].st = (int)sked__res_int(&r, i, 1);
+	for (int i = 0; rc == SKED_OK && i < r->nrows; i++)
+		if (sked__res_int(r, i, 2) != 0) {
+			e[k].id = sked__res_int(r, i, 0);
+			e[k++].st = (int)sked__res_int(r, i, 1);
 		}
-	sked__res_clear(&r);
 	if (rc == SKED_OK && k > 0)
 		rc = parents_ended(h, e, k);
 	free(e);
 	return rc;
+}
+
+/* The DELETE of the ended rows among ids: answering their (id, status,
+ * dependents) into r where r is set (SKED_SQL_DONE_DROP_RET). */
+static int
+drop_rows(sked *h, const sked_val *p, int n, sked_res *r)
+{
+	sked_buf drop = {0};
+	sked__sql_fill(&drop,
+	               h->sql[r ? SKED_SQL_DONE_DROP_RET : SKED_SQL_DONE_DROP],
+	               1, n);
+	if (drop.oom)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	int rc = sked__qdyn(h, drop.p, p, n, r);
+	free(drop.p);
+	return rc;
+}
+
+int
+sked__drop_ended(sked *h, const int64_t *ids, const sked_val *p, int n)
+{
+	int ret = (h->dialect->caps & SKED_CAP_RETURNING) != 0;
+	sked_res r = {0};
+	int rc = ret ? SKED_OK : sked__deps_ended(h, ids, n);
+	if (rc == SKED_OK)
+		rc = drop_rows(h, p, n, ret ? &r : NULL);
+	rc = parents_of_rows(h, rc, &r);
+	sked__res_clear(&r);
+	return rc;
+}
+
+int
+sked__drop_copied(sked *h, const int64_t *ids, const sked_val *p, int n,
+                  const sked_res *copied)
+{
+	(void)ids;
+	int rc = drop_rows(h, p, n, NULL);
+	return parents_of_rows(h, rc, copied);
 }
 
 /* Copy then drop: both statements select the rows of ids that have ended,
@@ -330,14 +355,22 @@ move_chunk(sked *h, const int64_t *ids, int n)
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++)
 		p[i] = SKED_INTV(ids[i]);
-	sked__sql_fill(&copy, h->sql[SKED_SQL_DONE_COPY], 1, n);
+	/* where the copy answers its rows, they say which are parents */
+	int ret = (h->dialect->caps & SKED_CAP_INSERT_RETURNING) != 0;
+	sked_res r = {0};
+	sked__sql_fill(
+	        &copy,
+	        h->sql[ret ? SKED_SQL_DONE_COPY_RET : SKED_SQL_DONE_COPY], 1,
+	        n);
 	if (copy.oom)
 		rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 	if (rc == SKED_OK)
-		rc = sked__qdyn(h, copy.p, p, n, NULL);
+		rc = sked__qdyn(h, copy.p, p, n, ret ? &r : NULL);
 	/* the rows leave, their dependents told */
 	if (rc == SKED_OK)
-		rc = sked__drop_ended(h, ids, p, n);
+		rc = ret ? sked__drop_copied(h, ids, p, n, &r)
+		         : sked__drop_ended(h, ids, p, n);
+	sked__res_clear(&r);
 	free(copy.p);
 	free(p);
 	return rc;

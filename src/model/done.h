@@ -20,6 +20,11 @@ int sked__deps_ended(sked *h, const int64_t *ids, int n);
 /* The ended rows among ids (values p, n of them) leave {p}task, their
  * dependents told, in the caller's transaction */
 int sked__drop_ended(sked *h, const int64_t *ids, const sked_val *p, int n);
+/* The same after a copy that answered (id, status, dependents) of the
+ * rows it copied (SKED_CAP_INSERT_RETURNING): copied says which of them
+ * are parents, so nothing is read for it. */
+int sked__drop_copied(sked *h, const int64_t *ids, const sked_val *p, int n,
+                      const sked_res *copied);
 /* While h->cascade.on, the ids of the tasks a parent's end cancelled with
  * it are appended to h->cascade (sked_cancel_graph). */
 int sked__cascade_add(sked *h, const int64_t *ids, int n);

@@ -334,17 +334,26 @@ move_done_runs(sked *h, const sked_outcome **x, int n)
 			         o->error);
 			p[8 * i + 7] = SKED_TEXTV(o->result);
 		}
+		/* MariaDB: the copy answers which of them are parents */
+		int ret = (h->dialect->caps & SKED_CAP_INSERT_RETURNING) != 0;
+		sked_res r = {0};
 		copy.n = 0;
-		sked__sql_fill(&copy, h->sql[SKED_SQL_DONE_COPY_RUN], 1, k);
+		sked__sql_fill(&copy,
+		               h->sql[ret ? SKED_SQL_DONE_COPY_RUN_RET
+		                          : SKED_SQL_DONE_COPY_RUN],
+		               1, k);
 		if (copy.oom) {
 			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 			break;
 		}
-		rc = sked__qdyn(h, copy.p, p, 8 * k, NULL);
-		if (rc != SKED_OK)
+		rc = sked__qdyn(h, copy.p, p, 8 * k, ret ? &r : NULL);
+		if (rc != SKED_OK) {
+			sked__res_clear(&r);
 			break;
+		}
 		int64_t *ids = malloc(sizeof *ids * (size_t)k);
 		if (!ids) {
+			sked__res_clear(&r);
 			rc = sked__fail(h, SKED_ENOMEM, "out of memory");
 			break;
 		}
@@ -353,7 +362,9 @@ move_done_runs(sked *h, const sked_outcome **x, int n)
 		for (int i = 0; i < k; i++)
 			p[i] = SKED_INTV(x[at + i]->id);
 		/* the rows leave, their dependents told (done.c) */
-		rc = sked__drop_ended(h, ids, p, k);
+		rc = ret ? sked__drop_copied(h, ids, p, k, &r)
+		         : sked__drop_ended(h, ids, p, k);
+		sked__res_clear(&r);
 		free(ids);
 	}
 	free(copy.p);

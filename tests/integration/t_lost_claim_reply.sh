@@ -19,7 +19,9 @@ pg) mode=this ;;     # one statement: its answer comes after the commit
 # claim is the same one autocommit statement, its server connection back
 # in the pool before the answer is lost
 pgbouncer) mode=this ;;
-mariadb) mode=next ;; # rows read back, then COMMIT: lose COMMIT's answer
+# the lock reads the rows, an UPDATE claims them, then COMMIT: lose
+# COMMIT's answer
+mariadb) mode=commit ;;
 *) not_here "the lost reply is staged through a TCP proxy on pg and mariadb" ;;
 esac
 init_db

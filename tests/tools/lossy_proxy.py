@@ -11,7 +11,10 @@ payload), the proxy makes the client lose a reply, once:
   next   that reply is forwarded, then the client's next request is
          forwarded to the server and the server's answer to it swallowed
          (a claim that reads its rows back before COMMIT: the COMMIT's
-         answer is lost).
+         answer is lost);
+  commit the same, but the request whose answer is swallowed is the
+         first one after it that holds COMMIT (a claim that reads its
+         rows while it locks, then claims them, then commits).
 
 The server's side is read for a moment longer (so that the server is never
 blocked writing, and commits what it was doing), then both sides of that
@@ -26,7 +29,7 @@ import time
 
 listen_port, host, port = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 marker, mode, ready = sys.argv[4].encode(), sys.argv[5], sys.argv[6]
-assert mode in ("this", "next")
+assert mode in ("this", "next", "commit")
 
 lock = threading.Lock()
 armed = [True]
@@ -76,7 +79,7 @@ def handle(cli):
                 data = cli.recv(65536)
                 if not data:
                     break
-                if state["next"]:
+                if state["next"] and (mode != "commit" or b"COMMIT" in data):
                     state["next"] = False
                     state["drop"] = True
                 srv.sendall(data)

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "dialect/detect.h"
 #include "dialect/dialect.h"
 #include "sked.h"
 #include "util/buf.h"
@@ -26,7 +27,7 @@
 static const sked_dialect *const dialects[] = {
         &sked__dialect_sqlite, &sked__dialect_postgresql,
         &sked__dialect_mysql,  &sked__dialect_sqlserver,
-        &sked__dialect_oracle,
+        &sked__dialect_oracle, &sked__dialect_mariadb,
 };
 #define NDIALECTS (sizeof dialects / sizeof dialects[0])
 
@@ -140,6 +141,48 @@ capabilities_name_their_statements(void **state)
 	/* generic statements are everyone's */
 	for (size_t k = 0; k < NDIALECTS; k++)
 		assert_true(sked__sql_needed(dialects[k], SKED_SQL_LOCK_TAKE));
+}
+
+/* MariaDB 10.5 and later get the variant with INSERT … RETURNING; MySQL,
+ * older MariaDB and a version not understood keep the shared dialect,
+ * none of whose needed statements says RETURNING (MySQL cannot parse
+ * it); both read the claimed rows while they lock. */
+static void
+mariadb_variant_by_version(void **state)
+{
+	(void)state;
+	assert_ptr_equal(sked__dialect_for_version(SKED_PROD_MARIADB, 10, 11),
+	                 &sked__dialect_mariadb);
+	assert_ptr_equal(sked__dialect_for_version(SKED_PROD_MARIADB, 11, 4),
+	                 &sked__dialect_mariadb);
+	assert_ptr_equal(sked__dialect_for_version(SKED_PROD_MARIADB, 10, 4),
+	                 &sked__dialect_mysql);
+	assert_ptr_equal(sked__dialect_for_version(SKED_PROD_MARIADB, 0, 0),
+	                 &sked__dialect_mysql);
+	assert_ptr_equal(sked__dialect_for_version(SKED_PROD_MYSQL, 11, 0),
+	                 &sked__dialect_mysql);
+	assert_ptr_equal(sked__dialect_for_version(SKED_PROD_POSTGRESQL, 16, 0),
+	                 &sked__dialect_postgresql);
+	assert_true(sked__sql_needed(&sked__dialect_mariadb,
+	                             SKED_SQL_DONE_COPY_RUN_RET));
+	assert_false(sked__sql_needed(&sked__dialect_mysql,
+	                              SKED_SQL_DONE_COPY_RUN_RET));
+	for (int id = 0; id < SKED_SQL__COUNT; id++) {
+		const char *t = sked__sql_text(&sked__dialect_mysql, id);
+		if (!t || !sked__sql_needed(&sked__dialect_mysql, id) ||
+		    id == SKED_SQL_DONE_DROP_RET) /* SKED_CAP_RETURNING's */
+			continue;
+		if (strstr(t, "RETURNING"))
+			fail_msg("mysql statement %d says RETURNING: %s", id,
+			         t);
+	}
+	assert_non_null(strstr(sked__sql_text(&sked__dialect_mariadb,
+	                                      SKED_SQL_DONE_COPY_RUN_RET),
+	                       "RETURNING id, status, dependents"));
+	assert_true(sked__dialect_mysql.caps & SKED_CAP_LOCK_READS);
+	assert_non_null(
+	        strstr(sked__sql_text(&sked__dialect_mysql, SKED_SQL_LOCK_Q),
+	               "attempts + 1"));
 }
 
 static void
@@ -389,6 +432,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(every_statement_of_every_dialect),
 	        cmocka_unit_test(capabilities_name_their_statements),
+	        cmocka_unit_test(mariadb_variant_by_version),
 	        cmocka_unit_test(unknown_tokens_are_refused),
 	        cmocka_unit_test(per_call_tokens),
 	        cmocka_unit_test(ended_tasks_across_the_move),

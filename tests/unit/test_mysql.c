@@ -7,7 +7,9 @@
  * drops its tables afterwards. What users rely on: the version reported
  * as the server reports it, times that survive the trip in UTC to the
  * millisecond, payloads up to the 1 MiB limit byte for byte, passwords
- * never in messages, and a deadlock that costs a retry, not a failure.
+ * never in messages, a deadlock that costs a retry, not a failure, and
+ * a claim that hands over its rows as it stored them and skips a row
+ * another session holds.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -304,6 +306,104 @@ retry_after_deadlock(void **state)
 	sked_close(h);
 }
 
+/* The claim reads its rows while it locks them (SKED_CAP_LOCK_READS):
+ * what it hands over must be what it stored (attempt, start, owner,
+ * payload, trace context, timeout), and a row another session holds
+ * locked is skipped, never handed over. */
+static void
+claim_reads_what_it_stores(void **state)
+{
+	(void)state;
+	sked *h = open_server(), *h2 = NULL;
+	if (!h)
+		skip();
+	h2 = open_server();
+	static const char *const tp =
+	        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+	int64_t ids[6];
+	for (int i = 0; i < 6; i++) {
+		char pl[16];
+		snprintf(pl, sizeof pl, "row-%d", i);
+		sked_enqueue_opts o = {.queue = "rows",
+		                       .priority = i,
+		                       .max_attempts = 7,
+		                       .traceparent = i == 2 ? tp : NULL,
+		                       .timeout_ms = i == 3 ? 4500 : 0};
+		assert_int_equal(
+		        sked_enqueue(h, "k", pl, strlen(pl), &o, &ids[i], NULL),
+		        SKED_OK);
+	}
+	char sql[512];
+	/* task 4 waits to be retried after its first attempt */
+	snprintf(sql, sizeof sql,
+	         "UPDATE %stask SET status = 4, attempts = 1 WHERE id = ?1",
+	         prefix);
+	sked_val one = SKED_INTV(ids[4]);
+	assert_int_equal(sked__qdyn(h, sql, &one, 1, NULL), SKED_OK);
+	/* another session holds task 5 (the highest priority) locked */
+	assert_int_equal(sked__begin(h2, 1), SKED_OK);
+	snprintf(sql, sizeof sql,
+	         "SELECT id FROM %stask WHERE id = ?1 FOR UPDATE", prefix);
+	sked_val held = SKED_INTV(ids[5]);
+	assert_int_equal(sked__qdyn(h2, sql, &held, 1, NULL), SKED_OK);
+
+	sked_claim_req req = {.node_id = "n-rows",
+	                      .queue = "rows",
+	                      .limit = 10,
+	                      .lease_ms = 30000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 5);
+	sked__rollback(h2);
+	snprintf(sql, sizeof sql,
+	         "SELECT status, node_id, attempts, "
+	         "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', "
+	         "started_at) DIV 1000, payload, queue, kind, max_attempts, "
+	         "traceparent, timeout_ms FROM %stask WHERE id = ?1",
+	         prefix);
+	for (int i = 0; i < n; i++) {
+		assert_true(c[i].id != ids[5]);
+		sked_val id = SKED_INTV(c[i].id);
+		sked_res r = {0};
+		assert_int_equal(sked__qdyn(h, sql, &id, 1, &r), SKED_OK);
+		assert_int_equal(r.nrows, 1);
+		assert_int_equal(sked__res_int(&r, 0, 0), 1);
+		assert_string_equal(sked__res_text(&r, 0, 1), "n-rows");
+		assert_int_equal(sked__res_int(&r, 0, 2), c[i].attempt);
+		assert_int_equal(c[i].attempt, c[i].id == ids[4] ? 2 : 1);
+		assert_int_equal(sked__res_int(&r, 0, 3), c[i].started_ms);
+		assert_int_equal(sked__res_len(&r, 0, 4), c[i].payload_len);
+		assert_memory_equal(sked__res_text(&r, 0, 4), c[i].payload,
+		                    c[i].payload_len);
+		assert_string_equal(sked__res_text(&r, 0, 5), c[i].queue);
+		assert_string_equal(sked__res_text(&r, 0, 6), c[i].kind);
+		assert_int_equal(sked__res_int(&r, 0, 7), c[i].max_attempts);
+		if (c[i].id == ids[2])
+			assert_string_equal(c[i].traceparent, tp);
+		else
+			assert_null(c[i].traceparent);
+		assert_int_equal(c[i].timeout_ms, c[i].id == ids[3] ? 4500 : 0);
+		assert_int_equal(sked__res_null(&r, 0, 9),
+		                 c[i].timeout_ms == 0);
+		sked__res_clear(&r);
+	}
+	/* in due order: priority 4 first (5 was held), then 3, 2, 1, 0 */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(c[i].id, ids[4 - i]);
+	sked__claimed_free(c, n);
+	/* the held one is left pending, and the next claim takes it */
+	c = NULL;
+	n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(c[0].id, ids[5]);
+	assert_int_equal(c[0].attempt, 1);
+	sked__claimed_free(c, n);
+	sked_close(h2);
+	sked_close(h);
+}
+
 int
 main(void)
 {
@@ -314,6 +414,7 @@ main(void)
 	        cmocka_unit_test(clock_and_times),
 	        cmocka_unit_test(payload_bytes),
 	        cmocka_unit_test(retry_after_deadlock),
+	        cmocka_unit_test(claim_reads_what_it_stores),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
@@ -326,6 +427,104 @@ not_built(void **state)
 	(void)state;
 	fprintf(stderr, "SKIP: this build has no MySQL/MariaDB driver\n");
 	skip();
+}
+
+/* The claim reads its rows while it locks them (SKED_CAP_LOCK_READS):
+ * what it hands over must be what it stored (attempt, start, owner,
+ * payload, trace context, timeout), and a row another session holds
+ * locked is skipped, never handed over. */
+static void
+claim_reads_what_it_stores(void **state)
+{
+	(void)state;
+	sked *h = open_server(), *h2 = NULL;
+	if (!h)
+		skip();
+	h2 = open_server();
+	static const char *const tp =
+	        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+	int64_t ids[6];
+	for (int i = 0; i < 6; i++) {
+		char pl[16];
+		snprintf(pl, sizeof pl, "row-%d", i);
+		sked_enqueue_opts o = {.queue = "rows",
+		                       .priority = i,
+		                       .max_attempts = 7,
+		                       .traceparent = i == 2 ? tp : NULL,
+		                       .timeout_ms = i == 3 ? 4500 : 0};
+		assert_int_equal(
+		        sked_enqueue(h, "k", pl, strlen(pl), &o, &ids[i], NULL),
+		        SKED_OK);
+	}
+	char sql[512];
+	/* task 4 waits to be retried after its first attempt */
+	snprintf(sql, sizeof sql,
+	         "UPDATE %stask SET status = 4, attempts = 1 WHERE id = ?1",
+	         prefix);
+	sked_val one = SKED_INTV(ids[4]);
+	assert_int_equal(sked__qdyn(h, sql, &one, 1, NULL), SKED_OK);
+	/* another session holds task 5 (the highest priority) locked */
+	assert_int_equal(sked__begin(h2, 1), SKED_OK);
+	snprintf(sql, sizeof sql,
+	         "SELECT id FROM %stask WHERE id = ?1 FOR UPDATE", prefix);
+	sked_val held = SKED_INTV(ids[5]);
+	assert_int_equal(sked__qdyn(h2, sql, &held, 1, NULL), SKED_OK);
+
+	sked_claim_req req = {.node_id = "n-rows",
+	                      .queue = "rows",
+	                      .limit = 10,
+	                      .lease_ms = 30000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 5);
+	sked__rollback(h2);
+	snprintf(sql, sizeof sql,
+	         "SELECT status, node_id, attempts, "
+	         "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', "
+	         "started_at) DIV 1000, payload, queue, kind, max_attempts, "
+	         "traceparent, timeout_ms FROM %stask WHERE id = ?1",
+	         prefix);
+	for (int i = 0; i < n; i++) {
+		assert_true(c[i].id != ids[5]);
+		sked_val id = SKED_INTV(c[i].id);
+		sked_res r = {0};
+		assert_int_equal(sked__qdyn(h, sql, &id, 1, &r), SKED_OK);
+		assert_int_equal(r.nrows, 1);
+		assert_int_equal(sked__res_int(&r, 0, 0), 1);
+		assert_string_equal(sked__res_text(&r, 0, 1), "n-rows");
+		assert_int_equal(sked__res_int(&r, 0, 2), c[i].attempt);
+		assert_int_equal(c[i].attempt, c[i].id == ids[4] ? 2 : 1);
+		assert_int_equal(sked__res_int(&r, 0, 3), c[i].started_ms);
+		assert_int_equal(sked__res_len(&r, 0, 4), c[i].payload_len);
+		assert_memory_equal(sked__res_text(&r, 0, 4), c[i].payload,
+		                    c[i].payload_len);
+		assert_string_equal(sked__res_text(&r, 0, 5), c[i].queue);
+		assert_string_equal(sked__res_text(&r, 0, 6), c[i].kind);
+		assert_int_equal(sked__res_int(&r, 0, 7), c[i].max_attempts);
+		if (c[i].id == ids[2])
+			assert_string_equal(c[i].traceparent, tp);
+		else
+			assert_null(c[i].traceparent);
+		assert_int_equal(c[i].timeout_ms, c[i].id == ids[3] ? 4500 : 0);
+		assert_int_equal(sked__res_null(&r, 0, 9),
+		                 c[i].timeout_ms == 0);
+		sked__res_clear(&r);
+	}
+	/* in due order: priority 4 first (5 was held), then 3, 2, 1, 0 */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(c[i].id, ids[4 - i]);
+	sked__claimed_free(c, n);
+	/* the held one is left pending, and the next claim takes it */
+	c = NULL;
+	n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(c[0].id, ids[5]);
+	assert_int_equal(c[0].attempt, 1);
+	sked__claimed_free(c, n);
+	sked_close(h2);
+	sked_close(h);
 }
 
 int

@@ -478,11 +478,12 @@ text_exec(my *c, const char *sql, sked_res *res, int64_t *affected,
 
 /* ---- prepared statements ---- */
 
+/* The ?N rewrite of sql into *text and ms's marker map, and a statement
+ * handle for it (not prepared yet). */
 static int
-prepare(my *c, const char *sql, mstmt *ms, sked_dberr *e)
+rewrite_init(my *c, const char *sql, mstmt *ms, char **text, sked_dberr *e)
 {
-	char *text;
-	int rc = sked__mysql_rewrite(sql, &text, &ms->map, &ms->nmap);
+	int rc = sked__mysql_rewrite(sql, text, &ms->map, &ms->nmap);
 	if (rc == SKED_ENOMEM)
 		return nomem(e);
 	if (rc != SKED_OK) {
@@ -493,10 +494,21 @@ prepare(my *c, const char *sql, mstmt *ms, sked_dberr *e)
 	}
 	ms->st = mysql_stmt_init(c->m);
 	if (!ms->st) {
-		free(text);
+		free(*text);
+		*text = NULL;
 		conn_err(e, c->m, "cannot prepare");
 		return SKED_EDB;
 	}
+	return SKED_OK;
+}
+
+static int
+prepare(my *c, const char *sql, mstmt *ms, sked_dberr *e)
+{
+	char *text;
+	int rc = rewrite_init(c, sql, ms, &text, e);
+	if (rc != SKED_OK)
+		return rc;
 	if (mysql_stmt_prepare(ms->st, text, (unsigned long)strlen(text))) {
 		stmt_err(e, ms->st, NULL);
 		free(text);
@@ -619,9 +631,26 @@ my_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 	mstmt once = {0};
 	mstmt *ms =
 	        slot >= 0 && slot < SKED_STMT_SLOTS ? &c->slot[slot] : &once;
+	/* a statement run once (its text is made per call: a batch's ids)
+	 * is prepared and executed in one round trip where the server
+	 * takes both at once (MariaDB 10.2+; Connector/C sends them one
+	 * after the other elsewhere) */
+	char *direct = NULL;
 	int rc;
-	if (!ms->st && (rc = prepare(c, sql, ms, e)) != SKED_OK)
+	if (ms == &once) {
+		if ((rc = rewrite_init(c, sql, ms, &direct, e)) != SKED_OK)
+			return rc;
+		unsigned int npar = (unsigned int)ms->nmap;
+		if (mysql_stmt_attr_set(ms->st, STMT_ATTR_PREBIND_PARAMS,
+		                        &npar)) {
+			stmt_err(e, ms->st, "bind");
+			free(direct);
+			unprepare(ms);
+			return SKED_EDB;
+		}
+	} else if (!ms->st && (rc = prepare(c, sql, ms, e)) != SKED_OK) {
 		return rc;
+	}
 	MYSQL_BIND sb[SMALL];
 	unsigned long slen[SMALL];
 	long long sint[SMALL];
@@ -672,7 +701,8 @@ my_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 		rc = SKED_EDB;
 		goto done;
 	}
-	if (mysql_stmt_execute(ms->st)) {
+	if (direct ? mariadb_stmt_execute_direct(ms->st, direct, strlen(direct))
+	           : mysql_stmt_execute(ms->st)) {
 		stmt_err(e, ms->st, NULL);
 		rc = SKED_EDB;
 		goto done;
@@ -704,6 +734,7 @@ done:
 		unprepare(ms);
 	if (ms == &once)
 		unprepare(ms);
+	free(direct);
 	return rc;
 }
 
