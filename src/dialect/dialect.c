@@ -612,19 +612,25 @@ static const char *const generic[SKED_SQL__COUNT] = {
                                  "child_id = ?1 ORDER BY parent_id",
         [SKED_SQL_DEP_CHILDREN] = "SELECT child_id FROM {p}task_dep WHERE "
                                   "parent_id = ?1 ORDER BY child_id",
+        /* each parent read by its primary key (scalar subqueries): a
+         * join let planners hash the whole live or ended table */
         [SKED_SQL_DEP_RESULTS] =
-                "SELECT e.child_id, e.parent_id, COALESCE(d.kind, t.kind), "
-                "d.result FROM {p}task_dep e LEFT JOIN {p}task_done d ON "
-                "d.id = e.parent_id LEFT JOIN {p}task t ON t.id = "
-                "e.parent_id WHERE e.child_id IN ({ids}) ORDER BY "
+                "SELECT e.child_id, e.parent_id, COALESCE((SELECT d.kind "
+                "FROM {p}task_done d WHERE d.id = e.parent_id), (SELECT "
+                "t.kind FROM {p}task t WHERE t.id = e.parent_id)), (SELECT "
+                "d.result FROM {p}task_done d WHERE d.id = e.parent_id) "
+                "FROM {p}task_dep e WHERE e.child_id IN ({ids}) ORDER BY "
                 "e.child_id, e.parent_id",
         [SKED_SQL_DEP_RESULTS_SMALL] =
-                "SELECT e.child_id, e.parent_id, COALESCE(d.kind, t.kind), "
-                "CASE WHEN {len:d.result} <= 1024 THEN d.result END, CASE "
-                "WHEN {len:d.result} > 1024 THEN 1 ELSE 0 END FROM "
-                "{p}task_dep e LEFT JOIN {p}task_done d ON d.id = "
-                "e.parent_id LEFT JOIN {p}task t ON t.id = e.parent_id WHERE "
-                "e.child_id IN ({ids}) ORDER BY e.child_id, e.parent_id",
+                "SELECT e.child_id, e.parent_id, COALESCE((SELECT d.kind "
+                "FROM {p}task_done d WHERE d.id = e.parent_id), (SELECT "
+                "t.kind FROM {p}task t WHERE t.id = e.parent_id)), (SELECT "
+                "CASE WHEN {len:d.result} <= 1024 THEN d.result END FROM "
+                "{p}task_done d WHERE d.id = e.parent_id), COALESCE((SELECT "
+                "CASE WHEN {len:d.result} > 1024 THEN 1 ELSE 0 END FROM "
+                "{p}task_done d WHERE d.id = e.parent_id), 0) FROM "
+                "{p}task_dep e WHERE e.child_id IN ({ids}) ORDER BY "
+                "e.child_id, e.parent_id",
         [SKED_SQL_PRUNE_DEPS_C] =
                 "DELETE FROM {p}task_dep WHERE child_id IN ({ids}) AND NOT "
                 "EXISTS (SELECT 1 FROM {p}task_done d WHERE d.id = "
