@@ -64,13 +64,20 @@ wait_for 40 eight_done || { cat "$T/w.log" >&2; fail "tasks enqueued after an id
 two_sessions() { [ "$(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$app'")" = 2 ]; }
 wait_for 40 two_sessions || { cat "$T/w.log" >&2; fail "the idle worker did not come back to its two sessions (claims, leases): $(count "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = '$app'")"; }
 
-# the reconnects, by connection, in /metrics
+# the reconnects, by connection, in /metrics: the claims and leases
+# sessions were ended twice and are reconnected each time; the finishing
+# one is reconnected only when the session ended was still open and is
+# used again within its idle limit (10 s), else it is closed as idle and
+# a new one opened, which is no reconnect: under a loaded machine either
+# happens, so its counter is only required to be there
 if command -v curl >/dev/null; then
 	curl -s -m 5 "http://127.0.0.1:$port/metrics" >"$T/metrics" || fail "no /metrics"
-	for conn in claims finishes leases; do
+	for conn in claims leases; do
 		n=$(awk -v c="sked_worker_db_reconnects_total{conn=\"$conn\",result=\"made\"}" '$1 == c { print $2 }' "$T/metrics")
 		[ "${n:-0}" -ge 1 ] || fail "reconnects of the $conn connection in /metrics: '${n:-}'"
 	done
+	grep -q '^sked_worker_db_reconnects_total{conn="finishes",result="made"} [0-9]' "$T/metrics" ||
+		fail "no reconnect counter for the finishes connection in /metrics"
 fi
 kill -TERM "$wpid"
 wait_exit "$wpid" 30
