@@ -12,12 +12,11 @@
  * and the watchdog (heartbeat.c, watchdog.c), the finisher (finish.c), the lanes
  * (lanes.c), the pruner (pruner.c), and what they all share (jobs.c). worker/worker.h maps the threads and what each owns.
  *
- * Size: about 910 lines, one file on purpose: the loop and the small
+ * Size: about 800 lines, one file on purpose: the loop and the small
  * decisions it takes each round (may_claim, wants_claim, poll_now,
  * poll_backoff, idle_ms) read together, and each was once wrong only in
- * how it met another (831f49d). Setup, chores' bodies and the threads
- * already live apart; the next thing to move out is claim_some and the
- * claim-failure recovery beside it, if the file grows.
+ * how it met another (831f49d). Setup, chores' bodies, the threads and
+ * the round's claims (claims.c) live apart.
  */
 #include "worker/worker.h"
 
@@ -87,133 +86,6 @@ give_back_held(sked_worker *w, int64_t now)
 		          "gave back %d task(s) held ahead for %ds without a "
 		          "free thread",
 		          n, HOLD_MAX_MS / 1000);
-}
-
-/* Claim for every queue with free slots. Returns 1 when a claim came back
- * full (there is probably more to take at once). */
-static int
-claim_some(sked_worker *w, int *db_failed)
-{
-	int full = 0;
-	w->loop.claimed_last = 0;
-	w->loop.sent_last = 0;
-	w->loop.limited_last = 0;
-	int nq = w->nqueues ? w->nqueues : 1;
-	for (int qi = 0; qi < nq; qi++) {
-		pthread_mutex_lock(&w->sh.mu);
-		int free_slots = free_slots_locked(w);
-		if (w->nqueues && w->queues[qi].max > 0) {
-			int qfree = w->queues[qi].max - w->queues[qi].held;
-			if (qfree < free_slots)
-				free_slots = qfree;
-		}
-		if (free_slots <= 0) {
-			pthread_mutex_unlock(&w->sh.mu);
-			continue;
-		}
-		int backlog = w->sh.backlog;
-		unsigned long long seq =
-		        sked__wk_claim_begin_locked(w, free_slots);
-		pthread_mutex_unlock(&w->sh.mu);
-		sked_claim_req req = {
-		        .node_id = w->node_id,
-		        .queue = w->nqueues ? w->queues[qi].name : NULL,
-		        .limit = free_slots,
-		        .lease_ms = w->o.lease_ms,
-		        .kinds = w->kinds,
-		};
-		sked_claimed *c = NULL;
-		int n = 0;
-		int64_t sent = sked__mono_ms();
-		/* limited queues claim apart (sked__take picks limited.c's
-		 * claim), never fused: sked__take_way says which claim the
-		 * door would make, the one place it is chosen. Outcomes ride
-		 * with claims while there is a backlog (the last claim came
-		 * back full); when the queue is drained the finisher records
-		 * them at once on its own connection, and the claim
-		 * connection stays free for the next new task */
-		w->loop.sent_last++;
-		int way = sked__take_way(w->h, &req);
-		int plain = way != SKED_TAKE_LIMITED;
-		w->loop.limited_last |= !plain;
-		int fuse = qi == 0 && (backlog || w->loop.handing) &&
-		           way == SKED_TAKE_FUSED;
-		pthread_mutex_lock(&w->sh.mu);
-		int carries = fuse && w->sh.done_head != NULL;
-		pthread_mutex_unlock(&w->sh.mu);
-		if (qi == 0 && w->fused)
-			/* tell the finisher whether outcomes ride with claims */
-			atomic_store(&w->sh.fusing, fuse);
-		int rc = fuse ? sked__wk_finish_and_claim(w, w->h, &req,
-		                                          &free_slots, &c, &n)
-		              : sked__take(w->h, w->node_id, NULL, 0, &req, &c,
-		                           &n);
-		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
-		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
-		              sked__mono_ms() - sent);
-		int got = n;
-		if (qi == 0 && w->fused && rc == SKED_OK &&
-		    (n > 0 || carries)) {
-			int kids = 0;
-			for (int i = 0; i < n; i++)
-				kids |= c[i].has_parents;
-			w->loop.handing = kids;
-		}
-		/* on a failure, what was claimed but read back runs */
-		sked__wk_claim_end(w, w->h, seq, free_slots, c, n,
-		                   w->nqueues ? qi : -1, sent);
-		if (rc != SKED_OK) {
-			sked__log(SKED_LOG_WARN, "claim failed: %s",
-			          sked_errmsg(w->h));
-			/* it may have committed all the same (a reply lost
-			 * with the connection): find out before going on */
-			pthread_mutex_lock(&w->sh.mu);
-			w->sh.claim_unknown = 1;
-			atomic_fetch_add(&w->sh.claim_failures, 1);
-			pthread_mutex_unlock(&w->sh.mu);
-			if (rc == SKED_EUNAVAILABLE)
-				sked__ignore(sked__wk_reconnect(
-				        w, w->h, SKED_CONN_CLAIMS));
-			*db_failed = 1;
-			return 0;
-		}
-		pthread_mutex_lock(&w->sh.mu);
-		sked__wk_adapt_prefetch(w, req.limit, got, sked__mono_ms());
-		if (qi == 0)
-			w->sh.backlog = got == req.limit && got > 0;
-		/* a backlog on one plain queue: the lanes take over */
-		if (qi == 0 && w->lane.n && nq == 1 && plain && w->sh.backlog &&
-		    !(w->nqueues && w->queues[0].max > 0) &&
-		    sked__mono_ms() >= w->sh.lanes_refused_until) {
-			w->sh.lanes_go = 1;
-			pthread_cond_broadcast(&w->sh.cv_lane);
-		}
-		pthread_mutex_unlock(&w->sh.mu);
-		if (got == req.limit && got > 0)
-			full = 1;
-		w->loop.claimed_last += got;
-	}
-	return full;
-}
-
-/* After a claim that failed: tasks this node holds with no job here were
- * claimed by it all the same (the claim committed, its reply was lost).
- * No claim is under way (the loop is the only claimer), so every held
- * task without a job is one of those. */
-static int
-resolve_unknown_claims(sked_worker *w)
-{
-	int64_t *ids = NULL;
-	int *att = NULL;
-	int n = 0;
-	int rc = sked__held(w->h, w->node_id, &ids, &att, &n);
-	if (rc == SKED_OK)
-		rc = sked__wk_give_back_strays(w, w->h, ids, att, n);
-	else if (rc == SKED_EUNAVAILABLE)
-		sked__ignore(sked__wk_reconnect(w, w->h, SKED_CONN_CLAIMS));
-	free(ids);
-	free(att);
-	return rc;
 }
 
 static int
@@ -582,7 +454,7 @@ resolve_unknown(sked_worker *w)
 	pthread_mutex_lock(&w->sh.mu);
 	int unknown = w->sh.claim_unknown && w->sh.claims_inflight == 0;
 	pthread_mutex_unlock(&w->sh.mu);
-	if (unknown && resolve_unknown_claims(w) == SKED_OK) {
+	if (unknown && sked__wk_resolve_unknown_claims(w) == SKED_OK) {
 		pthread_mutex_lock(&w->sh.mu);
 		w->sh.claim_unknown = 0;
 		pthread_mutex_unlock(&w->sh.mu);
@@ -838,7 +710,7 @@ sked_worker_run(sked_worker *w)
 			/* the finisher has no connection: record here */
 			sked__wk_finish_on(w, w->h, &db_failed);
 		if (!db_failed && go) {
-			full = claim_some(w, &db_failed);
+			full = sked__wk_claim_some(w, &db_failed);
 			w->loop.first_free = 0;
 			/* a round with every slot busy sent nothing and
 			 * learnt nothing: the reason to claim, and the poll,

@@ -664,13 +664,20 @@ void sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
  * the room reserved for it (its outcomes free room). */
 int sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
                               int *reserved, sked_claimed **c, int *n);
+/* ---- worker/claims.c: the loop's claims of a round ---- */
+/* Claim for every queue with free slots; 1 when a claim came back full
+ * (there is probably more to take at once). *db_failed on a failure. */
+int sked__wk_claim_some(sked_worker *w, int *db_failed);
+/* After a failed claim: the tasks this node holds without a job here
+ * (claimed all the same, the reply lost) are given back. */
+int sked__wk_resolve_unknown_claims(sked_worker *w);
 int sked__wk_lanes_start(sked_worker *w);
 void sked__wk_lanes_stop(sked_worker *w);
 
 /* ---- worker/parents.c: a claimed task's parents ---- */
 /* The parents of a claimed task and their results (parents.c): read
- * by the claiming thread, in one statement per claim batch over the
- * tasks that had parents only, before the pool sees the jobs. */
+ * by the claiming thread, eight children a statement over the tasks of
+ * a claim batch that had parents only, before the pool sees the jobs. */
 typedef struct sked_parents {
 	size_t n;
 	int64_t *id;
