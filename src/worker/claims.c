@@ -38,6 +38,7 @@ sked__wk_claim_some(sked_worker *w, int *db_failed)
 			continue;
 		}
 		int backlog = w->sh.backlog;
+		int waiting = w->sh.done_head != NULL; /* outcomes to carry */
 		unsigned long long seq =
 		        sked__wk_claim_begin_locked(w, free_slots);
 		pthread_mutex_unlock(&w->sh.mu);
@@ -64,9 +65,7 @@ sked__wk_claim_some(sked_worker *w, int *db_failed)
 		w->loop.limited_last |= !plain;
 		int fuse = qi == 0 && (backlog || w->loop.handing) &&
 		           way == SKED_TAKE_FUSED;
-		pthread_mutex_lock(&w->sh.mu);
-		int carries = fuse && w->sh.done_head != NULL;
-		pthread_mutex_unlock(&w->sh.mu);
+		int carries = fuse && waiting;
 		if (qi == 0 && w->fused)
 			/* tell the finisher whether outcomes ride with claims */
 			atomic_store(&w->sh.fusing, fuse);
