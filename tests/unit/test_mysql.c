@@ -22,10 +22,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <mysql.h>
 
+#include "db/driver/driver.h"
 #include "handle/internal.h"
 #include "model/lease.h"
 #include "sked.h"
+#include "util/url.h"
 
 #ifdef SKED_HAVE_MYSQL
 
@@ -404,6 +407,69 @@ claim_reads_what_it_stores(void **state)
 	sked_close(h);
 }
 
+/* The server forgets a statement the driver keeps prepared (a Galera node
+ * did, when another node left the cluster: every later call of that
+ * statement failed with 1243, ER_UNKNOWN_STMT_HANDLER, and the worker
+ * could not claim again). The driver must prepare it again and carry on.
+ * The test makes the server forget it the way a client would: a
+ * COM_STMT_CLOSE for its id, sent from a statement handle of its own. */
+static void
+forgotten_statement(void **state)
+{
+	(void)state;
+	const char *url = getenv("SKED_TEST_MY_URL");
+	if (!url || !*url) {
+		fprintf(stderr, "SKIP: SKED_TEST_MY_URL is not set\n");
+		skip();
+	}
+	sked_url u;
+	char err[256];
+	assert_int_equal(sked__url_parse(url, &u, err, sizeof err), SKED_OK);
+	MYSQL *m = mysql_init(NULL);
+	assert_non_null(m);
+	if (!mysql_real_connect(m, u.host, u.user, u.password, u.dbname,
+	                        (unsigned int)u.port, u.socket, 0))
+		fail_msg("connect: %s", mysql_error(m));
+	sked__url_free(&u);
+	void *conn = NULL;
+	sked_dberr e = {0};
+	assert_int_equal(sked__driver_mysql.wrap(m, &conn, &e), SKED_OK);
+
+	const char *sql = "SELECT ?1 + 1";
+	for (int round = 0; round < 3; round++) {
+		if (round > 0) {
+			/* the driver's statement is the only one the
+			 * connection holds besides ours */
+			MYSQL_STMT *own = mysql_stmt_init(m);
+			assert_non_null(own);
+			assert_int_equal(mysql_stmt_prepare(own, "SELECT 1", 8),
+			                 0);
+			unsigned long theirs = 0;
+			for (LIST *l = m->stmts; l; l = l->next) {
+				MYSQL_STMT *st = l->data;
+				if (st != own)
+					theirs = st->stmt_id;
+			}
+			assert_true(theirs > 0);
+			/* the server drops theirs (and keeps "SELECT 1") */
+			own->stmt_id = theirs;
+			mysql_stmt_close(own);
+		}
+		sked_val p[1] = {{.type = SKED_VINT, .i = 41 + round}};
+		sked_res res = {0};
+		int64_t affected = 0;
+		int rc = sked__driver_mysql.exec(conn, 0, sql, p, 1, &res,
+		                                 &affected, NULL, &e);
+		if (rc != SKED_OK)
+			fail_msg("round %d: %s", round, e.msg);
+		assert_int_equal(res.nrows, 1);
+		assert_int_equal(sked__res_int(&res, 0, 0), 42 + round);
+		sked__res_clear(&res);
+	}
+	sked__driver_mysql.close(conn);
+	mysql_close(m);
+}
+
 int
 main(void)
 {
@@ -415,6 +481,7 @@ main(void)
 	        cmocka_unit_test(payload_bytes),
 	        cmocka_unit_test(retry_after_deadlock),
 	        cmocka_unit_test(claim_reads_what_it_stores),
+	        cmocka_unit_test(forgotten_statement),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

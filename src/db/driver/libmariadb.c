@@ -621,42 +621,19 @@ out:
 
 #define SMALL 16
 
+/* Bind p to ms's markers, execute ms (in one round trip with its prepare
+ * when direct is its text), and fetch the result into res. */
 static int
-my_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
-        sked_res *res, int64_t *affected, int64_t *last_id, sked_dberr *e)
+bind_run(mstmt *ms, const char *direct, const sked_val *p, int np,
+         sked_res *res, int64_t *affected, int64_t *last_id, sked_dberr *e)
 {
-	my *c = conn;
-	if (np == 0 && slot < 0)
-		return text_exec(c, sql, res, affected, last_id, e);
-	mstmt once = {0};
-	mstmt *ms =
-	        slot >= 0 && slot < SKED_STMT_SLOTS ? &c->slot[slot] : &once;
-	/* a statement run once (its text is made per call: a batch's ids)
-	 * is prepared and executed in one round trip where the server
-	 * takes both at once (MariaDB 10.2+; Connector/C sends them one
-	 * after the other elsewhere) */
-	char *direct = NULL;
-	int rc;
-	if (ms == &once) {
-		if ((rc = rewrite_init(c, sql, ms, &direct, e)) != SKED_OK)
-			return rc;
-		unsigned int npar = (unsigned int)ms->nmap;
-		if (mysql_stmt_attr_set(ms->st, STMT_ATTR_PREBIND_PARAMS,
-		                        &npar)) {
-			stmt_err(e, ms->st, "bind");
-			free(direct);
-			unprepare(ms);
-			return SKED_EDB;
-		}
-	} else if (!ms->st && (rc = prepare(c, sql, ms, e)) != SKED_OK) {
-		return rc;
-	}
 	MYSQL_BIND sb[SMALL];
 	unsigned long slen[SMALL];
 	long long sint[SMALL];
 	MYSQL_BIND *b = sb;
 	unsigned long *lens = slen;
 	long long *ints = sint;
+	int rc;
 	if (ms->nmap > SMALL) {
 		b = calloc((size_t)ms->nmap, sizeof *b);
 		lens = calloc((size_t)ms->nmap, sizeof *lens);
@@ -725,12 +702,67 @@ done:
 		free(lens);
 		free(ints);
 	}
+	return rc;
+}
+
+/* The server answers a cached statement it no longer holds with 1243
+ * (ER_UNKNOWN_STMT_HANDLER) and one whose tables changed under it with
+ * 1615 (ER_NEED_REPREPARE). Either comes before the statement runs, so
+ * the transaction stands where it stood: the statement is prepared
+ * again and run once more, as it would have run with a good handle.
+ * A Galera node answered 1243 to a worker's claim after another node
+ * was killed (t_galera, 2026-12-05); before, the slot kept the dead
+ * handle and that worker could not claim again on its connection. */
+static int
+stale_handle(const mstmt *ms, const mstmt *once, const sked_dberr *e)
+{
+	return ms != once && (e->native == 1243 || e->native == 1615);
+}
+
+static int
+my_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
+        sked_res *res, int64_t *affected, int64_t *last_id, sked_dberr *e)
+{
+	my *c = conn;
+	if (np == 0 && slot < 0)
+		return text_exec(c, sql, res, affected, last_id, e);
+	mstmt once = {0};
+	mstmt *ms =
+	        slot >= 0 && slot < SKED_STMT_SLOTS ? &c->slot[slot] : &once;
+	/* a statement run once (its text is made per call: a batch's ids)
+	 * is prepared and executed in one round trip where the server
+	 * takes both at once (MariaDB 10.2+; Connector/C sends them one
+	 * after the other elsewhere) */
+	char *direct = NULL;
+	int rc;
+	if (ms == &once) {
+		if ((rc = rewrite_init(c, sql, ms, &direct, e)) != SKED_OK)
+			return rc;
+		unsigned int npar = (unsigned int)ms->nmap;
+		if (mysql_stmt_attr_set(ms->st, STMT_ATTR_PREBIND_PARAMS,
+		                        &npar)) {
+			stmt_err(e, ms->st, "bind");
+			free(direct);
+			unprepare(ms);
+			return SKED_EDB;
+		}
+	} else if (!ms->st && (rc = prepare(c, sql, ms, e)) != SKED_OK) {
+		return rc;
+	}
+	rc = bind_run(ms, direct, p, np, res, affected, last_id, e);
+	if (rc != SKED_OK && stale_handle(ms, &once, e)) {
+		/* the error came from the execute, before any row */
+		unprepare(ms);
+		rc = prepare(c, sql, ms, e);
+		if (rc == SKED_OK)
+			rc = bind_run(ms, NULL, p, np, res, affected, last_id,
+			              e);
+	}
 	/* a lost connection leaves the statement useless: prepare again
 	 * after a reconnect (db.c callers get a new conn; this is for the
 	 * odd statement the server dropped, e.g. after a schema change) */
 	if (rc != SKED_OK && ms != &once &&
-	    (e->native == 1615 /* ER_NEED_REPREPARE */ ||
-	     e->kind == SKED_DBE_CONNECT))
+	    (stale_handle(ms, &once, e) || e->kind == SKED_DBE_CONNECT))
 		unprepare(ms);
 	if (ms == &once)
 		unprepare(ms);
