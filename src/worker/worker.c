@@ -631,6 +631,23 @@ register_node(sked_worker *w)
 	}
 }
 
+/* Behind a transaction pooler LISTEN is accepted and never heard (the
+ * server session it ran on serves the next client): the worker polls as
+ * on an engine without notifications, not once a LISTEN_SAFETY_MS. The
+ * pooler is known at connect, or found by a later statement (db.c). */
+static void
+deaf_behind_pooler(sked_worker *w)
+{
+	if (!w->h->listening || !sked__db_pooled(w->h->db))
+		return;
+	w->h->listening = 0;
+	w->loop.idle_poll_ms = w->o.poll_ms;
+	sked__log(SKED_LOG_INFO,
+	          "worker %s: behind a connection pooler, notifications "
+	          "cannot reach it: polling for new tasks",
+	          w->node_id);
+}
+
 SKED_API int
 sked_worker_run(sked_worker *w)
 {
@@ -644,7 +661,7 @@ sked_worker_run(sked_worker *w)
 		return rc;
 	if ((rc = register_node(w)) != SKED_OK)
 		return rc;
-	if (h->listen_sql) {
+	if (h->listen_sql && !sked__db_pooled(h->db)) {
 		if (sked__qdyn(h, h->listen_sql, NULL, 0, NULL) == SKED_OK)
 			h->listening = 1;
 		else
@@ -721,6 +738,7 @@ sked_worker_run(sked_worker *w)
 			if (!db_failed && w->loop.sent_last)
 				poll_backoff(w);
 		}
+		deaf_behind_pooler(w);
 
 		if (w->o.until_empty && !db_failed && unsettled(w) == 0) {
 			int64_t left = 0;

@@ -54,6 +54,35 @@ expect_eq "$(count "SELECT COUNT(*) FROM {p}task_done WHERE kind = 'plain' AND s
 	"tasks drained without sked_pooling"
 expect_rc 0 sk --db "$plain" show "$(sql "SELECT MAX(id) FROM {p}task_done")"
 
+# Behind the pooler a worker hears no notification (LISTEN is accepted,
+# and the server session it ran on serves the next client), so it polls
+# (up to every 2 s once idle), and an idle fleet takes new work at once.
+# Two idle one-slot workers get two 10-second tasks: both start within
+# 6 s. (A worker that believed it listened claimed once a minute: the
+# leader ran both, one after the other, 10 s apart.)
+slow=$(handler slow <<'EOF'
+#!/bin/sh
+date +%s%3N >>"$1/slow.starts"
+sleep 10
+EOF
+)
+for i in 1 2; do
+	start_worker "idle$i" --node-id "idle$i" --concurrency 1 --handler "slow=$slow $T"
+done
+both_up() { [ "$(count "SELECT COUNT(*) FROM {p}node WHERE id LIKE 'idle%'")" = 2 ]; }
+wait_for 30 both_up || fail "the two workers did not register"
+sleep 5 # idle: past their first claims, their polls backed off
+t0=$(now_ms)
+seq 1 2 | sk enqueue slow --lines - >/dev/null
+started() { wc -l <"$T/slow.starts" 2>/dev/null || echo 0; }
+two_started() { [ "$(started)" -ge 2 ]; }
+wait_for 30 two_started || fail "two tasks for two idle workers: $(started) started in 30 s"
+last=$(sort -n "$T/slow.starts" | tail -n 1)
+note "behind the pooler: two idle workers started two tasks $((last - t0)) ms after the enqueue"
+[ $((last - t0)) -le 6000 ] ||
+	fail "the second of two tasks for two idle workers started $((last - t0)) ms after the enqueue (at most 6000: the workers poll behind a pooler)"
+for i in 1 2; do kill_child TERM "$(cat "$T/idle$i.pid")"; done
+
 # sked_pooling=session is the explicit choice of named statements: no
 # check, no switch. PgBouncer hands the most recently used server session
 # to the next client, so one of a few runs in a row meets the statements
