@@ -46,7 +46,10 @@
 # (2), PG_DATA (the peers server's data folder, for its CPU: /tmp/peers-pg/
 # data). Each sked run writes one JSON document to $OUT/sked-<stamp>.jsonl,
 # and its summary line gives the CPU split of the drain: the worker, the
-# database server (when it runs on this machine) and the rest.
+# database server (when it runs on this machine) and the rest; and on
+# PostgreSQL the share of the drain in which the server waited for the
+# worker, no session of it running a statement or holding a transaction
+# (bench/pg-idle.sh samples pg_stat_activity every 10 ms).
 #
 # DEPS=1: the dependency patterns instead of everything above. The peers
 # harness runs TESTS=deps for DEPS_PEERS ("pg-boss bullmq"), then
@@ -155,12 +158,31 @@ run() {
 	shift
 	quiet
 	[ "$1" = --db ] && url=$2
+	# on PostgreSQL, how long the server waits for the worker's sessions
+	# during the drain (bench/pg-idle.sh: pg_stat_activity every 10 ms)
+	local sampler="" samples="$OUT/samples.$$"
+	case "$url" in postgres*) sampler=$("$HERE/pg-idle.sh" start "$url" "$samples") ;; esac
 	if ! doc=$(SKED_BENCH_SERVER_PID=$(server_pid "$url") "$SKED" --json "$@"); then
+		[ -z "$sampler" ] || "$HERE/pg-idle.sh" stop "$url" "$sampler"
 		say "$label: FAILED (sked $*)"
 		return 0
 	fi
-	echo "$doc" | jq -c --arg l "$label" '. + {label: $l}' >>"$JL"
-	tail -1 "$JL" | jq -r '.throughput as $t | "[compare] \(.label): \($t.tasks_per_s|floor) tasks/s, enqueue \(.enqueue.tasks_per_s|floor)/s, worker RSS \($t.worker_max_rss_kb) kB, CPU of the machine: worker \($t.worker_cpu_pct|floor)%, server \(if $t.server_cpu_pct then ($t.server_cpu_pct|floor|tostring) + "%" else "-" end), other \(if $t.server_cpu_pct then (($t.machine_cpu_pct - $t.worker_cpu_pct - $t.server_cpu_pct)|floor|tostring) + "%" else "-" end) (\($t.machine_cpu_pct|floor)% busy)" + (if .latency then ", p50 \(.latency.p50_ms) ms" else "" end)' >&2
+	local waits=""
+	if [ -n "$sampler" ]; then
+		"$HERE/pg-idle.sh" stop "$url" "$sampler"
+		# none idle active in_tx samples
+		waits=$("$HERE/pg-idle.sh" share "$samples" \
+			"$(echo "$doc" | jq '.throughput.drain_start_unix_ms // 0')" \
+			"$(echo "$doc" | jq '.throughput.drain_end_unix_ms // 0')")
+		rm -f "$samples"
+	fi
+	echo "$doc" | jq -c --arg l "$label" --arg w "$waits" '. + {label: $l}
+		| if ($w | split(" ") | .[0]) as $n | ($n != "" and $n != "-") then
+			.throughput += {server_waits_pct: ($w | split(" ") | .[0] | tonumber),
+			                sessions_idle_pct: ($w | split(" ") | .[1] | tonumber),
+			                wait_samples: ($w | split(" ") | .[4] | tonumber)}
+		  else . end' >>"$JL"
+	tail -1 "$JL" | jq -r '.throughput as $t | "[compare] \(.label): \($t.tasks_per_s|floor) tasks/s, enqueue \(.enqueue.tasks_per_s|floor)/s, worker RSS \($t.worker_max_rss_kb) kB, CPU of the machine: worker \($t.worker_cpu_pct|floor)%, server \(if $t.server_cpu_pct then ($t.server_cpu_pct|floor|tostring) + "%" else "-" end), other \(if $t.server_cpu_pct then (($t.machine_cpu_pct - $t.worker_cpu_pct - $t.server_cpu_pct)|floor|tostring) + "%" else "-" end) (\($t.machine_cpu_pct|floor)% busy)" + (if $t.server_waits_pct then ", server waiting for the worker \($t.server_waits_pct)% of the drain (\($t.wait_samples) samples)" else "" end) + (if .latency then ", p50 \(.latency.p50_ms) ms" else "" end)' >&2
 }
 
 median() { sort -g | awk '{a[NR]=$1} END{if (NR==0) print "-"; else print a[int((NR+1)/2)]}'; }
@@ -525,8 +547,8 @@ if [ "$MY_OK" = 1 ]; then
 	m2=$(fig "mariadb-c$c2" .throughput.tasks_per_s | r0)
 	echo "MariaDB / issue 10's baseline (3535, 10166): c=$c1 $(ratio "$m1" 3535), c=$c2 $(ratio "$m2" 10166) (target ≥ 3)"
 fi
-cpu_split() { # LABEL: the median CPU split of its runs
-	echo "worker $(fig "$1" .throughput.worker_cpu_pct | r0)%, server $(fig "$1" '(.throughput.server_cpu_pct // "-")' | r0)%, other $(fig "$1" 'if .throughput.server_cpu_pct then .throughput.machine_cpu_pct - .throughput.worker_cpu_pct - .throughput.server_cpu_pct else "-" end' | r0)% of the machine"
+cpu_split() { # LABEL: the median CPU split of its runs, and how long the server waited
+	echo "worker $(fig "$1" .throughput.worker_cpu_pct | r0)%, server $(fig "$1" '(.throughput.server_cpu_pct // "-")' | r0)%, other $(fig "$1" 'if .throughput.server_cpu_pct then .throughput.machine_cpu_pct - .throughput.worker_cpu_pct - .throughput.server_cpu_pct else "-" end' | r0)% of the machine; the server waiting for the worker $(fig "$1" '(.throughput.server_waits_pct // "-")' | r0)% of the drain"
 }
 for l in $(jq -r .label "$JL" | awk '!seen[$0]++'); do
 	echo "CPU during the drain, $l (medians): $(cpu_split "$l")"

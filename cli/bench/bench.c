@@ -54,6 +54,15 @@ cpu_jiffies(long long *busy, long long *total)
 	fclose(f);
 }
 
+/* The wall clock in ms since the epoch. */
+static long long
+wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* CPU ticks (utime + stime) that process pid has used, with its reaped
  * children and its live ones: a database server on this machine (its
  * postmaster and the backends it forks; mysqld's threads are its own).
@@ -439,6 +448,7 @@ cli_bench_drain(struct bench *b)
 	long long srv0 = server_ticks(b->server_pid), srv1 = -1;
 	cpu_jiffies(&busy0, &total0);
 	t0 = cli_mono_ns();
+	b->drain_t0_ms = wall_ms();
 	deadline = t0 + b->timeout_ms * 1000000;
 	for (i = 0; i < b->workers; i++)
 		if ((ex = cli_bench_spawn_worker(b, b->threads, 1)) != 0) {
@@ -481,6 +491,7 @@ cli_bench_drain(struct bench *b)
 			break;
 		if (left == 0) {
 			t1 = cli_mono_ns();
+			b->drain_t1_ms = wall_ms();
 			cpu_jiffies(&busy1, &total1);
 			srv1 = server_ticks(b->server_pid);
 			break;
@@ -572,6 +583,12 @@ cli_bench_thr_json(struct bench *b)
 	if (b->server_pct >= 0)
 		json_object_set_new(thr, "server_cpu_pct",
 		                    json_real(b->server_pct));
+	if (b->drain_t1_ms > 0) {
+		json_object_set_new(thr, "drain_start_unix_ms",
+		                    json_integer(b->drain_t0_ms));
+		json_object_set_new(thr, "drain_end_unix_ms",
+		                    json_integer(b->drain_t1_ms));
+	}
 	return thr;
 }
 

@@ -67,6 +67,9 @@ struct bench {
 	/* results */
 	int64_t rows_before, finished_before;
 	double enq_s, drain_s, exit_s, worker_cpu_s;
+	/* the timed drain's ends on the wall clock (ms since the epoch), for
+	 * a sampler outside the bench to keep its samples of that window */
+	long long drain_t0_ms, drain_t1_ms;
 	long server_pid;    /* SKED_BENCH_SERVER_PID: the database server */
 	double server_pct;  /* its CPU during the drain, % of the machine */
 	double machine_pct; /* machine busy during the drain, % of all cores */
