@@ -59,16 +59,23 @@ first_n='' first_ir='' last_n='' last_ir=''
 for n in $NS; do
 	if [ -n "$FILE" ]; then
 		rm -f "$FILE" "$FILE-wal" "$FILE-shm"
-		set -- --db "$DB"
-	else
-		set -- --db "$DB" --prefix "cg${n}_$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')_"
 	fi
-	"$SKED" "$@" init >/dev/null 2>&1
-	seq 1 "$n" | "$SKED" "$@" enqueue bench.noop --queue bench --lines - >/dev/null
+	# a table prefix of the run's own, in a config file (the prefix is
+	# a setting, not a flag)
+	printf '[sked]\ndatabase = %s\nprefix = cg%s_%s_\n' "$DB" "$n" \
+		"$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')" >"$OUT/sked-$n.conf"
+	SKED_CONFIG=$OUT/sked-$n.conf
+	export SKED_CONFIG
+	"$SKED" init >"$OUT/init-$n.log" 2>&1 || {
+		echo "callgrind-drain.sh: sked init failed for N=$n:" >&2
+		cat "$OUT/init-$n.log" >&2
+		exit 70
+	}
+	seq 1 "$n" | "$SKED" enqueue bench.noop --queue bench --lines - >/dev/null
 	# EXTRA is split on blanks on purpose
 	# shellcheck disable=SC2086
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/cg-$n.out" \
-		"$SKED" "$@" worker --builtin-noop bench.noop --queues bench \
+		"$SKED" worker --builtin-noop bench.noop --queues bench \
 		--concurrency "$CONC" --until-empty $EXTRA \
 		>"$OUT/worker-$n.log" 2>&1 || {
 		echo "callgrind-drain.sh: the worker failed for N=$n:" >&2
