@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,10 +29,31 @@
 
 /* ---- small helpers ---- */
 
+/* The loop's doorbell rings once until the loop has drained it: a
+ * thread that finds it rung has nothing to add, because the loop drains
+ * the eventfd, then clears w->rung, then looks at the shared state
+ * (worker.c: wait_for_work), and every caller changed that state before
+ * it rang. Before, every ended task wrote the eventfd. */
 void
 sked__wk_ring(sked_worker *w)
 {
-	sked__wk_ring_fd(w->wake_fd);
+	if (!atomic_exchange(&w->rung, 1))
+		sked__wk_ring_fd(w->wake_fd);
+}
+/* The fd is stored before cancel is read, and sked__wk_job_cancel sets
+ * cancel before it reads the fd (both sequentially consistent): either
+ * the canceller writes the new fd, or the caller, which looks at cancel
+ * after this, sees the cancel and does not start the handler. */
+int
+sked__wk_job_arm(sked_job *j)
+{
+	if (atomic_load(&j->cancel_fd) >= 0)
+		return SKED_OK;
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return SKED_EIO;
+	atomic_store(&j->cancel_fd, fd);
+	return SKED_OK;
 }
 void
 sked__wk_ring_fd(int fd)
@@ -60,8 +82,9 @@ sked__wk_job_free(sked_job *j)
 	free(j->progress_file);
 	free(j->progress_read);
 	sked__wk_parents_free(j->parents);
-	if (j->cancel_fd >= 0)
-		close(j->cancel_fd);
+	int fd = atomic_load(&j->cancel_fd);
+	if (fd >= 0)
+		close(fd);
 	free(j);
 }
 /* ---- the job lists ---- */
@@ -240,9 +263,12 @@ sked__wk_job_cancel(sked_job *j, int why)
 {
 	int none = CANCEL_NONE;
 	if (atomic_compare_exchange_strong(&j->cancel, &none, why)) {
-		uint64_t one = 1;
-		ssize_t r = write(j->cancel_fd, &one, sizeof one);
-		(void)r;
+		int fd = atomic_load(&j->cancel_fd);
+		if (fd >= 0) { /* none: the handler reads cancel */
+			uint64_t one = 1;
+			ssize_t r = write(fd, &one, sizeof one);
+			(void)r;
+		}
 	}
 }
 /* ---- the pool ---- */

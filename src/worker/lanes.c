@@ -31,7 +31,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 
 #include "model/lease.h"
@@ -152,10 +151,11 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
 	/* the parents of those that had some, before any of them runs */
 	sked_parents **par = NULL;
 	sked__wk_parents_read(h, c, n, &par);
+	sked_job *first = NULL, **tail = &first;
+	int njobs = 0;
 	for (int i = 0; i < n; i++) {
 		sked_job *j = calloc(1, sizeof *j);
-		int fd = j ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
-		if (!j || fd < 0) {
+		if (!j) {
 			/* cannot run it: give the attempt back at once */
 			free(j);
 			sked_outcome o = {.id = c[i].id,
@@ -176,13 +176,26 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
 		j->parents = par ? par[i] : NULL;
 		j->t = c[i];
 		j->qi = qi;
-		j->cancel_fd = fd;
+		atomic_init(&j->cancel_fd, -1);
 		j->since = sked__mono_ms();
 		j->leased = leased;
 		j->slot = -1;
+		*tail = j;
+		tail = &j->dnext;
+		njobs++;
+	}
+	/* to the pool in one hold of the lock, in claim order */
+	if (first) {
 		pthread_mutex_lock(&w->sh.mu);
-		sked__wk_move(w, j, JOB_QUEUED);
-		pthread_cond_signal(&w->sh.cv_pool);
+		for (sked_job *j = first, *nx; j; j = nx) {
+			nx = j->dnext;
+			j->dnext = NULL;
+			sked__wk_move(w, j, JOB_QUEUED);
+		}
+		/* one thread a job: a signal with no thread waiting
+		 * costs no system call */
+		for (int k = 0; k < njobs; k++)
+			pthread_cond_signal(&w->sh.cv_pool);
 		pthread_mutex_unlock(&w->sh.mu);
 	}
 	free(par);

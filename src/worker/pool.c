@@ -348,10 +348,10 @@ out:
 	}
 	free(pids);
 }
+/* Run j with x, its kind's handler (NULL: none on this node). */
 static void
-run_job(sked_job *j, sked_pipe **pipes, sked_http **http)
+run_job(sked_job *j, const handler *x, sked_pipe **pipes, sked_http **http)
 {
-	const handler *x = sked__wk_find_handler(j->w, j->t.kind);
 	j->exit_code = -1;
 	if (!x) {
 		char buf[SKED_MAX_NAME * 2 + 64];
@@ -444,11 +444,25 @@ sked__wk_pool_main(void *arg)
 		}
 		pthread_mutex_unlock(&w->sh.mu);
 
+		/* a program or a pipe waits on the cancel eventfd; made
+		 * before cancel is read (jobs.c: sked__wk_job_arm) */
+		const handler *x = sked__wk_find_handler(w, j->t.kind);
+		int armed = !x || (x->type != H_PROGRAM && x->type != H_PIPE) ||
+		            sked__wk_job_arm(j) == SKED_OK;
 		int64_t ran = sked__mono_ms();
-		if (atomic_load(&j->cancel) == CANCEL_NONE) {
+		if (!armed) {
+			char buf[160];
+			snprintf(buf, sizeof buf,
+			         "worker out of resources: cannot make an "
+			         "eventfd (%s)",
+			         strerror(errno));
+			j->ok = 0;
+			j->exit_code = -1;
+			j->error = strdup(buf);
+		} else if (atomic_load(&j->cancel) == CANCEL_NONE) {
 			j->ran_at = ran;
 			atomic_store(&j->started, 1);
-			run_job(j, &pipes, &http);
+			run_job(j, x, &pipes, &http);
 		} else {
 			j->exit_code = -1; /* nothing ran */
 			j->error = strdup("cancelled before it started");

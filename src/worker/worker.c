@@ -188,7 +188,10 @@ wait_for_work(sked_worker *w, int64_t timeout_ms)
 			return;
 		}
 		if (fds[0].revents & POLLIN) {
+			/* drained, then cleared: a ring after the drain
+			 * writes again (jobs.c: sked__wk_ring) */
 			sked__wk_drain_fd(w->wake_fd);
+			atomic_store(&w->rung, 0);
 			return;
 		}
 		if (nfds == 2 && fds[1].revents) {

@@ -146,7 +146,11 @@ struct sked_job {
 	int64_t renewed; /* w->sh.mu: when the last renewal that listed it as
 	                    held began (0: none yet); its lease runs from the
 	                    later of the two */
-	int cancel_fd;   /* eventfd: readable = stop the handler */
+	/* eventfd: readable = stop the handler. Made only for handlers
+	 * that wait on it (sked__wk_job_arm), -1 before: an eventfd made
+	 * and closed per task was two of a no-op task's few system calls,
+	 * and a callback reads cancel instead */
+	_Atomic int cancel_fd;
 	atomic_int cancel;
 	atomic_int started; /* a pool thread began running its handler */
 	int slot; /* w->sh.mu: its pool thread's lease guard slot, or -1 */
@@ -162,6 +166,7 @@ struct sked_job {
 	struct sked_parents *parents; /* a task that had parents: theirs,
 	                                 read at its claim (parents.c) */
 	struct sked_job *next;        /* in the job queue, done queue */
+	struct sked_job *dnext;       /* a claimed batch (lanes.c: dispatch) */
 	int state;                    /* w->sh.mu: JOB_* */
 	int64_t retry_ms; /* the handler's own retry delay, or 0: backoff */
 	int give_up;      /* the handler said its failure is final: no retry
@@ -448,6 +453,8 @@ struct sked_worker {
 	int fused;            /* claims may carry outcomes (SKED_CAP_FUSED, or
 	                       SQLite's one write transaction) */
 	int wake_fd;          /* eventfd: the loop's doorbell */
+	_Atomic int rung;     /* 1: wake_fd was written since the loop last
+	                         drained it (jobs.c: sked__wk_ring) */
 	sked_guard *guard;    /* program handlers' deadlines; or NULL */
 	_Atomic uint64_t rng; /* retry jitter (finish.c: jitter) */
 
@@ -561,8 +568,11 @@ int sked__wk_hook_sign(const char *body, size_t len, long long t, char *out,
                        size_t out_sz);
 
 /* ---- worker/jobs.c ---- */
-void sked__wk_ring(sked_worker *w);   /* wake the loop */
-void sked__wk_ring_fd(int fd);        /* an eventfd: wake its reader */
+void sked__wk_ring(sked_worker *w); /* wake the loop */
+void sked__wk_ring_fd(int fd);      /* an eventfd: wake its reader */
+/* Give j its cancel eventfd before a handler that waits on it (a
+ * program, a pipe) takes it; SKED_OK, or SKED_EIO with errno. */
+int sked__wk_job_arm(sked_job *j);
 void sked__wk_serves(sked_worker *w); /* serves.c: once, registered */
 void sked__wk_drain_fd(int fd);
 void sked__wk_job_free(sked_job *j);
