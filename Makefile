@@ -17,7 +17,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 # seconds of libFuzzer per target in `make test`
-FUZZ_SHORT ?= 10
+FUZZ_SHORT ?= 5
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
