@@ -88,10 +88,6 @@ foreach(t ${SKED_INT_TESTS})
   # other tests, but never beside another cluster (RESOURCE_LOCK; the
   # chaos runs on a standby and on Galera take the same lock below)
   file(STRINGS ${t} cluster LIMIT_COUNT 1 REGEX "^# cluster: ")
-  # "# cost: SECONDS": about how long the test runs here; CTest starts
-  # the costly ones first (below, "Long tests first")
-  file(STRINGS ${t} cost LIMIT_COUNT 1 REGEX "^# cost: [0-9]+")
-  string(REGEX REPLACE "^# cost: ([0-9]+).*" "\\1" cost "${cost}")
   foreach(b ${backends})
     add_test(NAME ${b}/${name} COMMAND bash ${t})
     set_tests_properties(${b}/${name} PROPERTIES
@@ -102,9 +98,6 @@ foreach(t ${SKED_INT_TESTS})
     endif()
     if(cluster)
       set_property(TEST ${b}/${name} APPEND PROPERTY RESOURCE_LOCK sked_cluster)
-    endif()
-    if(cost)
-      set_tests_properties(${b}/${name} PROPERTIES COST ${cost})
     endif()
   endforeach()
 endforeach()
@@ -276,20 +269,3 @@ set_property(TEST pg/t_patroni APPEND PROPERTY RESOURCE_LOCK sked_fleet)
 # t_patroni runs in 60-150 s; a stuck failure path (one CI preview hung
 # to its bound after a FAIL) should not cost a quarter of an hour
 set_tests_properties(pg/t_patroni PROPERTIES TIMEOUT 420)
-
-# Long tests first. A fresh build (CI's) has no timings of an earlier
-# run, so CTest starts tests in the order they were added, and the long
-# ones added last (the chaos runs, python/install, the build checks) ran
-# on at the end while the other slots had nothing left. COST orders them
-# first; an integration test says its own with "# cost: SECONDS". The
-# figures are seconds on the 2-core CI machine (a run of 2026-12-05).
-foreach(tc python/install:170 python/pg:80 chaos/galera:105 chaos/mariadb:100
-    chaos/pg:97 chaos/sqlite:90 chaos/pg-failover:81 build/completion:87
-    build/sql-grammar:73 build/layers:58 package/deb:43)
-  string(REPLACE ":" ";" tc ${tc})
-  list(GET tc 0 tname)
-  list(GET tc 1 tcost)
-  if(TEST ${tname})
-    set_tests_properties(${tname} PROPERTIES COST ${tcost})
-  endif()
-endforeach()

@@ -14,7 +14,6 @@
 # Node.js) and docs/api.md's first block (in a scratch folder: a source
 # install has no /etc/sked) run as a user would run them.
 # backends: sqlite pg
-# cost: 166
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 command -v jq >/dev/null || skip "jq is not installed"

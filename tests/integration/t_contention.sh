@@ -5,7 +5,6 @@
 # the handler's own append-only log), never the same (task, attempt) twice,
 # and the work really was shared between nodes.
 # backends: strategies pgbouncer odbc-pg
-# cost: 72
 . "$(dirname "$0")/lib.sh"
 init_db
 

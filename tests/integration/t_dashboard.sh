@@ -19,7 +19,6 @@
 # a list keeps its ticked boxes through an update, and a paused page,
 # or one hidden behind another tab, asks for nothing.
 # backends: sqlite pg
-# cost: 120
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

@@ -9,7 +9,6 @@
 # the same events with next, and its long-poll answers when an event
 # comes (or after wait=D with none); bad input is one line and 64.
 # backends: engines
-# cost: 82
 . "$(dirname "$0")/lib.sh"
 command -v curl >/dev/null || skip "curl is not installed"
 init_db

@@ -10,7 +10,6 @@
 # come back after the lease). Certification conflicts are counted, and the
 # cost against one plain server is measured (no-op tasks per second).
 # backends: mariadb
-# cost: 143
 # cluster: three MariaDB servers
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in

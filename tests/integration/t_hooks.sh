@@ -13,7 +13,6 @@
 # worker starts; the secret is in no log or message, nor in a handler's
 # environment.
 # backends: sqlite pg mariadb
-# cost: 68
 . "$(dirname "$0")/lib.sh"
 init_db
 export SKED_HOOK_SECRET="s3cret-$$"

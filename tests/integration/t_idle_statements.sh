@@ -7,7 +7,6 @@
 # milliseconds. The statements are counted from the worker's own trace
 # (SKED_TRACE_SQL=1) over a minute, with the default lease and poll.
 # backends: pg
-# cost: 74
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg) ;;

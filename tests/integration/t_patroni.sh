@@ -15,7 +15,6 @@
 # test's own (tests/integration/servers.sh, scripts/serverlib.sh), on
 # loopback; SKED_TEST_PATRONI_PORTS picks its nine ports, else free ones.
 # backends: pg
-# cost: 135
 # cluster: three PostgreSQL servers, their Patronis, etcd and HAProxy
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in

@@ -18,7 +18,6 @@
 # from the primary's death to the first task claimed on the new primary
 # is noted. These servers are the test's own, on free ports.
 # backends: pg
-# cost: 225
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg) ;;

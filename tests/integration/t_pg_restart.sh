@@ -8,7 +8,6 @@
 # through sked unchanged). A one-shot command against a closed port fails
 # with one line and exit 69, without the password.
 # backends: pg pg-optimistic
-# cost: 97
 . "$(dirname "$0")/lib.sh"
 case "$SKED_BACKEND" in
 pg | pg-optimistic) ;;

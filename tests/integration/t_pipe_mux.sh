@@ -14,7 +14,6 @@
 # at a time (the old behaviour); a bad window (0, negative, huge, not a
 # number) is named in one log line and bounded.
 # backends: sqlite pg
-# cost: 108
 . "$(dirname "$0")/lib.sh"
 # the handlers say `#!/usr/bin/env python3`, Debian's interpreter (lib.sh
 # puts /usr/bin first): a first process that has not said its window

@@ -10,7 +10,6 @@
 # Connections are counted on PostgreSQL (pg_stat_activity, by the node id
 # each connection is named after); elsewhere the drains still run.
 # backends: engines pgbouncer
-# cost: 72
 . "$(dirname "$0")/lib.sh"
 init_db
 
