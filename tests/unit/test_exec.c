@@ -517,7 +517,10 @@ test_group_killed_on_timeout(void **state)
 	        "/bin/sh", "-c", "sleep 30 & echo $! > \"$1\"; wait",
 	        "sh",      pidf, NULL};
 	sked_exec_spec s = spec_of(argv);
-	s.timeout_ms = 300;
+	/* long enough for the shell to start its child and write the pid
+	 * first: under ThreadSanitizer on a loaded machine 300 ms was not
+	 * (a CI preview found no pid file) */
+	s.timeout_ms = 2000;
 	sked_exec_result r;
 	assert_int_equal(sked__exec_run(&s, &r), SKED_OK);
 	assert_true(r.timed_out);
