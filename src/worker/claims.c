@@ -88,17 +88,8 @@ sked__wk_claim_some(sked_worker *w, int *db_failed)
 		sked__wk_claim_end(w, w->h, seq, free_slots, c, n,
 		                   w->nqueues ? qi : -1, sent);
 		if (rc != SKED_OK) {
-			sked__log(SKED_LOG_WARN, "claim failed: %s",
-			          sked_errmsg(w->h));
-			/* it may have committed all the same (a reply lost
-			 * with the connection): find out before going on */
-			pthread_mutex_lock(&w->sh.mu);
-			w->sh.claim_unknown = 1;
-			atomic_fetch_add(&w->sh.claim_failures, 1);
-			pthread_mutex_unlock(&w->sh.mu);
-			if (rc == SKED_EUNAVAILABLE)
-				sked__ignore(sked__wk_reconnect(
-				        w, w->h, SKED_CONN_CLAIMS));
+			/* found out before going on */
+			sked__wk_claim_failed(w, w->h, rc, 0);
 			*db_failed = 1;
 			return 0;
 		}

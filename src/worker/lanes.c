@@ -203,6 +203,24 @@ dispatch(sked_worker *w, sked *h, sked_claimed *c, int n, int qi,
 	return rc;
 }
 
+/* A claim on h failed with rc: said, counted, and marked unknown, since
+ * it may have committed all the same (a reply lost with the connection;
+ * sked__wk_resolve_unknown_claims finds out); a lost connection is
+ * opened again. A lane's failure also stops the lanes. */
+void
+sked__wk_claim_failed(sked_worker *w, sked *h, int rc, int lane)
+{
+	sked__log(SKED_LOG_WARN, "claim failed: %s", sked_errmsg(h));
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.claim_unknown = 1;
+	atomic_fetch_add(&w->sh.claim_failures, 1);
+	if (lane)
+		w->sh.lanes_go = 0;
+	pthread_mutex_unlock(&w->sh.mu);
+	if (rc == SKED_EUNAVAILABLE)
+		sked__ignore(sked__wk_reconnect(w, h, SKED_CONN_CLAIMS));
+}
+
 void
 sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
                    int reserved, sked_claimed *c, int n, int qi, int64_t leased)
@@ -398,20 +416,9 @@ lane_main(void *arg)
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
 		              rc == SKED_OK ? &w->sh.claim_hist : NULL,
 		              sked__mono_ms() - sent);
-		if (rc != SKED_OK) {
-			sked__log(SKED_LOG_WARN, "claim failed: %s",
-			          sked_errmsg(l->h));
-			pthread_mutex_lock(&w->sh.mu);
-			/* it may have committed all the same: the loop
-			 * finds out once no claim is in flight */
-			w->sh.claim_unknown = 1;
-			atomic_fetch_add(&w->sh.claim_failures, 1);
-			w->sh.lanes_go = 0;
-			pthread_mutex_unlock(&w->sh.mu);
-			if (rc == SKED_EUNAVAILABLE)
-				sked__ignore(sked__wk_reconnect(
-				        w, l->h, SKED_CONN_CLAIMS));
-		}
+		/* the loop finds out, once no claim is in flight */
+		if (rc != SKED_OK)
+			sked__wk_claim_failed(w, l->h, rc, 1);
 		int got = n;
 		sked__wk_claim_end(w, l->h, seq, room, c, n, qi, sent);
 		l->used_ms = sked__mono_ms();

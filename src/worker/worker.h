@@ -669,6 +669,10 @@ unsigned long long sked__wk_claim_begin_locked(sked_worker *w, int reserve);
 void sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
                         int reserved, sked_claimed *c, int n, int qi,
                         int64_t leased);
+/* A claim on h failed with rc: said, counted, marked unknown (it may
+ * have committed), the connection opened again if lost; lane: a lane's,
+ * which also stops the lanes. */
+void sked__wk_claim_failed(sked_worker *w, sked *h, int rc, int lane);
 /* The outcomes the pool completed and the next claim, on h, in one
  * statement (fused); *reserved grows by what the claim may take beyond
  * the room reserved for it (its outcomes free room). */
