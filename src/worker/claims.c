@@ -9,6 +9,8 @@
  */
 #include "worker/worker.h"
 
+#include <limits.h>
+
 #include <stdlib.h>
 
 #include "model/lease.h"
@@ -70,7 +72,8 @@ sked__wk_claim_some(sked_worker *w, int *db_failed)
 			/* tell the finisher whether outcomes ride with claims */
 			atomic_store(&w->sh.fusing, fuse);
 		int rc = fuse ? sked__wk_finish_and_claim(w, w->h, &req,
-		                                          &free_slots, &c, &n)
+		                                          &free_slots, INT_MAX,
+		                                          &c, &n)
 		              : sked__take(w->h, w->node_id, NULL, 0, &req, &c,
 		                           &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,

@@ -334,6 +334,19 @@ sked__wk_recorded(sked_worker *w, sked_job *list, sked_outcome *o, int n)
 	}
 }
 
+/* How long the finisher leaves an outcome to the claims that carry
+ * outcomes (w->sh.mu held): FUSED_FALLBACK_MS, or longer while claims
+ * take longer (a loaded server), so that a slow round trip does not send
+ * the outcomes a statement of their own each (worker.h). */
+static int64_t
+fallback_ms(const sked_worker *w)
+{
+	int64_t ms = PREFETCH_LINGER_MS + 2 * w->sh.claim_last_ms;
+	if (ms < FUSED_FALLBACK_MS)
+		ms = FUSED_FALLBACK_MS;
+	return ms < FUSED_FALLBACK_MAX_MS ? ms : FUSED_FALLBACK_MAX_MS;
+}
+
 /* Finish what the pool completed: one transaction for the batch, on h
  * (the finisher's connection, or the loop's when the finisher has none).
  * Returns how many jobs were finished (slots freed); on a database
@@ -368,6 +381,9 @@ finish_done(sked_worker *w, sked *h, int64_t before, int *db_failed)
 		sked__wk_note(w, &w->sh.finish_errors, NULL, 0);
 		return 0;
 	}
+	pthread_mutex_lock(&w->sh.mu);
+	w->sh.rec_apart += n;
+	pthread_mutex_unlock(&w->sh.mu);
 	sked__wk_recorded(w, list, o, n);
 	free(o);
 	return n;
@@ -445,11 +461,12 @@ sked__wk_finisher_main(void *arg)
 		 * only what the loop has left for a while: the loop is
 		 * rung on every outcome, so that happens when it is busy
 		 * elsewhere (taking back leases, firing schedules) */
+		int64_t patience = fallback_ms(w);
 		if (!w->sh.fin_exit && w->fused && atomic_load(&w->sh.fusing)) {
 			int64_t age =
 			        sked__mono_ms() - w->sh.done_head->done_ms;
-			if (age < FUSED_FALLBACK_MS) {
-				timed_wait(w, FUSED_FALLBACK_MS - age);
+			if (age < patience) {
+				timed_wait(w, patience - age);
 				continue;
 			}
 		}
@@ -474,8 +491,7 @@ sked__wk_finisher_main(void *arg)
 			int64_t before =
 			        w->fused && atomic_load(&w->sh.fusing) &&
 			                        !w->sh.fin_exit
-			                ? sked__mono_ms() - FUSED_FALLBACK_MS +
-			                          1
+			                ? sked__mono_ms() - patience + 1
 			                : 0;
 			pthread_mutex_unlock(&w->sh.mu);
 			finish_done(w, w->fin.h, before, &failed);

@@ -335,6 +335,8 @@ sked__wk_note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms)
 		(*count)++;
 	if (hg)
 		sked__wk_hist_add(hg, ms);
+	if (hg == &w->sh.claim_hist) /* the finisher's patience (finish.c) */
+		w->sh.claim_last_ms = ms;
 	pthread_mutex_unlock(&w->sh.mu);
 }
 /* How long before the lease runs out a worker stops its handlers when it

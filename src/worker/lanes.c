@@ -48,7 +48,14 @@ sked__wk_free_slots_locked(const sked_worker *w)
 	if (w->fused) /* the next claim records these itself */
 		unrecorded -=
 		        w->sh.ndone < FINISH_MAX ? w->sh.ndone : FINISH_MAX;
-	int by_backlog = cap + w->o.concurrency - w->sh.nheld - unrecorded;
+	/* outcomes not yet recorded hold room back, so that a worker whose
+	 * records lag does not claim on; where lanes carry them with their
+	 * claims, one batch of them may be on the wire with another lane's
+	 * claim without holding back this one (the lanes would take turns
+	 * instead of overlapping) */
+	int on_wire = w->lane.n && w->fused ? FINISH_MAX : 0;
+	int by_backlog =
+	        cap + w->o.concurrency + on_wire - w->sh.nheld - unrecorded;
 	int room = by_slots < by_backlog ? by_slots : by_backlog;
 	return room - w->sh.reserved;
 }
@@ -244,7 +251,7 @@ sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
 
 int
 sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
-                          int *reserved, sked_claimed **c, int *n)
+                          int *reserved, int most, sked_claimed **c, int *n)
 {
 	int nd = 0;
 	sked_job *done = sked__wk_take_done(w, FINISH_MAX, 0, &nd);
@@ -264,6 +271,8 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 		int by_slots = w->o.concurrency + w->sh.ahead - w->sh.nheld -
 		               (w->sh.reserved - *reserved);
 		req->limit = room < by_slots ? room : by_slots;
+		if (req->limit > most)
+			req->limit = most > *reserved ? most : *reserved;
 		if (req->limit < 0)
 			req->limit = 0;
 		if (req->limit > *reserved) {
@@ -277,6 +286,9 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 	int rc = sked__take(h, w->node_id, o, nd, req, c, n);
 	if (done) {
 		if (rc == SKED_OK) {
+			pthread_mutex_lock(&w->sh.mu);
+			w->sh.rec_with_claims += nd;
+			pthread_mutex_unlock(&w->sh.mu);
 			sked__wk_recorded(w, done, o, nd);
 		} else {
 			sked__log(SKED_LOG_WARN,
@@ -355,6 +367,15 @@ lane_chunk(const sked_worker *w)
 	return chunk < 1 ? 1 : chunk;
 }
 
+/* The most a lane claims at once (w->sh.mu held): the slots and the
+ * prefetch shared among the lanes. */
+static int
+lane_share(const sked_worker *w)
+{
+	int share = (w->o.concurrency + w->sh.ahead) / w->lane.n;
+	return share < 1 ? 1 : share;
+}
+
 static void *
 lane_main(void *arg)
 {
@@ -388,6 +409,12 @@ lane_main(void *arg)
 			}
 		}
 		first_short = 0;
+		/* a share of the room, so that the other lanes find some
+		 * while this claim is on the wire (a claim of all of it
+		 * would leave them waiting, and the lanes take turns) */
+		int share = lane_share(w);
+		if (room > share)
+			room = share;
 		int qi = w->nqueues ? 0 : -1;
 		sked_claim_req req = {
 		        .node_id = w->node_id,
@@ -407,10 +434,16 @@ lane_main(void *arg)
 		 * claim the door would make (the one place it is chosen) */
 		int way = sked__take_way(l->h, &req);
 		int plain = way != SKED_TAKE_LIMITED;
+		/* lanes run only during a backlog: outcomes ride with their
+		 * claims, and the finisher leaves them to the lanes (the loop,
+		 * which tells it otherwise, does not claim meanwhile) */
+		if (w->fused && way == SKED_TAKE_FUSED)
+			atomic_store(&w->sh.fusing, 1);
 		if (plain)
 			rc = way == SKED_TAKE_FUSED
 			             ? sked__wk_finish_and_claim(w, l->h, &req,
-			                                         &room, &c, &n)
+			                                         &room, share,
+			                                         &c, &n)
 			             : sked__take(l->h, w->node_id, NULL, 0,
 			                          &req, &c, &n);
 		sked__wk_note(w, rc == SKED_OK ? NULL : &w->sh.claim_errors,
@@ -431,8 +464,12 @@ lane_main(void *arg)
 			sked__wk_adapt_prefetch(w, req.limit, got,
 			                        sked__mono_ms());
 			w->sh.backlog = got == req.limit && got > 0;
-			if (!w->sh.backlog)
+			if (!w->sh.backlog) {
+				/* drained: the finisher records at once again
+				 * until the loop's next claim says otherwise */
 				w->sh.lanes_go = 0;
+				atomic_store(&w->sh.fusing, 0);
+			}
 			backoff = 0;
 		} else {
 			w->sh.lanes_go = 0;

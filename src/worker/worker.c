@@ -805,13 +805,15 @@ sked_worker_run(sked_worker *w)
 		                  UNTIL_EMPTY_GIVE_UP_MS / 1000);
 	pthread_mutex_lock(&w->sh.mu);
 	int most = w->sh.claims_inflight_max;
+	long long with = w->sh.rec_with_claims, apart = w->sh.rec_apart;
 	pthread_mutex_unlock(&w->sh.mu);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
 	          "failed, %lld dead, %lld given back, %lld late; at most "
-	          "%d claim(s) in flight at once",
+	          "%d claim(s) in flight at once; %lld result(s) recorded "
+	          "with claims, %lld apart",
 	          w->node_id, (long long)c.claimed, (long long)c.succeeded,
 	          (long long)c.failed, (long long)c.dead, (long long)c.released,
-	          (long long)c.late, most);
+	          (long long)c.late, most, with, apart);
 	return SKED_OK;
 }

@@ -238,6 +238,11 @@ typedef struct wk_shared {
 	int backlog;       /* the last claim came back full */
 	int reserved;      /* room that claims in flight fill */
 	int claims_inflight, claims_inflight_max;
+	/* results recorded with a claim (the loop's or a lane's) and apart
+	 * (the finisher's own statements): said when the worker stops */
+	long long rec_with_claims, rec_apart;
+	/* how long the last claim that went through took (ms) */
+	int64_t claim_last_ms;
 	unsigned long long turn; /* the last claim handed to the pool
 	                            (claims hand over in the order sent) */
 
@@ -500,8 +505,12 @@ enum { WAIT_SLOT_LOOP, WAIT_SLOT_PRUNER };
 #define LINGER_MS 2
 
 /* Where the loop records outcomes with its claims (w->fused), how old an
- * outcome gets before the finisher records it instead. */
-#define FUSED_FALLBACK_MS 25
+ * outcome gets before the finisher records it instead: FUSED_FALLBACK_MS,
+ * or, when claims take longer, what a lane waits for room plus two
+ * claims (the one on the wire, and the next, which carries it), at most
+ * FUSED_FALLBACK_MAX_MS (finish.c: fallback_ms). */
+#define FUSED_FALLBACK_MS     25
+#define FUSED_FALLBACK_MAX_MS 500
 
 /* After SQLite's WAL watch woke the loop and its claim found nothing, how
  * soon it looks again (the commit may not have been published yet). */
@@ -675,9 +684,11 @@ void sked__wk_claim_end(sked_worker *w, sked *h, unsigned long long seq,
 void sked__wk_claim_failed(sked_worker *w, sked *h, int rc, int lane);
 /* The outcomes the pool completed and the next claim, on h, in one
  * statement (fused); *reserved grows by what the claim may take beyond
- * the room reserved for it (its outcomes free room). */
+ * the room reserved for it (its outcomes free room), up to most tasks
+ * in all (a lane's share; the loop: INT_MAX). */
 int sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
-                              int *reserved, sked_claimed **c, int *n);
+                              int *reserved, int most, sked_claimed **c,
+                              int *n);
 /* ---- worker/claims.c: the loop's claims of a round ---- */
 /* Claim for every queue with free slots; 1 when a claim came back full
  * (there is probably more to take at once). *db_failed on a failure. */
