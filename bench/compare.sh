@@ -177,7 +177,7 @@ run() {
 		rm -f "$samples"
 	fi
 	echo "$doc" | jq -c --arg l "$label" --arg w "$waits" '. + {label: $l}
-		| if ($w | split(" ") | .[0]) as $n | ($n != "" and $n != "-") then
+		| if ($w | split(" ") | .[0]) as $n | ($n != null and $n != "" and $n != "-") then
 			.throughput += {server_waits_pct: ($w | split(" ") | .[0] | tonumber),
 			                sessions_idle_pct: ($w | split(" ") | .[1] | tonumber),
 			                wait_samples: ($w | split(" ") | .[4] | tonumber)}
