@@ -517,17 +517,25 @@ sked__wk_lanes_start(sked_worker *w)
 	w->sh.lanes_refused_until = 0;
 	w->sh.lanes_backoff = 0;
 	/* each lane opens its connection when a backlog begins, and closes
-	 * it once unused for CONN_IDLE_MS (lane_connection, lane_idle) */
+	 * it once unused for CONN_IDLE_MS (lane_connection, lane_idle).
+	 * The lanes started read w->lane.n (their share, the room) under
+	 * w->sh.mu: it is counted under the lock, which they wait for */
+	int rc = SKED_OK;
+	pthread_mutex_lock(&w->sh.mu);
 	for (int i = 0; i < want; i++) {
 		sked_lane *l = &w->lane.v[i];
 		l->w = w;
 		l->h = NULL;
-		if (pthread_create(&l->th, NULL, lane_main, l) != 0)
-			return sked__fail(w->h, SKED_ENOMEM,
-			                  "cannot start a lane thread");
+		if (pthread_create(&l->th, NULL, lane_main, l) != 0) {
+			rc = SKED_ENOMEM;
+			break;
+		}
 		l->started = 1;
 		w->lane.n++;
 	}
+	pthread_mutex_unlock(&w->sh.mu);
+	if (rc != SKED_OK)
+		return sked__fail(w->h, rc, "cannot start a lane thread");
 	return SKED_OK;
 }
 
