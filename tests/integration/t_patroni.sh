@@ -102,7 +102,16 @@ stalled_diag() {
 	pat_logs
 }
 
+# In synchronous mode Patroni switches over to, and promotes, only the
+# synchronous standby it has named, which it does a few loops after the
+# replicas come up: on a fast machine the switchover came first and was
+# refused ("412, switchover is not possible: can not find sync_standby"),
+# and a primary killed before the next one was named left no leader.
+# What is tested is the fleet across a failover, so each waits for it.
+has_sync() { pat_members | awk '$2 == "sync_standby" && $3 == "running" { f = 1 } END { exit !f }'; }
+
 # ---- a switchover, as an operator does it ----
+wait_for 60 has_sync || fail "no synchronous standby named within 60 s (members: $(pat_members | tr '\n' ';'))"
 old=$(pat_leader)
 t_sw=$(now_ms)
 pat_ctl switchover --leader "$old" --force >"$T/switchover.log" 2>&1 ||
@@ -118,6 +127,7 @@ note "switchover $old -> $leader: the fleet paused at most $sw_pause ms"
 
 # ---- the new primary's machine dies ----
 li=${leader#pn}
+wait_for 60 has_sync || fail "no synchronous standby named within 60 s of the switchover (members: $(pat_members | tr '\n' ';'))"
 pat_kill "$li"
 t_kill=$(now_ms)
 new_leader2() { l=$(pat_leader) && [ -n "$l" ] && [ "$l" != "$leader" ]; }
