@@ -9,8 +9,10 @@ Layer: test tools. Loopback only, bounded in time, standard library only.
       REQUESTS pipelined `GET /healthz` and never reading, reopened when
       closed by the server, not reopened; meanwhile PROBE_PATH (/healthz) is asked on
       a fresh connection once a second (3 s to answer). Prints "answered
-      A of P, closed by the server C"; exits 1 when a probe went
-      unanswered.
+      A of P, closed by the server C, held H, the server holds S": C the
+      connections seen closed from this side, S the connections the
+      server still has open on the port (ss), counted before these
+      close; exits 1 when a probe went unanswered.
   hostile.py soak PORT SECONDS TOKEN_FILE WORKER_PORT
       Drives the JSON API with oversized and adversarial bodies (bulk
       enqueues at the edge bound, deep and huge JSON, bad lengths, bad
@@ -23,6 +25,7 @@ import json
 import os
 import random
 import socket
+import subprocess
 import sys
 import time
 
@@ -40,6 +43,19 @@ def probe(port, path="/healthz", timeout=3.0):
         return False
     finally:
         s.close()
+
+
+def server_established(port):
+    """How many TCP connections are established on the server's side of
+    PORT (loopback, by ss), or "?" when ss cannot say."""
+    try:
+        out = subprocess.run(
+            ["ss", "-Htn", "state", "established",
+             "( sport = :%d )" % port],
+            capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return str(sum(1 for line in out.splitlines() if line.strip()))
 
 
 def pipeline(port, nsock, nreq, secs, path="/healthz"):
@@ -111,12 +127,18 @@ def pipeline(port, nsock, nreq, secs, path="/healthz"):
             s.close()
             conns[i] = None
             closed += 1
+    # what the server holds: a connection it shut behind replies this
+    # side never read is not seen closed here (its end of stream waits
+    # behind megabytes of replies), but it has left the server's
+    # established ones
+    server = server_established(port)
     for c in conns:
         if c is not None:
             c[0].close()
     print("answered %d of %d (slowest %.1f s), closed by the server %d, "
-          "held %d" % (answered, probes, worst, closed,
-                       sum(c is not None for c in conns)))
+          "held %d, the server holds %s" % (
+              answered, probes, worst, closed,
+              sum(c is not None for c in conns), server))
     return 0 if answered == probes else 1
 
 
