@@ -10,7 +10,6 @@
 #include "worker/worker.h"
 
 #include <limits.h>
-
 #include <stdlib.h>
 
 #include "model/lease.h"

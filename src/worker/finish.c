@@ -381,9 +381,7 @@ finish_done(sked_worker *w, sked *h, int64_t before, int *db_failed)
 		sked__wk_note(w, &w->sh.finish_errors, NULL, 0);
 		return 0;
 	}
-	pthread_mutex_lock(&w->sh.mu);
-	w->sh.rec_apart += n;
-	pthread_mutex_unlock(&w->sh.mu);
+	atomic_fetch_add(&w->sh.rec_apart, n);
 	sked__wk_recorded(w, list, o, n);
 	free(o);
 	return n;

@@ -286,9 +286,7 @@ sked__wk_finish_and_claim(sked_worker *w, sked *h, sked_claim_req *req,
 	int rc = sked__take(h, w->node_id, o, nd, req, c, n);
 	if (done) {
 		if (rc == SKED_OK) {
-			pthread_mutex_lock(&w->sh.mu);
-			w->sh.rec_with_claims += nd;
-			pthread_mutex_unlock(&w->sh.mu);
+			atomic_fetch_add(&w->sh.rec_with_claims, nd);
 			sked__wk_recorded(w, done, o, nd);
 		} else {
 			sked__log(SKED_LOG_WARN,

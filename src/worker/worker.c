@@ -805,8 +805,9 @@ sked_worker_run(sked_worker *w)
 		                  UNTIL_EMPTY_GIVE_UP_MS / 1000);
 	pthread_mutex_lock(&w->sh.mu);
 	int most = w->sh.claims_inflight_max;
-	long long with = w->sh.rec_with_claims, apart = w->sh.rec_apart;
 	pthread_mutex_unlock(&w->sh.mu);
+	long long with = atomic_load(&w->sh.rec_with_claims);
+	long long apart = atomic_load(&w->sh.rec_apart);
 	sked__log(SKED_LOG_INFO,
 	          "worker %s stopped: %lld claimed, %lld succeeded, %lld "
 	          "failed, %lld dead, %lld given back, %lld late; at most "

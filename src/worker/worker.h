@@ -89,8 +89,9 @@
  *     the lanes, and claims waiting for their turn).
  *   - atomic: stop (sked_worker_stop, signal-safe), side_exit (heartbeat,
  *     watchdog, pruner), the claim numbers the heartbeat's stray check
- *     reads (claims_begun, claims_dispatched), fusing, and the progress
- *     times (lease_ok_ms, loop_ok_ms, fin_ok_ms, run_started).
+ *     reads (claims_begun, claims_dispatched), fusing, the counts of
+ *     results recorded with claims and apart, and the progress times
+ *     (lease_ok_ms, loop_ok_ms, fin_ok_ms, run_started).
  *   - w->sh.waits: the lock-wait slots of the loop's and the pruner's
  *     connections, each under its own lock (handle.h).
  *
@@ -238,9 +239,6 @@ typedef struct wk_shared {
 	int backlog;       /* the last claim came back full */
 	int reserved;      /* room that claims in flight fill */
 	int claims_inflight, claims_inflight_max;
-	/* results recorded with a claim (the loop's or a lane's) and apart
-	 * (the finisher's own statements): said when the worker stops */
-	long long rec_with_claims, rec_apart;
 	/* how long the last claim that went through took (ms) */
 	int64_t claim_last_ms;
 	unsigned long long turn; /* the last claim handed to the pool
@@ -298,6 +296,9 @@ typedef struct wk_shared {
 	 * refused so far, and whether a refusal has been told */
 	atomic_int extra;
 	atomic_llong conns_opened, conns_refused;
+	/* results recorded with a claim (the loop's or a lane's) and apart
+	 * (the finisher's own statements): said when the worker stops */
+	atomic_llong rec_with_claims, rec_apart;
 	atomic_int refused_told;
 	/* the finisher has no connection: the loop records outcomes on its
 	 * own (finish.c) */
