@@ -29,6 +29,7 @@
 
 #include "sqlite_fixture.h"
 
+#include "db/driver/driver.h"
 #include "handle/internal.h"
 #include "model/lease.h"
 #include "model/take.h"
@@ -387,6 +388,59 @@ give_back_started_and_unstarted(void **state)
 	sked_close(h);
 }
 
+/* Claims and ends `n` tasks of "k" at once, as a worker with a prefetch
+ * of hundreds does. */
+static void
+claim_and_end(sked *h, int n)
+{
+	sked_claim_req req = {.node_id = "n", .limit = n, .lease_ms = 5000};
+	sked_claimed *c = NULL;
+	int got = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &got), SKED_OK);
+	assert_int_equal(got, n);
+	sked_outcome *o = calloc((size_t)n, sizeof *o);
+	assert_non_null(o);
+	for (int i = 0; i < n; i++) {
+		o[i].id = c[i].id;
+		o[i].attempt = c[i].attempt;
+		o[i].max_attempts = c[i].max_attempts;
+		o[i].started_ms = c[i].started_ms;
+		o[i].what = SKED_FIN_OK;
+	}
+	assert_int_equal(sked__finish(h, "n", o, n), SKED_OK);
+	for (int i = 0; i < n; i++)
+		assert_true(o[i].applied);
+	free(o);
+	sked__claimed_free(c, n);
+}
+
+/* A batch's statements stay prepared on SQLite, the largest too (the
+ * copy of 124 ended rows, about 150 kB prepared): a second batch of the
+ * same size prepares nothing. When the driver kept no program over
+ * 128 kB, every batch prepared that copy again, and SQLite's parser
+ * spends time quadratic in its markers (docs/performance.md). */
+static void
+batch_statements_stay_prepared(void **state)
+{
+	(void)state;
+	sked *h = open_db(tmp_url());
+	enum { BATCH = 248 };
+	const char *p[3 * BATCH];
+	for (int i = 0; i < 3 * BATCH; i++)
+		p[i] = "{}";
+	int64_t ids[3 * BATCH];
+	if (sked_enqueue_many(h, "k", 3 * BATCH, p, NULL, NULL, ids) != SKED_OK)
+		fail_msg("enqueue: %s", sked_errmsg(h));
+	claim_and_end(h, BATCH);
+	claim_and_end(h, BATCH);
+	long long before = sked__sqlite_text_prepares();
+	claim_and_end(h, BATCH);
+	assert_int_equal(sked__sqlite_text_prepares() - before, 0);
+	assert_int_equal(count(h, "SELECT COUNT(*) FROM {p}task_done"),
+	                 3 * BATCH);
+	sked_close(h);
+}
+
 /* The one claim entry (sked__take, model/take.h): a limited queue gets
  * the limited claim (never more than its concurrency, the outcomes handed
  * with the claim recorded first), another queue the plain or fused one
@@ -736,6 +790,7 @@ main(void)
 	        cmocka_unit_test(unique_key_returns_existing),
 	        cmocka_unit_test(bad_input_is_refused_before_sql),
 	        cmocka_unit_test(take_picks_the_claim),
+	        cmocka_unit_test(batch_statements_stay_prepared),
 	        cmocka_unit_test(graph_is_all_or_nothing),
 	        cmocka_unit_test(graph_refuses_bad_shapes),
 	        cmocka_unit_test(task_graph_reads_by_layers),

@@ -69,6 +69,9 @@ typedef struct sked_driver {
 } sked_driver;
 
 extern const sked_driver sked__driver_sqlite;
+/* Texts without a slot the SQLite driver has prepared in this process,
+ * kept or not: a batch's statements must stay prepared (tests/unit). */
+long long sked__sqlite_text_prepares(void);
 #ifdef SKED_HAVE_PG
 extern const sked_driver sked__driver_pg;
 #endif

@@ -46,11 +46,15 @@
  * instructions per task"); with the batch lists padded to a few sizes
  * (sked__dialect_pad) a drain needs a dozen or so. The least recently
  * used goes first; a program larger than a quarter of DYN_BYTES is not
- * kept. 512 kB a connection: a quarter of that cost twice the prepares,
- * more bought nothing (a worker's RSS grows by about 0.8 MB at 50
- * threads). */
+ * kept. 1 MB a connection: the largest batch statement (the copy of
+ * 124 ended rows into the done table, 8 markers a row, about 150 kB
+ * prepared) must fit, or every batch of a drain with a prefetch of
+ * hundreds prepares it again, and SQLite's parser looks each ?N up in a
+ * list, quadratic in the markers. With 512 kB a drain at --prefetch 512
+ * cost 164,000 instructions per task, with 1 MB 111,000. A 20,000-task
+ * drain keeps about 600 kB; the worker's RSS did not grow measurably. */
 #define DYN_MAX   32
-#define DYN_BYTES (512 * 1024)
+#define DYN_BYTES (1024 * 1024)
 
 typedef struct dyn {
 	sqlite3_stmt *st;
@@ -299,6 +303,14 @@ dyn_keep(lite *l, sqlite3_stmt *st, size_t len, uint64_t h)
 	return 1;
 }
 
+static atomic_llong text_prepares;
+
+long long
+sked__sqlite_text_prepares(void)
+{
+	return atomic_load(&text_prepares);
+}
+
 static uint64_t
 text_hash(const char *s, size_t *len)
 {
@@ -331,6 +343,7 @@ lite_exec(void *conn, int slot, const char *sql, const sked_val *p, int np,
 		size_t len;
 		uint64_t h = text_hash(sql, &len);
 		if (!(st = dyn_find(l, sql, len, h))) {
+			atomic_fetch_add(&text_prepares, 1);
 			rc = sqlite3_prepare_v3(l->db, sql, (int)len + 1,
 			                        SQLITE_PREPARE_PERSISTENT, &st,
 			                        NULL);
