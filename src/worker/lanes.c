@@ -99,8 +99,12 @@ sked__wk_claim_begin_locked(sked_worker *w, int reserve)
  *   - until the rate is first measured, the concurrency. */
 #define PREFETCH_AUTO_MAX   1000
 #define PREFETCH_HORIZON_MS 100
-/* the start rate's window */
+/* the start rate's window, and the first one: shorter, so that a drain
+ * of a second or less does not spend a quarter of it claiming no more
+ * than the threads (on SQLite, with processes taking turns on the write
+ * lock, that was three times the transactions per task) */
 #define RATE_WINDOW_MS 250
+#define RATE_FIRST_MS  25
 
 void
 sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
@@ -116,7 +120,8 @@ sked__wk_adapt_prefetch(sked_worker *w, int asked, int got, int64_t now)
 	if (!w->sh.rate_at) {
 		w->sh.rate_at = now;
 		w->sh.rate_started = w->sh.nstarted;
-	} else if (now - w->sh.rate_at >= RATE_WINDOW_MS) {
+	} else if (now - w->sh.rate_at >=
+	           (w->sh.rate_known ? RATE_WINDOW_MS : RATE_FIRST_MS)) {
 		w->sh.rate = (double)(w->sh.nstarted - w->sh.rate_started) *
 		             1000.0 / (double)(now - w->sh.rate_at);
 		w->sh.rate_known = 1;

@@ -26,7 +26,8 @@ start_worker w1 --node-id auto --concurrency 2 --lease 5s --poll 100ms \
 	--handler "block=$block $T"
 w1=$wpid
 wait_for 20 holds auto 2 || { cat "$T/w1.log" >&2; fail "the auto worker claimed nothing"; }
-# its start rate is known after a quarter second; give it several
+# its start rate is known after its first 25 ms and then every quarter
+# second; give it several
 sleep 1.5
 a=$(held_by auto)
 # two running, and nothing ahead: its threads have not shown they take
