@@ -165,10 +165,36 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
  * VACUUM_PACE times as long as the last one took: the server spends at
  * most 1/VACUUM_PACE of its time on this worker's vacuums, whatever the
  * table holds, and the heartbeat's connection is free for beats the
- * rest of the time. */
-#define VACUUM_CHURN    5000
-#define VACUUM_EVERY_MS 1000
-#define VACUUM_PACE     20
+ * rest of the time.
+ *
+ * Paced so, a one-shot drain (--until-empty) that ends leaves its last
+ * dead rows behind for the next one: after a million tasks through one
+ * table, 989,125 dead row versions, and the next drain of 20,000 ran at
+ * 16,926 tasks/s against 30,095 on a fresh table. So a drain vacuums as
+ * it ends, once it has ended VACUUM_END_CHURN tasks since its last
+ * vacuum (sked__wk_vacuum_drained); the next one then ran at 29,863. A
+ * worker that stays up vacuums again within the pace anyway. */
+#define VACUUM_CHURN     5000
+#define VACUUM_END_CHURN 500
+#define VACUUM_EVERY_MS  1000
+#define VACUUM_PACE      20
+
+/* Vacuum the hot table on h now, when the worker has ended `churn`
+ * tasks since its last vacuum (ended: its count now). */
+static void
+vacuum_on(sked_worker *w, sked *h, int64_t ended, int64_t churn)
+{
+	if (!h || !(h->dialect->caps & SKED_CAP_VACUUM) ||
+	    ended - w->beat.vacuumed_at < churn)
+		return;
+	w->beat.vacuumed_at = ended;
+	int64_t t0 = sked__mono_ms();
+	if (sked__q(h, SKED_SQL_HOT_VACUUM, NULL, 0, NULL) != SKED_OK)
+		sked__log(SKED_LOG_DEBUG, "vacuum of the task table: %s",
+		          sked_errmsg(h));
+	w->beat.vacuumed_ms = sked__mono_ms();
+	w->beat.vacuum_took_ms = w->beat.vacuumed_ms - t0;
+}
 
 static void
 vacuum_hot_table(sked_worker *w, int64_t now)
@@ -176,21 +202,21 @@ vacuum_hot_table(sked_worker *w, int64_t now)
 	int64_t wait = w->beat.vacuum_took_ms * VACUUM_PACE;
 	if (wait < VACUUM_EVERY_MS)
 		wait = VACUUM_EVERY_MS;
-	if (!w->beat.h || !(w->beat.h->dialect->caps & SKED_CAP_VACUUM) ||
-	    now - w->beat.vacuumed_ms < wait)
+	if (now - w->beat.vacuumed_ms < wait)
 		return;
 	pthread_mutex_lock(&w->sh.mu);
 	int64_t ended = w->sh.counters.succeeded + w->sh.counters.dead;
 	pthread_mutex_unlock(&w->sh.mu);
-	if (ended - w->beat.vacuumed_at < VACUUM_CHURN)
-		return;
-	w->beat.vacuumed_at = ended;
-	int64_t t0 = sked__mono_ms();
-	if (sked__q(w->beat.h, SKED_SQL_HOT_VACUUM, NULL, 0, NULL) != SKED_OK)
-		sked__log(SKED_LOG_DEBUG, "vacuum of the task table: %s",
-		          sked_errmsg(w->beat.h));
-	w->beat.vacuumed_ms = sked__mono_ms();
-	w->beat.vacuum_took_ms = w->beat.vacuumed_ms - t0;
+	vacuum_on(w, w->beat.h, ended, VACUUM_CHURN);
+}
+
+void
+sked__wk_vacuum_drained(sked_worker *w)
+{
+	pthread_mutex_lock(&w->sh.mu);
+	int64_t ended = w->sh.counters.succeeded + w->sh.counters.dead;
+	pthread_mutex_unlock(&w->sh.mu);
+	vacuum_on(w, w->h, ended, VACUUM_END_CHURN);
 }
 
 /* Handlers running now, written on the node row by each heartbeat

@@ -789,6 +789,8 @@ sked_worker_run(sked_worker *w)
 
 	atomic_store(&w->sh.run_started, 0);
 	stop_threads(w);
+	if (w->o.until_empty && !gave_up)
+		sked__wk_vacuum_drained(w);
 	sked__exec_kill_all(SIGKILL);
 	sked__exec_sweep_orphans(); /* what handlers left behind */
 	sked__guard_stop(w->guard);

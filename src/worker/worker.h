@@ -616,6 +616,10 @@ void sked__wk_note(sked_worker *w, int64_t *count, sked_hist *hg, int64_t ms);
  * period; when the lease guard kills a program leased at basis */
 int64_t sked__wk_safety_ms(const sked_worker *w);
 int64_t sked__wk_beat_interval(const sked_worker *w);
+/* A drain (--until-empty) that has ended: vacuum the hot table if it
+ * churned since the heartbeat's last vacuum (heartbeat.c). The side
+ * threads have stopped. */
+void sked__wk_vacuum_drained(sked_worker *w);
 int64_t sked__wk_guard_deadline(const sked_worker *w, int64_t basis);
 /* When j's lease was last known good: the later of its claim and the last
  * renewal that listed it (w->sh.mu held). */
