@@ -51,7 +51,10 @@
  * answers one (input position, applied) row per outcome; the fused
  * statements (SKED_SQL_FINISH_CLAIM_*) take the same and claim too. */
 /* the arrays, in parameter order (?1 … ?9), then (after the node, ?10)
- * the successes' 'id:attempt' keys (?11) and the others' ids (?12) */
+ * the successes' ids (?11) and the others' ids (?12). All in the order
+ * of the outcomes sorted by id, then attempt (by_id): the statement
+ * finds an outcome's place in ?1 by binary search (dialect/postgresql.c,
+ * POS), and answers each outcome by that place. */
 enum {
 	IDS,
 	ATT,
@@ -68,13 +71,59 @@ enum {
 	NA
 };
 
+/* An outcome's sort key: id, then attempt; i its index in the batch. */
+typedef struct {
+	int64_t id;
+	int attempt, i;
+} by_id_key;
+
 static int
-build_arrays(sked *h, const sked_outcome *o, int n, sked_buf a[NA])
+by_id_cmp(const void *a, const void *b)
+{
+	const by_id_key *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->attempt > y->attempt) - (x->attempt < y->attempt);
+}
+
+/* by_id[k]: the outcome at place k + 1 of the arrays, sorted by id then
+ * attempt. A worker ends its tasks in claim order most of the time, so
+ * a batch often comes sorted already, which is looked at first. */
+static int
+sort_by_id(sked *h, const sked_outcome *o, int n, int *by_id)
+{
+	int sorted = 1;
+	for (int i = 0; i < n; i++) {
+		by_id[i] = i;
+		if (i > 0 && (o[i].id < o[i - 1].id ||
+		              (o[i].id == o[i - 1].id &&
+		               o[i].attempt < o[i - 1].attempt)))
+			sorted = 0;
+	}
+	if (sorted)
+		return SKED_OK;
+	by_id_key *k = malloc((size_t)n * sizeof *k);
+	if (!k)
+		return sked__fail(h, SKED_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++)
+		k[i] = (by_id_key){
+		        .id = o[i].id, .attempt = o[i].attempt, .i = i};
+	qsort(k, (size_t)n, sizeof *k, by_id_cmp);
+	for (int i = 0; i < n; i++)
+		by_id[i] = k[i].i;
+	free(k);
+	return SKED_OK;
+}
+
+static int
+build_arrays(sked *h, const sked_outcome *o, const int *by_id, int n,
+             sked_buf a[NA])
 {
 	size_t nkeys = 0, nother = 0, nres = 0;
 	memset(a, 0, sizeof *a * NA);
-	for (int i = 0; i < n; i++) {
-		size_t k = (size_t)i;
+	for (int k0 = 0; k0 < n; k0++) {
+		size_t k = (size_t)k0;
+		int i = by_id[k0];
 		const sked_ending *e = sked__ending_of(&o[i]);
 		sked__pgarray_int(&a[IDS], k, o[i].id, 0);
 		sked__pgarray_int(&a[ATT], k, o[i].attempt, 0);
@@ -91,23 +140,17 @@ build_arrays(sked *h, const sked_outcome *o, int n, sked_buf a[NA])
 		                   strlen(e->outcome));
 		if (o[i].result)
 			nres++;
-		if (o[i].what == SKED_FIN_OK) {
-			/* "id:attempt", without snprintf (a tenth of the
-			 * worker's instructions went to formatting numbers) */
-			char key[2 * SKED_I64_DIGITS + 1];
-			size_t kl = sked__i64_digits(key, o[i].id);
-			key[kl++] = ':';
-			kl += sked__i64_digits(key + kl, o[i].attempt);
-			sked__pgarray_text(&a[KEYS], nkeys++, key, kl);
-		} else {
+		if (o[i].what == SKED_FIN_OK)
+			sked__pgarray_int(&a[KEYS], nkeys++, o[i].id, 0);
+		else
 			sked__pgarray_int(&a[OTHER], nother++, o[i].id, 0);
-		}
 	}
 	/* the results only when one of them has one: a batch without
 	 * passes NULL (sked pays nothing for them) */
-	for (int i = 0; nres > 0 && i < n; i++)
-		sked__pgarray_text(&a[RES], (size_t)i, o[i].result,
-		                   o[i].result ? strlen(o[i].result) : 0);
+	for (int k = 0; nres > 0 && k < n; k++)
+		sked__pgarray_text(
+		        &a[RES], (size_t)k, o[by_id[k]].result,
+		        o[by_id[k]].result ? strlen(o[by_id[k]].result) : 0);
 	int oom = 0;
 	for (int j = 0; j < NA; j++) {
 		if (j == RES && nres == 0)
@@ -127,13 +170,15 @@ free_arrays(sked_buf a[NA])
 		sked__buf_free(&a[j]);
 }
 
-/* What the database said of outcome ord (1-based). */
+/* What the database said of the outcome at place ord (1-based) of the
+ * arrays (by_id maps places to outcomes; NULL: the same). */
 static void
-set_applied(sked_outcome *o, int n, int64_t ord, int64_t applied)
+set_applied(sked_outcome *o, const int *by_id, int n, int64_t ord,
+            int64_t applied)
 {
 	if (ord < 1 || ord > n)
 		return;
-	sked_outcome *x = &o[ord - 1];
+	sked_outcome *x = &o[by_id ? by_id[ord - 1] : ord - 1];
 	x->applied = applied == 1;
 	x->deferred = applied == 2;
 	x->dead = x->applied && x->what == SKED_FIN_FAIL &&
@@ -142,14 +187,15 @@ set_applied(sked_outcome *o, int n, int64_t ord, int64_t applied)
 
 /* The finish statement's answer: one (position, applied) row each. */
 static int
-read_finished(sked *h, const sked_res *r, sked_outcome *o, int n)
+read_finished(sked *h, const sked_res *r, sked_outcome *o, const int *by_id,
+              int n)
 {
 	if (r->nrows != n)
 		return sked__fail(h, SKED_EDB,
 		                  "finishing %d task(s) answered %d row(s)", n,
 		                  r->nrows);
 	for (int i = 0; i < r->nrows; i++)
-		set_applied(o, n, sked__res_int(r, i, 0),
+		set_applied(o, by_id, n, sked__res_int(r, i, 0),
 		            sked__res_int(r, i, 1));
 	return SKED_OK;
 }
@@ -157,7 +203,7 @@ read_finished(sked *h, const sked_res *r, sked_outcome *o, int n)
 /* The fused statement's answer: a row per outcome (tag 0: position ?1,
  * applied ?5) and per claimed task (tag 1, column 8). */
 static int
-read_fused(sked *h, const sked_res *r, sked_outcome *o, int n,
+read_fused(sked *h, const sked_res *r, sked_outcome *o, const int *by_id, int n,
            const sked_claim_req *req, sked_claimed **out, int *nout)
 {
 	int nclaimed = 0, nfinished = 0;
@@ -175,7 +221,7 @@ read_fused(sked *h, const sked_res *r, sked_outcome *o, int n,
 		return sked__fail(h, SKED_ENOMEM, "out of memory");
 	for (int i = 0; i < r->nrows; i++) {
 		if (sked__res_int(r, i, 7) != 1) {
-			set_applied(o, n, sked__res_int(r, i, 0),
+			set_applied(o, by_id, n, sked__res_int(r, i, 0),
 			            sked__res_int(r, i, 4));
 			continue;
 		}
@@ -474,8 +520,13 @@ arrays_once(sked *h, const finish_way *way, const char *node_id,
             sked_claimed **out, int *nout)
 {
 	sked_buf a[NA];
+	memset(a, 0, sizeof a);
 	sked_res r = {0};
-	int rc = build_arrays(h, o, n, a);
+	int *by_id = malloc((size_t)(n > 0 ? n : 1) * sizeof *by_id);
+	int rc = by_id ? sort_by_id(h, o, n, by_id)
+	               : sked__fail(h, SKED_ENOMEM, "out of memory");
+	if (rc == SKED_OK)
+		rc = build_arrays(h, o, by_id, n, a);
 	if (rc != SKED_OK)
 		goto out;
 	/* ?1-?9 the arrays, ?10 the node, ?11 and ?12 the split by outcome,
@@ -502,11 +553,12 @@ arrays_once(sked *h, const finish_way *way, const char *node_id,
 		sked__fail_db(h, rc, way->err);
 		goto out;
 	}
-	rc = way->claims ? read_fused(h, &r, o, n, req, out, nout)
-	                 : read_finished(h, &r, o, n);
+	rc = way->claims ? read_fused(h, &r, o, by_id, n, req, out, nout)
+	                 : read_finished(h, &r, o, by_id, n);
 out:
 	sked__res_clear(&r);
 	free_arrays(a);
+	free(by_id);
 	return rc;
 }
 

@@ -478,6 +478,93 @@ finish_batch_contract(void **state)
 	sked_close(h);
 }
 
+/* The batch statement finds each outcome's place by binary search over
+ * the ids (dialect/postgresql.c, POS), so the model sends them sorted:
+ * outcomes in any order must still each apply to their own task. Here
+ * in descending id order, with two attempts of one task in one batch
+ * (the first lost its lease and the same node claimed it again): the
+ * later attempt, listed first, ends the task, and the first is late.
+ * Before, such a batch failed whole (the ended row was copied once per
+ * outcome of its id: a duplicate key), and the worker could record none
+ * of its results. */
+static void
+finish_batch_any_order(void **state)
+{
+	(void)state;
+	if (!pg_url())
+		skip();
+	sked *h = open_pg(NULL);
+	enum { N = 6 };
+	int64_t ids[N];
+	const char *pl[N] = {"a", "b", "c", "d", "e", "f"};
+	sked_enqueue_opts eo = {.queue = "anyorder", .max_attempts = 1};
+	assert_int_equal(sked_enqueue_many(h, "f", N, pl, NULL, &eo, ids),
+	                 SKED_OK);
+	assert_int_equal(sked__node_register(h, "n9", 30000, 4), SKED_OK);
+	sked_claim_req req = {.node_id = "n9",
+	                      .queue = "anyorder",
+	                      .limit = 10,
+	                      .lease_ms = 30000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, N);
+	sked__claimed_free(c, n);
+	/* ids[0] is on its second attempt, claimed by n9 again */
+	char *sql = sked__dialect_expand(h->dialect, h->prefix,
+	                                 "UPDATE {p}task SET attempts = 2, "
+	                                 "max_attempts = 2 WHERE id = ?1");
+	sked_val v = SKED_INTV(ids[0]);
+	assert_int_equal(sked__qdyn(h, sql, &v, 1, NULL), SKED_OK);
+	free(sql);
+	/* what: 0 ok, 1 fail (dead) */
+	struct {
+		int k, attempt, fail;
+	} in[] = {{5, 1, 0}, {4, 1, 1}, {3, 1, 0}, {2, 1, 1},
+	          {1, 1, 0}, {0, 2, 0}, {0, 1, 0}};
+	enum { M = sizeof in / sizeof in[0] };
+	sked_outcome o[M];
+	memset(o, 0, sizeof o);
+	for (int i = 0; i < M; i++) {
+		o[i].id = ids[in[i].k];
+		o[i].attempt = in[i].attempt;
+		o[i].max_attempts = in[i].k == 0 ? 2 : 1;
+		o[i].what = in[i].fail ? SKED_FIN_FAIL : SKED_FIN_OK;
+		o[i].exit_code = in[i].fail ? 9 : 0;
+		o[i].error = in[i].fail ? "exit 9" : NULL;
+		o[i].started_ms = 1700000000123LL;
+	}
+	if (sked__finish(h, "n9", o, M) != SKED_OK)
+		fail_msg("finish: %s", sked_errmsg(h));
+	/* every outcome applied but the first attempt of ids[0], whose
+	 * lease was lost: that one is recorded as late */
+	for (int i = 0; i < M; i++)
+		assert_int_equal(o[i].applied,
+		                 !(in[i].k == 0 && in[i].attempt == 1));
+	assert_int_equal(count(h,
+	                       "SELECT COUNT(*) FROM {p}run WHERE "
+	                       "task_id = ?1 AND attempt = 1 AND "
+	                       "outcome = 'late'",
+	                       ids[0]),
+	                 1);
+	for (int k = 0; k < N; k++) {
+		int fail = k == 4 || k == 2;
+		sked_task *t = NULL;
+		assert_int_equal(sked_task_get(h, ids[k], &t), SKED_OK);
+		assert_int_equal(t->status, fail ? 3 : 2);
+		assert_int_equal(t->attempts, k == 0 ? 2 : 1);
+		sked_tasks_free(t, 1);
+		assert_int_equal(
+		        count(h,
+		              "SELECT COUNT(*) FROM {p}task_done WHERE "
+		              "id = ?1 AND outcome = CASE WHEN exit_code "
+		              "= 9 THEN 'failed' ELSE 'succeeded' END",
+		              ids[k]),
+		        1);
+	}
+	sked_close(h);
+}
+
 static int
 drop_tables(void **state)
 {
@@ -512,6 +599,7 @@ main(void)
 	        cmocka_unit_test(times_to_the_ms),
 	        cmocka_unit_test(enqueue_many_in_order),
 	        cmocka_unit_test(finish_batch_contract),
+	        cmocka_unit_test(finish_batch_any_order),
 	        cmocka_unit_test(pooler_found_by_a_foreign_statement),
 	        cmocka_unit_test(pooler_found_by_a_missing_statement),
 	};
