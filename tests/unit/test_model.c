@@ -441,6 +441,60 @@ batch_statements_stay_prepared(void **state)
 	sked_close(h);
 }
 
+/* Two attempts of one task in one batch (the first lost its lease and
+ * the same node claimed the task again): the later ends the task, the
+ * first is recorded as late, and the rest of the batch applies. */
+static void
+two_attempts_in_one_batch(void **state)
+{
+	(void)state;
+	sked *h = open_db(tmp_url());
+	const char *p[2] = {"a", "b"};
+	int64_t ids[2];
+	sked_enqueue_opts eo = {.max_attempts = 2};
+	assert_int_equal(sked_enqueue_many(h, "k", 2, p, NULL, &eo, ids),
+	                 SKED_OK);
+	sked_claim_req req = {.node_id = "n", .limit = 2, .lease_ms = 5000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	sked__claimed_free(c, n);
+	char q[160];
+	snprintf(q, sizeof q, "UPDATE {p}task SET attempts = 2 WHERE id = %lld",
+	         (long long)ids[0]);
+	char *sql = sked__dialect_expand(h->dialect, h->prefix, q);
+	assert_int_equal(sked__qdyn(h, sql, NULL, 0, NULL), SKED_OK);
+	free(sql);
+	sked_outcome o[3];
+	memset(o, 0, sizeof o);
+	int64_t who[3] = {ids[0], ids[0], ids[1]};
+	int att[3] = {2, 1, 1};
+	for (int i = 0; i < 3; i++) {
+		o[i].id = who[i];
+		o[i].attempt = att[i];
+		o[i].max_attempts = 2;
+		o[i].what = SKED_FIN_OK;
+		o[i].started_ms = 1700000000123LL;
+	}
+	if (sked__finish(h, "n", o, 3) != SKED_OK)
+		fail_msg("finish: %s", sked_errmsg(h));
+	assert_true(o[0].applied && !o[1].applied && o[2].applied);
+	for (int k = 0; k < 2; k++) {
+		sked_task *t = NULL;
+		assert_int_equal(sked_task_get(h, ids[k], &t), SKED_OK);
+		assert_int_equal(t->status, 2);
+		assert_int_equal(t->attempts, k == 0 ? 2 : 1);
+		sked_tasks_free(t, 1);
+	}
+	snprintf(q, sizeof q,
+	         "SELECT COUNT(*) FROM {p}run WHERE task_id = %lld AND "
+	         "attempt = 1 AND outcome = 'late'",
+	         (long long)ids[0]);
+	assert_int_equal(count(h, q), 1);
+	sked_close(h);
+}
+
 /* The one claim entry (sked__take, model/take.h): a limited queue gets
  * the limited claim (never more than its concurrency, the outcomes handed
  * with the claim recorded first), another queue the plain or fused one
@@ -791,6 +845,7 @@ main(void)
 	        cmocka_unit_test(bad_input_is_refused_before_sql),
 	        cmocka_unit_test(take_picks_the_claim),
 	        cmocka_unit_test(batch_statements_stay_prepared),
+	        cmocka_unit_test(two_attempts_in_one_batch),
 	        cmocka_unit_test(graph_is_all_or_nothing),
 	        cmocka_unit_test(graph_refuses_bad_shapes),
 	        cmocka_unit_test(task_graph_reads_by_layers),
