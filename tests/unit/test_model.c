@@ -324,6 +324,22 @@ bad_input_is_refused_before_sql(void **state)
 	sked_close(x);
 }
 
+/* Enqueue two tasks of kind "k" (payloads p, ids into ids) and claim
+ * both as node "n"; the claimed rows are returned. */
+static sked_claimed *
+two_claimed(sked *h, const char *const p[2], int max_attempts, int64_t ids[2])
+{
+	sked_enqueue_opts eo = {.max_attempts = max_attempts};
+	assert_int_equal(sked_enqueue_many(h, "k", 2, p, NULL, &eo, ids),
+	                 SKED_OK);
+	sked_claim_req req = {.node_id = "n", .limit = 2, .lease_ms = 5000};
+	sked_claimed *c = NULL;
+	int n = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
+	assert_int_equal(n, 2);
+	return c;
+}
+
 /* Giving back at a shutdown: a started attempt keeps its number (its run
  * row is "released") and gets one more try in its budget; an attempt that
  * never reached a handler goes back with its number and no run row, so a
@@ -333,16 +349,11 @@ give_back_started_and_unstarted(void **state)
 {
 	(void)state;
 	sked *h = open_db(tmp_url());
-	const char *p[2] = {"started", "unstarted"};
+	const char *const p[2] = {"started", "unstarted"};
 	int64_t ids[2];
-	sked_enqueue_opts eo = {.max_attempts = 3};
-	assert_int_equal(sked_enqueue_many(h, "k", 2, p, NULL, &eo, ids),
-	                 SKED_OK);
+	sked_claimed *c = two_claimed(h, p, 3, ids);
 	sked_claim_req req = {.node_id = "n", .limit = 2, .lease_ms = 5000};
-	sked_claimed *c = NULL;
-	int n = 0;
-	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
-	assert_int_equal(n, 2);
+	int n = 2;
 	sked_outcome o[2];
 	memset(o, 0, sizeof o);
 	for (int i = 0; i < 2; i++) {
@@ -449,17 +460,9 @@ two_attempts_in_one_batch(void **state)
 {
 	(void)state;
 	sked *h = open_db(tmp_url());
-	const char *p[2] = {"a", "b"};
+	const char *const p[2] = {"a", "b"};
 	int64_t ids[2];
-	sked_enqueue_opts eo = {.max_attempts = 2};
-	assert_int_equal(sked_enqueue_many(h, "k", 2, p, NULL, &eo, ids),
-	                 SKED_OK);
-	sked_claim_req req = {.node_id = "n", .limit = 2, .lease_ms = 5000};
-	sked_claimed *c = NULL;
-	int n = 0;
-	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
-	assert_int_equal(n, 2);
-	sked__claimed_free(c, n);
+	sked__claimed_free(two_claimed(h, p, 2, ids), 2);
 	char q[160];
 	snprintf(q, sizeof q, "UPDATE {p}task SET attempts = 2 WHERE id = %lld",
 	         (long long)ids[0]);
