@@ -71,7 +71,16 @@ enum {
 	NA
 };
 
-/* An outcome's sort key: id, then attempt; i its index in the batch. */
+/* The arrays' order: by id, then attempt (<0, 0, >0 as for qsort). */
+static int
+cmp_id_attempt(int64_t ida, int atta, int64_t idb, int attb)
+{
+	if (ida != idb)
+		return ida < idb ? -1 : 1;
+	return (atta > attb) - (atta < attb);
+}
+
+/* An outcome's sort key; i its index in the batch. */
 typedef struct {
 	int64_t id;
 	int attempt, i;
@@ -81,23 +90,20 @@ static int
 by_id_cmp(const void *a, const void *b)
 {
 	const by_id_key *x = a, *y = b;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return (x->attempt > y->attempt) - (x->attempt < y->attempt);
+	return cmp_id_attempt(x->id, x->attempt, y->id, y->attempt);
 }
 
-/* by_id[k]: the outcome at place k + 1 of the arrays, sorted by id then
- * attempt. A worker ends its tasks in claim order most of the time, so
- * a batch often comes sorted already, which is looked at first. */
+/* by_id[k]: the outcome at place k + 1 of the arrays. A worker ends its
+ * tasks in claim order most of the time, so a batch often comes sorted
+ * already, which is looked at first. */
 static int
 sort_by_id(sked *h, const sked_outcome *o, int n, int *by_id)
 {
 	int sorted = 1;
 	for (int i = 0; i < n; i++) {
 		by_id[i] = i;
-		if (i > 0 && (o[i].id < o[i - 1].id ||
-		              (o[i].id == o[i - 1].id &&
-		               o[i].attempt < o[i - 1].attempt)))
+		if (i > 0 && cmp_id_attempt(o[i - 1].id, o[i - 1].attempt,
+		                            o[i].id, o[i].attempt) > 0)
 			sorted = 0;
 	}
 	if (sorted)
@@ -120,7 +126,6 @@ build_arrays(sked *h, const sked_outcome *o, const int *by_id, int n,
              sked_buf a[NA])
 {
 	size_t nkeys = 0, nother = 0, nres = 0;
-	memset(a, 0, sizeof *a * NA);
 	for (int k0 = 0; k0 < n; k0++) {
 		size_t k = (size_t)k0;
 		int i = by_id[k0];
@@ -171,14 +176,14 @@ free_arrays(sked_buf a[NA])
 }
 
 /* What the database said of the outcome at place ord (1-based) of the
- * arrays (by_id maps places to outcomes; NULL: the same). */
+ * arrays (by_id maps places to outcomes). */
 static void
 set_applied(sked_outcome *o, const int *by_id, int n, int64_t ord,
             int64_t applied)
 {
 	if (ord < 1 || ord > n)
 		return;
-	sked_outcome *x = &o[by_id ? by_id[ord - 1] : ord - 1];
+	sked_outcome *x = &o[by_id[ord - 1]];
 	x->applied = applied == 1;
 	x->deferred = applied == 2;
 	x->dead = x->applied && x->what == SKED_FIN_FAIL &&

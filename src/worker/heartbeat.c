@@ -179,13 +179,25 @@ check_strays(sked_worker *w, const int64_t *ids, const int *att, int n)
 #define VACUUM_EVERY_MS  1000
 #define VACUUM_PACE      20
 
-/* Vacuum the hot table on h now, when the worker has ended `churn`
- * tasks since its last vacuum (ended: its count now). */
-static void
-vacuum_on(sked_worker *w, sked *h, int64_t ended, int64_t churn)
+/* Tasks this worker has ended (succeeded or dead). */
+static int64_t
+ended_count(sked_worker *w)
 {
-	if (!h || !(h->dialect->caps & SKED_CAP_VACUUM) ||
-	    ended - w->beat.vacuumed_at < churn)
+	pthread_mutex_lock(&w->sh.mu);
+	int64_t ended = w->sh.counters.succeeded + w->sh.counters.dead;
+	pthread_mutex_unlock(&w->sh.mu);
+	return ended;
+}
+
+/* Vacuum the hot table on h now, when the worker has ended `churn`
+ * tasks since its last vacuum. */
+static void
+vacuum_on(sked_worker *w, sked *h, int64_t churn)
+{
+	if (!h || !(h->dialect->caps & SKED_CAP_VACUUM))
+		return;
+	int64_t ended = ended_count(w);
+	if (ended - w->beat.vacuumed_at < churn)
 		return;
 	w->beat.vacuumed_at = ended;
 	int64_t t0 = sked__mono_ms();
@@ -202,21 +214,14 @@ vacuum_hot_table(sked_worker *w, int64_t now)
 	int64_t wait = w->beat.vacuum_took_ms * VACUUM_PACE;
 	if (wait < VACUUM_EVERY_MS)
 		wait = VACUUM_EVERY_MS;
-	if (now - w->beat.vacuumed_ms < wait)
-		return;
-	pthread_mutex_lock(&w->sh.mu);
-	int64_t ended = w->sh.counters.succeeded + w->sh.counters.dead;
-	pthread_mutex_unlock(&w->sh.mu);
-	vacuum_on(w, w->beat.h, ended, VACUUM_CHURN);
+	if (now - w->beat.vacuumed_ms >= wait)
+		vacuum_on(w, w->beat.h, VACUUM_CHURN);
 }
 
 void
 sked__wk_vacuum_drained(sked_worker *w)
 {
-	pthread_mutex_lock(&w->sh.mu);
-	int64_t ended = w->sh.counters.succeeded + w->sh.counters.dead;
-	pthread_mutex_unlock(&w->sh.mu);
-	vacuum_on(w, w->h, ended, VACUUM_END_CHURN);
+	vacuum_on(w, w->h, VACUUM_END_CHURN);
 }
 
 /* Handlers running now, written on the node row by each heartbeat
