@@ -342,7 +342,8 @@ typedef enum sked_sql {
 	SKED_SQL_APP_NAME,
 	/* SKED_CAP_GENERIC_PLANS (no generic text): this session plans each
 	 * prepared statement once, not on every execution (PostgreSQL's
-	 * plan_cache_mode, from version 12) */
+	 * plan_cache_mode, from version 12), and compiles none (jit off,
+	 * from 11) */
 	SKED_SQL_GENERIC_PLANS,
 	/* cluster-wide limits of a queue (limits.c, limited.c,
 	 * docs/limits.md) */
@@ -517,8 +518,8 @@ typedef enum sked_sql {
 #define SKED_CAP_BATCH_FINISH 0x200
 /* SKED_SQL_HOT_VACUUM: the worker vacuums the hot table as it churns */
 #define SKED_CAP_VACUUM 0x400
-/* SKED_SQL_GENERIC_PLANS: a session can keep one plan per prepared
- * statement */
+/* SKED_SQL_GENERIC_PLANS: a worker's session keeps one plan per prepared
+ * statement (and compiles none: no JIT) */
 #define SKED_CAP_GENERIC_PLANS 0x800
 /* the skip-locked claim in three steps reads its rows while it locks
  * (MySQL, MariaDB): SKED_SQL_LOCK_* answer CLAIMED_COLS as the claim

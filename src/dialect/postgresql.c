@@ -45,14 +45,38 @@
 #define MS_OF(x)                                                               \
 	"(timestamptz 'epoch' + " x "::bigint * interval '1 millisecond')"
 
-#define CLAIM_HEAD                                                             \
-	"WITH c AS MATERIALIZED (SELECT id FROM {p}task "                      \
-	"WHERE status IN (0, 4) AND run_at <= now() "
+/* The priorities of the claimable rows (status 0 and 4), highest first,
+ * each found by one descent of the (queue,) priority index: PQ is "" or
+ * " AND queue = ?N". The last row is a NULL, which matches nothing. */
+#define PRIORITIES(pq)                                                         \
+	"WITH RECURSIVE pr(p) AS ((SELECT priority FROM {p}task WHERE "        \
+	"status IN (0, 4)" pq " ORDER BY priority DESC LIMIT 1) UNION ALL "    \
+	"SELECT (SELECT priority FROM {p}task WHERE status IN (0, 4)" pq       \
+	" AND priority < pr.p ORDER BY priority DESC LIMIT 1) FROM pr WHERE "  \
+	"pr.p IS NOT NULL) "
+/* The ids of at most LIM due rows in claim order (priority, then run_at,
+ * then id), locked, skipping rows others hold; F filters them further.
+ *
+ * Not one scan in (priority DESC, run_at, id) order: its run_at <= now()
+ * bounds nothing while priority is not fixed, so a scan that finds fewer
+ * due rows than LIM (every claim of a worker that keeps up, the last of a
+ * drain) read on through every task waiting for later, 0.3-0.7 s beside
+ * 10,000,000 of them. Here each priority is scanned with priority = p,
+ * which run_at <= now() bounds: the work is the due rows, not the
+ * backlog (docs/postgresql.md, "Tasks waiting for later"). Each priority
+ * may lock up to LIM rows; those beyond the first LIM in claim order are
+ * left at once and unlocked when the statement's transaction ends. */
+#define DUE_IDS(pq, f, lim)                                                    \
+	PRIORITIES(pq)                                                         \
+	"SELECT x.id FROM pr CROSS JOIN LATERAL (SELECT id, "                  \
+	"run_at FROM {p}task WHERE status IN (0, 4) AND priority = pr.p AND "  \
+	"run_at <= now()" pq f " ORDER BY run_at, id LIMIT " lim " FOR "       \
+	"UPDATE SKIP LOCKED) x ORDER BY pr.p DESC, x.run_at, x.id LIMIT " lim
+
 /* The batch is claimed by id, so its rows are sorted back into claim
  * order: the worker starts them in the order it reads them. */
-#define CLAIM_TAIL                                                             \
-	"ORDER BY priority DESC, run_at, id LIMIT ?3 FOR UPDATE SKIP "         \
-	"LOCKED), "                                                            \
+#define CLAIM(due)                                                             \
+	"WITH c AS MATERIALIZED (" due "), "                                   \
 	"u AS (UPDATE {p}task t SET status = 1, node_id = ?1, "                \
 	"lease_until = {now+?2}, started_at = now(), "                         \
 	"attempts = t.attempts + 1, version = t.version + 1, "                 \
@@ -62,19 +86,23 @@
 	"t.open_parents, t.traceparent, t.timeout_ms) "                        \
 	"SELECT id, queue, kind, payload, attempts, max_attempts, "            \
 	"{ms:started_at}, open_parents, traceparent, timeout_ms FROM u "       \
-	"ORDER BY "                                                            \
-	"priority DESC, run_at, id"
+	"ORDER BY priority DESC, run_at, id"
 
-/* Outstanding work counted through the partial indexes (running rows,
- * claimable rows) rather than the generic OR, which scans every finished
- * row: --until-empty asks this after each batch. What waits in a paused
- * queue is not outstanding. */
-#define EMPTY(q)                                                               \
-	"SELECT (SELECT COUNT(*) FROM {p}task WHERE status = 1" q              \
-	" AND {kinds:?2}) + (SELECT COUNT(*) FROM {p}task WHERE "              \
-	"status IN (0, 4)" q " AND {kinds:?2} AND (status = 4 OR "             \
+/* Whether any work is outstanding (1) or none (0): a running row, or a
+ * claimable one that is due or waiting to retry, found through the
+ * partial indexes a priority at a time (as DUE_IDS) and not counted:
+ * --until-empty asks this after each batch, and a count, or a plan
+ * drawn from statistics in which one queue holds every row, read the
+ * whole table beside a backlog (1.3 s at 10,000,000 tasks waiting for
+ * later). What waits in a paused queue is not outstanding. */
+#define EMPTY(q, prio)                                                         \
+	"SELECT CASE WHEN EXISTS (SELECT 1 FROM {p}task WHERE status = 1" q    \
+	" AND {kinds:?2}) OR EXISTS (" prio "SELECT 1 FROM pr CROSS JOIN "     \
+	"LATERAL (SELECT 1 FROM {p}task WHERE status IN (0, 4) AND "           \
+	"priority = pr.p" q " AND {kinds:?2} AND (status = 4 OR "              \
 	"run_at <= now()) AND queue NOT IN (SELECT queue FROM "                \
-	"{p}queue_limit WHERE paused = 1))"
+	"{p}queue_limit WHERE paused = 1) ORDER BY run_at, id LIMIT 1) x) "    \
+	"THEN 1 ELSE 0 END"
 
 /* ?1 ids, ?2 attempts, ?3 new status, ?4 started ms, ?5 retry delay ms,
  * ?6 exit codes, ?7 errors, ?8 output tails, ?9 outcome names, ?10 node,
@@ -282,11 +310,8 @@ static const char finish_arrays[] =
  * order), claimed by rel itself, so a chain link costs one round trip.
  * Claimed rows come first, in claim order (the worker starts them in
  * the order it reads them). */
-#define FINISH_CLAIM(q)                                                        \
-	"WITH " FINISH_CTES ", c AS MATERIALIZED (SELECT id FROM {p}task "     \
-	"WHERE status IN (0, 4) AND run_at <= now()" q " AND {kinds:?16} "     \
-	"ORDER BY priority DESC, run_at, id LIMIT ?15 FOR UPDATE SKIP "        \
-	"LOCKED), "                                                            \
+#define FINISH_CLAIM(q, due)                                                   \
+	"WITH " FINISH_CTES ", c AS MATERIALIZED (" due "), "                  \
 	"cl AS (UPDATE {p}task t SET status = 1, node_id = ?10, "              \
 	"lease_until = {now+?14}, started_at = now(), "                        \
 	"attempts = t.attempts + 1, version = t.version + 1, "                 \
@@ -344,15 +369,18 @@ static const char enq_arrays[] =
 	"< n.id), (SELECT count(*) " NODE_ALIKE "<> n.id) + 1"
 
 static const char *const pg_sql[SKED_SQL__COUNT] = {
-        [SKED_SQL_CLAIM_ANY] = CLAIM_HEAD "AND {kinds:?5} " CLAIM_TAIL,
+        [SKED_SQL_CLAIM_ANY] = CLAIM(DUE_IDS("", " AND {kinds:?5}", "?3")),
         [SKED_SQL_CLAIM_Q] =
-                CLAIM_HEAD "AND queue = ?4 AND {kinds:?5} " CLAIM_TAIL,
-        [SKED_SQL_EMPTY_ANY] = EMPTY(""),
-        [SKED_SQL_EMPTY_Q] = EMPTY(" AND queue = ?1"),
+                CLAIM(DUE_IDS(" AND queue = ?4", " AND {kinds:?5}", "?3")),
+        [SKED_SQL_EMPTY_ANY] = EMPTY("", PRIORITIES("")),
+        [SKED_SQL_EMPTY_Q] =
+                EMPTY(" AND queue = ?1", PRIORITIES(" AND queue = ?1")),
         /* every queue but the limited ones (limited.c) */
         [SKED_SQL_CLAIM_XQ] =
-                CLAIM_HEAD "AND {kinds:?5} AND queue NOT IN (SELECT queue FROM "
-                           "{p}queue_limit) " CLAIM_TAIL,
+                CLAIM(DUE_IDS("",
+                              " AND {kinds:?5} AND queue NOT IN (SELECT "
+                              "queue FROM {p}queue_limit)",
+                              "?3")),
         [SKED_SQL_FINISH_ARRAYS] = finish_arrays,
         /* the generic path (a parent's end, deferred by the array
          * statement): {rows8}'s values reach PostgreSQL untyped (text) */
@@ -364,9 +392,27 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
                 "v.c2::int WHERE t.status + 0 IN (2, 3)",
         [SKED_SQL_ENQ_ARRAYS] = enq_arrays,
         [SKED_SQL_HOT_VACUUM] = "VACUUM (SKIP_LOCKED) {p}task",
+        /* The renewal takes the node's running rows as it finds them
+         * (the node index's order), while a batch finish of the same
+         * node holds some of them and waits for others: each waited for
+         * the other until the deadlock check (deadlock_timeout, 1 s by
+         * default) rolled one back, a stall of the drain seen in the
+         * server's log. A row another transaction holds is skipped
+         * here: that is the node's own finish, about to end it, or a
+         * moment's lock; its lease, a whole lease long, is renewed by
+         * the next renewal a third of a lease later, and the held list
+         * still counts it (SKED_SQL_HELD reads leases, not locks). */
+        [SKED_SQL_RENEW] =
+                "UPDATE {p}task t SET lease_until = {now+?2} WHERE t.id = "
+                "ANY (ARRAY(SELECT id FROM {p}task WHERE node_id = ?1 AND "
+                "status = 1 AND lease_until >= now() FOR UPDATE SKIP "
+                "LOCKED))",
         [SKED_SQL_NODE_BEAT_RANK] = NODE_BEAT_RANK,
-        [SKED_SQL_FINISH_CLAIM_ANY] = FINISH_CLAIM(""),
-        [SKED_SQL_FINISH_CLAIM_Q] = FINISH_CLAIM(" AND queue = ?17"),
+        [SKED_SQL_FINISH_CLAIM_ANY] =
+                FINISH_CLAIM("", DUE_IDS("", " AND {kinds:?16}", "?15")),
+        [SKED_SQL_FINISH_CLAIM_Q] = FINISH_CLAIM(
+                " AND queue = ?17",
+                DUE_IDS(" AND queue = ?17", " AND {kinds:?16}", "?15")),
         [SKED_SQL_BACKEND_ID] = "SELECT pg_backend_pid()",
         /* pg_blocking_pids: the sessions holding (or queued ahead for)
          * the lock the waiting one wants */
@@ -395,11 +441,23 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
          * (unnest of a batch's arrays, several data-modifying CTEs) anew
          * on every execution, about 1 ms each: a generic plan is as good
          * for them, as they look rows up by id. Versions before 12 have
-         * no plan_cache_mode and keep their default. */
+         * no plan_cache_mode and keep their default.
+         *
+         * And no JIT (11 and newer): a generic plan's costs come from
+         * the table's statistics, not from this batch, so beside a
+         * backlog (10,000,000 tasks waiting for later in one queue) the
+         * planner costs the fused statement at 167,000, over
+         * jit_above_cost, and the server compiled it again on every
+         * execution: 120 ms a statement for a few ms of work, a drain
+         * at 200 tasks/s instead of 30,000 (docs/postgresql.md, "Tasks
+         * waiting for later"). sked's statements each touch a batch of
+         * rows found by index; none gains from compiling. */
         [SKED_SQL_GENERIC_PLANS] =
                 "SELECT CASE WHEN current_setting('server_version_num')"
                 "::int >= 120000 THEN set_config('plan_cache_mode', "
-                "'force_generic_plan', false) END",
+                "'force_generic_plan', false) END, CASE WHEN "
+                "current_setting('server_version_num')::int >= 110000 "
+                "THEN set_config('jit', 'off', false) END",
 };
 
 const sked_dialect sked__dialect_postgresql = {
