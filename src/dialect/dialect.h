@@ -113,6 +113,9 @@ typedef enum sked_sql {
 	 * the node's rank among the live nodes that serve what it serves,
 	 * and their number (util/wake.h); NULL elsewhere */
 	SKED_SQL_NODE_BEAT_RANK,
+	/* ?1 node, ?2 lease ms: extend the node's running leases; may
+	 * answer one row, the number of its running rows it skipped because
+	 * another transaction held them (PostgreSQL), to be renewed again */
 	SKED_SQL_RENEW,
 	SKED_SQL_HELD,
 	SKED_SQL_REAP_SELECT,

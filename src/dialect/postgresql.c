@@ -397,16 +397,20 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
          * node holds some of them and waits for others: each waited for
          * the other until the deadlock check (deadlock_timeout, 1 s by
          * default) rolled one back, a stall of the drain seen in the
-         * server's log. A row another transaction holds is skipped
-         * here: that is the node's own finish, about to end it, or a
-         * moment's lock; its lease, a whole lease long, is renewed by
-         * the next renewal a third of a lease later, and the held list
-         * still counts it (SKED_SQL_HELD reads leases, not locks). */
+         * server's log. So a row another transaction holds is skipped,
+         * and the answer is how many were: the count reads the
+         * statement's snapshot, which holds every running row whatever
+         * its lock. Almost always the skipped row is the node's own
+         * finish, about to end it; sked__renew tries again shortly for
+         * the rest (model/lease.c). */
         [SKED_SQL_RENEW] =
-                "UPDATE {p}task t SET lease_until = {now+?2} WHERE t.id = "
-                "ANY (ARRAY(SELECT id FROM {p}task WHERE node_id = ?1 AND "
+                "WITH s AS (SELECT id FROM {p}task WHERE node_id = ?1 AND "
                 "status = 1 AND lease_until >= now() FOR UPDATE SKIP "
-                "LOCKED))",
+                "LOCKED), u AS (UPDATE {p}task t SET lease_until = "
+                "{now+?2} WHERE t.id = ANY (ARRAY(SELECT id FROM s)) "
+                "RETURNING 1) SELECT (SELECT count(*) FROM {p}task WHERE "
+                "node_id = ?1 AND status = 1 AND lease_until >= now()) - "
+                "(SELECT count(*) FROM u)",
         [SKED_SQL_NODE_BEAT_RANK] = NODE_BEAT_RANK,
         [SKED_SQL_FINISH_CLAIM_ANY] =
                 FINISH_CLAIM("", DUE_IDS("", " AND {kinds:?16}", "?15")),

@@ -18,7 +18,10 @@
 /* Extend the leases of every task node_id holds to now + lease_ms, then
  * list the (id, attempt) pairs it still holds. *ids and *attempts are
  * malloc'd. A renewal the database rolled back as a deadlock, lock wait
- * timeout or busy database is tried again (bounded, as a finish is). */
+ * timeout or busy database is tried again (bounded, as a finish is). Where
+ * the dialect's SKED_SQL_RENEW skips rows another transaction holds and
+ * answers how many (PostgreSQL), it is run again for them, up to 5 times
+ * 10 to 40 ms apart, and a row still locked waits for the next renewal. */
 int sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
                 int **attempts, int *n) __attribute__((warn_unused_result));
 

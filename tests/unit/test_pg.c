@@ -593,7 +593,8 @@ lease_left(sked *h, int64_t id)
  * server rolled one back only after deadlock_timeout (seen in a drain's
  * server log). Here another session holds one of two running rows: the
  * renewal (under a 3 s statement timeout, which the waiting one hit)
- * extends the other and still lists both as held. */
+ * extends the other, tries the locked one a few times, and still lists
+ * both as held; once the lock is gone the next renewal extends it. */
 static void
 renew_skips_locked_rows(void **state)
 {
@@ -642,7 +643,14 @@ renew_skips_locked_rows(void **state)
 	free(att);
 	assert_true(lease_left(h, ids[1]) > 500000);
 	assert_true(lease_left(h, ids[0]) <= 5000);
+	/* the lock gone, the next renewal reaches that row too */
 	sked__rollback(other);
+	assert_int_equal(sked__renew(h, "rn", 600000, &held, &att, &nheld),
+	                 SKED_OK);
+	assert_int_equal(nheld, 2);
+	free(held);
+	free(att);
+	assert_true(lease_left(h, ids[0]) > 500000);
 	assert_int_equal(
 	        sked__qdyn(h, "SET statement_timeout = 0", NULL, 0, NULL),
 	        SKED_OK);
