@@ -28,9 +28,10 @@
 #     model puts them), then every c in C again on that table, against
 #     the fresh-table figures of the same session; no VACUUM by hand;
 #   - the backlog: BACKLOG tasks (1,000,000) delayed a day in a queue of
-#     their own (`enqueue --lines --in 1d`), then every c in C drained
-#     beside them on the same tables, against the fresh-table figures:
-#     what tasks waiting for later cost a drain of due ones;
+#     their own (`enqueue --lines --in 1d`), vacuumed and analyzed as
+#     autovacuum would leave them, then every c in C drained beside them
+#     on the same tables, against the fresh-table figures: what tasks
+#     waiting for later cost a drain of due ones;
 #   - sked on SQLite (1 process × c threads; and 1 × 16 against 4 × 4
 #     processes) and on MariaDB.
 #
@@ -400,6 +401,10 @@ if [ "$BACKLOG" -gt 0 ]; then
 	seq 1 "$BACKLOG" | "$SKED" --db "$PG/$DB" --config "$bconf" \
 		enqueue later --lines - --queue cold --in 1d >/dev/null
 	rm -f "$bconf"
+	# the state autovacuum leaves a table that has held them a while:
+	# visibility map set, statistics that show them (a plan costed from
+	# those statistics is what a worker meets in production)
+	psql -X -q "$PG/$DB" -c "VACUUM ANALYZE skwait_task" >/dev/null
 	BACKLOG_SIZE=$(tables_size skwait_)
 	say "sked pg: the backlog's tables hold $BACKLOG_SIZE"
 	drains_on skwait_ pg-backlog "beside the backlog"
@@ -527,7 +532,7 @@ if [ "$SQLITE" = 1 ]; then
 	echo "| tasks/s | $a | $b | $(ratio "$b" "$a") |"
 	echo
 fi
-echo "sked / graphile-worker: c=$c1 $(ratio "$sk1" "$gw1"), c=$c2 $(ratio "$sk2" "$gw2") (target ≥ 2)"
+echo "sked / graphile-worker: c=$c1 $(ratio "$sk1" "$gw1"), c=$c2 $(ratio "$sk2" "$gw2") (issue 41's target ≥ 1.6)"
 if [ "$CEILING" = 1 ]; then
 	best=$sk2
 	[ "$sk1" != "-" ] && [ "$sk2" != "-" ] && [ "$sk1" -gt "$sk2" ] && best=$sk1
@@ -536,7 +541,7 @@ fi
 if [ "$CONTRACT" = 1 ]; then
 	best=$sk2
 	[ "$sk1" != "-" ] && [ "$sk2" != "-" ] && [ "$sk1" -gt "$sk2" ] && best=$sk1
-	echo "sked's best / contract.sh no-run (the variant that keeps what sked keeps): $(ratio "$best" "$CON_NORUN") (target ≥ 0.8)"
+	echo "sked's best / contract.sh no-run (the variant that keeps what sked keeps): $(ratio "$best" "$CON_NORUN") (issue 41's target ≥ 0.6)"
 fi
 [ "$PILEUP" -gt 0 ] &&
 	echo "after $PILEUP ended tasks / fresh table: c=$c1 $(ratio "$pl1" "$sk1"), c=$c2 $(ratio "$pl2" "$sk2") (target ≥ 0.95)"
