@@ -61,17 +61,43 @@
  * bounds nothing while priority is not fixed, so a scan that finds fewer
  * due rows than LIM (every claim of a worker that keeps up, the last of a
  * drain) read on through every task waiting for later, 0.3-0.7 s beside
- * 10,000,000 of them. Here each priority is scanned with priority = p,
- * which run_at <= now() bounds: the work is the due rows, not the
- * backlog (docs/postgresql.md, "Tasks waiting for later"). Each priority
- * may lock up to LIM rows; those beyond the first LIM in claim order are
- * left at once and unlocked when the statement's transaction ends. */
+ * 10,000,000 of them (docs/postgresql.md, "Tasks waiting for later").
+ *
+ * Instead pr walks the priorities of the claimable rows, highest first,
+ * one index descent each, and each is scanned with priority = p, which
+ * run_at <= now() bounds. The walk stops early on two counts, so that
+ * many distinct priorities cost no more than the single scan did:
+ *   n  the due rows of the priorities above p, each counted up to LIM
+ *      (only when a lower priority exists): once LIM are due above, no
+ *      lower priority can be claimed, and the walk stops;
+ *   d  the depth: after WALK_MAX priorities, what lies below the last
+ *      one is claimed by the single scan (r), as before this walk.
+ * A priority scanned locks at most LIM rows; those beyond the first LIM
+ * in claim order are unlocked when the statement's transaction ends. The
+ * count does not skip rows other claims hold, so a claim racing another
+ * for the same few due rows may come back short, never out of order. */
+#define WALK_MAX "32"
+#define WALK(pq, f, lim)                                                       \
+	"WITH RECURSIVE pr(p, n, d) AS ((SELECT priority, 0::bigint, 1 FROM "  \
+	"{p}task WHERE status IN (0, 4)" pq " ORDER BY priority DESC LIMIT "   \
+	"1) UNION ALL SELECT q.np, CASE WHEN q.np IS NULL THEN pr.n ELSE "     \
+	"pr.n + (SELECT count(*) FROM (SELECT 1 FROM {p}task WHERE status IN " \
+	"(0, 4) AND priority = pr.p AND run_at <= now()" pq f " LIMIT " lim    \
+	") z) END, pr.d + 1 FROM pr CROSS JOIN LATERAL (SELECT (SELECT "       \
+	"priority FROM {p}task WHERE status IN (0, 4)" pq " AND priority < "   \
+	"pr.p ORDER BY priority DESC LIMIT 1) AS np) q WHERE pr.p IS NOT "     \
+	"NULL AND pr.n < " lim " AND pr.d < " WALK_MAX ") "
 #define DUE_IDS(pq, f, lim)                                                    \
-	PRIORITIES(pq)                                                         \
-	"SELECT x.id FROM pr CROSS JOIN LATERAL (SELECT id, "                  \
-	"run_at FROM {p}task WHERE status IN (0, 4) AND priority = pr.p AND "  \
-	"run_at <= now()" pq f " ORDER BY run_at, id LIMIT " lim " FOR "       \
-	"UPDATE SKIP LOCKED) x ORDER BY pr.p DESC, x.run_at, x.id LIMIT " lim
+	WALK(pq, f, lim)                                                       \
+	"SELECT id FROM (SELECT x.id, pr.p AS pri, x.run_at FROM pr CROSS "    \
+	"JOIN LATERAL (SELECT id, run_at FROM {p}task WHERE status IN (0, 4) " \
+	"AND priority = pr.p AND run_at <= now()" pq f " ORDER BY run_at, id " \
+	"LIMIT " lim " FOR UPDATE SKIP LOCKED) x WHERE pr.n < " lim " UNION "  \
+	"ALL SELECT id, priority, run_at FROM (SELECT id, priority, run_at "   \
+	"FROM {p}task WHERE status IN (0, 4) AND priority < (SELECT p FROM "   \
+	"pr WHERE d = " WALK_MAX ") AND run_at <= now()" pq f " ORDER BY "     \
+	"priority DESC, run_at, id LIMIT " lim " FOR UPDATE SKIP LOCKED) r) "  \
+	"due ORDER BY pri DESC, run_at, id LIMIT " lim
 
 /* The batch is claimed by id, so its rows are sorted back into claim
  * order: the worker starts them in the order it reads them. */

@@ -809,6 +809,23 @@ claim_ignores_the_backlog(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(c[0].id, ids[2]);
 	sked__claimed_free(c, n);
+
+	/* 2,000 due tasks of 2,000 priorities: a claim of 10 walks down
+	 * until 10 are due above, not through every priority */
+	snprintf(sql, sizeof sql,
+	         "INSERT INTO %stask (queue, kind, payload, priority, run_at) "
+	         "SELECT 'many', 'w', '', g, now() FROM generate_series(1, "
+	         "2000) g",
+	         px);
+	assert_int_equal(sked__qdyn(h, sql, NULL, 0, NULL), SKED_OK);
+	sked_val mq[5] = {SKED_TEXTV("nb"), SKED_INTV(30000), SKED_INTV(10),
+	                  SKED_TEXTV("many"), SKED_TEXTV(NULL)};
+	used = blocks_of(h, px, SKED_SQL_CLAIM_Q, mq, 5, &rows, &first);
+	assert_int_equal(rows, 10);
+	if (used > 2000) /* 556 here; 18,128 walking every one */
+		fail_msg("a claim of 10 among 2,000 priorities read %lld "
+		         "blocks",
+		         (long long)used);
 	snprintf(sql, sizeof sql,
 	         "DO $$DECLARE t text; BEGIN FOR t IN SELECT tablename FROM "
 	         "pg_tables WHERE tablename LIKE '%s%%' LOOP EXECUTE "
