@@ -367,6 +367,29 @@ count(sked *h, const char *tmpl, int64_t id)
 	return n;
 }
 
+/* Enqueue the n payloads pl (kind "f") into queue, with max_attempts
+ * (0: the default), register node, and claim them all for it with a lease
+ * of lease_ms; their ids in ids. */
+static void
+claim_all(sked *h, const char *node, const char *queue, int max_attempts,
+          int64_t lease_ms, int n, const char *const *pl, int64_t *ids)
+{
+	sked_enqueue_opts eo = {.queue = queue, .max_attempts = max_attempts};
+	assert_int_equal(sked_enqueue_many(h, "f", (size_t)n, (const char **)pl,
+	                                   NULL, &eo, ids),
+	                 SKED_OK);
+	assert_int_equal(sked__node_register(h, node, lease_ms, 4), SKED_OK);
+	sked_claim_req req = {.node_id = node,
+	                      .queue = queue,
+	                      .limit = n + 6,
+	                      .lease_ms = lease_ms};
+	sked_claimed *c = NULL;
+	int got = 0;
+	assert_int_equal(sked__claim(h, &req, &c, &got), SKED_OK);
+	assert_int_equal(got, n);
+	sked__claimed_free(c, got);
+}
+
 static void
 finish_batch_contract(void **state)
 {
@@ -375,20 +398,8 @@ finish_batch_contract(void **state)
 		skip();
 	sked *h = open_pg(NULL);
 	int64_t ids[4];
-	const char *pl[] = {"a", "b", "c", "d"};
-	sked_enqueue_opts eo = {.queue = "fin", .max_attempts = 1};
-	assert_int_equal(sked_enqueue_many(h, "f", 4, pl, NULL, &eo, ids),
-	                 SKED_OK);
-	assert_int_equal(sked__node_register(h, "n1", 30000, 4), SKED_OK);
-	sked_claim_req req = {.node_id = "n1",
-	                      .queue = "fin",
-	                      .limit = 10,
-	                      .lease_ms = 30000};
-	sked_claimed *c = NULL;
-	int n = 0;
-	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
-	assert_int_equal(n, 4);
-	sked__claimed_free(c, n);
+	const char *const pl[] = {"a", "b", "c", "d"};
+	claim_all(h, "n1", "fin", 1, 30000, 4, pl, ids);
 	/* ids[0] ok; ids[1] fails on its last attempt: dead; ids[2] is
 	 * given back; ids[3] reports a stale attempt: late */
 	sked_outcome o[4] = {
@@ -500,20 +511,8 @@ finish_batch_any_order(void **state)
 	sked *h = open_pg(NULL);
 	enum { N = 6 };
 	int64_t ids[N];
-	const char *pl[N] = {"a", "b", "c", "d", "e", "f"};
-	sked_enqueue_opts eo = {.queue = "anyorder", .max_attempts = 1};
-	assert_int_equal(sked_enqueue_many(h, "f", N, pl, NULL, &eo, ids),
-	                 SKED_OK);
-	assert_int_equal(sked__node_register(h, "n9", 30000, 4), SKED_OK);
-	sked_claim_req req = {.node_id = "n9",
-	                      .queue = "anyorder",
-	                      .limit = 10,
-	                      .lease_ms = 30000};
-	sked_claimed *c = NULL;
-	int n = 0;
-	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
-	assert_int_equal(n, N);
-	sked__claimed_free(c, n);
+	const char *const pl[N] = {"a", "b", "c", "d", "e", "f"};
+	claim_all(h, "n9", "anyorder", 1, 30000, N, pl, ids);
 	/* ids[0] is on its second attempt, claimed by n9 again */
 	char *sql = sked__dialect_expand(h->dialect, h->prefix,
 	                                 "UPDATE {p}task SET attempts = 2, "
@@ -604,20 +603,8 @@ renew_skips_locked_rows(void **state)
 	sked *h = open_pg(NULL);
 	sked *other = open_pg(NULL);
 	int64_t ids[2];
-	const char *pl[] = {"a", "b"};
-	sked_enqueue_opts eo = {.queue = "renew"};
-	assert_int_equal(sked_enqueue_many(h, "r", 2, pl, NULL, &eo, ids),
-	                 SKED_OK);
-	assert_int_equal(sked__node_register(h, "rn", 5000, 2), SKED_OK);
-	sked_claim_req req = {.node_id = "rn",
-	                      .queue = "renew",
-	                      .limit = 2,
-	                      .lease_ms = 5000};
-	sked_claimed *c = NULL;
-	int n = 0;
-	assert_int_equal(sked__claim(h, &req, &c, &n), SKED_OK);
-	assert_int_equal(n, 2);
-	sked__claimed_free(c, n);
+	const char *const pl[] = {"a", "b"};
+	claim_all(h, "rn", "renew", 0, 5000, 2, pl, ids);
 
 	char sql[128];
 	assert_int_equal(sked__begin(other, 0), SKED_OK);
