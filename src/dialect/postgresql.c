@@ -428,7 +428,7 @@ static const char *const pg_sql[SKED_SQL__COUNT] = {
          * statement's snapshot, which holds every running row whatever
          * its lock. Almost always the skipped row is the node's own
          * finish, about to end it; sked__renew tries again shortly for
-         * the rest (model/lease.c). */
+         * the rest, and fails if some stay locked (model/lease.c). */
         [SKED_SQL_RENEW] =
                 "WITH s AS (SELECT id FROM {p}task WHERE node_id = ?1 AND "
                 "status = 1 AND lease_until >= now() FOR UPDATE SKIP "

@@ -64,6 +64,25 @@ sked__held(sked *h, const char *node_id, int64_t **ids, int **attempts, int *n)
 	return list_held(h, node_id, ids, attempts, n);
 }
 
+/* One renewal statement, tried again over deadlocks and busy databases;
+ * *skipped: the rows it left because another transaction held them, where
+ * the dialect says (0 elsewhere). */
+static int
+renew_once(sked *h, const sked_val p[2], int64_t *skipped)
+{
+	int rc;
+	for (int attempt = 1;; attempt++) {
+		sked_res r = {0};
+		rc = sked__q(h, SKED_SQL_RENEW, p, 2, &r);
+		if (rc == SKED_OK && r.nrows == 1)
+			*skipped = sked__res_int(&r, 0, 0);
+		sked__res_clear(&r);
+		if (!sked__retry_pause(h, rc, attempt, TRIES,
+		                       "renewing leases"))
+			return rc;
+	}
+}
+
 int
 sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
             int **attempts, int *n)
@@ -75,32 +94,23 @@ sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
 	int rc;
 	for (int round = 1;; round++) {
 		int64_t skipped = 0;
-		for (int attempt = 1;; attempt++) {
-			sked_res r = {0};
-			rc = sked__q(h, SKED_SQL_RENEW, p, 2, &r);
-			if (rc == SKED_OK && r.nrows == 1)
-				skipped = sked__res_int(&r, 0, 0);
-			sked__res_clear(&r);
-			if (!sked__retry_pause(h, rc, attempt, TRIES,
-			                       "renewing leases"))
-				break;
-		}
+		rc = renew_once(h, p, &skipped);
 		if (rc != SKED_OK)
 			return sked__fail_db(h, rc, "cannot renew leases");
 		if (skipped <= 0)
 			break;
 		/* rows another transaction holds were left (a dialect that
 		 * skips them says how many): almost always this node's own
-		 * finish, done in a few ms; a lock held longer is met again
-		 * at the next renewal, a third of a lease later */
-		if (round == SKIPPED_ROUNDS) {
-			sked__log(SKED_LOG_INFO,
-			          "%lld running task(s) of this node stayed "
-			          "locked by another transaction; their leases "
-			          "are renewed next time",
-			          (long long)skipped);
-			break;
-		}
+		 * finish, done in a few ms. A lock held longer fails the
+		 * renewal, as a renewal that waited on it did: the worker must
+		 * not count on leases this one did not extend, so its watchdog
+		 * stops their handlers before the leases can run out. */
+		if (round == SKIPPED_ROUNDS)
+			return sked__fail(h, SKED_EBUSY,
+			                  "cannot renew leases: %lld running "
+			                  "task(s) of this node are locked by "
+			                  "another transaction",
+			                  (long long)skipped);
 		struct timespec ts = {0, 10000000L * round};
 		nanosleep(&ts, NULL);
 	}

@@ -21,7 +21,8 @@
  * timeout or busy database is tried again (bounded, as a finish is). Where
  * the dialect's SKED_SQL_RENEW skips rows another transaction holds and
  * answers how many (PostgreSQL), it is run again for them, up to 5 times
- * 10 to 40 ms apart, and a row still locked waits for the next renewal. */
+ * 10 to 40 ms apart; a row still locked then fails the renewal
+ * (SKED_EBUSY), as waiting for it did. */
 int sked__renew(sked *h, const char *node_id, int64_t lease_ms, int64_t **ids,
                 int **attempts, int *n) __attribute__((warn_unused_result));
 

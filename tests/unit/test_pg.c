@@ -592,8 +592,10 @@ lease_left(sked *h, int64_t id)
  * server rolled one back only after deadlock_timeout (seen in a drain's
  * server log). Here another session holds one of two running rows: the
  * renewal (under a 3 s statement timeout, which the waiting one hit)
- * extends the other, tries the locked one a few times, and still lists
- * both as held; once the lock is gone the next renewal extends it. */
+ * extends the other at once, tries the locked one a few times, and then
+ * fails, so that the worker does not count on a lease it did not extend
+ * (its watchdog then stops that handler in time, pg/t_lease_loss); once
+ * the lock is gone the next renewal extends it and lists both. */
 static void
 renew_skips_locked_rows(void **state)
 {
@@ -622,10 +624,10 @@ renew_skips_locked_rows(void **state)
 	int *att = NULL;
 	int nheld = 0;
 	int rc = sked__renew(h, "rn", 600000, &held, &att, &nheld);
-	if (rc != SKED_OK)
-		fail_msg("the renewal waited for a locked row: %s",
-		         sked_errmsg(h));
-	assert_int_equal(nheld, 2);
+	if (rc != SKED_EBUSY || !strstr(sked_errmsg(h), "locked by another"))
+		fail_msg("the renewal waited for a locked row, or counted it "
+		         "as renewed: %d %s",
+		         rc, sked_errmsg(h));
 	free(held);
 	free(att);
 	assert_true(lease_left(h, ids[1]) > 500000);
